@@ -1,0 +1,45 @@
+# The two commands of the quick start are `make demo` and `make test`; each sets up
+# everything it needs first. `.ci/run` runs `make lint typecheck test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.ctxrelay-installed
+
+.PHONY: setup demo test lint typecheck format check bench services clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/ctxrelay demo
+
+# Installs the services the tests use (PostgreSQL) where this user may, then the suite.
+services:
+	@bash scripts/ensure-services.sh
+
+test: setup services
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+format: setup
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
+
+typecheck: setup
+	$(BIN)/mypy
+
+check: lint typecheck test
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

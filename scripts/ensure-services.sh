@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what the test suite needs from the system's packages, where this user may.
+# Without root (a user's laptop) it installs nothing; the tests that need a missing
+# service then skip with a visible reason (CI sets CTXRELAY_REQUIRE_* to make them fail).
+set -euo pipefail
+
+have_pg() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; }
+
+if ! have_pg; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-services: installing PostgreSQL from the system's packages"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "ensure-services: PostgreSQL is not installed and this user cannot install it; its tests will skip"
+  fi
+fi

@@ -1,0 +1,83 @@
+"""The Claude Code plugin's bounds (DESIGN §6): the one place each value lives.
+
+Every copy elsewhere (agent front matter, the settings snippet, docs) is pinned to these
+values by ``tests/budget/test_bounds_pins.py``; change a bound here and the test names
+each copy to update.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "AGENT_MAX_TURNS",
+    "BASH_MAX_OUTPUT_LENGTH",
+    "CONTEXT_PERCENT",
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_MAIN_HANDOVER",
+    "DISABLE_COMPACT",
+    "HAIKU_CONTEXT_MAX",
+    "HANDOFF_RETRY_MAX",
+    "HANDOFF_WAIT_TURNS",
+    "LONG_CONTEXT_WINDOW",
+    "MAIN_HANDOVERS",
+    "READ_MAX_BYTES",
+    "REPORT_MAX_WORDS",
+    "SUBAGENT_CONTEXT_MAX",
+    "TURNS_LEFT_AT",
+    "MainHandover",
+]
+
+SUBAGENT_CONTEXT_MAX: Final = 100_000
+"""Context (tokens) past which a subagent is told to report now."""
+
+HAIKU_CONTEXT_MAX: Final = 85_000
+"""The same bound for subagents on Haiku models, whose quality drops earlier."""
+
+TURNS_LEFT_AT: Final = 4
+"""Turns left at which a subagent is told to report now: two turns to commit the work,
+one to write the report, and one spare."""
+
+REPORT_MAX_WORDS: Final = 400
+"""The longest report a subagent is asked for, so the parent's context stays small."""
+
+AGENT_MAX_TURNS: Final[dict[str, int]] = {
+    "investigator": 31,
+    "planner": 41,
+    "researcher": 41,
+    "reviewer": 41,
+    "implementer": 61,
+    "debugger": 61,
+}
+"""``maxTurns`` of each of the plugin's agent types (the smallest stays above
+``TURNS_LEFT_AT``, or the note would fire on the first turn)."""
+
+CONTEXT_PERCENT: Final = 60
+"""Share of the main session's window at which the handoff starts."""
+
+HANDOFF_WAIT_TURNS: Final = 2
+"""Main-session turns that a started (auto) handoff waits for its file."""
+
+HANDOFF_RETRY_MAX: Final = 1
+"""Times the write prompt is submitted again when no handoff file appears."""
+
+MainHandover = Literal["manual", "auto", "off"]
+MAIN_HANDOVERS: Final[tuple[MainHandover, ...]] = ("manual", "auto", "off")
+DEFAULT_MAIN_HANDOVER: Final[MainHandover] = "manual"
+"""Manual until the cost of a handoff is measured against a compaction (see
+``ctxrelay analyze``)."""
+
+READ_MAX_BYTES: Final = 4 * 1024 * 1024
+"""Files larger than this are denied to the Read tool; offset/limit or Grep instead."""
+
+BASH_MAX_OUTPUT_LENGTH: Final = 4_000
+"""Characters of Bash output Claude Code keeps in context (the rest goes to a file)."""
+
+DISABLE_COMPACT: Final = 1
+"""The settings snippet disables auto-compaction: the handoff replaces it."""
+
+DEFAULT_CONTEXT_WINDOW: Final = 200_000
+"""The window of a Claude model whose id does not say otherwise."""
+
+LONG_CONTEXT_WINDOW: Final = 1_000_000
+"""The window of 1M-context models (ids ending in ``[1m]``)."""

@@ -1,0 +1,137 @@
+"""Pure rules of the Claude Code plugin: when a subagent reports now, when the main
+session hands off. Numbers in, decisions out; the hooks gather the numbers."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ctxrelay.budget.bounds import (
+    CONTEXT_PERCENT,
+    DEFAULT_CONTEXT_WINDOW,
+    HAIKU_CONTEXT_MAX,
+    LONG_CONTEXT_WINDOW,
+    REPORT_MAX_WORDS,
+    SUBAGENT_CONTEXT_MAX,
+    TURNS_LEFT_AT,
+)
+
+__all__ = [
+    "MainTrigger",
+    "ReportNow",
+    "completed_task_in",
+    "context_bound_for",
+    "context_window_for",
+    "main_triggers",
+    "report_now",
+]
+
+
+def context_bound_for(model: str | None) -> int:
+    """The report-now context bound of a subagent running ``model``."""
+    if model and "haiku" in model.lower():
+        return HAIKU_CONTEXT_MAX
+    return SUBAGENT_CONTEXT_MAX
+
+
+def context_window_for(model: str | None, configured: int | None = None) -> int:
+    """The main session's window: a configured (or statusline-recorded) size wins, then
+    the model id (``…[1m]`` or ``-1m`` means the 1M window), then the 200k default."""
+    if configured is not None and configured > 0:
+        return configured
+    if model:
+        lowered = model.lower()
+        if lowered.endswith("[1m]") or lowered.endswith("-1m"):
+            return LONG_CONTEXT_WINDOW
+    return DEFAULT_CONTEXT_WINDOW
+
+
+@dataclass(frozen=True, slots=True)
+class ReportNow:
+    """Why a subagent is told to report now, with the numbers that triggered it."""
+
+    context_tokens: int
+    context_bound: int
+    turns_used: int
+    max_turns: int | None
+    over_context: bool
+    few_turns: bool
+
+    @property
+    def turns_left(self) -> int | None:
+        return None if self.max_turns is None else self.max_turns - self.turns_used
+
+    def note(self) -> str:
+        """The ``additionalContext`` note for the subagent."""
+        reasons: list[str] = []
+        if self.over_context:
+            reasons.append(
+                f"your context is {self.context_tokens:,} tokens, over the "
+                f"{self.context_bound:,}-token bound for subagents"
+            )
+        if self.few_turns and self.max_turns is not None:
+            reasons.append(
+                f"you have used {self.turns_used} of your {self.max_turns} turns "
+                f"({self.turns_left} left; the limit is {TURNS_LEFT_AT} or fewer)"
+            )
+        why = " and ".join(reasons)
+        return (
+            f"[ctxrelay] Report now: {why}. Commit the work you have (save files, note "
+            "what is unfinished), then end with your final report to the parent agent "
+            f"within {REPORT_MAX_WORDS} words: what you found or changed, where, and "
+            "what is left. Do not start new work."
+        )
+
+
+def report_now(
+    context_tokens: int,
+    *,
+    model: str | None,
+    turns_used: int,
+    max_turns: int | None,
+) -> ReportNow | None:
+    """The report-now rule: context over the model's bound, or ``TURNS_LEFT_AT`` or fewer
+    turns left of ``max_turns``. ``None`` below both bounds (the hook adds nothing)."""
+    bound = context_bound_for(model)
+    over = context_tokens > bound
+    few = max_turns is not None and max_turns - turns_used <= TURNS_LEFT_AT
+    if not (over or few):
+        return None
+    return ReportNow(context_tokens, bound, turns_used, max_turns, over, few)
+
+
+class MainTrigger(enum.StrEnum):
+    """Kinds of main-session handoff triggers; each hints once per episode."""
+
+    CONTEXT = "context"
+    TASK_DONE = "task_done"
+
+
+def main_triggers(
+    context_tokens: int, window: int, *, task_completed: bool
+) -> frozenset[MainTrigger]:
+    """The triggers that fire at the end of a main-session turn."""
+    fired: set[MainTrigger] = set()
+    if window > 0 and context_tokens * 100 >= window * CONTEXT_PERCENT:
+        fired.add(MainTrigger.CONTEXT)
+    if task_completed:
+        fired.add(MainTrigger.TASK_DONE)
+    return frozenset(fired)
+
+
+def completed_task_in(tool_calls: Iterable[tuple[str, object]]) -> bool:
+    """Whether any ``(tool name, input)`` of a turn marked a task completed
+    (``TaskUpdate`` in current Claude Code, ``TodoWrite`` in older versions)."""
+    for name, payload in tool_calls:
+        if not isinstance(payload, dict):
+            continue
+        if name == "TaskUpdate" and payload.get("status") == "completed":
+            return True
+        if name == "TodoWrite":
+            todos = payload.get("todos")
+            if isinstance(todos, list) and any(
+                isinstance(t, dict) and t.get("status") == "completed" for t in todos
+            ):
+                return True
+    return False

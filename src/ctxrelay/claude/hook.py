@@ -1,0 +1,46 @@
+"""``ctxrelay-hook``: the one entry point Claude Code runs for every hook event.
+
+It reads one payload on stdin, hands it to the handler module of its event (imported
+only for that event), and writes Claude Code's hook JSON, or nothing, on stdout. It always
+exits 0: on malformed input or any failure it fails open, silently to Claude, with one
+line on stderr. A broken hook must never break the user's session.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import IO, Any
+
+__all__ = ["HANDLERS", "main", "run"]
+
+# hook_event_name -> module with ``handle(payload: dict) -> dict | None``.
+HANDLERS: dict[str, str] = {}
+
+
+def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    """Answer one hook event; always returns 0."""
+    src = sys.stdin if stdin is None else stdin
+    out = sys.stdout if stdout is None else stdout
+    try:
+        payload: Any = json.loads(src.read())
+        if not isinstance(payload, dict):
+            raise ValueError("the hook payload is not a JSON object")
+        event = payload.get("hook_event_name")
+        module_name = HANDLERS.get(event) if isinstance(event, str) else None
+        if module_name is None:
+            return 0
+        import importlib
+
+        answer = importlib.import_module(module_name).handle(payload)
+        if answer:
+            out.write(json.dumps(answer))
+    except Exception as exc:  # fail open: never let an error reach Claude
+        kind = type(exc).__name__
+        sys.stderr.write(f"ctxrelay-hook: ignored ({kind}: {str(exc)[:200]})\n")
+    return 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

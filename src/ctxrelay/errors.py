@@ -1,0 +1,99 @@
+"""One root exception with structured subclasses.
+
+Every error ctxrelay raises on purpose derives from :class:`CtxrelayError`, and its
+message is one sentence a user can act on; the CLI prints it and exits non-zero.
+The pure policy core raises :class:`ctxrelay.budget.BudgetValueError` (a ``ValueError``)
+because it imports nothing of ours; hosts treat it like a :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "CtxrelayError",
+    "MissingExtraError",
+    "ProviderError",
+    "ProviderStatusError",
+    "RequestTooLargeError",
+    "SessionBusyError",
+    "SessionNotFoundError",
+    "StoreError",
+    "StoreUnavailableError",
+    "UnsupportedSchemaError",
+]
+
+
+class CtxrelayError(Exception):
+    """Root of every error ctxrelay raises on purpose."""
+
+
+class ConfigError(CtxrelayError):
+    """An option, flag or configuration value is invalid."""
+
+
+class MissingExtraError(CtxrelayError, ImportError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    def __init__(self, feature: str, extra: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the optional dependencies of the '{extra}' extra: "
+            f"pip install 'ctxrelay[{extra}]'"
+        )
+
+
+class StoreError(CtxrelayError):
+    """The session store failed; nothing committed was lost."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store cannot be opened: not a database, server down, login refused."""
+
+
+class UnsupportedSchemaError(StoreError):
+    """The database was written by a newer ctxrelay; it is left untouched."""
+
+    def __init__(self, found: int, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"the database has schema version {found}, newer than the {supported} this "
+            "ctxrelay understands; upgrade ctxrelay to open it"
+        )
+
+
+class SessionNotFoundError(StoreError):
+    """No session with that id exists in the store."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(f"no session {session_id!r} in this store")
+
+
+class SessionBusyError(StoreError):
+    """Another worker holds the session's dispatch lock."""
+
+
+class ProviderError(CtxrelayError):
+    """The model provider failed in a way retries did not fix."""
+
+
+class ProviderStatusError(ProviderError):
+    """The provider answered with an HTTP error status."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class RequestTooLargeError(CtxrelayError):
+    """A request cannot fit even in a fresh window; nothing was sent."""
+
+    def __init__(self, tokens: int, usable_limit: int) -> None:
+        self.tokens = tokens
+        self.usable_limit = usable_limit
+        super().__init__(
+            f"the request needs about {tokens:,} tokens, more than the usable limit of "
+            f"{usable_limit:,} even in a fresh window; nothing was sent"
+        )
