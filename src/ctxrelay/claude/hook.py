@@ -15,7 +15,14 @@ from typing import IO, Any
 __all__ = ["HANDLERS", "main", "run"]
 
 # hook_event_name -> module with ``handle(payload: dict) -> dict | None``.
-HANDLERS: dict[str, str] = {}
+HANDLERS: dict[str, str] = {
+    "PreToolUse": "ctxrelay.claude._events.pre_tool_use",
+    "PostToolUse": "ctxrelay.claude._events.post_tool_use",
+    "SubagentStop": "ctxrelay.claude._events.subagent_stop",
+    "UserPromptSubmit": "ctxrelay.claude._events.user_prompt_submit",
+    "Stop": "ctxrelay.claude._events.stop",
+    "SessionStart": "ctxrelay.claude._events.session_start",
+}
 
 
 def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
@@ -32,7 +39,13 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
             return 0
         import importlib
 
-        answer = importlib.import_module(module_name).handle(payload)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            return 0  # an event this version does not handle yet
+        answer = module.handle(payload)
         if answer:
             out.write(json.dumps(answer))
     except Exception as exc:  # fail open: never let an error reach Claude

@@ -13,6 +13,10 @@ __all__ = ["main", "run"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("ctxrelay.cli.demo", "run a built-in session that hands off (no API key)"),
     "policy": ("ctxrelay.cli.policy", "plan a budget or simulate dispatches through the policy"),
+    "run": ("ctxrelay.cli.run", "run an agent session whose windows hand off"),
+    "sessions": ("ctxrelay.cli.sessions", "list, show, search and reset stored sessions"),
+    "claude": ("ctxrelay.cli.claude", "the Claude Code plugin: install, doctor, statusline, run"),
+    "analyze": ("ctxrelay.cli.analyze", "price what a session cost and what a policy would have"),
 }
 
 _USAGE = """usage: ctxrelay [--version] [--help] COMMAND [ARGS...]
