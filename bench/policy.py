@@ -40,9 +40,10 @@ def _trajectory(n: int, seed: int = 7) -> list[int]:
 
 
 def _baseline_eval(
-    tokens: int, advisory: int, claimed: frozenset[str], usable: int, target: int, warn_at: int
+    tokens: int, advisory: int, claimed: frozenset[str], points: tuple[int, int, int]
 ) -> str:
     """The arithmetic of one evaluation, as bare as Python allows."""
+    usable, target, warn_at = points
     if tokens > usable:
         return "rollover"
     headroom = tokens + advisory <= usable
@@ -76,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     usable = budget.usable_limit
     target = budget.handoff_target
     warn_at = budget.warning_at
-    assert target is not None and warn_at is not None
+    assert target is not None
+    assert warn_at is not None
+    points = (usable, target, warn_at)
     sizes = _trajectory(args.n)
     # Rotate the claim sets a host sees so every branch of the rules runs.
     claim_sets: list[frozenset[Stage]] = [
@@ -95,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def baseline_loop() -> int:
         for n, _, plain in work:
-            _baseline_eval(n, 250, plain, usable, target, warn_at)
+            _baseline_eval(n, 250, plain, points)
         return len(work)
 
     def simulate_run() -> int:
