@@ -102,15 +102,16 @@ def _exact(value: float | Decimal | Fraction, name: str) -> Fraction:
 class Budget:
     """A window's budget and the points derived from it.
 
-    ``threshold`` and ``warning_lead`` are percentages of ``limit`` and may be decimals;
-    pass a :class:`~decimal.Decimal` (or a string-exact float) and the points are floored
-    from the exact decimal, never from a binary approximation.
+    ``threshold`` and ``warning_lead`` are percentages of ``limit`` and may be decimals.
+    The points are floored from the decimal a float prints as (``60.1`` is 601/10, not
+    the binary value just below it), so a typed decimal of up to 15 significant digits
+    is honoured exactly.
     """
 
     limit: int
     output_reserve: int
-    threshold: float | Decimal = 60
-    warning_lead: float | Decimal = DEFAULT_WARNING_LEAD
+    threshold: float = 60
+    warning_lead: float = DEFAULT_WARNING_LEAD
     # Derived once here: evaluate() runs at every dispatch and must not redo exact
     # arithmetic each time.
     _off: bool = field(init=False, repr=False, compare=False)
