@@ -1,4 +1,5 @@
-"""Store fixtures: a throwaway PostgreSQL cluster for the session (skipped with a reason,
+"""Store fixtures (a plugin registered in tests/conftest.py, so every test package can use
+them): a throwaway PostgreSQL cluster for the session (skipped with a reason,
 or a failure under ``CTXRELAY_REQUIRE_POSTGRES=1``, when the server binaries or psycopg
 are missing), and one fresh store location per test for each backend."""
 
