@@ -144,8 +144,9 @@ class SqliteStore(SqlStore):
         if self.path.is_dir():
             raise StoreUnavailableError(f"{self.path} is a directory, not a database file")
         if self.path.exists():
-            if self.path.stat().st_size > 0:
-                _inspect(self.path)
+            version = _inspect(self.path) if self.path.stat().st_size > 0 else None
+            if version is None and not create:
+                raise StoreUnavailableError(f"{self.path} is empty, not a ctxrelay store yet")
         elif not create:
             raise StoreUnavailableError(f"there is no ctxrelay store at {self.path}")
         else:
@@ -179,7 +180,7 @@ class SqliteStore(SqlStore):
         self._locks_dir = self.path.with_name(self.path.name + ".locks")
 
     def describe(self) -> str:
-        return f"sqlite:///{self.path}"
+        return "sqlite://" + self.path.resolve().as_posix()
 
     # ---- transactions -------------------------------------------------------------------
 
