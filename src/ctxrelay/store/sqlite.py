@@ -210,16 +210,18 @@ class SqliteStore(SqlStore):
         return StoreError(f"the SQLite store {self.path} failed: {text}")
 
     @contextmanager
-    def _transaction(self, begin: str) -> Iterator[sqlite3.Cursor]:
+    def _transaction(self, begin: str | None) -> Iterator[sqlite3.Cursor]:
         cur = self._conn.cursor()
         try:
             try:
-                cur.execute(begin)
+                if begin is not None:
+                    cur.execute(begin)
             except sqlite3.Error as exc:
                 raise self._error(exc) from None
             try:
                 yield cur
-                cur.execute("COMMIT")
+                if begin is not None:
+                    cur.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._conn.rollback()
                 raise self._error(exc) from None
@@ -234,6 +236,9 @@ class SqliteStore(SqlStore):
 
     def _read(self) -> AbstractContextManager[Any]:
         return self._transaction("BEGIN")
+
+    def _peek(self) -> AbstractContextManager[Any]:
+        return self._transaction(None)
 
     def _migrate(self) -> None:
         cur = self._conn.cursor()
