@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,16 @@ __all__ = [
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
+    "agent_files",
+    "analyze_paths",
     "analyze_session",
+    "analyze_transcript",
     "default_projects_dir",
     "discover",
     "recommend",
     "report_json",
+    "sweep_totals",
+    "totals_json",
 ]
 
 
@@ -270,7 +275,29 @@ def analyze_session(
         inline.setdefault(response.agent_id or "sidechain", []).append(response)
     for agent_id, responses in inline.items():
         subagents.append(_subagent(agent_id, responses, prices, None))
+    return analyze_transcript(
+        transcript,
+        subagents=subagents,
+        summarizers=summarizers,
+        policies=policies,
+        sweep=sweep,
+        prices=prices,
+        limit=limit,
+    )
 
+
+def analyze_transcript(
+    transcript: Transcript,
+    *,
+    subagents: Sequence[SubagentReport] = (),
+    summarizers: Sequence[Transcript] = (),
+    policies: Sequence[Policy] = DEFAULT_POLICIES,
+    sweep: Sweep | None = None,
+    prices: PriceTable = DEFAULT_PRICES,
+    limit: int | None = None,
+    output_reserve: int | None = None,
+) -> SessionReport:
+    """Price and replay a chain already read (a transcript file or a stored session)."""
     model = transcript.model
     session_prices = prices.lookup(model)
     unpriced = sorted(
@@ -280,6 +307,8 @@ def analyze_session(
     assumptions = measure_assumptions(
         transcript.responses, transcript.compactions, model=model, limit=limit
     )
+    if output_reserve is not None and 0 <= output_reserve < assumptions.limit:
+        assumptions = replace(assumptions, output_reserve=output_reserve)
     replays = tuple(
         replay(
             transcript.responses,

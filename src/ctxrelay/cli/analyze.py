@@ -35,7 +35,9 @@ main chain under each --policy:
 cheapest. The replay's assumptions are printed with the results (and are in --json).
 
 PATH is a transcript or a directory searched recursively (default: Claude Code's
-projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects).
+projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects). --db reads
+ctxrelay's own sessions from a store instead (a file path, sqlite:/// or postgresql://
+URL; add PATHs to read both).
 
 Examples:
   ctxrelay analyze
@@ -43,6 +45,7 @@ Examples:
   ctxrelay analyze session.jsonl --policy none,compact,handoff:50 --plot curves.png
   ctxrelay analyze --json --sweep 30..90:1 > report.json
   ctxrelay analyze --prices my-prices.toml
+  ctxrelay analyze --db ~/.local/share/ctxrelay/ctxrelay.db --session 3f2a...
 """
 
 
@@ -86,6 +89,16 @@ def _parser() -> ArgumentParser:
     parser.add_argument(
         "--plot", metavar="FILE.png", help="draw the context curves (needs the plot extra)"
     )
+    parser.add_argument(
+        "--db", metavar="DB", help="also read ctxrelay sessions from this store (path or URL)"
+    )
+    parser.add_argument(
+        "--session",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="with --db: only this stored session (repeatable)",
+    )
     parser.add_argument("--json", action="store_true", help="print only JSON (DESIGN §7)")
     return parser
 
@@ -114,14 +127,29 @@ def main(argv: Sequence[str]) -> int:
         from ctxrelay.analyze._plot import _pyplot
 
         _pyplot()  # fail before the work if the plot extra is missing
-    paths = args.paths or [default_projects_dir()]
-    if not args.paths and not Path(paths[0]).is_dir():
-        raise ConfigError(
-            f"no Claude Code projects directory at {os.fspath(paths[0])}; give a transcript "
-            "or a directory"
-        )
-    sessions = discover(paths)
+    if args.session and not args.db:
+        raise ConfigError("--session names a stored session; give the store with --db")
+    paths: list[str | Path] = list(args.paths)
+    if not paths and not args.db:
+        paths = [default_projects_dir()]
+        if not Path(paths[0]).is_dir():
+            raise ConfigError(
+                f"no Claude Code projects directory at {os.fspath(paths[0])}; give a "
+                "transcript or a directory"
+            )
+    sessions = discover(paths) if paths else []
     reports = _run(sessions, policies, sweep, prices, args.limit)
+    if args.db:
+        from ctxrelay.analyze import analyze_store
+
+        reports += analyze_store(
+            args.db,
+            session_ids=args.session,
+            policies=policies,
+            sweep=sweep,
+            prices=prices,
+            limit=args.limit,
+        )
     if args.plot:
         from ctxrelay.analyze._plot import plot_sessions
 
