@@ -218,3 +218,22 @@ def test_empty_session(tmp_path: Path) -> None:
     assert report.transcript.requests == 0
     assert all(r.requests == () for r in report.replays)
     assert report.as_json()["requests"] == 0
+
+
+def test_warm_prefix_keeps_the_shared_prefix_cached() -> None:
+    chain = _chain([30_000 + 4_000 * i for i in range(40)])
+    cold = Assumptions(limit=200_000, base_tokens=30_000)
+    warm = Assumptions(limit=200_000, base_tokens=30_000, warm_prefix_tokens=18_000)
+    cold_result = replay(chain, cold, Policy("handoff", 40), OPUS)
+    warm_result = replay(chain, warm, Policy("handoff", 40), OPUS)
+    assert cold_result.restarts == warm_result.restarts
+    for i in warm_result.restarts:
+        assert warm_result.requests[i].usage.cache_read_input_tokens == 18_000
+    assert (warm_result.cost_usd or 0) < (cold_result.cost_usd or 0)
+
+
+def test_warm_prefix_is_measured_from_the_first_request() -> None:
+    path = corpus_path(f"{SPOTTER}/{SESSIONS[0]}")
+    report = analyze_session(path, warm_prefix=True)
+    assert report.assumptions.warm_prefix_tokens == 17_842
+    assert analyze_session(path).assumptions.warm_prefix_tokens == 0

@@ -256,6 +256,7 @@ def analyze_session(
     sweep: Sweep | None = None,
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
+    warm_prefix: bool = False,
 ) -> SessionReport:
     """Measure, price and replay one session file (with its subagent files)."""
     session = Path(path)
@@ -283,6 +284,7 @@ def analyze_session(
         sweep=sweep,
         prices=prices,
         limit=limit,
+        warm_prefix=warm_prefix,
     )
 
 
@@ -296,6 +298,7 @@ def analyze_transcript(
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
     output_reserve: int | None = None,
+    warm_prefix: bool = False,
 ) -> SessionReport:
     """Price and replay a chain already read (a transcript file or a stored session)."""
     model = transcript.model
@@ -309,6 +312,8 @@ def analyze_transcript(
     )
     if output_reserve is not None and 0 <= output_reserve < assumptions.limit:
         assumptions = replace(assumptions, output_reserve=output_reserve)
+    if warm_prefix:
+        assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
     replays = tuple(
         replay(
             transcript.responses,
@@ -419,13 +424,21 @@ def analyze_paths(
     sweep: Sweep | None = None,
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
+    warm_prefix: bool = False,
     progress: Callable[[Path], None] | None = None,
 ) -> list[SessionReport]:
     """Every session under ``paths``; ``progress`` is called after each file."""
     reports = []
     for session in discover(paths):
         reports.append(
-            analyze_session(session, policies=policies, sweep=sweep, prices=prices, limit=limit)
+            analyze_session(
+                session,
+                policies=policies,
+                sweep=sweep,
+                prices=prices,
+                limit=limit,
+                warm_prefix=warm_prefix,
+            )
         )
         if progress is not None:
             progress(session)

@@ -72,6 +72,7 @@ def analyze_store(
     sweep: Sweep | None = None,
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
+    warm_prefix: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[SessionReport]:
     """Every session of the store at ``target`` (or those named), oldest first."""
@@ -91,6 +92,7 @@ def analyze_store(
                     prices=prices,
                     limit=limit or _int(config.get("limit")),
                     output_reserve=_int(config.get("output_reserve")),
+                    warm_prefix=warm_prefix,
                 )
             )
             if progress is not None:

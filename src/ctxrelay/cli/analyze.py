@@ -6,14 +6,13 @@ import argparse
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ctxrelay.analyze import Policy, SessionReport, Sweep
-    from ctxrelay.pricing import PriceTable
+    from ctxrelay.analyze import SessionReport, Sweep
 
 __all__ = ["main"]
 
@@ -87,6 +86,12 @@ def _parser() -> ArgumentParser:
         help="the context window (default: from each session's model, 200,000 for Claude)",
     )
     parser.add_argument(
+        "--warm-prefix",
+        action="store_true",
+        help="after a restart the shared prefix (system prompt, tools) stays cached, as "
+        "recorded compactions show (default: a cold cache)",
+    )
+    parser.add_argument(
         "--plot", metavar="FILE.png", help="draw the context curves (needs the plot extra)"
     )
     parser.add_argument(
@@ -138,18 +143,18 @@ def main(argv: Sequence[str]) -> int:
                 "transcript or a directory"
             )
     sessions = discover(paths) if paths else []
-    reports = _run(sessions, policies, sweep, prices, args.limit)
+    options: dict[str, Any] = {
+        "policies": policies,
+        "sweep": sweep,
+        "prices": prices,
+        "limit": args.limit,
+        "warm_prefix": args.warm_prefix,
+    }
+    reports = _run(sessions, **options)
     if args.db:
         from ctxrelay.analyze import analyze_store
 
-        reports += analyze_store(
-            args.db,
-            session_ids=args.session,
-            policies=policies,
-            sweep=sweep,
-            prices=prices,
-            limit=args.limit,
-        )
+        reports += analyze_store(args.db, session_ids=args.session, **options)
     if args.plot:
         from ctxrelay.analyze._plot import plot_sessions
 
@@ -164,13 +169,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run(
-    sessions: list[Path],
-    policies: Sequence[Policy],
-    sweep: Sweep | None,
-    prices: PriceTable,
-    limit: int | None,
-) -> list[SessionReport]:
+def _run(sessions: list[Path], **options: Any) -> list[SessionReport]:
     """Analyze each file with a progress bar on stderr (shown only on a terminal)."""
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
@@ -189,9 +188,7 @@ def _run(
     ) as progress:
         task = progress.add_task("reading transcripts", total=sum(sizes))
         for path, size in zip(sessions, sizes, strict=True):
-            reports.append(
-                analyze_session(path, policies=policies, sweep=sweep, prices=prices, limit=limit)
-            )
+            reports.append(analyze_session(path, **options))
             progress.advance(task, size)
     return reports
 
