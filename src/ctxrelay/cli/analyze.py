@@ -193,6 +193,10 @@ def _run(sessions: list[Path], **options: Any) -> list[SessionReport]:
     return reports
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
 
@@ -232,7 +236,8 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
         )
     total = sum(r.cost_usd or 0.0 for r in reports)
     table.caption = (
-        f"{len(reports)} sessions, {sum(r.transcript.requests for r in reports):,} requests, "
+        f"{_count(len(reports), 'session')}, "
+        f"{_count(sum(r.transcript.requests for r in reports), 'request')}, "
         f"{_money(total)} (main chain + compaction summaries + subagents)"
     )
     out.print(table)
@@ -262,7 +267,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
         best = recommend(points)
         table = Table(
             title=f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} "
-            f"(step {sweep.step:g}), all sessions",
+            f"(step {sweep.step:g}), summed over {_count(len(reports), 'session')}",
             title_justify="left",
         )
         for name in ("slider", "cost", "rollovers", "forced", "peak"):
@@ -285,7 +290,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             )
             out.print(
                 f"Recommended slider: [bold]{best.threshold:g}%[/bold] "
-                f"({_money(best.cost_usd)} for all sessions). Per session: {per}."
+                f"({_money(best.cost_usd)} in all). Per session: {per}."
             )
 
     out.print("\n[bold]Assumptions of the replay[/bold]")
