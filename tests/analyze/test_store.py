@@ -85,3 +85,14 @@ def test_cli_db(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert not missing.exists()
     assert main(["analyze", "--db", str(db), "--session", "nope"]) == 1
     assert "nope" in capsys.readouterr().err
+
+
+def test_a_url_password_is_never_shown() -> None:
+    from ctxrelay.analyze._store import _shown
+
+    assert (
+        _shown("postgresql://me:s3cret@db.internal:5433/ctx")
+        == "postgresql://me@db.internal:5433/ctx"
+    )
+    assert _shown("postgresql://db/ctx") == "postgresql://db/ctx"
+    assert _shown("/tmp/x.db") == "/tmp/x.db"

@@ -21,6 +21,22 @@ __all__ = ["analyze_store", "store_transcript"]
 MAX_SESSIONS = 10_000
 
 
+def _shown(target: str) -> str:
+    """The store as a report may show it: a URL's password is never printed."""
+    if "://" not in target:
+        return target
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(target)
+    if parts.password is None:
+        return target
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}@" if parts.username else ""
+    return urllib.parse.urlunsplit(parts._replace(netloc=f"{user}{host}"))
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
@@ -83,7 +99,7 @@ def analyze_store(
         ids = list(session_ids) or [s.id for s in reversed(store.list_sessions(limit=MAX_SESSIONS))]
         reports = []
         for session_id in ids:
-            transcript, config = store_transcript(store, session_id, target)
+            transcript, config = store_transcript(store, session_id, _shown(target))
             reports.append(
                 analyze_transcript(
                     transcript,
