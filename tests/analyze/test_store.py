@@ -1,4 +1,4 @@
-"""``--db``: ctxrelay's own sessions, read from a real SQLite store."""
+"""``--db``: ctxrelay's own sessions, read from a real store (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _assistant(context: int, read: int, output: int = 50) -> NewRow:
     )
 
 
-def _make(path: Path) -> str:
+def _make(path: Path | str) -> str:
     store = open_store(path)
     try:
         info = store.create_session(
@@ -52,10 +52,9 @@ def _make(path: Path) -> str:
         store.close()
 
 
-def test_a_stored_session_is_read_as_a_chain(tmp_path: Path) -> None:
-    db = tmp_path / "ctxrelay.db"
-    session_id = _make(db)
-    (report,) = analyze_store(str(db))
+def test_a_stored_session_is_read_as_a_chain(store_target: str) -> None:
+    session_id = _make(store_target)
+    (report,) = analyze_store(store_target)
     t = report.transcript
     assert t.session_id == session_id
     assert t.requests == 6
