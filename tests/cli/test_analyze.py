@@ -100,3 +100,28 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Examples:" in out
     assert "--sweep" in out
+
+
+def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import ctxrelay.analyze
+
+    good = corpus_path(f"{SPOTTER}/tool_heavy.jsonl")
+    (tmp_path / "good.jsonl").write_bytes(good.read_bytes())
+    os.mkfifo(tmp_path / "pipe.jsonl")  # not a regular file: never read, never hangs
+    found = ctxrelay.analyze.discover([tmp_path])
+    assert found == [tmp_path / "good.jsonl"]
+    # A session deleted between the directory listing and its read (Claude Code running).
+    gone = tmp_path / "gone.jsonl"
+    monkeypatch.setattr(ctxrelay.analyze, "discover", lambda paths: [gone, *found])
+    assert main(["analyze", str(tmp_path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [s["requests"] for s in json.loads(out)["sessions"]] == [4]
+    assert "skipped" in err
+    assert "gone.jsonl" in err
+    monkeypatch.undo()
+    assert main(["analyze", str(tmp_path / "pipe.jsonl")]) == 1
+    assert "not a regular file" in capsys.readouterr().err

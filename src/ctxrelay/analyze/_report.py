@@ -62,6 +62,8 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             for candidate in sorted(path.rglob("*.jsonl")):
                 if candidate.is_file() and not _is_agent_file(candidate):
                     found[candidate] = None
+        elif path.exists():
+            raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
         else:
             raise ConfigError(f"no transcript or directory at {os.fspath(raw)!r}")
     return list(found)

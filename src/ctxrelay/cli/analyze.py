@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,7 +151,8 @@ def main(argv: Sequence[str]) -> int:
         "limit": args.limit,
         "warm_prefix": args.warm_prefix,
     }
-    reports = _run(sessions, **options)
+    named = {Path(p) for p in paths if Path(p).is_file()}
+    reports = _run(sessions, named, **options)
     if args.db:
         from ctxrelay.analyze import analyze_store
 
@@ -169,13 +171,23 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run(sessions: list[Path], **options: Any) -> list[SessionReport]:
-    """Analyze each file with a progress bar on stderr (shown only on a terminal)."""
+def _run(sessions: list[Path], named: set[Path], **options: Any) -> list[SessionReport]:
+    """Analyze each file with a progress bar on stderr (shown only on a terminal).
+
+    A file the user named that cannot be read is an error; one found while searching a
+    directory is skipped with a warning, so one bad file does not hide all the others.
+    """
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
     from ctxrelay.analyze import analyze_session
+    from ctxrelay.errors import TranscriptError
 
-    sizes = [p.stat().st_size for p in sessions]
+    sizes = []
+    for p in sessions:
+        try:
+            sizes.append(p.stat().st_size)
+        except OSError:
+            sizes.append(0)
     err = console(stderr=True)
     reports: list[SessionReport] = []
     with Progress(
@@ -188,7 +200,12 @@ def _run(sessions: list[Path], **options: Any) -> list[SessionReport]:
     ) as progress:
         task = progress.add_task("reading transcripts", total=sum(sizes))
         for path, size in zip(sessions, sizes, strict=True):
-            reports.append(analyze_session(path, **options))
+            try:
+                reports.append(analyze_session(path, **options))
+            except TranscriptError as exc:
+                if path in named:
+                    raise
+                sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")
             progress.advance(task, size)
     return reports
 
