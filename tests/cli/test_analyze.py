@@ -125,3 +125,18 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
     monkeypatch.undo()
     assert main(["analyze", str(tmp_path / "pipe.jsonl")]) == 1
     assert "not a regular file" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_names_the_extra(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    path = corpus_path(f"{SPOTTER}/short.jsonl")
+    png = tmp_path / "x.png"
+    assert main(["analyze", str(path), "--plot", str(png)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "ctxrelay[plot]" in err
+    assert not png.exists()
