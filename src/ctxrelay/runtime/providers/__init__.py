@@ -15,10 +15,18 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime.model import ModelProvider
 
-__all__ = ["PROVIDERS", "ModelDefaults", "model_defaults", "resolve", "split_spec"]
+__all__ = [
+    "PROVIDERS",
+    "SCRIPTED_DEFAULTS",
+    "ModelDefaults",
+    "model_defaults",
+    "resolve",
+    "split_spec",
+]
 
 PROVIDERS: dict[str, str] = {
     "scripted": "ctxrelay.runtime.providers.scripted",
@@ -33,6 +41,10 @@ class ModelDefaults:
 
     context_window: int
     output_reserve: int
+
+
+SCRIPTED_DEFAULTS = ModelDefaults(context_window=DEFAULT_CONTEXT_WINDOW, output_reserve=32_000)
+"""The scripted model plays a Claude-sized window unless ``--limit`` says otherwise."""
 
 
 def split_spec(model_spec: str) -> tuple[str, str]:
@@ -79,7 +91,7 @@ def model_defaults(model_spec: str) -> ModelDefaults | None:
     """The provider's defaults for the model, or ``None`` when it does not know it."""
     kind, model = split_spec(model_spec)
     if kind == "scripted":
-        return None
+        return SCRIPTED_DEFAULTS
     module = _module(kind)
     lookup = getattr(module, "model_defaults", None)
     if lookup is None:

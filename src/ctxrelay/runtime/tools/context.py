@@ -112,8 +112,8 @@ class SessionHistory:
     name: str = "session_history"
     description: str = (
         "Recover details from this session's earlier context windows (they are not in "
-        "your context). action=list: the windows. action=search with query: rows whose "
-        "text contains it, newest first. action=read with window (its index), offset "
+        "your context). action=list: the windows. action=search with query: rows of "
+        "earlier windows whose text contains it, newest first. action=read with window (its index), offset "
         f"and limit: rows of that window in order. Results are capped at "
         f"{HISTORY_RESULT_MAX_BYTES // 1024} KiB and {HISTORY_ROWS_MAX} rows."
     )
@@ -169,9 +169,15 @@ class SessionHistory:
             raise ValueError("search needs a non-empty query")
         limit = _int(args, "limit", 20) or 20
         limit = max(1, min(limit, HISTORY_ROWS_MAX))
-        hits = ctx.store.history_search(ctx.session_id, query, limit=limit)
+        # The open window is already in the caller's context (and holds this very
+        # call, whose input matches the query): search the earlier windows only.
+        hits = [
+            hit
+            for hit in ctx.store.history_search(ctx.session_id, query, limit=limit + 50)
+            if hit.window_index != ctx.window_index
+        ][:limit]
         if not hits:
-            return ToolResult(f"no rows contain {query!r}", metadata={"hits": 0})
+            return ToolResult(f"no rows of earlier windows contain {query!r}", metadata={"hits": 0})
         out = _Budgeted()
         for hit in hits:
             if not out.add(f"window {hit.window_index} {format_row(hit.row, preview=600)}"):
