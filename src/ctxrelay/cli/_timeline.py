@@ -113,9 +113,8 @@ class Timeline:
                 out.print(f"       [dim]cost so far ${event.session_cost_usd:.4f}[/dim]")
         elif isinstance(event, ToolEvent):
             mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
-            out.print(
-                f"       {mark} {event.name}: [dim]{_escape(_short(event.summary, 56))}[/dim]"
-            )
+            summary = _escape(_short(event.summary, 56))
+            out.print(f"       {mark} {event.name}: [dim]{summary}[/dim]")
         elif isinstance(event, RolloverEvent):
             notes = f"notes {event.notes_bytes:,} B" if event.notes_bytes else "no notes"
             out.print(

@@ -113,8 +113,8 @@ class SessionHistory:
     description: str = (
         "Recover details from this session's earlier context windows (they are not in "
         "your context). action=list: the windows. action=search with query: rows of "
-        "earlier windows whose text contains it, newest first. action=read with window (its index), offset "
-        f"and limit: rows of that window in order. Results are capped at "
+        "earlier windows whose text contains it, newest first. action=read with window "
+        "(its index), offset and limit: rows of that window in order. Results are capped at "
         f"{HISTORY_RESULT_MAX_BYTES // 1024} KiB and {HISTORY_ROWS_MAX} rows."
     )
     replay_safe: bool = True
