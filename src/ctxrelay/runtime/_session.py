@@ -251,6 +251,14 @@ def _usage_of(meta: Mapping[str, Any]) -> Usage:
 _Outcome = tuple[str, str | None]
 
 
+def _without_pending_advisories(rows: Sequence[Row]) -> Sequence[Row]:
+    """The rows minus advisories published after the window's last model response."""
+    last = max((i for i, r in enumerate(rows) if r.kind == "assistant"), default=-1)
+    if not any(r.kind == "warning" for r in rows[last + 1 :]):
+        return rows
+    return [*rows[: last + 1], *(r for r in rows[last + 1 :] if r.kind != "warning")]
+
+
 class Session:
     """A running (or resumable) session. Create one with :meth:`Runtime.start` or
     :meth:`Runtime.open`; drive it with ``await session.run()``."""
@@ -502,12 +510,13 @@ class Session:
         if last is None:
             return self._estimator.estimate_bytes(now)
         meta = last.metadata
-        delta = now - int(meta["request_bytes"]) - int(meta.get("message_bytes", 0))
-        return (
-            int(meta["context_tokens"])
-            + int(meta.get("output_tokens", 0))
-            + self._estimator.estimate_bytes(max(0, delta))
+        delta = max(0, now - int(meta["request_bytes"]))
+        # The reply is counted exactly (its output tokens) plus an estimate of the rest,
+        # or entirely by the estimate, whichever is larger: the guard errs high.
+        exact = int(meta.get("output_tokens", 0)) + self._estimator.estimate_bytes(
+            max(0, delta - int(meta.get("message_bytes", 0)))
         )
+        return int(meta["context_tokens"]) + max(exact, self._estimator.estimate_bytes(delta))
 
     def _overflowed(self) -> bool:
         """Whether the provider counted a request of this window above the usable
@@ -550,8 +559,16 @@ class Session:
         window = self.window
         capability = self._capability()
         offer = self._offer_new_context()
-        request = self._request(offer=offer)
+        # Evaluate the request as it was before any advisory of this dispatch: a retry
+        # after a crash (the advisory row already published) decides exactly as the
+        # first attempt did, so a restart never changes the window's course.
+        base = _without_pending_advisories(self._rows)
+        request = self._request(offer=offer, rows=base)
         tokens = self._estimate(request)
+        final = tokens
+        if base is not self._rows:
+            request = self._request(offer=offer)
+            final = self._estimate(request)
         claimed = {Stage(s) for s in self._store.claims(window.id) if s in Stage._value2member_map_}
         advisory_tokens = 0
         if not budget.off:
@@ -585,7 +602,6 @@ class Session:
                 f"{budget.usable_limit:,}, and the policy is Off (it blocks instead of "
                 "rolling over); nothing was sent",
             )
-        final = tokens
         if decision.action is Action.WARN and decision.stage is not None:
             stage = decision.stage
             text = advisory_text(
