@@ -220,7 +220,8 @@ def test_safe_pause_when_even_a_fresh_window_cannot_hold_the_request(harness: Ha
     result = harness.run(steps)
     assert result.status == "paused"
     assert result.reason == "too_large"
-    assert result.message is not None and "nothing was sent" in result.message
+    assert result.message is not None
+    assert "nothing was sent" in result.message
     assert len(harness.received()) == 1
     assert harness.seals(result.session_id) == [None]  # nothing rolled over in vain
     assert harness.store.get_session(result.session_id).status == "paused"
@@ -266,7 +267,8 @@ def test_new_context_seals_after_siblings_and_opens_a_lead_in(harness: Harness) 
     first = harness.received()[2]
     assert first["window"] == 2
     request_text = _rendered_first_message(harness, sid)
-    assert w2.id in request_text and w1.id in request_text
+    assert w2.id in request_text
+    assert w1.id in request_text
 
 
 def _rendered_first_message(harness: Harness, sid: str) -> str:
@@ -394,7 +396,8 @@ def test_queued_input_is_delivered_after_the_turn_and_carried_across_windows(
     assert result.status == "done"
     rows = harness.rows(result.session_id)
     queued = [r for r in rows if r.kind == "user" and r.metadata.get("queued")]
-    assert len(queued) == 1 and queued[0].text == "also add docs"
+    assert len(queued) == 1
+    assert queued[0].text == "also add docs"
     w2 = harness.store.windows(result.session_id)[1]
     assert queued[0].window_id == w2.id  # delivered after the turn, in the new window
     kinds = [r.kind for r in rows if r.window_id == w2.id]
@@ -556,4 +559,5 @@ def test_tool_exceptions_become_error_results(harness: Harness) -> None:
     )
     assert result.status == "done"
     res = next(r for r in harness.rows(result.session_id) if r.kind == "tool_result")
-    assert res.metadata["is_error"] is True and "boom" in (res.text or "")
+    assert res.metadata["is_error"] is True
+    assert "boom" in (res.text or "")
