@@ -323,6 +323,9 @@ class Session:
         new user message appended first (for example when resuming)."""
         with self._store.dispatch_lock(self.id):
             self._load()
+            task = self._store.get_session(self.id).metadata.get("task")
+            if self.window.index == 1 and not self._rows and isinstance(task, str):
+                self._append([NewRow("user", task, {"task": True})])
             if text is not None and self.window.index > 1 and not self._rows:
                 self._repair_opening()  # e.g. after `ctxrelay sessions reset`
             if text is not None:
@@ -927,14 +930,14 @@ class Runtime:
             metadata={
                 "config": config.to_json(),
                 "model": self.provider.name,
-                "task": task[:500],
+                "task": task,
                 "runtime": "ctxrelay",
             },
             session_id=session_id,
         )
         self.store.update_session(info.id, status="paused", metadata={"pause_reason": "new"})
-        window = self.store.current_window(info.id)
-        self.store.append(info.id, window.id, [NewRow("user", task, {"task": True})])
+        # The task row is appended by the session's first run (from the metadata), so a
+        # crash between creating the session and appending it cannot lose the task.
         return Session(self, info.id, config, resumed=False)
 
     def open(
