@@ -238,15 +238,14 @@ def _received(trial: Trial) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Outcome, int]]:
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Outcome, int]:
     trial = Trial(tmp_path_factory.mktemp("baseline"))
     _workspace(trial.ws)
     count = trial.root / "writes"
     status = _fork(trial, count_file=count)
     assert os.WIFEXITED(status)
     assert os.WEXITSTATUS(status) == 0
-    outcome = _outcome(trial)
-    yield outcome, int(count.read_text())
+    return _outcome(trial), int(count.read_text())
 
 
 def test_the_uninterrupted_run_covers_every_path(baseline: tuple[Outcome, int]) -> None:
