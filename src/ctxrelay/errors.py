@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ContextOverflowError",
     "CtxrelayError",
     "MissingExtraError",
     "ProviderError",
@@ -102,6 +103,12 @@ class SessionBusyError(StoreError):
 
 class ProviderError(CtxrelayError):
     """The model provider failed in a way retries did not fix."""
+
+
+class ContextOverflowError(ProviderError):
+    """The provider refused a request as longer than the model's context: its count
+    disagreed with ours. The runtime answers with an emergency rollover (or a safe
+    pause when even a fresh window would overflow); nothing was lost."""
 
 
 class ProviderStatusError(ProviderError):
