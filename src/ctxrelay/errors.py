@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ContextOverflowError",
     "CtxrelayError",
     "MissingExtraError",
     "ProviderError",
@@ -17,10 +18,12 @@ __all__ = [
     "RequestTooLargeError",
     "SessionBusyError",
     "SessionNotFoundError",
+    "StaleWindowError",
     "StoreError",
     "StoreUnavailableError",
     "TranscriptError",
     "UnsupportedSchemaError",
+    "WindowNotFoundError",
 ]
 
 
@@ -72,12 +75,40 @@ class SessionNotFoundError(StoreError):
         super().__init__(f"no session {session_id!r} in this store")
 
 
+class StaleWindowError(StoreError):
+    """A write named a window that is not the session's open one (another worker sealed it
+    first, or it belongs elsewhere); nothing was written."""
+
+    def __init__(self, window_id: str, why: str) -> None:
+        self.window_id = window_id
+        super().__init__(f"window {window_id!r} is not the session's open window: {why}")
+
+
+class WindowNotFoundError(StoreError):
+    """A history read named a window the session cannot see (absent, or before the newest
+    manual reset)."""
+
+    def __init__(self, session_id: str, index: int) -> None:
+        self.session_id = session_id
+        self.index = index
+        super().__init__(
+            f"window {index} is not in this session's visible history "
+            "(it does not exist or precedes the newest manual reset)"
+        )
+
+
 class SessionBusyError(StoreError):
     """Another worker holds the session's dispatch lock."""
 
 
 class ProviderError(CtxrelayError):
     """The model provider failed in a way retries did not fix."""
+
+
+class ContextOverflowError(ProviderError):
+    """The provider refused a request as longer than the model's context: its count
+    disagreed with ours. The runtime answers with an emergency rollover (or a safe
+    pause when even a fresh window would overflow); nothing was lost."""
 
 
 class ProviderStatusError(ProviderError):
