@@ -11,11 +11,12 @@ made before it: a claim is never granted twice and a sealed window never takes a
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -51,6 +52,10 @@ STAGE_MAX_CHARS = 64
 EXCERPT_LEAD_BYTES = 256
 #: Largest excerpt one search hit returns (the 16 KiB result bound still applies).
 EXCERPT_MAX_BYTES = 2048
+
+#: Rows fetched per page of a history search.
+_SCAN_PAGE = 64
+_SEQ_MAX = 2**62
 
 _ROW_COLUMNS = "r.id, r.session_id, r.window_id, r.seq, r.kind, r.text, r.metadata, r.created_at"
 # History reads never load a whole row text: column 5 only says whether it is NULL.
@@ -537,47 +542,53 @@ class SqlStore(ABC):
             return [self._window(raw) for raw in reversed(cur.fetchall())]
 
     def history_search(self, session_id: str, query: str, *, limit: int = 20) -> list[HistoryHit]:
-        needle = query.casefold()
-        if not needle.strip():
+        if not query.strip():
             raise StoreError("a history search needs a non-empty query")
+        pattern = re.compile(re.escape(query), re.IGNORECASE)
         limit = max(1, min(int(limit), HISTORY_ROWS_MAX))
         hits: list[HistoryHit] = []
         budget = HISTORY_RESULT_MAX_BYTES
         scanned = 0
+        sql = self._q(
+            f"SELECT {_HISTORY_COLUMNS}, w.idx, {self.text_head_sql}, {self.text_bytes_sql} "
+            "FROM ctx_rows r JOIN ctx_windows w ON w.id = r.window_id "
+            "WHERE r.session_id = ? AND w.idx > ? AND r.text IS NOT NULL AND r.seq < ? "
+            f"ORDER BY r.seq DESC LIMIT {_SCAN_PAGE}"
+        )
         with self._lock, self._read() as cur:
             self._require_session(cur, session_id)
             floor = self._floor(cur, session_id)
-            cur.execute(
-                self._q(
-                    f"SELECT {_HISTORY_COLUMNS}, w.idx, "
-                    f"{self.text_head_sql}, {self.text_bytes_sql} "
-                    "FROM ctx_rows r JOIN ctx_windows w ON w.id = r.window_id "
-                    "WHERE r.session_id = ? AND w.idx > ? AND r.text IS NOT NULL "
-                    "ORDER BY r.seq DESC"
-                ),
-                (HISTORY_LINE_MAX_BYTES, session_id, floor),
-            )
-            for raw in _iterate(cur):
-                head = bytes(raw[9])
-                scanned += len(head)
-                if scanned > HISTORY_SCAN_MAX_BYTES:
+            before = _SEQ_MAX
+            # Newest first, one small page at a time: the scan bound caps the work, never
+            # the size of the session.
+            while scanned <= HISTORY_SCAN_MAX_BYTES and budget > 0 and len(hits) < limit:
+                cur.execute(sql, (HISTORY_LINE_MAX_BYTES, session_id, floor, before))
+                page = cur.fetchall()
+                if not page:
                     break
-                text = head.decode("utf-8", errors="ignore")
-                at = text.casefold().find(needle)
-                if at < 0:
-                    continue
-                # Excerpt around the match, in bytes of the (possibly long) row text.
-                match_byte = len(text[:at].encode("utf-8"))
-                total = int(raw[10])
-                size = min(EXCERPT_MAX_BYTES, budget)
-                start = max(0, match_byte - EXCERPT_LEAD_BYTES)
-                excerpt, start = _cut_utf8(head, start, size)
-                whole = start == 0 and len(excerpt.encode("utf-8")) == total
-                row = self._history_row(raw, excerpt, None if whole else total)
-                hits.append(HistoryHit(window_index=int(raw[8]), row=row, excerpt_start=start))
-                budget -= len(excerpt.encode("utf-8"))
-                if len(hits) >= limit or budget <= 0:
-                    break
+                before = int(page[-1][3])
+                for raw in page:
+                    head = bytes(raw[9])
+                    scanned += len(head)
+                    if scanned > HISTORY_SCAN_MAX_BYTES:
+                        break
+                    text = head.decode("utf-8", errors="ignore")
+                    found = pattern.search(text)
+                    if found is None:
+                        continue
+                    # An excerpt around the match, in bytes of the (possibly long) text.
+                    match_byte = len(text[: found.start()].encode("utf-8"))
+                    total = int(raw[10])
+                    size = min(EXCERPT_MAX_BYTES, budget)
+                    start = max(0, match_byte - min(EXCERPT_LEAD_BYTES, size // 4))
+                    excerpt, start = _cut_utf8(head, start, size)
+                    used = len(excerpt.encode("utf-8"))
+                    whole = start == 0 and used == total
+                    row = self._history_row(raw, excerpt, None if whole else total)
+                    hits.append(HistoryHit(window_index=int(raw[8]), row=row, excerpt_start=start))
+                    budget -= used
+                    if len(hits) >= limit or budget <= 0:
+                        break
         return hits
 
     def history_read(
@@ -604,7 +615,7 @@ class SqlStore(ABC):
                 ),
                 (min(HISTORY_LINE_MAX_BYTES, HISTORY_RESULT_MAX_BYTES), got[0], limit, offset),
             )
-            for raw in _iterate(cur):
+            for raw in cur.fetchall():
                 if raw[5]:  # text IS NULL
                     out.append(self._history_row(raw, None, None))
                     continue
@@ -617,15 +628,6 @@ class SqlStore(ABC):
                 budget -= used
                 out.append(self._history_row(raw, text, None if used == total else total))
         return out
-
-
-def _iterate(cur: Any) -> Iterator[Any]:
-    """Rows of a cursor in small pages, so a bounded scan never loads the whole session."""
-    while True:
-        page = cur.fetchmany(64)
-        if not page:
-            return
-        yield from page
 
 
 class _AlreadyClaimed(Exception):

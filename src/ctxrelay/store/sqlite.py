@@ -94,22 +94,30 @@ assert max(MIGRATIONS) == SCHEMA_VERSION
 def _inspect(path: Path) -> int | None:
     """Read-only look at an existing file: its ctxrelay schema version, ``None`` for an
     empty database. Raises (leaving the file untouched) for anything else."""
+    with path.open("rb") as fh:
+        if fh.read(16) != b"SQLite format 3\x00":
+            raise StoreUnavailableError(f"{path} is not a SQLite database (it was left untouched)")
+    if not path.with_name(path.name + "-wal").exists():
+        # No WAL to replay: the file alone is the database. Read it as immutable, so the
+        # look creates no -shm/-wal beside a file we may be about to refuse. A writer
+        # that starts meanwhile can confuse an immutable read: then look again normally.
+        try:
+            return _tables_version(path, immutable=True)
+        except StoreUnavailableError:
+            pass
+    return _tables_version(path, immutable=False)
+
+
+def _tables_version(path: Path, *, immutable: bool) -> int | None:
     uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
+    if immutable:
+        uri += "&immutable=1"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
         raise StoreUnavailableError(f"cannot open {path} for reading: {exc}") from None
     try:
-        try:
-            tables = {
-                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            }
-        except sqlite3.DatabaseError as exc:
-            if "not a database" in str(exc) or "malformed" in str(exc):
-                raise StoreUnavailableError(
-                    f"{path} is not a SQLite database (it was left untouched)"
-                ) from None
-            raise StoreUnavailableError(f"cannot read {path}: {exc}") from None
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if not tables:
             return None
         if "ctx_schema" not in tables:
@@ -122,6 +130,12 @@ def _inspect(path: Path) -> int | None:
         if version > SCHEMA_VERSION:
             raise UnsupportedSchemaError(version, SCHEMA_VERSION)
         return version
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            raise StoreUnavailableError(
+                f"{path} is not a SQLite database, or a damaged one (it was left untouched)"
+            ) from None
+        raise StoreUnavailableError(f"cannot read {path}: {exc}") from None
     except sqlite3.Error as exc:
         raise StoreUnavailableError(f"cannot read {path}: {exc}") from None
     finally:
@@ -144,8 +158,9 @@ class SqliteStore(SqlStore):
         if self.path.is_dir():
             raise StoreUnavailableError(f"{self.path} is a directory, not a database file")
         if self.path.exists():
-            if self.path.stat().st_size > 0:
-                _inspect(self.path)
+            version = _inspect(self.path) if self.path.stat().st_size > 0 else None
+            if version is None and not create:
+                raise StoreUnavailableError(f"{self.path} is empty, not a ctxrelay store yet")
         elif not create:
             raise StoreUnavailableError(f"there is no ctxrelay store at {self.path}")
         else:
@@ -179,7 +194,7 @@ class SqliteStore(SqlStore):
         self._locks_dir = self.path.with_name(self.path.name + ".locks")
 
     def describe(self) -> str:
-        return f"sqlite:///{self.path}"
+        return "sqlite://" + self.path.resolve().as_posix()
 
     # ---- transactions -------------------------------------------------------------------
 
