@@ -473,7 +473,7 @@ def test_caps_pause_and_resume_with_a_higher_cap_and_cost_is_stored(harness: Har
     from ctxrelay.runtime import Prices
 
     (harness.workspace / "a.txt").write_text("alpha\n")
-    prices = Prices(input=3.0, output=15.0)
+    prices = Prices(input=3.0, output=15.0, cache_write_5m=3.75, cache_write_1h=6.0, cache_read=0.3)
     result = harness.run(WARN_THEN_HANDOFF, max_turns=2, prices=prices)
     assert (result.status, result.reason, result.turns) == ("paused", "max_turns", 2)
     expected = (1_000 * 3.0 + 5_100 * 3.0) / 1e6

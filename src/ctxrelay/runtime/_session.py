@@ -45,7 +45,13 @@ from ctxrelay.errors import (
     RequestTooLargeError,
 )
 from ctxrelay.runtime._windows import dump, lead_in_row, render_rows, trigger_row, unseen_rows
-from ctxrelay.runtime.cost import Pricer, Prices, default_pricer
+from ctxrelay.runtime.cost import (
+    Pricer,
+    Prices,
+    default_pricer,
+    prices_from_json,
+    prices_to_json,
+)
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator, message_bytes, request_bytes
 from ctxrelay.runtime.events import (
     AdvisoryEvent,
@@ -143,7 +149,7 @@ class SessionConfig:
             "max_output_tokens": self.max_output_tokens,
             "max_turns": self.max_turns,
             "max_cost": self.max_cost,
-            "prices": self.prices.to_json() if self.prices else None,
+            "prices": prices_to_json(self.prices) if self.prices else None,
         }
 
     @classmethod
@@ -166,7 +172,7 @@ class SessionConfig:
                 max_output_tokens=raw.get("max_output_tokens"),
                 max_turns=raw.get("max_turns"),
                 max_cost=raw.get("max_cost"),
-                prices=Prices.from_json(prices) if prices else None,
+                prices=prices_from_json(prices) if prices else None,
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"the stored session configuration is unusable: {exc}") from None
@@ -317,6 +323,8 @@ class Session:
         new user message appended first (for example when resuming)."""
         with self._store.dispatch_lock(self.id):
             self._load()
+            if text is not None and self.window.index > 1 and not self._rows:
+                self._repair_opening()  # e.g. after `ctxrelay sessions reset`
             if text is not None:
                 if not text.strip():
                     raise ConfigError("the message must not be empty")
