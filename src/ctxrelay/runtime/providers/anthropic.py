@@ -4,9 +4,9 @@ usage with cache fields, prompt-cache breakpoints, retries with backoff, one-sen
 Cache breakpoints (at most four per request; we use up to three): the end of the system
 prompt (tools and system are the stable head of every request), the end of the window's
 prefix (``request.metadata["cache_breakpoint"]``: index of the last message of the lead-in
-the host wants cached for the whole window), and the end of the conversation so far (each
-request writes its tail, the next one reads it). The context of a request is
-``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``.
+the host wants cached for the whole window; the first message when unset), and the end of
+the conversation so far (each request writes its tail, the next one reads it). The context
+of a request is ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from ctxrelay.runtime.model import (
     ToolResultBlock,
     Usage,
 )
+from ctxrelay.runtime.models import ModelInfo, lookup_model
 from ctxrelay.runtime.providers._common import (
     RETRYABLE_STATUSES,
     Attempt,
@@ -46,7 +47,7 @@ from ctxrelay.runtime.providers._common import (
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk
 
-__all__ = ["AnthropicProvider"]
+__all__ = ["AnthropicProvider", "create", "model_defaults"]
 
 _EPHEMERAL: Mapping[str, str] = {"type": "ephemeral"}
 _TOO_LONG = re.compile(
@@ -173,7 +174,9 @@ class AnthropicProvider:
         if self.cache:
             messages = params["messages"]
             marks = {len(messages) - 1}
-            prefix = request.metadata.get("cache_breakpoint")
+            # The window's prefix: the host names it; otherwise the first message (a new
+            # window's lead-in, or the task in the first window).
+            prefix = request.metadata.get("cache_breakpoint", 0)
             if isinstance(prefix, int) and not isinstance(prefix, bool):
                 marks.add(prefix)
             for index in sorted(marks):
@@ -322,3 +325,14 @@ class AnthropicProvider:
                 True,
             )
         return transport_failure(exc, who, self.timeout)
+
+
+def create(model: str, **options: Any) -> AnthropicProvider:
+    """The provider for ``anthropic:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
+    ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
+    return AnthropicProvider(model, **options)
+
+
+def model_defaults(model: str) -> ModelInfo | None:
+    """The registry's window and output reserve for ``model``, or ``None``."""
+    return lookup_model("anthropic", model)

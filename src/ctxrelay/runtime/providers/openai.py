@@ -35,6 +35,7 @@ from ctxrelay.runtime.model import (
     ToolResultBlock,
     Usage,
 )
+from ctxrelay.runtime.models import ModelInfo, lookup_model
 from ctxrelay.runtime.providers._common import (
     RETRYABLE_STATUSES,
     Attempt,
@@ -48,7 +49,7 @@ from ctxrelay.runtime.providers._common import (
 if TYPE_CHECKING:
     import openai as openai_sdk
 
-__all__ = ["INVALID_ARGUMENTS_KEY", "OpenAIProvider"]
+__all__ = ["INVALID_ARGUMENTS_KEY", "OpenAIProvider", "create", "model_defaults"]
 
 # A tool call whose arguments are not a JSON object (small local models do this) reaches
 # the tool as ``{INVALID_ARGUMENTS_KEY: raw}``; tools answer with an input error the model
@@ -379,3 +380,14 @@ class OpenAIProvider:
                 ProviderStatusError, f"{who} failed mid-stream ({_api_message(exc)})", True
             )
         return transport_failure(exc, who, self.timeout)
+
+
+def create(model: str, **options: Any) -> OpenAIProvider:
+    """The provider for ``openai:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
+    ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
+    return OpenAIProvider(model, **options)
+
+
+def model_defaults(model: str) -> ModelInfo | None:
+    """The registry's window and output reserve for ``model``, or ``None``."""
+    return lookup_model("openai", model)
