@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
@@ -109,12 +110,15 @@ class AnthropicProvider:
         base_url: str | None = None,
         timeout: float = 600.0,
         retry: RetryPolicy | None = None,
+        max_retries: int | None = None,
         cache: bool = True,
         client: anthropic_sdk.AsyncAnthropic | None = None,
     ) -> None:
         self.model = model
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
+        if max_retries is not None:
+            self.retry = replace(self.retry, max_retries=max_retries)
         self.cache = cache
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._who = (

@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
@@ -119,12 +120,15 @@ class OpenAIProvider:
         base_url: str | None = None,
         timeout: float = 600.0,
         retry: RetryPolicy | None = None,
+        max_retries: int | None = None,
         max_tokens_field: str | None = None,
         client: openai_sdk.AsyncOpenAI | None = None,
     ) -> None:
         self.model = model
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
+        if max_retries is not None:
+            self.retry = replace(self.retry, max_retries=max_retries)
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.max_tokens_field = max_tokens_field or (
             "max_tokens" if self.base_url else "max_completion_tokens"
