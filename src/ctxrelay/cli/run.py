@@ -146,6 +146,16 @@ def _parser() -> ArgumentParser:
     provider = parser.add_argument_group("provider")
     provider.add_argument("--base-url", help="API base URL (OpenAI-compatible servers)")
     provider.add_argument(
+        "--timeout",
+        type=_number("--timeout"),
+        help="seconds to wait for the model's next bytes before giving up (default 600)",
+    )
+    provider.add_argument(
+        "--max-retries",
+        type=_positive("--max-retries"),
+        help="retries of a rate-limited, overloaded or broken request (default 4)",
+    )
+    provider.add_argument(
         "--yes", action="store_true", help="run commands without asking (coding tools)"
     )
     return parser
@@ -266,6 +276,10 @@ def main(
         options: dict[str, Any] = {}
         if args.base_url:
             options["base_url"] = args.base_url
+        if args.timeout is not None:
+            options["timeout"] = args.timeout
+        if args.max_retries is not None:
+            options["max_retries"] = args.max_retries
         provider = resolve(args.model, **options)
         sink = (display or display_for)(args)
         runtime = Runtime(
