@@ -15,7 +15,7 @@ import importlib
 import math
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -228,6 +228,18 @@ async def run_session(session: Any, message: str | None) -> RunResult:
     return result
 
 
+async def _closing(run: Awaitable[RunResult], provider: object) -> RunResult:
+    """Await the run, then close the provider's HTTP client inside the same event loop
+    (an SDK client left open warns about unclosed sockets when the loop ends)."""
+    try:
+        return await run
+    finally:
+        aclose = getattr(provider, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
+
+
 def _budget(args: argparse.Namespace) -> Budget:
     defaults = model_defaults(args.model)
     limit, reserve = args.limit, args.reserve
@@ -308,7 +320,7 @@ def main(
             session = runtime.start(args.message, config)
             message = None
         try:
-            result = asyncio.run(run_session(session, message))
+            result = asyncio.run(_closing(run_session(session, message), provider))
         finally:
             sink.close()
     finally:
