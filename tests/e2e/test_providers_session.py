@@ -287,3 +287,73 @@ def test_429_then_success_within_one_run(
     (response,) = [e for e in events if e["event"] == "response"]
     assert response["text"] == "Answered on the retry."
     assert response["context_tokens"] == 510
+
+
+def test_coding_agent_edits_and_runs_commands(
+    wire: Wire, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "app.py").write_text("print('hello')\n")
+    steps = [
+        Step(tool_calls=[ToolUse("list_files", {}), ToolUse("grep", {"pattern": "hello"})]),
+        Step(
+            tool_calls=[
+                ToolUse(
+                    "edit_file", {"path": "app.py", "old_string": "hello", "new_string": "relay"}
+                )
+            ]
+        ),
+        Step(tool_calls=[ToolUse("bash", {"command": "python3 app.py"})]),
+        Step(text="It prints relay now."),
+    ]
+    with wire.server(steps) as server:
+        code, events, err = run(capsys, wire, server, workspace, *BUDGET, "change the greeting")
+        requests = server.requests_to(wire.route)
+    assert code == 0, err
+    assert (workspace / "app.py").read_text() == "print('relay')\n"
+    tools = [(e["name"], e["is_error"]) for e in events if e["event"] == "tool"]
+    assert tools == [("list_files", False), ("grep", False), ("edit_file", False), ("bash", False)]
+    offered = json.dumps(requests[0].body["tools"])
+    for name in (
+        "read_file",
+        "write_file",
+        "edit_file",
+        "list_files",
+        "grep",
+        "bash",
+        "new_context",
+    ):
+        assert f'"{name}"' in offered
+    # The model saw each result: the listing, the match, and the command's output.
+    assert "app.py:1: print('hello')" in json.dumps(requests[1].body)
+    assert "exit code 0\\nrelay" in json.dumps(requests[3].body)
+
+
+def test_without_yes_a_command_is_declined_when_no_one_can_answer(
+    wire: Wire, workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    steps = [
+        Step(tool_calls=[ToolUse("bash", {"command": "touch should-not-exist"})]),
+        Step(text="ok"),
+    ]
+    with wire.server(steps) as server:
+        argv_without_yes = [
+            "run",
+            "--model",
+            f"{wire.provider}:{wire.model}",
+            "--base-url",
+            server.base_url,  # type: ignore[attr-defined]
+            "--workspace",
+            str(workspace),
+            "--db",
+            str(workspace.parent / "sessions.db"),
+            "--json",
+            *BUDGET,
+            "try it",
+        ]
+        assert main(argv_without_yes) == 0
+        events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert not (workspace / "should-not-exist").exists()
+    (tool,) = [e for e in events if e["event"] == "tool"]
+    assert tool["is_error"] is True
+    assert "declined" in tool["summary"]
