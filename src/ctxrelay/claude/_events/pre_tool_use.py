@@ -29,9 +29,9 @@ def deny(reason: str) -> dict[str, Any]:
 
 
 def _cwd(payload: dict[str, Any]) -> str:
-    cwd = payload.get("cwd")
-    if cwd is None:
+    if "cwd" not in payload:
         return os.getcwd()  # Claude Code runs hooks in the project directory
+    cwd = payload["cwd"]
     if not isinstance(cwd, str) or not cwd:
         raise HookPayloadError("PreToolUse", "cwd", "a non-empty string")
     return os.path.abspath(cwd)
