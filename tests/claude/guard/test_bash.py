@@ -396,3 +396,24 @@ def test_commands_without_a_printer_word_do_not_load_the_parser() -> None:
         "assert 'tree_sitter' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_directly_loaded_grammar_is_tree_sitter_bash() -> None:
+    """The guard loads tree-sitter-bash's binary module without its package ``__init__``
+    (which imports importlib.resources): it must be the very grammar the package gives."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    from ctxrelay.claude.guard._shell import _bash_language, _get_parser
+
+    direct = tree_sitter.Language(_bash_language())
+    public = tree_sitter.Language(tree_sitter_bash.language())
+    assert (direct.name, direct.abi_version, direct.node_kind_count) == (
+        public.name,
+        public.abi_version,
+        public.node_kind_count,
+    )
+    source = b"cat <<'EOF' > f && head -n 3 g | wc\nx\nEOF\n"
+    ours = _get_parser().parse(source).root_node
+    theirs = tree_sitter.Parser(public).parse(source).root_node
+    assert str(ours) == str(theirs)
