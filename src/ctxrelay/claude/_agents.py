@@ -38,7 +38,7 @@ PLUGIN_NAME = "ctxrelay"
 
 _RECENT_IDS = 16  # one response's lines are adjacent; 16 ids covers any interleaving seen
 _CURSOR_VERSION = 1
-_CHUNK_BYTES = 4 * 1024 * 1024  # a first pass over a large file stays bounded in memory
+_CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
 
 
 def agent_name(agent_type: object) -> str | None:
