@@ -107,7 +107,9 @@ class Session:
                     "type": "user",
                     "message": {
                         "role": "user",
-                        "content": [{"tool_use_id": "toolu_0", "type": "tool_result", "content": "ok"}],
+                        "content": [
+                            {"tool_use_id": "toolu_0", "type": "tool_result", "content": "ok"}
+                        ],
                     },
                 }
             )
@@ -116,7 +118,9 @@ class Session:
                 f.write(json.dumps(line) + "\n")
         return message_id
 
-    def payload(self, event: str, agent_id: str | None = None, agent_type: str | None = None, **extra: Any) -> dict[str, Any]:
+    def payload(
+        self, event: str, agent_id: str | None = None, agent_type: str | None = None, **extra: Any
+    ) -> dict[str, Any]:
         p: dict[str, Any] = {
             "session_id": self.session_id,
             "transcript_path": str(self.transcript),

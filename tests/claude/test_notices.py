@@ -68,7 +68,8 @@ def test_a_foreground_stop_reaches_the_agent_calls_own_result(session: Session) 
         tool_response={"status": "completed", "agentId": "a1", "agentType": KIND},
     )
     note = note_of(run_hook(payload))
-    assert note is not None and str(session.agent_file("a1")) in note
+    assert note is not None
+    assert str(session.agent_file("a1")) in note
 
 
 def test_a_subagent_that_reported_is_not_a_notice(session: Session) -> None:
@@ -111,7 +112,8 @@ def test_subagent_stop_queues_a_notice_that_any_main_thread_hook_delivers(
     # The next main-thread answer (here an ordinary tool result; Stop uses the same call).
     later = session.payload("PostToolUse", tool_name="Read", tool_response={})
     note = main_thread_notice(later)
-    assert note is not None and "Subagent a1" in note
+    assert note is not None
+    assert "Subagent a1" in note
     assert main_thread_notice(later) is None
     assert run_hook(session.payload("UserPromptSubmit", prompt=task_notification("a1"))) is None
 
@@ -121,7 +123,9 @@ def test_notices_of_several_agents_come_together(session: Session) -> None:
     stopped_at_limit(session, "a2")
     prompt = task_notification("a1") + "\n" + task_notification("a2")
     note = note_of(run_hook(session.payload("UserPromptSubmit", prompt=prompt)))
-    assert note is not None and "Subagent a1" in note and "Subagent a2" in note
+    assert note is not None
+    assert "Subagent a1" in note
+    assert "Subagent a2" in note
 
 
 def test_a_subagents_own_prompt_hook_gets_nothing(session: Session) -> None:

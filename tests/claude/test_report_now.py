@@ -60,7 +60,8 @@ def test_haiku_subagents_have_the_lower_bound(session: Session) -> None:
     session.start_agent("a1", "general-purpose")
     session.respond("a1", HAIKU_CONTEXT_MAX + 1, model="claude-haiku-4-5-20251001")
     note = note_of(session.post_tool("a1", "general-purpose"))
-    assert note is not None and f"{HAIKU_CONTEXT_MAX:,}-token bound" in note
+    assert note is not None
+    assert f"{HAIKU_CONTEXT_MAX:,}-token bound" in note
     session.respond("a1", HAIKU_CONTEXT_MAX + 1, model="claude-sonnet-4-5")
     assert session.post_tool("a1", "general-purpose") is None
 
@@ -153,7 +154,9 @@ def test_a_missing_agent_file_or_a_bad_id_adds_nothing(session: Session) -> None
 
 def test_the_real_capture_payload_gets_the_note(tmp_path: Path) -> None:
     capture = corpus_path("corpora/claude-code-capture")
-    payloads = [json.loads(line) for line in (capture / "hook-payloads.jsonl").read_text().splitlines()]
+    payloads = [
+        json.loads(line) for line in (capture / "hook-payloads.jsonl").read_text().splitlines()
+    ]
     post = next(p for p in payloads if p["hook_event_name"] == "PostToolUse" and "agent_id" in p)
     # Lay the captured subagent transcript out as it stood when this hook fired: up to
     # the response that made the Bash call (105,005 tokens of context).
@@ -166,4 +169,5 @@ def test_the_real_capture_payload_gets_the_note(tmp_path: Path) -> None:
     dest.write_text("".join(lines[: upto + 1]))
     post["transcript_path"] = str(tmp_path / "projects" / f"{sid}.jsonl")
     note = note_of(run_hook(post))
-    assert note is not None and "105,005 tokens" in note
+    assert note is not None
+    assert "105,005 tokens" in note
