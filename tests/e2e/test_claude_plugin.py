@@ -79,11 +79,17 @@ def marker_of(body: Mapping[str, Any]) -> tuple[str | None, int]:
 
 def usage(context: int) -> dict[str, int]:
     """A response reporting ``context`` tokens of input, as a cached request would."""
-    return {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": context - 105}
+    return {
+        "input_tokens": 5,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": context - 105,
+    }
 
 
 def bash(command: str, context: int = 20_000) -> Step:
-    return Step(tool_calls=[ToolUse("Bash", {"command": command, "description": "run"})], **usage(context))
+    return Step(
+        tool_calls=[ToolUse("Bash", {"command": command, "description": "run"})], **usage(context)
+    )
 
 
 Script = dict[str, Callable[[int], Step]]
@@ -176,7 +182,11 @@ def run_claude(
 def agent_call(marker: str, agent_type: str) -> ToolUse:
     return ToolUse(
         "Agent",
-        {"description": f"job {marker}", "prompt": f"{marker}: do the job", "subagent_type": agent_type},
+        {
+            "description": f"job {marker}",
+            "prompt": f"{marker}: do the job",
+            "subagent_type": agent_type,
+        },
     )
 
 
@@ -334,7 +344,13 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
 
     def claude(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [cli, *args], cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False
+            [cli, *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
 
     validated = claude("plugin", "validate", str(PROJECT_ROOT))

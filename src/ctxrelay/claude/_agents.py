@@ -71,11 +71,19 @@ class AgentReading:
 
 
 def cursor_path(session_id: str, agent_id: str) -> str:
-    """Where the cursor of one subagent lives: the hooks' state directory (ids are plain
-    names, checked by :func:`ctxrelay.transcripts.subagent_transcript` first)."""
-    from ctxrelay.claude._state import state_root
+    """Where the cursor of one subagent lives: ``agents/<session>/<agent>.json`` under
+    the hooks' state directory (ids are plain names, checked by
+    :func:`ctxrelay.transcripts.subagent_transcript` first).
 
-    return os.path.join(state_root(), "agents", session_id, f"{agent_id}.json")
+    The directory is :func:`ctxrelay.claude._state.state_root`, computed here with
+    ``os.path`` alone: importing ``_state`` (pathlib, hashlib) would double the cost of
+    this hook's start; ``tests/claude/test_agents.py`` keeps the two equal."""
+    root = os.environ.get("CTXRELAY_STATE_DIR")
+    if not root:
+        xdg = os.environ.get("XDG_STATE_HOME")
+        base = xdg if xdg and os.path.isabs(xdg) else os.path.expanduser("~/.local/state")
+        root = os.path.join(base, "ctxrelay", "claude")
+    return os.path.join(root, "agents", session_id, f"{agent_id}.json")
 
 
 def _empty_cursor() -> dict[str, Any]:
