@@ -180,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report))
         return 0
     print(f"{'variant':32} {'median ms':>10} {'x python':>9}")
-    for name in med:
-        print(f"{name:32} {med[name]:10.1f} {ratios[name]:9.2f}")
+    for name, value in med.items():
+        print(f"{name:32} {value:10.1f} {ratios[name]:9.2f}")
     print(f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} (target <= 1.1)")
     print(f"first read (no cursor yet): {report['first_read_ms']}")
     return 0

@@ -17,7 +17,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,7 +121,7 @@ class Run:
 
 
 @pytest.fixture
-def claude_env(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]:
+def claude_env(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     cli_dir = str(Path(sys.executable).parent)  # where ctxrelay-hook is installed
     home = tmp_path / "home"
     project = tmp_path / "project"
@@ -136,7 +136,7 @@ def claude_env(tmp_path: Path) -> Iterator[tuple[Path, Path, dict[str, str]]]:
         "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
         "LANG": "C.UTF-8",
     }
-    yield home, project, env
+    return home, project, env
 
 
 def run_claude(
@@ -264,7 +264,8 @@ def test_report_now_turns_notice_and_guard_against_the_real_cli(
         assert NOTE not in json.dumps(body["messages"])
     crossed = run.last_user_text(ctx[len(contexts)])
     assert NOTE in crossed
-    assert "120,000 tokens" in crossed and "100,000-token bound" in crossed
+    assert "120,000 tokens" in crossed
+    assert "100,000-token bound" in crossed
 
     # 2. Turns: the investigator (maxTurns 31) is told when 4 turns are left, not before;
     #    it runs into its limit without a report.
@@ -295,9 +296,11 @@ def test_report_now_turns_notice_and_guard_against_the_real_cli(
     assert "ctxrelay guard" in denied
     assert json.dumps(f'Read {{"file_path": "{big}"}}')[1:-1] in denied
     piped = run.last_user_text(guard[2])
-    assert "501" in piped and "ctxrelay guard" not in piped
+    assert "501" in piped
+    assert "ctxrelay guard" not in piped
     too_big = run.last_user_text(guard[3])
-    assert "ctxrelay guard" in too_big and str(huge) in too_big
+    assert "ctxrelay guard" in too_big
+    assert str(huge) in too_big
 
 
 @pytest.mark.parametrize(
