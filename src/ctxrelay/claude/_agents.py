@@ -18,8 +18,7 @@ import contextlib
 import json
 import os
 import stat
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
 from ctxrelay.claude._statedir import cursor_path
@@ -57,8 +56,7 @@ def max_turns_for(agent_type: object) -> int | None:
     return None if name is None else AGENT_MAX_TURNS[name]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentReading:
+class AgentReading(NamedTuple):
     """A subagent's transcript as of now."""
 
     turns_used: int
