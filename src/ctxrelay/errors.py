@@ -19,6 +19,7 @@ __all__ = [
     "SessionNotFoundError",
     "StoreError",
     "StoreUnavailableError",
+    "TranscriptError",
     "UnsupportedSchemaError",
 ]
 
@@ -97,3 +98,7 @@ class RequestTooLargeError(CtxrelayError):
             f"the request needs about {tokens:,} tokens, more than the usable limit of "
             f"{usable_limit:,} even in a fresh window; nothing was sent"
         )
+
+
+class TranscriptError(CtxrelayError):
+    """A Claude Code transcript cannot be read: missing, not a regular file, unreadable."""
