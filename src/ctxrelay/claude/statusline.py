@@ -81,7 +81,9 @@ def render(
     used = tokens or 0
     share = used / window if window > 0 else 0.0
     target = window * CONTEXT_PERCENT // 100
-    head = f"ctx {share * 100:.0f}% {_bar(share)} {_short(used)}/{_short(window)}"
+    # Floor, like the trigger's integer test: the line never shows 60% before it fires.
+    percent = used * 100 // window if window > 0 else 0
+    head = f"ctx {percent}% {_bar(share)} {_short(used)}/{_short(window)}"
     if tokens is None:
         head = f"ctx –% {_bar(0)} 0/{_short(window)}"
     if mode == "off":
