@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "CtxrelayError",
+    "HookPayloadError",
     "MissingExtraError",
     "ProviderError",
     "ProviderStatusError",
@@ -42,6 +43,15 @@ class MissingExtraError(CtxrelayError, ImportError):
             f"{feature} needs the optional dependencies of the '{extra}' extra: "
             f"pip install 'ctxrelay[{extra}]'"
         )
+
+
+class HookPayloadError(CtxrelayError, ValueError):
+    """A Claude Code hook payload lacks a field or has one of the wrong type."""
+
+    def __init__(self, event: str, field: str, expected: str) -> None:
+        self.event = event
+        self.field = field
+        super().__init__(f"the {event} payload's {field} is not {expected}")
 
 
 class StoreError(CtxrelayError):

@@ -1,0 +1,63 @@
+"""PreToolUse: the guards against printing files into the context.
+
+Bash goes to :mod:`ctxrelay.claude.guard.bash`, Read to :mod:`ctxrelay.claude.guard.read`;
+each is imported only for its tool. A denial is Claude Code's hook answer with
+``permissionDecision: "deny"``; its reason reaches the acting agent as the tool result.
+Other checks of a tool call (e.g. "deny at the usable limit") belong in :func:`handle`
+before the per-tool guards, each returning a reason or ``None``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ctxrelay.errors import HookPayloadError
+
+__all__ = ["deny", "handle"]
+
+
+def deny(reason: str) -> dict[str, Any]:
+    """Claude Code's PreToolUse answer that denies the call, telling the agent why."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _cwd(payload: dict[str, Any]) -> str:
+    if "cwd" not in payload:
+        return os.getcwd()  # Claude Code runs hooks in the project directory
+    cwd = payload["cwd"]
+    if not isinstance(cwd, str) or not cwd:
+        raise HookPayloadError("PreToolUse", "cwd", "a non-empty string")
+    return os.path.abspath(cwd)
+
+
+def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Deny a tool call that would print a file into the context; ``None`` allows it."""
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str):
+        raise HookPayloadError("PreToolUse", "tool_name", "a string")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        raise HookPayloadError("PreToolUse", "tool_input", "an object")
+    reason: str | None = None
+    if tool == "Bash":
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            raise HookPayloadError("PreToolUse", "tool_input.command", "a string")
+        from ctxrelay.claude.guard import bash
+
+        reason = bash.deny_reason(command, _cwd(payload))
+    elif tool == "Read":
+        file_path = tool_input.get("file_path")
+        if not isinstance(file_path, str):
+            raise HookPayloadError("PreToolUse", "tool_input.file_path", "a string")
+        from ctxrelay.claude.guard import read
+
+        reason = read.deny_reason(tool_input, _cwd(payload))
+    return deny(reason) if reason else None

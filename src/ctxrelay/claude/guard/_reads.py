@@ -1,0 +1,233 @@
+"""Turn denied file prints into the Read calls that show the same file and range.
+
+This is the only part of the Bash guard that touches the file system, and only on the
+deny path: ``tail -n N`` needs the file's line count for its offset, a byte range
+(``head -c``) is rounded out to the lines that hold it, a glob lists its files, and a
+file over ``READ_MAX_BYTES`` gets a note that a plain Read of it is denied too.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import stat
+
+from ctxrelay.budget.bounds import READ_MAX_BYTES
+from ctxrelay.claude.guard._model import FilePrint, LineRange, Operand, ReadCall
+
+__all__ = ["mib", "read_calls", "reason"]
+
+COUNT_MAX_BYTES = 256 * 1024 * 1024
+"""Files larger than this are not read to count their lines: the hook must answer well
+within Claude Code's hook timeout. Their Read call then states the offset as a formula."""
+
+CALLS_SHOWN = 20
+"""Read calls listed in one deny reason; the rest are counted (``cat *.log``)."""
+
+
+def mib(size: int) -> str:
+    """``4194304`` → ``"4 MiB"``, ``5767168`` → ``"5.5 MiB"``."""
+    return f"{size / 2**20:.1f}".removesuffix(".0") + " MiB"
+
+
+class _File:
+    """Size and line facts of one file, read lazily and at most once."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.size: int | None = None
+        self._lines: int | None = None
+        self._counted = False
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return
+        if stat.S_ISREG(st.st_mode):  # never open a FIFO or a device: it could block
+            self.size = st.st_size
+
+    def newlines(self, stops: list[int]) -> list[int] | None:
+        """The number of newlines in the first ``stop`` bytes, for each stop."""
+        if self.size is None or max(stops, default=0) > COUNT_MAX_BYTES:
+            return None
+        counts = [0] * len(stops)
+        end = max(stops, default=0)
+        seen = 0
+        try:
+            with open(self.path, "rb") as handle:
+                while seen < end:
+                    chunk = handle.read(min(1 << 20, end - seen))
+                    if not chunk:
+                        break
+                    for k, stop in enumerate(stops):
+                        if stop > seen:
+                            counts[k] += chunk.count(b"\n", 0, stop - seen)
+                    seen += len(chunk)
+        except OSError:
+            return None
+        return counts
+
+    def lines(self) -> int | None:
+        """The line count (a last line without a newline counts)."""
+        if not self._counted:
+            self._counted = True
+            if self.size is not None:
+                counts = self.newlines([self.size])
+                if counts is not None:
+                    unterminated = self.size > 0 and not self._ends_in_newline()
+                    self._lines = counts[0] + (1 if unterminated else 0)
+        return self._lines
+
+    def _ends_in_newline(self) -> bool:
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(-1, os.SEEK_END)
+                return handle.read(1) == b"\n"
+        except OSError:
+            return True
+
+
+def _describe(r: LineRange) -> str:
+    unit = "bytes" if r.unit == "byte" else "lines"
+    first, last = r.first, r.last
+    if first is None:
+        if last is None:
+            return "the whole file"
+        if last > 0:
+            return f"the first {last} {unit}"
+        return f"all but the last {-last - 1} {unit}"
+    if first < 0:
+        return f"the last {-first} {unit}" if first < -1 else f"the last {unit[:-1]}"
+    if last is None:
+        return f"{unit} {first} to the end"
+    return f"{unit} {first} to {last}" if last != first else f"{unit[:-1]} {first}"
+
+
+def _needs_total(r: LineRange) -> bool:
+    """Whether the span of ``r`` depends on the file's length (it counts from the end)."""
+    return r.last is None or r.last < 0 or (r.first is not None and r.first < 0)
+
+
+def _formula(r: LineRange) -> str:
+    """How to compute the Read range of ``r`` by hand, when the line count is unknown."""
+    if r.first is not None and r.first < 0:
+        return f": offset = line count - {-r.first - 1}, limit {-r.first}"
+    if r.first is None and r.last is not None and r.last < 0:
+        return f": limit = line count - {-r.last - 1}"
+    return ""
+
+
+def _span(r: LineRange, total: int | None) -> tuple[int, int] | None:
+    """The 1-based inclusive span of ``r`` in a file of ``total`` lines (or bytes)."""
+    if _needs_total(r) and total is None:
+        return None
+    n = total or 0
+    first = 1 if r.first is None else r.first if r.first > 0 else max(n + r.first + 1, 1)
+    last = n if r.last is None else r.last if r.last > 0 else n + r.last + 1
+    return first, last
+
+
+def _call(path: str, r: LineRange, file: _File) -> ReadCall:
+    if r.whole:
+        return ReadCall(path)
+    if r.unit == "byte":
+        return _byte_call(path, r, file)
+    span = _span(r, file.lines() if _needs_total(r) else None)
+    if span is None:
+        if r.first is not None and r.first > 0:  # "from line A on", count unknown
+            return ReadCall(path, offset=r.first)
+        return ReadCall(path, note=f"{_describe(r)}{_formula(r)}; the line count is unknown")
+    first, last = span
+    if last < first:
+        return ReadCall(path, note=f"{_describe(r)}: the file has {file.lines()} lines")
+    offset = None if r.first is None else first
+    return ReadCall(path, offset=offset, limit=last - first + 1)
+
+
+def _byte_call(path: str, r: LineRange, file: _File) -> ReadCall:
+    span = _span(r, file.size)
+    if span is not None and file.size is not None:
+        first, last = span[0], min(span[1], file.size)
+        if last < first:
+            return ReadCall(path, note=f"{_describe(r)}: the file has {file.size} bytes")
+        counts = file.newlines([first - 1, last - 1])
+        if counts is not None:
+            offset = counts[0] + 1
+            limit = counts[1] + 1 - offset + 1
+            return ReadCall(
+                path,
+                offset=None if r.first is None else offset,
+                limit=limit,
+                note=f"the lines that hold {_describe(r)}",
+            )
+    return ReadCall(path, note=f"{_describe(r)}; Read pages by lines")
+
+
+def _paths(operand: Operand) -> tuple[list[str], int]:
+    """The files an operand names, at most ``CALLS_SHOWN``, and how many more match."""
+    if not (operand.literal and operand.glob):
+        return [operand.path], 0
+    matches = sorted(itertools.islice(glob.iglob(operand.path), 10 * CALLS_SHOWN))
+    if not matches:
+        return [operand.path], 0  # bash passes an unmatched pattern as written
+    return matches[:CALLS_SHOWN], len(matches) - CALLS_SHOWN if len(matches) > CALLS_SHOWN else 0
+
+
+def read_calls(printed: FilePrint) -> tuple[list[ReadCall], int]:
+    """The Read calls for one file print, and how many more were left off."""
+    calls: list[ReadCall] = []
+    more = 0
+    for operand in printed.operands:
+        paths, extra = _paths(operand)
+        more += extra
+        for path in paths:
+            if not operand.literal:
+                calls.append(ReadCall(path, note=f"with {path} as an absolute path"))
+                continue
+            file = _File(path)
+            if printed.ranges is None:
+                calls.append(ReadCall(path, note="the range is known only when it runs"))
+                continue
+            for r in printed.ranges:
+                call = _call(path, r, file)
+                if call.limit is None and (file.size or 0) > READ_MAX_BYTES:
+                    note = (
+                        f"the file is {mib(file.size or 0)}, over the Read limit of "
+                        f"{mib(READ_MAX_BYTES)}: add offset/limit, or search it with Grep"
+                    )
+                    call = ReadCall(call.file_path, call.offset, call.limit, note)
+                calls.append(call)
+    if len(calls) > CALLS_SHOWN:
+        more += len(calls) - CALLS_SHOWN
+        calls = calls[:CALLS_SHOWN]
+    return calls, more
+
+
+def _quote(command: str) -> str:
+    command = " ".join(command.split())
+    return command if len(command) <= 120 else command[:117] + "..."
+
+
+def reason(prints: tuple[FilePrint, ...]) -> str:
+    """The deny reason the agent reads: what was denied and the Read calls instead."""
+    lines = ["ctxrelay guard: this command would print a file into the context."]
+    lines.append("Use the Read tool instead, with the same file and range:")
+    shown = 0
+    more = 0
+    for printed in dict.fromkeys(prints):  # each distinct print once, in order
+        calls, extra = read_calls(printed)
+        room = CALLS_SHOWN - shown
+        more += extra + max(len(calls) - room, 0)
+        calls = calls[: max(room, 0)]
+        if not calls:
+            continue
+        shown += len(calls)
+        lines.append(f"- for `{_quote(printed.command)}`:")
+        lines.extend(f"  {call}" for call in calls)
+    if more:
+        lines.append(f"  ... and {more} more")
+    lines.append(
+        "Output into a pipe or a file is allowed (`| grep PATTERN`, `| wc -l`, `> out.txt`); "
+        "to search files, use Grep."
+    )
+    return "\n".join(lines)

@@ -1,0 +1,441 @@
+"""Find the commands of a Bash script whose file output would reach the context.
+
+The script is parsed by tree-sitter-bash (bashlex fails on quoted heredocs) and walked
+statement by statement, carrying two facts down the tree: whether stdout and stderr still
+reach the context (Claude Code's Bash tool returns both), and the shell's directory
+(``cd`` in a sequence moves it; subshells and pipeline parts keep their own). A pipe, a
+redirect of stdout, a command or process substitution takes the output away; a command
+substitution's text is never walked at all. A script with a syntax error is not judged.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ctxrelay.claude.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
+from ctxrelay.claude.guard._model import FilePrint, Operand
+from ctxrelay.errors import MissingExtraError
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = ["scan"]
+
+
+@functools.cache
+def _get_parser() -> Parser:
+    """The Bash parser, created on first use (the hook pays for it only when needed)."""
+    try:
+        import tree_sitter
+        import tree_sitter_bash
+    except ImportError as exc:
+        raise MissingExtraError("the Bash guard", "guard") from exc
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+# Statements whose children run in sequence, in the same shell and with the same output.
+_SEQUENCES = frozenset(
+    {
+        "program",
+        "list",
+        "compound_statement",
+        "do_group",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "case_statement",
+        "case_item",
+        "function_definition",  # its body prints when the function is called
+        "negated_command",
+    }
+)
+VISIT_MAX = 20_000
+"""Statements walked in one command at most: a machine-made script of a hundred thousand
+statements is judged by its first ones, so the hook answers well within its timeout."""
+
+PATH_MAX = 4096
+"""Longer words cannot name a file (the kernel refuses them), so they are no operand."""
+
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+
+# Programs that run the rest of their arguments as a command, with the options of each
+# that take a separate value (whose value must be skipped too).
+_WRAPPERS: dict[str, frozenset[str]] = {
+    "builtin": frozenset(),
+    "command": frozenset(),
+    "exec": frozenset({"-a"}),
+    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "nohup": frozenset(),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"}),
+    "time": frozenset({"-f", "-o", "--format", "--output"}),
+    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
+}
+
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_DQ_UNESCAPE = re.compile(r"\\([\\\"$`\n])")
+_GLOB = re.compile(r"(?<!\\)[*?[]")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+class _Word:
+    """A shell word: its value when the shell would not expand it at run time."""
+
+    __slots__ = ("glob", "pipe", "raw", "value")
+
+    def __init__(self, raw: str, value: str | None, glob: bool, pipe: bool) -> None:
+        self.raw = raw
+        self.value = value
+        self.glob = glob
+        self.pipe = pipe  # a process substitution
+
+
+def _text(node: Node) -> str:
+    data = node.text
+    return "" if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def _literal(node: Node) -> tuple[str | None, bool]:
+    """(value, is an unquoted glob) of a word node; value ``None`` when it expands."""
+    kind = node.type
+    if kind == "word":
+        raw = _text(node)
+        if "\\" not in raw:
+            return raw, _GLOB.search(raw) is not None
+        return _UNESCAPE.sub(r"\1", raw), _GLOB.search(raw) is not None
+    if kind == "number":
+        return _text(node), False
+    if kind == "raw_string":
+        return _text(node)[1:-1], False
+    if kind == "string":
+        parts: list[str] = []
+        for child in node.named_children:
+            if child.type == "string_content":
+                parts.append(_DQ_UNESCAPE.sub(r"\1", _text(child)))
+            else:
+                value, _ = _literal(child)
+                if value is None:
+                    return None, False
+                parts.append(value)
+        return "".join(parts), False
+    if kind == "concatenation":
+        values: list[str] = []
+        glob = False
+        for child in node.named_children:
+            if child.type == "word" and _text(child) in ("{", "}"):
+                return None, False  # brace expansion: a{1,2}
+            value, child_glob = _literal(child)
+            if value is None:
+                return None, False
+            values.append(value)
+            glob = glob or child_glob
+        return "".join(values), glob
+    if kind in ("simple_expansion", "expansion") and _text(node) in ("$HOME", "${HOME}"):
+        return os.path.expanduser("~"), False
+    return None, False
+
+
+def _word(node: Node) -> _Word:
+    raw = _text(node)
+    value, glob = _literal(node)
+    if value is None and node.type != "process_substitution" and raw.startswith("-"):
+        value = UNKNOWN_OPTION  # "-$n", "-${1:-10}": an option whose value is unknown
+    return _Word(raw, value, glob, node.type == "process_substitution")
+
+
+def _resolve(value: str, cwd: str | None) -> str | None:
+    """An absolute path for a literal path word, or ``None`` when the directory is unknown."""
+    if value.startswith("~"):
+        value = os.path.expanduser(value)
+    if os.path.isabs(value):
+        return os.path.normpath(value)
+    if cwd is None:
+        return None
+    return os.path.normpath(os.path.join(cwd, value))
+
+
+class _Redirected:
+    """The outcome of a command's redirects, applied in order."""
+
+    __slots__ = ("err", "extra", "followers", "out", "stdin")
+
+    def __init__(self, out: bool, err: bool) -> None:
+        self.out = out
+        self.err = err
+        self.stdin: Node | None = None  # the file fed by "<", if the last stdin redirect
+        self.extra: list[Node] = []  # words tree-sitter puts after a redirect's target
+        self.followers: list[Node] = []  # statements a heredoc's line goes on with
+
+
+def _fd(state: _Redirected, fd: int) -> bool:
+    return state.out if fd == 1 else state.err if fd == 2 else False
+
+
+def _set(state: _Redirected, fd: int, reaches: bool) -> None:
+    if fd == 1:
+        state.out = reaches
+    elif fd == 2:
+        state.err = reaches
+
+
+def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
+    kind = redirect.type
+    if kind == "herestring_redirect":
+        state.stdin = None
+        return
+    if kind == "heredoc_redirect":
+        state.stdin = None
+        for child in redirect.named_children:
+            if child.type == "file_redirect":
+                _apply(state, child)
+            elif child.type == "pipeline":
+                # "cat <<EOF | grep x": the rest of the line is this command's pipe.
+                first = child.children[0].type if child.child_count else "|"
+                state.out = False
+                if first == "|&":
+                    state.err = False
+                state.followers.append(child)
+            elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                state.followers.append(child)  # "cat <<EOF && next": the next statement
+        return
+    fd: int | None = fd_hint
+    op = ""
+    targets: list[Node] = []
+    for child in redirect.children:
+        if child.type == "file_descriptor":
+            fd = int(_text(child))
+        elif not child.is_named:
+            op = child.type
+        else:
+            targets.append(child)
+    state.extra.extend(targets[1:])
+    target = targets[0] if targets else None
+    if op in (">", ">>", ">|"):
+        _set(state, 1 if fd is None else fd, False)
+    elif op in ("&>", "&>>"):
+        state.out = state.err = False
+    elif op in (">&", "<&"):
+        dest = "" if target is None else _text(target)
+        if dest.isdigit():
+            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, int(dest)))
+        elif dest == "-":
+            _set(state, (1 if op == ">&" else 0) if fd is None else fd, False)
+        elif op == ">&" and fd is None:
+            state.out = state.err = False  # ">&file" is "&>file"
+        elif fd is not None:
+            _set(state, fd, False)
+    elif op in (">&-", "<&-"):
+        _set(state, (1 if op == ">&-" else 0) if fd is None else fd, False)
+    elif op in ("<", "<>"):
+        if fd is None or fd == 0:
+            state.stdin = target
+        else:
+            _set(state, fd, False)
+
+
+class _Walker:
+    def __init__(self, source: bytes, cwd: str | None) -> None:
+        self.source = source
+        self.cwd = cwd
+        self.found: list[FilePrint] = []
+
+    def walk(self, root: Node) -> list[FilePrint]:
+        # Depth-first, in source order, without recursion (scripts can nest deeply).
+        # Each entry: node, stdout reaches the context, stderr does, the shell's
+        # directory (a one-item list shared by statements run in the same shell),
+        # and redirects that a redirected_statement hands to its command.
+        stack: list[tuple[Node, bool, bool, list[str | None], list[Node]]] = [
+            (root, True, True, [self.cwd], [])
+        ]
+        visits = 0
+        while stack and visits < VISIT_MAX:
+            visits += 1
+            node, out, err, where, outer = stack.pop()
+            kind = node.type
+            if kind == "command":
+                for follower in reversed(self._command(node, out, err, where, outer)):
+                    stack.append((follower, out, err, where, []))
+            elif kind in _SEQUENCES:
+                stack.extend(
+                    (child, out, err, where, [])
+                    for child in reversed(node.named_children)
+                    if child.type not in _REDIRECTS
+                )
+            elif kind == "subshell":
+                own = [where[0]]
+                stack.extend((child, out, err, own, []) for child in reversed(node.named_children))
+            elif kind == "pipeline":
+                stack.extend(reversed(list(self._pipeline(node, out, err, where))))
+            elif kind == "redirected_statement":
+                body: Node | None = None
+                redirects: list[Node] = []
+                for child in node.named_children:
+                    if child.type in _REDIRECTS:
+                        redirects.append(child)
+                    elif body is None:
+                        body = child
+                if body is None:
+                    continue
+                if body.type == "command":
+                    stack.append((body, out, err, where, redirects))
+                    continue
+                state = _Redirected(out, err)
+                for redirect in redirects:
+                    _apply(state, redirect)
+                for follower in reversed(state.followers):
+                    stack.append((follower, out, err, where, []))
+                stack.append((body, state.out, state.err, where, []))
+            # Anything else (assignments, tests, declarations, comments) runs no
+            # command whose output reaches the context: substitutions inside it are
+            # captured, so they are never walked.
+        return self.found
+
+    def _pipeline(
+        self, node: Node, out: bool, err: bool, where: list[str | None]
+    ) -> Iterator[tuple[Node, bool, bool, list[str | None], list[Node]]]:
+        parts = [c for c in node.children if c.is_named]
+        ops = [c.type for c in node.children if not c.is_named]
+        for index, part in enumerate(parts):
+            last = index == len(parts) - 1
+            both = not last and index < len(ops) and ops[index] == "|&"
+            # Each part of a pipeline runs in its own subshell.
+            yield part, out and last, err and not both, [where[0]], []
+
+    def _command(
+        self, node: Node, out: bool, err: bool, where: list[str | None], outer: list[Node]
+    ) -> list[Node]:
+        name: Node | None = None
+        args: list[Node] = []
+        redirects: list[Node] = []
+        for child in node.named_children:
+            kind = child.type
+            if kind == "command_name":
+                name = child
+            elif kind in _REDIRECTS:
+                redirects.append(child)
+            elif kind != "variable_assignment":
+                args.append(child)
+        redirects.extend(outer)
+        # tree-sitter-bash reads the "0" of "cat 0< f" as an argument: a number that
+        # touches the redirect after it is that redirect's descriptor.
+        hints = {a.end_byte: a for a in args if a.type == "number"}
+        state = _Redirected(out, err)
+        for redirect in redirects:
+            hint = hints.get(redirect.start_byte)
+            if hint is not None and redirect.type == "file_redirect":
+                args.remove(hint)
+                _apply(state, redirect, int(_text(hint)))
+            else:
+                _apply(state, redirect)
+        if name is None or not name.named_child_count:
+            return state.followers
+        program, _ = _literal(name.named_children[0])
+        if program is None:
+            return state.followers
+        program = os.path.basename(program)
+        if state.extra:
+            args = sorted(args + state.extra, key=lambda n: n.start_byte)
+        words = [_word(a) for a in args]
+        program, words = _unwrap(program, words)
+        if program in ("cd", "pushd", "popd"):
+            where[0] = self._chdir(program, words, where[0])
+        elif program in PRINTERS and state.out:
+            self._printer(node, program, words, state=state, redirects=outer, cwd=where[0])
+        return state.followers
+
+    def _chdir(self, program: str, words: list[_Word], cwd: str | None) -> str | None:
+        operands = [w for w in words if w.value is None or not w.value.startswith("-")]
+        if program == "popd" or (operands and operands[0].value in (None, "-")):
+            return None  # the directory is known only at run time
+        if not operands:
+            return os.path.expanduser("~") if program == "cd" else None
+        value = operands[0].value
+        return None if value is None else _resolve(value, cwd)
+
+    def _printer(
+        self,
+        node: Node,
+        program: str,
+        words: list[_Word],
+        *,
+        state: _Redirected,
+        redirects: list[Node],
+        cwd: str | None,
+    ) -> None:
+        printed = plan(program, [w.value for w in words])
+        if printed is None:
+            return
+        sources = [words[i] for i in printed.files]
+        if not printed.files:
+            if state.stdin is None:
+                return  # reads a pipe, a heredoc or the terminal
+            sources = [_word(state.stdin)]
+        operands: list[Operand] = []
+        for word in sources:
+            if word.pipe:
+                continue  # "<(sort x)" is a pipe, and what prints into it is allowed
+            if len(word.raw) > PATH_MAX:
+                continue
+            if word.value is None:
+                operands.append(Operand(word.raw, literal=False))
+                continue
+            path = _resolve(word.value, cwd)
+            if path is None:
+                operands.append(Operand(word.value, literal=False))
+            else:
+                operands.append(Operand(path, glob=word.glob))
+        if not operands:
+            return
+        # The command as the agent wrote it, with the redirects that follow it.
+        end = max([node.end_byte, *(r.end_byte for r in redirects)])
+        shown = self.source[node.start_byte : end].decode("utf-8", "surrogateescape")
+        self.found.append(FilePrint(shown, program, tuple(operands), printed.ranges))
+
+
+def _unwrap(program: str, words: list[_Word]) -> tuple[str, list[_Word]]:
+    """``sudo cat f`` runs ``cat f``: see through the wrappers in ``_WRAPPERS``."""
+    while program in _WRAPPERS:
+        valued = _WRAPPERS[program]
+        duration = program == "timeout"  # timeout's first operand is its duration
+        i = 0
+        while i < len(words):
+            value = words[i].value
+            if value is None:
+                return "", []
+            if program == "command" and value in ("-v", "-V"):
+                return "", []  # a lookup, not a run
+            if value.startswith("-") and value != "-":
+                i += 2 if value in valued else 1
+            elif program == "env" and _ASSIGNMENT.match(value):
+                i += 1
+            elif duration:
+                duration = False
+                i += 1
+            else:
+                break
+        if i >= len(words) or words[i].value is None:
+            return "", []
+        program = os.path.basename(words[i].value or "")
+        words = words[i + 1 :]
+    return program, words
+
+
+def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
+    """The file prints of ``command``, or ``None`` when it cannot be parsed.
+
+    ``cwd`` is the shell's starting directory (absolute), used to make relative paths
+    absolute; ``None`` leaves them as written.
+    """
+    source = command.encode("utf-8", "surrogatepass")
+    root = _get_parser().parse(source).root_node
+    if root.has_error:
+        return None
+    return tuple(_Walker(source, cwd).walk(root))

@@ -1,0 +1,59 @@
+"""The Bash guard: deny a command that prints a file into the context.
+
+A command prints a file when ``cat``, ``head``, ``tail`` or ``sed -n`` with a line
+range reads a file and its stdout reaches the Bash tool's result, in any part of a
+compound command. Output into a pipe, a redirect, or a command or process substitution
+does not reach it, and neither does a heredoc writer (``cat > f <<'EOF'``). The deny
+reason names the Read call that shows the same file and range. A command that does not
+parse is allowed: the guard never blocks what it cannot understand. Rules and examples:
+``docs/guard.md``.
+
+This module is on the hook's start-up path, so it imports only ``re``: the parser and
+everything else load after :func:`might_print_file` says they are needed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxrelay.claude.guard._model import FilePrint
+
+__all__ = ["PRECHECK_WORDS", "classify", "deny_reason", "might_print_file"]
+
+PRECHECK_WORDS = ("cat", "head", "tail", "sed")
+"""Words one of which a command must contain to be parsed at all; a test keeps them
+equal to the programs the guard understands (``_commands.PRINTERS``)."""
+
+# A program name ends at a non-name character; "/bin/cat" and "\cat" still match, while
+# "cat-file" or "header" do not.
+_PRECHECK = re.compile(r"(?<![\w.-])(?:" + "|".join(PRECHECK_WORDS) + r")(?![\w.-])")
+
+
+def might_print_file(command: str) -> bool:
+    """A cheap test that is true for every command the guard could deny."""
+    return _PRECHECK.search(command) is not None
+
+
+def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | None:
+    """The parts of ``command`` that print a file; ``None`` when it cannot be parsed.
+
+    ``cwd`` (absolute) is the directory the command runs in; relative paths in the
+    result are made absolute against it (following any ``cd`` in the command).
+    """
+    if not might_print_file(command):
+        return ()
+    from ctxrelay.claude.guard._shell import scan
+
+    return scan(command, cwd)
+
+
+def deny_reason(command: str, cwd: str | None) -> str | None:
+    """The reason to deny ``command``, with the Read calls to use; ``None`` to allow it."""
+    prints = classify(command, cwd)
+    if not prints:
+        return None
+    from ctxrelay.claude.guard._reads import reason
+
+    return reason(prints)

@@ -1,0 +1,46 @@
+"""The Read guard: deny an unbounded Read of a file over ``READ_MAX_BYTES``.
+
+A Read with a ``limit`` (or ``pages`` of a PDF) is bounded and always passes, so the
+reason's own advice, a Read with offset/limit, is never denied in turn.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+
+__all__ = ["deny_reason"]
+
+
+def deny_reason(tool_input: Mapping[str, object], cwd: str | None) -> str | None:
+    """The reason to deny this Read, or ``None`` to allow it.
+
+    ``tool_input`` is the Read tool's input; a relative ``file_path`` is resolved against
+    ``cwd``. A file that does not exist or is not a regular file is left to Read itself.
+    """
+    path = tool_input.get("file_path")
+    if not isinstance(path, str) or not path:
+        return None
+    if tool_input.get("limit") is not None or tool_input.get("pages") is not None:
+        return None
+    if cwd is not None and not os.path.isabs(path):
+        path = os.path.join(cwd, path)
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    from ctxrelay.budget.bounds import READ_MAX_BYTES
+
+    if st.st_size <= READ_MAX_BYTES:
+        return None
+    from ctxrelay.claude.guard._reads import mib
+
+    return (
+        f"ctxrelay guard: {path} is {mib(st.st_size)} ({st.st_size:,} bytes), over the "
+        f"Read limit of {mib(READ_MAX_BYTES)}, so reading it whole would flood the context. "
+        f'Read a part of it with offset and limit (Read {{"file_path": "{path}", '
+        f'"offset": 1, "limit": 200}}), or search it with Grep.'
+    )
