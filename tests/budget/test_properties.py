@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ctxrelay.budget import Action, Budget, Capability, Stage, Step, evaluate, simulate
 
 # The shared machine is loaded; a slow example is not a failure.
-PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 W, H = Stage.WARNING, Stage.HANDOFF
 
