@@ -283,7 +283,12 @@ def _plan(budget: Budget, capability: Capability, *, as_json: bool, text: bool) 
     table.add_column(style="bold")
     table.add_column(justify="right")
     for key, value in data.items():
-        shown = "—" if value is None else (f"{value:,}" if isinstance(value, int) else value)
+        if value is None:
+            shown = "—"
+        elif isinstance(value, float):
+            shown = repr(value).removesuffix(".0")  # 60, 62.5: the slider as typed
+        else:
+            shown = f"{value:,}" if isinstance(value, int) else str(value)
         table.add_row(key.replace("_", " "), str(shown))
     out = console()
     out.print(table)
