@@ -125,7 +125,11 @@ def main_triggers(
 
 def completed_task_in(tool_calls: Iterable[tuple[str, object]]) -> bool:
     """Whether any ``(tool name, input)`` of a turn marked a task completed
-    (``TaskUpdate`` in current Claude Code, ``TodoWrite`` in older versions)."""
+    (``TaskUpdate`` in current Claude Code, ``TodoWrite`` in older versions).
+
+    ``TodoWrite`` sends the whole list each time, so a list that still holds an item
+    completed earlier counts again; the host hints once per kind of trigger per episode,
+    which absorbs the repeat."""
     for name, payload in tool_calls:
         if not isinstance(payload, dict):
             continue

@@ -47,6 +47,32 @@ Example:
       --tokens 90000,100000,110000,121000,125000,168001,50000
 """
 
+_PLAN_HELP = """\
+Show the points a budget derives: the usable limit (limit - reserve, where a request
+is forced into a new window), the handoff target (threshold percent of the limit, never
+below 10%) and the warning point (warning-lead points before the target).
+
+Examples:
+  ctxrelay policy plan --limit 200000 --reserve 32000 --threshold 60
+  ctxrelay policy plan --limit 200000 --reserve 32000 --threshold 62.5 --json
+  ctxrelay policy plan --limit 200000 --reserve 32000 --threshold 100   # Off
+  ctxrelay policy plan --limit 200000 --reserve 32000 --threshold 60 \\
+      --text --capability conditional      # the advisory wording
+"""
+
+_SIMULATE_HELP = """\
+Decide each request size in order, as a host that publishes every advisory would:
+claims carry across dispatches within a window, a rollover seals the window and the
+next dispatch starts a new one with no claims.
+
+Examples:
+  ctxrelay policy simulate --limit 200000 --reserve 32000 --threshold 60 \\
+      --tokens 90000,100000,110000,121000,125000,168001,50000
+  # an advisory of 4000 tokens has no room at 165000: the handoff is skipped
+  ctxrelay policy simulate --limit 200000 --reserve 32000 --threshold 60 \\
+      --tokens 118000,165000,168001 --advisory-tokens 4000 --json
+"""
+
 
 class FlagValueError(BudgetValueError):
     """A flag's value is unusable; the message names the flag as the user typed it and
@@ -131,18 +157,25 @@ def _glue_values(argv: list[str]) -> list[str]:
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
     """The budget options every command that evaluates the policy accepts; the values
     stay text until :func:`budget_from_args`, which names the flag in any error."""
-    parser.add_argument("--limit", required=True, help="model context window (tokens)")
     parser.add_argument(
-        "--reserve", required=True, help="output reserve (tokens); usable limit = limit - reserve"
+        "--limit", required=True, metavar="TOKENS", help="model context window (tokens)"
+    )
+    parser.add_argument(
+        "--reserve",
+        required=True,
+        metavar="TOKENS",
+        help="output reserve (tokens); usable limit = limit - reserve",
     )
     parser.add_argument(
         "--threshold",
         required=True,
+        metavar="PERCENT",
         help="the slider, percent of the limit (decimals allowed; 100 = Off; floor 10)",
     )
     parser.add_argument(
         "--warning-lead",
         default=DEFAULT_WARNING_LEAD,
+        metavar="POINTS",
         help="points between the warning and the handoff target (default %(default)s)",
     )
 
@@ -209,8 +242,18 @@ def _parser() -> ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="action", required=True, metavar="plan|simulate")
-    plan = sub.add_parser("plan", help="show the derived points of a budget")
-    sim = sub.add_parser("simulate", help="evaluate a sequence of request sizes")
+    plan = sub.add_parser(
+        "plan",
+        help="show the derived points of a budget",
+        description=_PLAN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sim = sub.add_parser(
+        "simulate",
+        help="evaluate a sequence of request sizes",
+        description=_SIMULATE_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     for p in (plan, sim):
         add_budget_arguments(p)
         p.add_argument(
@@ -224,11 +267,13 @@ def _parser() -> ArgumentParser:
     sim.add_argument(
         "--tokens",
         required=True,
+        metavar="N1,N2,...",
         help="comma-separated request sizes, one per dispatch",
     )
     sim.add_argument(
         "--advisory-tokens",
         default="0",
+        metavar="TOKENS",
         help="estimated size of an advisory, for the headroom check (default 0)",
     )
     sim.add_argument(
@@ -283,7 +328,12 @@ def _plan(budget: Budget, capability: Capability, *, as_json: bool, text: bool) 
     table.add_column(style="bold")
     table.add_column(justify="right")
     for key, value in data.items():
-        shown = "—" if value is None else (f"{value:,}" if isinstance(value, int) else value)
+        if value is None:
+            shown = "—"
+        elif isinstance(value, float):
+            shown = repr(value).removesuffix(".0")  # 60, 62.5: the slider as typed
+        else:
+            shown = f"{value:,}" if isinstance(value, int) else str(value)
         table.add_row(key.replace("_", " "), str(shown))
     out = console()
     out.print(table)
