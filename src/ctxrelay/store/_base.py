@@ -11,6 +11,7 @@ made before it: a claim is never granted twice and a sealed window never takes a
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -109,6 +110,21 @@ class SqlStore(ABC):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._sql_cache: dict[str, str] = {}
+        self._pid = os.getpid()
+
+    def _forked(self) -> bool:
+        """True once in a child process that inherited this handle (then the backend opens
+        its own connection: a database connection must never be shared across fork)."""
+        if os.getpid() == self._pid:
+            return False
+        self._pid = os.getpid()
+        return True
+
+    def __enter__(self) -> SqlStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- dialect seam ---------------------------------------------------------------
 
