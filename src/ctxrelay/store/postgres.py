@@ -222,6 +222,8 @@ class PostgresStore(SqlStore):
             raise self._error(exc) from None
         except psycopg.Error as exc:
             raise self._error(exc) from None
+        except UnicodeEncodeError:
+            raise StoreError("text or metadata is not valid Unicode (a lone surrogate)") from None
 
     def _write(self) -> AbstractContextManager[Any]:
         return self._transaction()

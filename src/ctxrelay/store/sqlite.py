@@ -237,6 +237,11 @@ class SqliteStore(SqlStore):
             except sqlite3.Error as exc:
                 self._conn.rollback()
                 raise self._error(exc) from None
+            except UnicodeEncodeError:
+                self._conn.rollback()
+                raise StoreError(
+                    "text or metadata is not valid Unicode (a lone surrogate)"
+                ) from None
             except BaseException:
                 self._conn.rollback()
                 raise
