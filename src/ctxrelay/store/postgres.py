@@ -239,6 +239,14 @@ class PostgresStore(SqlStore):
         # lock, so racers for one (window, stage) wait only for the first inserter's
         # commit and then leave with the conflict, instead of queueing on the session row.
         meta = dump_json(row.metadata, "row metadata")
+        # A committed claim is final (claims are never removed): one autocommit round
+        # trip lets a late racer leave without a transaction.
+        with self._lock, self._peek() as cur:
+            cur.execute(
+                "SELECT 1 FROM ctx_claims WHERE window_id = %s AND stage = %s", (window_id, stage)
+            )
+            if cur.fetchone() is not None:
+                raise _AlreadyClaimed
         with self._lock, self._write() as cur:
             cur.execute(
                 "INSERT INTO ctx_claims (window_id, stage, row_id, created_at) "
