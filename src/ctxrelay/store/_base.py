@@ -6,11 +6,14 @@ takes the session row's write lock on PostgreSQL; SQLite serialises writers with
 ``BEGIN IMMEDIATE``), and only then looks at the window. So appends, claims, rollovers and
 resets of one session are serialised, and a check made after the bump sees every commit
 made before it: a claim is never granted twice and a sealed window never takes a row.
+(PostgreSQL inserts a claim before the bump, see ``PostgresStore._claim``; the unique
+key then does the serialising, and the window is still checked after the bump.)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -73,7 +76,10 @@ def new_id() -> str:
 
 def dump_json(value: Mapping[str, Any], what: str) -> str:
     try:
-        return json.dumps(dict(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        # NaN/Infinity are not JSON (PostgreSQL's json type rejects them): refuse on both.
+        return json.dumps(
+            dict(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+        )
     except (TypeError, ValueError) as exc:
         raise StoreError(f"the {what} is not JSON-serialisable: {exc}") from None
 
@@ -109,6 +115,21 @@ class SqlStore(ABC):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._sql_cache: dict[str, str] = {}
+        self._pid = os.getpid()
+
+    def _forked(self) -> bool:
+        """True once in a child process that inherited this handle (then the backend opens
+        its own connection: a database connection must never be shared across fork)."""
+        if os.getpid() == self._pid:
+            return False
+        self._pid = os.getpid()
+        return True
+
+    def __enter__(self) -> SqlStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- dialect seam ---------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -44,6 +45,10 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
 __all__ = ["CONNECT_TIMEOUT_S", "PostgresStore"]
+
+# Connections inherited across fork: kept referenced so the child never closes them
+# (closing would end the parent's session on the shared socket).
+_ABANDONED: list[Any] = []
 
 #: Seconds to wait for a server before saying it is down (unless the URL sets its own).
 CONNECT_TIMEOUT_S = 5
@@ -189,8 +194,15 @@ class PostgresStore(SqlStore):
         return StoreError(f"the PostgreSQL store at {self._where} failed: {message}")
 
     def _live(self) -> Connection[Any]:
-        """The main connection, reconnected if a previous call found it broken."""
-        if self._conn.closed or self._conn.broken:
+        """The main connection, reconnected if a previous call found it broken, or if this
+        is a forked child (the parent's connection is left alone, never closed here)."""
+        if self._forked():
+            _ABANDONED.append(self._conn)
+            with self._lock_conns_guard:
+                _ABANDONED.extend(self._idle_lock_conns)
+                self._idle_lock_conns.clear()
+            self._conn = self._connect()
+        elif self._conn.closed or self._conn.broken:
             self._conn = self._connect()
         return self._conn
 
@@ -210,6 +222,8 @@ class PostgresStore(SqlStore):
             raise self._error(exc) from None
         except psycopg.Error as exc:
             raise self._error(exc) from None
+        except UnicodeEncodeError:
+            raise StoreError("text or metadata is not valid Unicode (a lone surrogate)") from None
 
     def _write(self) -> AbstractContextManager[Any]:
         return self._transaction()
@@ -225,6 +239,14 @@ class PostgresStore(SqlStore):
         # lock, so racers for one (window, stage) wait only for the first inserter's
         # commit and then leave with the conflict, instead of queueing on the session row.
         meta = dump_json(row.metadata, "row metadata")
+        # A committed claim is final (claims are never removed): one autocommit round
+        # trip lets a late racer leave without a transaction.
+        with self._lock, self._peek() as cur:
+            cur.execute(
+                "SELECT 1 FROM ctx_claims WHERE window_id = %s AND stage = %s", (window_id, stage)
+            )
+            if cur.fetchone() is not None:
+                raise _AlreadyClaimed
         with self._lock, self._write() as cur:
             cur.execute(
                 "INSERT INTO ctx_claims (window_id, stage, row_id, created_at) "
@@ -284,25 +306,34 @@ class PostgresStore(SqlStore):
             raise StoreUnavailableError(
                 f"there is no ctxrelay store in the PostgreSQL database at {self._where}"
             )
-        with conn.transaction():
-            conn.execute(
-                "SELECT pg_advisory_xact_lock(%s, hashtext(current_schema()))",
-                (_MIGRATE_LOCK_CLASS,),
-            )
-            version = self._version(conn)  # another worker may have migrated meanwhile
-            if version > SCHEMA_VERSION:
-                raise UnsupportedSchemaError(version, SCHEMA_VERSION)
-            if version == 0:
+        # A session-level lock taken *before* the transaction: a transaction that starts
+        # after the wait sees the tables another worker created meanwhile (one that
+        # waited inside could keep a stale catalog cache and try to create them again).
+        conn.execute(
+            "SELECT pg_advisory_lock(%s, hashtext(current_schema()))", (_MIGRATE_LOCK_CLASS,)
+        )
+        try:
+            with conn.transaction():
+                version = self._version(conn)  # another worker may have migrated meanwhile
+                if version > SCHEMA_VERSION:
+                    raise UnsupportedSchemaError(version, SCHEMA_VERSION)
+                if version == 0:
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS ctx_schema "
+                        "(version integer NOT NULL, applied_at double precision NOT NULL)"
+                    )
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[target]:
+                        conn.execute(statement)
+                    conn.execute(
+                        "INSERT INTO ctx_schema (version, applied_at) VALUES (%s, %s)",
+                        (target, time.time()),
+                    )
+        finally:
+            with contextlib.suppress(psycopg.Error):  # a broken connection drops it anyway
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS ctx_schema "
-                    "(version integer NOT NULL, applied_at double precision NOT NULL)"
-                )
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in MIGRATIONS[target]:
-                    conn.execute(statement)
-                conn.execute(
-                    "INSERT INTO ctx_schema (version, applied_at) VALUES (%s, %s)",
-                    (target, time.time()),
+                    "SELECT pg_advisory_unlock(%s, hashtext(current_schema()))",
+                    (_MIGRATE_LOCK_CLASS,),
                 )
 
     @staticmethod
@@ -324,6 +355,7 @@ class PostgresStore(SqlStore):
         return int.from_bytes(digest, "big", signed=True)
 
     def _take_lock_conn(self) -> Connection[Any]:
+        self._live()  # drops a forked parent's idle lock connections
         with self._lock_conns_guard:
             while self._idle_lock_conns:
                 conn = self._idle_lock_conns.pop()
