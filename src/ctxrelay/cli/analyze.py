@@ -326,7 +326,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
 
         measured.add_row(
             r.session_id[:8],
-            f"{a.limit:,}",
+            f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
             f"{a.base_tokens:,}",
             cell("summary_tokens", a.summary_tokens),
             cell("reload_tokens", a.reload_tokens),
