@@ -3,7 +3,7 @@
 Both read every transcript of the corpus (sessions and their subagent files) from the
 page cache; the analyzer also deduplicates, prices and replays each session under the
 default policies. Prints MB/s of each and their ratio (target: >= 0.67x), best of
-``--repeat`` runs; ``--json`` prints one JSON object instead.
+``--repeat`` interleaved rounds; ``--json`` prints one JSON object instead.
 
     python bench/analyze.py [--corpus DIR] [--copies N] [--repeat R] [--json]
 """
@@ -49,12 +49,15 @@ def _scan_only(files: list[Path]) -> None:
         scan(path, agent=path.parent.name == "subagents")
 
 
-def _best(func: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
+def _interleaved(funcs: list[Callable[[], object]], repeat: int) -> list[float]:
+    """Best time of each function, run in turn round after round: on a shared machine the
+    load changes over seconds, and interleaving lets every contender see the same load."""
+    best = [float("inf")] * len(funcs)
     for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - start)
+        for k, func in enumerate(funcs):
+            start = time.perf_counter()
+            func()
+            best[k] = min(best[k], time.perf_counter() - start)
     return best
 
 
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--copies", type=int, default=4, help="corpus copies to read (4)")
-    parser.add_argument("--repeat", type=int, default=5, help="runs; the best counts (5)")
+    parser.add_argument("--repeat", type=int, default=7, help="rounds; the best counts (7)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
@@ -80,9 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         files = _files(root)
         size = sum(p.stat().st_size for p in files)
         _bare(files)  # warm the page cache
-        bare = _best(lambda: _bare(files), args.repeat)
-        scanned = _best(lambda: _scan_only(files), args.repeat)
-        analyzed = _best(lambda: analyze_paths([root]), args.repeat)
+        bare, scanned, analyzed = _interleaved(
+            [lambda: _bare(files), lambda: _scan_only(files), lambda: analyze_paths([root])],
+            args.repeat,
+        )
     mb = size / 1e6
     result = {
         "files": len(files),

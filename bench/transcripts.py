@@ -3,9 +3,9 @@
 Both files are real spotter lines repeated to size (the newest response is where a real
 session leaves it: a few lines from the end). ``latest_context`` must cost the same on
 both (target <= 1.1x), because it reads the end of the file, not the file. Median of
-``--repeat`` in-process reads; ``--json`` prints one JSON object.
+``--repeat`` alternating in-process reads; ``--json`` prints one JSON object.
 
-    python bench/transcripts.py [--big-mb 100] [--small-mb 1] [--repeat 200] [--json]
+    python bench/transcripts.py [--big-mb 100] [--small-mb 1] [--repeat 2000] [--json]
 """
 
 from __future__ import annotations
@@ -41,22 +41,29 @@ def _build(path: Path, megabytes: float, lines: list[bytes]) -> None:
         f.writelines(lines[-40:])  # end as the session ended
 
 
-def _median(path: Path, repeat: int) -> float:
-    times = []
+def _read(path: Path) -> float:
+    start = time.perf_counter()
+    reading = latest_context(path)
+    elapsed = time.perf_counter() - start
+    if reading is None or not reading.context_tokens:
+        raise SystemExit(f"bench/transcripts.py: no reading from {path}")
+    return elapsed
+
+
+def _medians(small: Path, big: Path, repeat: int) -> tuple[float, float]:
+    """Median of each, the two reads alternating so both see the same machine load."""
+    t_small, t_big = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
-        reading = latest_context(path)
-        times.append(time.perf_counter() - start)
-        if reading is None or not reading.context_tokens:
-            raise SystemExit(f"bench/transcripts.py: no reading from {path}")
-    return statistics.median(times)
+        t_small.append(_read(small))
+        t_big.append(_read(big))
+    return statistics.median(t_small), statistics.median(t_big)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--big-mb", type=float, default=100)
     parser.add_argument("--small-mb", type=float, default=1)
-    parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=2000)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not SOURCE.is_file():
@@ -67,10 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         small, big = Path(tmp) / "small.jsonl", Path(tmp) / "big.jsonl"
         _build(small, args.small_mb, lines)
         _build(big, args.big_mb, lines)
-        _median(small, 5)
-        _median(big, 5)
-        t_small = _median(small, args.repeat)
-        t_big = _median(big, args.repeat)
+        _medians(small, big, 5)
+        t_small, t_big = _medians(small, big, args.repeat)
         sizes = (small.stat().st_size, big.stat().st_size)
     ratio = t_big / t_small
     result = {

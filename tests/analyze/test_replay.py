@@ -237,3 +237,12 @@ def test_warm_prefix_is_measured_from_the_first_request() -> None:
     report = analyze_session(path, warm_prefix=True)
     assert report.assumptions.warm_prefix_tokens == 17_842
     assert analyze_session(path).assumptions.warm_prefix_tokens == 0
+
+
+def test_a_recorded_request_over_200k_means_the_long_window() -> None:
+    chain = _chain([30_000, 150_000, 260_000])
+    a = measure_assumptions(chain, [], model="claude-sonnet-4-5")
+    assert a.limit == 1_000_000
+    assert "limit" in a.measured
+    assert measure_assumptions(chain[:2], [], model="claude-sonnet-4-5").limit == 200_000
+    assert measure_assumptions(chain, [], model="claude-sonnet-4-5", limit=300_000).limit == 300_000

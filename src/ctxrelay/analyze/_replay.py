@@ -35,6 +35,7 @@ from typing import Literal
 
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
+from ctxrelay.budget.bounds import LONG_CONTEXT_WINDOW
 from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.pricing import Prices, cost
 from ctxrelay.transcripts import Compaction, Response, Usage
@@ -181,6 +182,12 @@ def measure_assumptions(
     window = context_window_for(model, limit)
     base = responses[0].context_tokens if responses else 0
     measured: list[str] = ["base_tokens"]
+    peak = max((r.context_tokens for r in responses), default=0)
+    if limit is None and peak > window:
+        # Transcripts name the model, not the 1M-context beta: a recorded request above
+        # the default window proves the session ran with the long one.
+        window = LONG_CONTEXT_WINDOW
+        measured.append("limit")
     summary = DEFAULT_SUMMARY_TOKENS
     chars = [c.summary_chars for c in compactions if c.summary_chars > 0]
     if chars:

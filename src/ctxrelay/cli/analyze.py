@@ -201,7 +201,10 @@ def _run(sessions: list[Path], named: set[Path], **options: Any) -> list[Session
         task = progress.add_task("reading transcripts", total=sum(sizes))
         for path, size in zip(sessions, sizes, strict=True):
             try:
-                reports.append(analyze_session(path, **options))
+                report = analyze_session(path, **options)
+                # A file that never sent a request is no session, unless named.
+                if not report.empty or path in named:
+                    reports.append(report)
             except TranscriptError as exc:
                 if path in named:
                     raise
@@ -326,7 +329,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
 
         measured.add_row(
             r.session_id[:8],
-            f"{a.limit:,}",
+            f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
             f"{a.base_tokens:,}",
             cell("summary_tokens", a.summary_tokens),
             cell("reload_tokens", a.reload_tokens),
