@@ -275,6 +275,7 @@ def _check(trial: Trial, base: Outcome, snapshots: list[list[Row]]) -> None:
     for entry in _received(trial):
         assert entry["counted_tokens"] <= entry["usable_limit"], entry
         assert entry["estimated_tokens"] <= entry["usable_limit"], entry
+        assert entry["loop_bytes"] == entry["bytes"], entry  # incremental render is exact
 
 
 @pytest.fixture
