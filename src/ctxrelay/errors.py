@@ -12,9 +12,14 @@ __all__ = [
     "ConfigError",
     "ContextOverflowError",
     "CtxrelayError",
+    "MalformedResponseError",
     "MissingExtraError",
+    "ModelUnavailableError",
+    "ProviderAuthError",
+    "ProviderConnectionError",
     "ProviderError",
     "ProviderStatusError",
+    "ProviderTimeoutError",
     "RequestTooLargeError",
     "SessionBusyError",
     "SessionNotFoundError",
@@ -22,6 +27,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "TranscriptError",
+    "UnknownModelError",
     "UnsupportedSchemaError",
     "WindowNotFoundError",
 ]
@@ -117,6 +123,30 @@ class ProviderStatusError(ProviderError):
     def __init__(self, message: str, status: int | None = None) -> None:
         self.status = status
         super().__init__(message)
+
+
+class ProviderAuthError(ProviderStatusError):
+    """The API key is missing, or the provider rejected it (401/403)."""
+
+
+class ModelUnavailableError(ProviderStatusError):
+    """The provider does not know the model or refuses to serve it to this key."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider did not answer (or stopped streaming) within the timeout."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider's server cannot be reached (wrong base URL, server down, no network)."""
+
+
+class MalformedResponseError(ProviderError):
+    """The provider's stream broke off or carried something that is not its wire format."""
+
+
+class UnknownModelError(ConfigError):
+    """The model registry does not know the model's context window; ``--limit`` gives it."""
 
 
 class RequestTooLargeError(CtxrelayError):

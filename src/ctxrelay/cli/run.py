@@ -15,7 +15,7 @@ import importlib
 import math
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -146,6 +146,16 @@ def _parser() -> ArgumentParser:
     provider = parser.add_argument_group("provider")
     provider.add_argument("--base-url", help="API base URL (OpenAI-compatible servers)")
     provider.add_argument(
+        "--timeout",
+        type=_number("--timeout"),
+        help="seconds to wait for the model's next bytes before giving up (default 600)",
+    )
+    provider.add_argument(
+        "--max-retries",
+        type=_positive("--max-retries"),
+        help="retries of a rate-limited, overloaded or broken request (default 4)",
+    )
+    provider.add_argument(
         "--yes", action="store_true", help="run commands without asking (coding tools)"
     )
     return parser
@@ -218,6 +228,18 @@ async def run_session(session: Any, message: str | None) -> RunResult:
     return result
 
 
+async def _closing(run: Awaitable[RunResult], provider: object) -> RunResult:
+    """Await the run, then close the provider's HTTP client inside the same event loop
+    (an SDK client left open warns about unclosed sockets when the loop ends)."""
+    try:
+        return await run
+    finally:
+        aclose = getattr(provider, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
+
+
 def _budget(args: argparse.Namespace) -> Budget:
     defaults = model_defaults(args.model)
     limit, reserve = args.limit, args.reserve
@@ -266,6 +288,10 @@ def main(
         options: dict[str, Any] = {}
         if args.base_url:
             options["base_url"] = args.base_url
+        if args.timeout is not None:
+            options["timeout"] = args.timeout
+        if args.max_retries is not None:
+            options["max_retries"] = args.max_retries
         provider = resolve(args.model, **options)
         sink = (display or display_for)(args)
         runtime = Runtime(
@@ -294,7 +320,7 @@ def main(
             session = runtime.start(args.message, config)
             message = None
         try:
-            result = asyncio.run(run_session(session, message))
+            result = asyncio.run(_closing(run_session(session, message), provider))
         finally:
             sink.close()
     finally:
