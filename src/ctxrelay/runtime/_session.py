@@ -43,6 +43,7 @@ from ctxrelay.errors import (
     ContextOverflowError,
     ProviderError,
     RequestTooLargeError,
+    SessionBusyError,
 )
 from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
 from ctxrelay.runtime.cost import (
@@ -976,6 +977,16 @@ class Runtime:
             config = replace(config, max_turns=max_turns)
         if max_cost != "keep":
             config = replace(config, max_cost=max_cost)
+        if info.status == "running":
+            # "running" with nobody holding its dispatch lock: the process that ran it
+            # died. It stays paused until someone runs it again.
+            try:
+                with self.store.dispatch_lock(session_id):
+                    self.store.update_session(
+                        session_id, status="paused", metadata={"pause_reason": "interrupted"}
+                    )
+            except SessionBusyError:
+                pass  # another worker is running it right now
         return Session(self, session_id, config, resumed=True)
 
 
