@@ -620,3 +620,11 @@ def test_an_interrupted_effectful_call_is_reported_not_rerun(harness: Harness) -
     assert results["effect"].metadata["is_error"] is True
     assert "interrupted by a restart" in (results["effect"].text or "")
     assert results["write_file"].metadata["is_error"] is False
+
+
+def test_streamed_text_reaches_on_text(harness: Harness) -> None:
+    seen: list[str] = []
+    provider = ScriptedProvider(load_steps([{"text": "hello there"}]), log=harness.log)
+    runtime = Runtime(harness.store, provider, on_text=seen.append)
+    asyncio.run(runtime.start("task", harness.config()).run())
+    assert seen == ["hello there"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -654,7 +654,7 @@ class Session:
             metadata={**request.metadata, "estimated_tokens": final, "request_bytes": sent},
         )
         try:
-            response = await self._provider.complete(request)
+            response = await self._provider.complete(request, on_text=self._rt.on_text)
         except ContextOverflowError as exc:
             if not any(r.kind == "assistant" for r in self._rows):
                 return self._pause("too_large", str(exc))
@@ -915,7 +915,8 @@ class Session:
 
 
 class Runtime:
-    """The runtime's entry: a store, a model provider, a tool set and an event sink.
+    """The runtime's entry: a store, a model provider, a tool set and an event sink
+    (and optionally ``on_text`` for streamed text, ``confirm`` for actions with effects).
 
     ``start`` creates a session; ``open`` loads one from the store. A session opened
     from the store is paused until its ``run`` is awaited: a restart never continues by
@@ -930,6 +931,7 @@ class Runtime:
         pricer: Pricer | None = None,
         on_event: EventSink | None = None,
         confirm: Any = approve_all,
+        on_text: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.provider = provider
@@ -937,6 +939,8 @@ class Runtime:
         self.pricer = pricer
         self.on_event = on_event
         self.confirm = confirm
+        self.on_text = on_text
+        """Receives the model's text as it streams (a live display), if set."""
 
     def start(self, task: str, config: SessionConfig, *, session_id: str | None = None) -> Session:
         if not isinstance(task, str) or not task.strip():
