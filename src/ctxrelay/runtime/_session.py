@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -930,7 +930,7 @@ class Runtime:
         tools: ToolSet | None = None,
         pricer: Pricer | None = None,
         on_event: EventSink | None = None,
-        confirm: Any = approve_all,
+        confirm: Callable[[str], Awaitable[bool]] = approve_all,
         on_text: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
