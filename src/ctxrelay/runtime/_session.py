@@ -108,6 +108,9 @@ _CARRY_CAP = 64 * 1024
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
 
+_ADVISORY_WRAP_TOKENS = 32
+"""Tokens allowed for an advisory's JSON wrapping, on top of its text's estimate."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionConfig:
@@ -590,7 +593,8 @@ class Session:
         advisory_tokens = 0
         first_stage = budget.warning_at or budget.handoff_target
         if first_stage is not None and tokens >= first_stage:  # only then can one be due
-            advisory_tokens = self._estimator.estimate(
+            # The text plus its wrapping in the request (a text block in a message).
+            advisory_tokens = _ADVISORY_WRAP_TOKENS + self._estimator.estimate(
                 advisory_text(
                     budget,
                     Stage.HANDOFF,
@@ -647,7 +651,12 @@ class Session:
             self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
         if final > budget.usable_limit:
             # The advisory (or anything assembled after the evaluation) pushed the
-            # request over: never an oversized dispatch.
+            # request over: never an oversized dispatch. A window with no response yet
+            # would only open another like it: pause instead of rolling over in a loop.
+            if self._view.last_assistant < 0:
+                return self._pause(
+                    "too_large", str(RequestTooLargeError(final, budget.usable_limit))
+                )
             return None if self._rollover("emergency") else self._pause_too_large()
         request = replace(
             request,
