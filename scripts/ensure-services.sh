@@ -10,6 +10,9 @@ if ! have_pg; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "ensure-services: installing PostgreSQL from the system's packages"
     export DEBIAN_FRONTEND=noninteractive
+    # The tests start throwaway clusters of their own: no system cluster on port 5432.
+    mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.d/ctxrelay.conf
     apt-get update -qq
     apt-get install -y -qq postgresql >/dev/null
   else

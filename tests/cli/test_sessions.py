@@ -165,3 +165,19 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Examples:" in out
     assert "postgresql://" in out
+
+
+def test_list_before_the_first_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CTXRELAY_DB", str(tmp_path / "fresh" / "ctxrelay.db"))
+    assert main(["sessions", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"sessions": []}
+    assert main(["sessions", "list"]) == 0
+    assert "No sessions yet" in capsys.readouterr().out
+    assert not (tmp_path / "fresh").exists()
+    # The environment's store is used when there is one.
+    sid = _seed(str(tmp_path / "fresh" / "ctxrelay.db"))
+    listed = _json(capsys, ["sessions", "list", "--json"])
+    assert isinstance(listed, dict)
+    assert [s["session_id"] for s in listed["sessions"]] == [sid]

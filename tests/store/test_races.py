@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ctxrelay.errors import SessionBusyError
 from ctxrelay.store import Row, open_store
 from tests.store import workers
 
@@ -193,3 +194,28 @@ def test_sigkill_mid_batch_loses_nothing_committed(store_target: str) -> None:
     assert acked, "the writer never committed a batch"
     # The kills landed at many points: some between a commit and its acknowledgement.
     assert unacked_commits > 0
+
+
+def test_a_killed_lock_holder_never_wedges_the_session(store_target: str) -> None:
+    store = open_store(store_target)
+    try:
+        session = store.create_session()
+        read_fd, write_fd = os.pipe()
+        proc = _CTX.Process(target=workers.lock_and_hang, args=(store_target, session.id, write_fd))
+        proc.start()
+        os.close(write_fd)
+        try:
+            ready, _, _ = select.select([read_fd], [], [], 60)
+            assert ready
+            assert os.read(read_fd, 64) == b"locked\n"
+        finally:
+            os.close(read_fd)
+        with pytest.raises(SessionBusyError), store.dispatch_lock(session.id, timeout=0.2):
+            pass
+        os.kill(proc.pid or 0, signal.SIGKILL)
+        proc.join(30)
+        # The OS (flock) or the server (advisory lock of a closed connection) let it go.
+        with store.dispatch_lock(session.id, timeout=10):
+            pass
+    finally:
+        store.close()

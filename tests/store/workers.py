@@ -88,3 +88,11 @@ def crash_writer(target: str, session_id: str, start: int, ack_fd: int) -> None:
                 session_id, window.id, "warning", NewRow("warning", "w", {**meta, "part": -1})
             )
         os.write(ack_fd, f"{batch}\n".encode())
+
+
+def lock_and_hang(target: str, session_id: str, ready_fd: int) -> None:
+    """Take the dispatch lock, say so, and hang until killed."""
+    store = open_store(target)
+    with store.dispatch_lock(session_id):
+        os.write(ready_fd, b"locked\n")
+        time.sleep(600)

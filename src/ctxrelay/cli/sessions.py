@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -19,6 +20,7 @@ from ctxrelay.store import (
     Store,
     WindowInfo,
     open_store,
+    resolve_target,
 )
 
 __all__ = ["main", "show_json"]
@@ -340,6 +342,14 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
     if args.action == "history" and args.search is not None and args.window is not None:
         parser.error("give either --search or --window, not both")
+    if args.action == "list" and args.db is None:
+        where = resolve_target(None)
+        if isinstance(where, Path) and not where.exists():  # a first run: nothing yet
+            if args.json:
+                print_json({"sessions": []})
+            else:
+                console().print(f"No sessions yet (no store at {where}).", markup=False)
+            return 0
     # Never create a store where there was none: a typo in --db is an error, not a new file.
     store = open_store(args.db, create=False)
     try:

@@ -6,11 +6,14 @@ takes the session row's write lock on PostgreSQL; SQLite serialises writers with
 ``BEGIN IMMEDIATE``), and only then looks at the window. So appends, claims, rollovers and
 resets of one session are serialised, and a check made after the bump sees every commit
 made before it: a claim is never granted twice and a sealed window never takes a row.
+(PostgreSQL inserts a claim before the bump, see ``PostgresStore._claim``; the unique
+key then does the serialising, and the window is still checked after the bump.)
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -41,7 +44,7 @@ from ctxrelay.store._protocol import (
     WindowInfo,
 )
 
-__all__ = ["SCHEMA_VERSION", "SqlStore", "new_id"]
+__all__ = ["SCHEMA_VERSION", "SqlStore", "dump_json", "new_id"]
 
 #: The schema this code writes; a database with a higher version is refused untouched.
 SCHEMA_VERSION = 1
@@ -71,9 +74,12 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-def _dump_json(value: Mapping[str, Any], what: str) -> str:
+def dump_json(value: Mapping[str, Any], what: str) -> str:
     try:
-        return json.dumps(dict(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+        # NaN/Infinity are not JSON (PostgreSQL's json type rejects them): refuse on both.
+        return json.dumps(
+            dict(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False
+        )
     except (TypeError, ValueError) as exc:
         raise StoreError(f"the {what} is not JSON-serialisable: {exc}") from None
 
@@ -109,6 +115,21 @@ class SqlStore(ABC):
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._sql_cache: dict[str, str] = {}
+        self._pid = os.getpid()
+
+    def _forked(self) -> bool:
+        """True once in a child process that inherited this handle (then the backend opens
+        its own connection: a database connection must never be shared across fork)."""
+        if os.getpid() == self._pid:
+            return False
+        self._pid = os.getpid()
+        return True
+
+    def __enter__(self) -> SqlStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # ---- dialect seam ---------------------------------------------------------------
 
@@ -119,6 +140,10 @@ class SqlStore(ABC):
     @abstractmethod
     def _read(self) -> AbstractContextManager[Any]:
         """A read transaction (one consistent snapshot) yielding a cursor."""
+
+    def _peek(self) -> AbstractContextManager[Any]:
+        """A cursor for one single-statement read (no BEGIN/COMMIT round trips needed)."""
+        return self._read()
 
     def _text_param(self, text: str | None) -> Any:
         """How row text is bound (PostgreSQL stores it as UTF-8 ``bytea``: text may hold NUL)."""
@@ -236,7 +261,7 @@ class SqlStore(ABC):
         )
         out: list[Row] = []
         for offset, row in enumerate(rows):
-            meta = _dump_json(row.metadata, "row metadata")
+            meta = dump_json(row.metadata, "row metadata")
             cur.execute(
                 sql,
                 (
@@ -302,7 +327,7 @@ class SqlStore(ABC):
         sid = new_id() if session_id is None else session_id
         if not isinstance(sid, str) or not sid or len(sid) > 200:
             raise StoreError("a session id must be a non-empty string of at most 200 characters")
-        meta = _dump_json(metadata or {}, "session metadata")
+        meta = dump_json(metadata or {}, "session metadata")
         now = time.time()
         with self._lock, self._write() as cur:
             cur.execute(self._q("SELECT 1 FROM ctx_sessions WHERE id = ?"), (sid,))
@@ -319,7 +344,7 @@ class SqlStore(ABC):
         return SessionInfo(id=sid, created_at=now, status="running", metadata=json.loads(meta))
 
     def get_session(self, session_id: str) -> SessionInfo:
-        with self._lock, self._read() as cur:
+        with self._lock, self._peek() as cur:
             cur.execute(
                 self._q(f"SELECT {_SESSION_COLUMNS} FROM ctx_sessions WHERE id = ?"),
                 (session_id,),
@@ -330,7 +355,7 @@ class SqlStore(ABC):
         return self._session(got)
 
     def list_sessions(self, *, limit: int = 100) -> list[SessionInfo]:
-        with self._lock, self._read() as cur:
+        with self._lock, self._peek() as cur:
             cur.execute(
                 self._q(
                     f"SELECT {_SESSION_COLUMNS} FROM ctx_sessions "
@@ -360,7 +385,7 @@ class SqlStore(ABC):
             if metadata:
                 merged.update(metadata)
             new_status = current.status if status is None else status
-            meta = _dump_json(merged, "session metadata")
+            meta = dump_json(merged, "session metadata")
             cur.execute(
                 self._q("UPDATE ctx_sessions SET status = ?, metadata = ? WHERE id = ?"),
                 (new_status, meta, session_id),
@@ -388,7 +413,7 @@ class SqlStore(ABC):
         return found
 
     def current_window(self, session_id: str) -> WindowInfo:
-        with self._lock, self._read() as cur:
+        with self._lock, self._peek() as cur:
             cur.execute(
                 self._q(
                     f"SELECT {_WINDOW_COLUMNS} FROM ctx_windows WHERE session_id = ? "
@@ -477,15 +502,24 @@ class SqlStore(ABC):
             return None
 
     def _claim(self, session_id: str, window_id: str, stage: str, row: NewRow, now: float) -> Row:
-        with self._lock, self._write() as cur:
-            seq = self._bump(cur, session_id, 1, now)
-            self._open_window(cur, session_id, window_id)
+        # Claims are never removed, so a committed claim seen without the session lock is
+        # final: a loser returns at once instead of queueing behind the winner's lock.
+        with self._lock, self._peek() as cur:
             cur.execute(
                 self._q("SELECT 1 FROM ctx_claims WHERE window_id = ? AND stage = ?"),
                 (window_id, stage),
             )
             if cur.fetchone() is not None:
                 raise _AlreadyClaimed
+        with self._lock, self._write() as cur:
+            seq = self._bump(cur, session_id, 1, now)
+            cur.execute(
+                self._q("SELECT 1 FROM ctx_claims WHERE window_id = ? AND stage = ?"),
+                (window_id, stage),
+            )
+            if cur.fetchone() is not None:
+                raise _AlreadyClaimed
+            self._open_window(cur, session_id, window_id)
             (written,) = self._insert_rows(cur, session_id, window_id, seq, [row], now=now)
             cur.execute(
                 self._q(
@@ -497,7 +531,7 @@ class SqlStore(ABC):
         return written
 
     def claims(self, window_id: str) -> frozenset[str]:
-        with self._lock, self._read() as cur:
+        with self._lock, self._peek() as cur:
             cur.execute(self._q("SELECT stage FROM ctx_claims WHERE window_id = ?"), (window_id,))
             return frozenset(raw[0] for raw in cur.fetchall())
 

@@ -32,11 +32,13 @@ def _version_key(path: str) -> tuple[int, ...]:
 def find_server_binaries() -> Path | None:
     """The directory holding ``initdb`` and ``pg_ctl``, newest version first; ``None``."""
     explicit = os.environ.get(BIN_ENV)
-    candidates = [explicit] if explicit else []
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
-    found = shutil.which("initdb")
-    if found:
-        candidates.append(str(Path(found).parent))
+    if explicit:  # only there: also how to check the "no server binaries" path
+        candidates = [explicit]
+    else:
+        candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
+        found = shutil.which("initdb")
+        if found:
+            candidates.append(str(Path(found).parent))
     for candidate in candidates:
         bindir = Path(candidate)
         if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():

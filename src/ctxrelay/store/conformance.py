@@ -170,6 +170,13 @@ class StoreConformance:
                 window.id,
                 [NewRow("user", "a"), NewRow("user", "b", {"x": object()})],
             )
+        for bad in (
+            [NewRow("user", "a"), NewRow("user", "b", {"x": float("nan")})],
+            [NewRow("user", "a"), NewRow("user", "lone \udc80 surrogate")],
+            [NewRow("user", "a"), NewRow("user", "b", {"k": "\ud800"})],
+        ):
+            with pytest.raises(StoreError):
+                store.append(session.id, window.id, bad)
         assert _texts(store, session.id) == ["kept"]
         # Sequence numbers stay dense after failed batches.
         (row,) = store.append(session.id, window.id, [NewRow("user", "next")])

@@ -36,6 +36,9 @@ from ctxrelay.store._base import SCHEMA_VERSION, SqlStore
 
 __all__ = ["BUSY_TIMEOUT_S", "SqliteStore"]
 
+# Connections inherited across fork, kept referenced so the child never closes them.
+_ABANDONED: list[sqlite3.Connection] = []
+
 #: How long a writer waits for another process's write transaction before giving up.
 BUSY_TIMEOUT_S = 10.0
 #: ``PRAGMA application_id`` of a ctxrelay store ("ctxr"), so tools like ``file`` know it.
@@ -170,20 +173,9 @@ class SqliteStore(SqlStore):
                 raise StoreUnavailableError(
                     f"cannot create the directory for {self.path}: {exc.strerror}"
                 ) from None
-        try:
-            self._conn = sqlite3.connect(
-                self.path,
-                timeout=BUSY_TIMEOUT_S,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,  # guarded by self._lock
-                cached_statements=256,
-            )
-        except sqlite3.Error as exc:
-            raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
+        self._conn = self._connect()
         try:
             self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
         except sqlite3.Error as exc:
             self._conn.close()
@@ -192,6 +184,21 @@ class SqliteStore(SqlStore):
             self._conn.close()
             raise
         self._locks_dir = self.path.with_name(self.path.name + ".locks")
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # guarded by self._lock
+                cached_statements=256,
+            )
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise StoreUnavailableError(f"cannot open {self.path}: {exc}") from None
+        return conn
 
     def describe(self) -> str:
         return "sqlite://" + self.path.resolve().as_posix()
@@ -210,19 +217,31 @@ class SqliteStore(SqlStore):
         return StoreError(f"the SQLite store {self.path} failed: {text}")
 
     @contextmanager
-    def _transaction(self, begin: str) -> Iterator[sqlite3.Cursor]:
+    def _transaction(self, begin: str | None) -> Iterator[sqlite3.Cursor]:
+        if self._forked():
+            # The parent's connection is left open and untouched (closing it here could
+            # disturb the parent's locks); this child gets its own.
+            _ABANDONED.append(self._conn)
+            self._conn = self._connect()
         cur = self._conn.cursor()
         try:
             try:
-                cur.execute(begin)
+                if begin is not None:
+                    cur.execute(begin)
             except sqlite3.Error as exc:
                 raise self._error(exc) from None
             try:
                 yield cur
-                cur.execute("COMMIT")
+                if begin is not None:
+                    cur.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._conn.rollback()
                 raise self._error(exc) from None
+            except UnicodeEncodeError:
+                self._conn.rollback()
+                raise StoreError(
+                    "text or metadata is not valid Unicode (a lone surrogate)"
+                ) from None
             except BaseException:
                 self._conn.rollback()
                 raise
@@ -234,6 +253,9 @@ class SqliteStore(SqlStore):
 
     def _read(self) -> AbstractContextManager[Any]:
         return self._transaction("BEGIN")
+
+    def _peek(self) -> AbstractContextManager[Any]:
+        return self._transaction(None)
 
     def _migrate(self) -> None:
         cur = self._conn.cursor()
