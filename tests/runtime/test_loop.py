@@ -160,6 +160,7 @@ def test_forced_rollover_carries_unseen_results_and_never_oversends(harness: Har
     assert (1, "rollover", None) in decisions
     received = harness.received()
     assert all(e["estimated_tokens"] <= e["usable_limit"] for e in received)
+    assert all(e["loop_bytes"] == e["bytes"] for e in received)
     window2 = harness.store.windows(result.session_id)[1]
     rows = harness.store.rows(result.session_id, window_id=window2.id)
     assert [r.kind for r in rows[:2]] == ["lead_in", "user"]
