@@ -28,12 +28,14 @@ from ctxrelay.analyze._report import (
     SweepPoint,
     analyze_paths,
     analyze_session,
+    analyze_transcript,
     default_projects_dir,
     discover,
     recommend,
     report_json,
     sweep_totals,
 )
+from ctxrelay.analyze._store import analyze_store
 
 __all__ = [
     "DEFAULT_POLICIES",
@@ -47,6 +49,8 @@ __all__ = [
     "SweepPoint",
     "analyze_paths",
     "analyze_session",
+    "analyze_store",
+    "analyze_transcript",
     "default_projects_dir",
     "discover",
     "measure_assumptions",

@@ -20,8 +20,9 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   limit is a forced rollover to the same start.
 * Cache: a continuing request reads the previous request from the cache and writes what
   the recording wrote (capped by its size); the first request after a rollover or a
-  compaction finds the cache cold and writes its whole input. Writes keep the recorded
-  request's 5-minute/1-hour split.
+  compaction finds the cache cold and writes its whole input, unless ``warm_prefix_tokens``
+  says the shared prefix (system prompt, tools) stays cached, as the recorded compactions
+  show (``--warm-prefix``). Writes keep the recorded request's 5-minute/1-hour split.
 * Output tokens are the recorded ones; a replayed request is priced at the recorded
   model's prices.
 """
@@ -34,6 +35,7 @@ from typing import Literal
 
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
+from ctxrelay.budget.bounds import LONG_CONTEXT_WINDOW
 from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.pricing import Prices, cost
 from ctxrelay.transcripts import Compaction, Response, Usage
@@ -102,6 +104,11 @@ class Assumptions:
     one_hour_writes: bool = False
     """Cache writes with no recorded split use the 1-hour time to live (the session's
     majority)."""
+    warm_prefix_tokens: int = 0
+    """Tokens the first request after a restart still reads from the cache (0: cold)."""
+    prefix_measured: int = 0
+    """The session's cached prefix: what its first request read from the cache (the
+    system prompt and tools, cached by earlier sessions); what ``--warm-prefix`` uses."""
     measured: tuple[str, ...] = field(default=())
 
     @property
@@ -125,6 +132,7 @@ class Assumptions:
             "compact_prompt_tokens": self.compact_prompt_tokens,
             "handoff_lag_requests": self.handoff_lag,
             "cache_ttl_default": "1h" if self.one_hour_writes else "5m",
+            "warm_prefix_tokens": self.warm_prefix_tokens,
             "measured": list(self.measured),
         }
 
@@ -151,7 +159,12 @@ class Assumptions:
             f"unit, one writes {self.notes_tokens:,} tokens of notes, one calls "
             "new_context; the next window starts at base + notes + reload.",
             "Cache: a continuing request reads its predecessor from the cache; the first "
-            "request after a rollover or compaction writes its whole input (cold cache).",
+            "request after a rollover or compaction writes its whole input (cold cache)"
+            + (
+                f" except a {self.warm_prefix_tokens:,}-token prefix still cached."
+                if self.warm_prefix_tokens
+                else "."
+            ),
             "Output tokens and prices are the recorded ones; the quality of the work and "
             "anything lost in a summary or a handoff are not priced.",
         ]
@@ -169,6 +182,12 @@ def measure_assumptions(
     window = context_window_for(model, limit)
     base = responses[0].context_tokens if responses else 0
     measured: list[str] = ["base_tokens"]
+    peak = max((r.context_tokens for r in responses), default=0)
+    if limit is None and peak > window:
+        # Transcripts name the model, not the 1M-context beta: a recorded request above
+        # the default window proves the session ran with the long one.
+        window = LONG_CONTEXT_WINDOW
+        measured.append("limit")
     summary = DEFAULT_SUMMARY_TOKENS
     chars = [c.summary_chars for c in compactions if c.summary_chars > 0]
     if chars:
@@ -191,6 +210,7 @@ def measure_assumptions(
         summary_tokens=summary,
         reload_tokens=reload,
         one_hour_writes=written > 0 and one_hour * 2 > written,
+        prefix_measured=responses[0].usage.cache_read_input_tokens if responses else 0,
         measured=tuple(measured),
     )
 
@@ -270,13 +290,23 @@ def _split(written: int, like: Usage | None, one_hour_default: bool) -> int:
 
 
 def _recorded_usage(
-    response: Response, tokens: int, *, cold: bool, added: int, one_hour_default: bool
+    response: Response,
+    tokens: int,
+    *,
+    cold: bool,
+    added: int,
+    one_hour_default: bool,
+    warm_prefix: int = 0,
 ) -> Usage:
     u = response.usage
     fresh = min(u.input_tokens, tokens)
-    # A cold cache writes everything; a warm one writes what the recording wrote.
+    # A cold cache writes everything but a still-cached prefix; a warm one writes what
+    # the recording wrote.
     room = tokens - fresh
-    written = room if cold else min(u.cache_creation_input_tokens + added, room)
+    if cold:
+        written = room - min(warm_prefix, room)
+    else:
+        written = min(u.cache_creation_input_tokens + added, room)
     read = tokens - fresh - written
     one_hour = _split(written, u, one_hour_default)
     return Usage(fresh, written, read, u.output_tokens, one_hour)
@@ -376,7 +406,12 @@ def _replay_compact(
         if tokens > a.usable_limit:
             tokens, clamped = a.usable_limit, clamped + 1
         usage = _recorded_usage(
-            response, tokens, cold=cold, added=0, one_hour_default=a.one_hour_writes
+            response,
+            tokens,
+            cold=cold,
+            added=0,
+            one_hour_default=a.one_hour_writes,
+            warm_prefix=a.warm_prefix_tokens,
         )
         out.append(SimRequest(tokens, usage, window, "recorded", i))
         prev, prev_out, cold = tokens, response.usage.output_tokens, False
@@ -459,7 +494,12 @@ def _replay_handoff(
             else:
                 warnings += 1
         usage = _recorded_usage(
-            response, tokens, cold=cold, added=added, one_hour_default=a.one_hour_writes
+            response,
+            tokens,
+            cold=cold,
+            added=added,
+            one_hour_default=a.one_hour_writes,
+            warm_prefix=a.warm_prefix_tokens,
         )
         out.append(SimRequest(tokens, usage, window, "recorded", i))
         prev, prev_out, cold = tokens, response.usage.output_tokens, False

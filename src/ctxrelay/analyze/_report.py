@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +25,16 @@ __all__ = [
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
+    "agent_files",
+    "analyze_paths",
     "analyze_session",
+    "analyze_transcript",
     "default_projects_dir",
     "discover",
     "recommend",
     "report_json",
+    "sweep_totals",
+    "totals_json",
 ]
 
 
@@ -57,6 +62,8 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             for candidate in sorted(path.rglob("*.jsonl")):
                 if candidate.is_file() and not _is_agent_file(candidate):
                     found[candidate] = None
+        elif path.exists():
+            raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
         else:
             raise ConfigError(f"no transcript or directory at {os.fspath(raw)!r}")
     return list(found)
@@ -251,6 +258,7 @@ def analyze_session(
     sweep: Sweep | None = None,
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
+    warm_prefix: bool = False,
 ) -> SessionReport:
     """Measure, price and replay one session file (with its subagent files)."""
     session = Path(path)
@@ -270,7 +278,31 @@ def analyze_session(
         inline.setdefault(response.agent_id or "sidechain", []).append(response)
     for agent_id, responses in inline.items():
         subagents.append(_subagent(agent_id, responses, prices, None))
+    return analyze_transcript(
+        transcript,
+        subagents=subagents,
+        summarizers=summarizers,
+        policies=policies,
+        sweep=sweep,
+        prices=prices,
+        limit=limit,
+        warm_prefix=warm_prefix,
+    )
 
+
+def analyze_transcript(
+    transcript: Transcript,
+    *,
+    subagents: Sequence[SubagentReport] = (),
+    summarizers: Sequence[Transcript] = (),
+    policies: Sequence[Policy] = DEFAULT_POLICIES,
+    sweep: Sweep | None = None,
+    prices: PriceTable = DEFAULT_PRICES,
+    limit: int | None = None,
+    output_reserve: int | None = None,
+    warm_prefix: bool = False,
+) -> SessionReport:
+    """Price and replay a chain already read (a transcript file or a stored session)."""
     model = transcript.model
     session_prices = prices.lookup(model)
     unpriced = sorted(
@@ -280,6 +312,10 @@ def analyze_session(
     assumptions = measure_assumptions(
         transcript.responses, transcript.compactions, model=model, limit=limit
     )
+    if output_reserve is not None and 0 <= output_reserve < assumptions.limit:
+        assumptions = replace(assumptions, output_reserve=output_reserve)
+    if warm_prefix:
+        assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
     replays = tuple(
         replay(
             transcript.responses,
@@ -390,13 +426,21 @@ def analyze_paths(
     sweep: Sweep | None = None,
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
+    warm_prefix: bool = False,
     progress: Callable[[Path], None] | None = None,
 ) -> list[SessionReport]:
     """Every session under ``paths``; ``progress`` is called after each file."""
     reports = []
     for session in discover(paths):
         reports.append(
-            analyze_session(session, policies=policies, sweep=sweep, prices=prices, limit=limit)
+            analyze_session(
+                session,
+                policies=policies,
+                sweep=sweep,
+                prices=prices,
+                limit=limit,
+                warm_prefix=warm_prefix,
+            )
         )
         if progress is not None:
             progress(session)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ctxrelay.analyze import Policy, SessionReport, Sweep
-    from ctxrelay.pricing import PriceTable
+    from ctxrelay.analyze import SessionReport, Sweep
 
 __all__ = ["main"]
 
@@ -35,7 +35,9 @@ main chain under each --policy:
 cheapest. The replay's assumptions are printed with the results (and are in --json).
 
 PATH is a transcript or a directory searched recursively (default: Claude Code's
-projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects).
+projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects). --db reads
+ctxrelay's own sessions from a store instead (a file path, sqlite:/// or postgresql://
+URL; add PATHs to read both).
 
 Examples:
   ctxrelay analyze
@@ -43,6 +45,7 @@ Examples:
   ctxrelay analyze session.jsonl --policy none,compact,handoff:50 --plot curves.png
   ctxrelay analyze --json --sweep 30..90:1 > report.json
   ctxrelay analyze --prices my-prices.toml
+  ctxrelay analyze --db ~/.local/share/ctxrelay/ctxrelay.db --session 3f2a...
 """
 
 
@@ -84,7 +87,23 @@ def _parser() -> ArgumentParser:
         help="the context window (default: from each session's model, 200,000 for Claude)",
     )
     parser.add_argument(
+        "--warm-prefix",
+        action="store_true",
+        help="after a restart the shared prefix (system prompt, tools) stays cached, as "
+        "recorded compactions show (default: a cold cache)",
+    )
+    parser.add_argument(
         "--plot", metavar="FILE.png", help="draw the context curves (needs the plot extra)"
+    )
+    parser.add_argument(
+        "--db", metavar="DB", help="also read ctxrelay sessions from this store (path or URL)"
+    )
+    parser.add_argument(
+        "--session",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="with --db: only this stored session (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print only JSON (DESIGN §7)")
     return parser
@@ -114,14 +133,30 @@ def main(argv: Sequence[str]) -> int:
         from ctxrelay.analyze._plot import _pyplot
 
         _pyplot()  # fail before the work if the plot extra is missing
-    paths = args.paths or [default_projects_dir()]
-    if not args.paths and not Path(paths[0]).is_dir():
-        raise ConfigError(
-            f"no Claude Code projects directory at {os.fspath(paths[0])}; give a transcript "
-            "or a directory"
-        )
-    sessions = discover(paths)
-    reports = _run(sessions, policies, sweep, prices, args.limit)
+    if args.session and not args.db:
+        raise ConfigError("--session names a stored session; give the store with --db")
+    paths: list[str | Path] = list(args.paths)
+    if not paths and not args.db:
+        paths = [default_projects_dir()]
+        if not Path(paths[0]).is_dir():
+            raise ConfigError(
+                f"no Claude Code projects directory at {os.fspath(paths[0])}; give a "
+                "transcript or a directory"
+            )
+    sessions = discover(paths) if paths else []
+    options: dict[str, Any] = {
+        "policies": policies,
+        "sweep": sweep,
+        "prices": prices,
+        "limit": args.limit,
+        "warm_prefix": args.warm_prefix,
+    }
+    named = {Path(p) for p in paths if Path(p).is_file()}
+    reports = _run(sessions, named, **options)
+    if args.db:
+        from ctxrelay.analyze import analyze_store
+
+        reports += analyze_store(args.db, session_ids=args.session, **options)
     if args.plot:
         from ctxrelay.analyze._plot import plot_sessions
 
@@ -136,19 +171,23 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _run(
-    sessions: list[Path],
-    policies: Sequence[Policy],
-    sweep: Sweep | None,
-    prices: PriceTable,
-    limit: int | None,
-) -> list[SessionReport]:
-    """Analyze each file with a progress bar on stderr (shown only on a terminal)."""
+def _run(sessions: list[Path], named: set[Path], **options: Any) -> list[SessionReport]:
+    """Analyze each file with a progress bar on stderr (shown only on a terminal).
+
+    A file the user named that cannot be read is an error; one found while searching a
+    directory is skipped with a warning, so one bad file does not hide all the others.
+    """
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
     from ctxrelay.analyze import analyze_session
+    from ctxrelay.errors import TranscriptError
 
-    sizes = [p.stat().st_size for p in sessions]
+    sizes = []
+    for p in sessions:
+        try:
+            sizes.append(p.stat().st_size)
+        except OSError:
+            sizes.append(0)
     err = console(stderr=True)
     reports: list[SessionReport] = []
     with Progress(
@@ -161,11 +200,18 @@ def _run(
     ) as progress:
         task = progress.add_task("reading transcripts", total=sum(sizes))
         for path, size in zip(sessions, sizes, strict=True):
-            reports.append(
-                analyze_session(path, policies=policies, sweep=sweep, prices=prices, limit=limit)
-            )
+            try:
+                reports.append(analyze_session(path, **options))
+            except TranscriptError as exc:
+                if path in named:
+                    raise
+                sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")
             progress.advance(task, size)
     return reports
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _money(value: float | None) -> str:
@@ -207,7 +253,8 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
         )
     total = sum(r.cost_usd or 0.0 for r in reports)
     table.caption = (
-        f"{len(reports)} sessions, {sum(r.transcript.requests for r in reports):,} requests, "
+        f"{_count(len(reports), 'session')}, "
+        f"{_count(sum(r.transcript.requests for r in reports), 'request')}, "
         f"{_money(total)} (main chain + compaction summaries + subagents)"
     )
     out.print(table)
@@ -237,7 +284,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
         best = recommend(points)
         table = Table(
             title=f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} "
-            f"(step {sweep.step:g}), all sessions",
+            f"(step {sweep.step:g}), summed over {_count(len(reports), 'session')}",
             title_justify="left",
         )
         for name in ("slider", "cost", "rollovers", "forced", "peak"):
@@ -260,7 +307,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             )
             out.print(
                 f"Recommended slider: [bold]{best.threshold:g}%[/bold] "
-                f"({_money(best.cost_usd)} for all sessions). Per session: {per}."
+                f"({_money(best.cost_usd)} in all). Per session: {per}."
             )
 
     out.print("\n[bold]Assumptions of the replay[/bold]")
@@ -279,7 +326,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
 
         measured.add_row(
             r.session_id[:8],
-            f"{a.limit:,}",
+            f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
             f"{a.base_tokens:,}",
             cell("summary_tokens", a.summary_tokens),
             cell("reload_tokens", a.reload_tokens),
