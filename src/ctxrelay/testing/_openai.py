@@ -19,7 +19,7 @@ from ctxrelay.testing._server import (
     estimate_tokens,
 )
 
-__all__ = ["OpenAIServer"]
+__all__ = ["OpenAIServer", "tool_message_problem"]
 
 # status -> (error.type, error.code, default message), as the real API sends them.
 _ERRORS: dict[int, tuple[str, str | None, str]] = {
@@ -54,6 +54,39 @@ def _id(prefix: str) -> str:
 def _data(payload: Mapping[str, Any] | str) -> bytes:
     text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"data: {text}\n\n".encode()
+
+
+def tool_message_problem(messages: list[Any]) -> str | None:
+    """The API's check of tool turns, with its wording: each assistant ``tool_calls``
+    answered by ``tool`` messages right after it, no ``tool`` message without one."""
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in pending:
+                return (
+                    f"Invalid parameter: messages[{i}]: messages with role 'tool' must be a "
+                    "response to a preceeding message with 'tool_calls'."
+                )
+            pending.remove(call_id)
+            continue
+        if pending:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                f"have response messages: {', '.join(pending)}"
+            )
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            pending = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
+    if pending:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not "
+            f"have response messages: {', '.join(pending)}"
+        )
+    return None
 
 
 class OpenAIServer(LocalServer):
@@ -151,6 +184,10 @@ class OpenAIServer(LocalServer):
             self._error(
                 handler, Fault.http(400, "Missing required parameter: 'messages'."), code=None
             )
+            return
+        problem = tool_message_problem(body["messages"])
+        if problem is not None:
+            self._error(handler, Fault.http(400, problem), code=None)
             return
         if self.models is not None and model not in self.models:
             self._error(
