@@ -389,3 +389,27 @@ def test_a_conversation_the_api_would_refuse_gets_its_400() -> None:
             c.messages.create(model=MODEL, max_tokens=8, messages=answered).content[0].text
             == "never"
         )
+
+
+def test_route_by_content_keeps_each_agent_in_order() -> None:
+    from ctxrelay.testing import route_by_content
+
+    router = route_by_content(
+        {"AGENT-A": [Step(text="a1"), Step(text="a2")]},
+        default=[Step(text="main1")],
+    )
+    with AnthropicServer(router) as server:
+        c = client(server)
+
+        def ask(first: str) -> str:
+            messages = [{"role": "user", "content": first}]
+            text: str = (
+                c.messages.create(model=MODEL, max_tokens=8, messages=messages).content[0].text
+            )
+            return text
+
+        assert ask("task for AGENT-A") == "a1"
+        assert ask("the main task") == "main1"
+        assert ask("task for AGENT-A, again") == "a2"
+        assert ask("task for AGENT-A, once more") == DONE_TEXT
+        assert ask("the main task") == DONE_TEXT
