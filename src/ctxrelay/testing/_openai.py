@@ -96,8 +96,9 @@ class OpenAIServer(LocalServer):
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
     ``context_window``: when set, a request estimated above it gets 400
-    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, as
-    some local servers do not. Point the SDK at ``base_url`` (it ends in ``/v1``).
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, and
+    ``tool_call_index=False`` sends each tool call whole without its ``index``, as some
+    local servers do. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
     ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
     """
@@ -113,12 +114,14 @@ class OpenAIServer(LocalServer):
         context_window: int | None = None,
         model: str | None = None,
         stream_usage: bool = True,
+        tool_call_index: bool = True,
     ) -> None:
         super().__init__(script, model=model)
         self.api_key = api_key
         self.models = None if models is None else frozenset(models)
         self.context_window = context_window
         self.stream_usage = stream_usage
+        self.tool_call_index = tool_call_index
 
     @property
     def base_url(self) -> str:
@@ -350,6 +353,9 @@ class OpenAIServer(LocalServer):
         for piece in self.chunks(step.text or ""):
             events.append(chunk({"content": piece}))
         for index, call in enumerate(calls):
+            if not self.tool_call_index:
+                events.append(chunk({"tool_calls": [call]}))
+                continue
             head = {
                 "index": index,
                 "id": call["id"],
