@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -43,6 +43,7 @@ from ctxrelay.errors import (
     ContextOverflowError,
     ProviderError,
     RequestTooLargeError,
+    SessionBusyError,
 )
 from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
 from ctxrelay.runtime.cost import (
@@ -106,6 +107,9 @@ _CARRY_CAP = 64 * 1024
 """Bytes of one unseen row carried into the next window's opening message."""
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
+
+_ADVISORY_WRAP_TOKENS = 32
+"""Tokens allowed for an advisory's JSON wrapping, on top of its text's estimate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -589,7 +593,8 @@ class Session:
         advisory_tokens = 0
         first_stage = budget.warning_at or budget.handoff_target
         if first_stage is not None and tokens >= first_stage:  # only then can one be due
-            advisory_tokens = self._estimator.estimate(
+            # The text plus its wrapping in the request (a text block in a message).
+            advisory_tokens = _ADVISORY_WRAP_TOKENS + self._estimator.estimate(
                 advisory_text(
                     budget,
                     Stage.HANDOFF,
@@ -646,14 +651,19 @@ class Session:
             self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
         if final > budget.usable_limit:
             # The advisory (or anything assembled after the evaluation) pushed the
-            # request over: never an oversized dispatch.
+            # request over: never an oversized dispatch. A window with no response yet
+            # would only open another like it: pause instead of rolling over in a loop.
+            if self._view.last_assistant < 0:
+                return self._pause(
+                    "too_large", str(RequestTooLargeError(final, budget.usable_limit))
+                )
             return None if self._rollover("emergency") else self._pause_too_large()
         request = replace(
             request,
             metadata={**request.metadata, "estimated_tokens": final, "request_bytes": sent},
         )
         try:
-            response = await self._provider.complete(request)
+            response = await self._provider.complete(request, on_text=self._rt.on_text)
         except ContextOverflowError as exc:
             if not any(r.kind == "assistant" for r in self._rows):
                 return self._pause("too_large", str(exc))
@@ -914,7 +924,8 @@ class Session:
 
 
 class Runtime:
-    """The runtime's entry: a store, a model provider, a tool set and an event sink.
+    """The runtime's entry: a store, a model provider, a tool set and an event sink
+    (and optionally ``on_text`` for streamed text, ``confirm`` for actions with effects).
 
     ``start`` creates a session; ``open`` loads one from the store. A session opened
     from the store is paused until its ``run`` is awaited: a restart never continues by
@@ -928,7 +939,8 @@ class Runtime:
         tools: ToolSet | None = None,
         pricer: Pricer | None = None,
         on_event: EventSink | None = None,
-        confirm: Any = approve_all,
+        confirm: Callable[[str], Awaitable[bool]] = approve_all,
+        on_text: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.provider = provider
@@ -936,6 +948,8 @@ class Runtime:
         self.pricer = pricer
         self.on_event = on_event
         self.confirm = confirm
+        self.on_text = on_text
+        """Receives the model's text as it streams (a live display), if set."""
 
     def start(self, task: str, config: SessionConfig, *, session_id: str | None = None) -> Session:
         if not isinstance(task, str) or not task.strip():
@@ -976,6 +990,16 @@ class Runtime:
             config = replace(config, max_turns=max_turns)
         if max_cost != "keep":
             config = replace(config, max_cost=max_cost)
+        if info.status == "running":
+            # "running" with nobody holding its dispatch lock: the process that ran it
+            # died. It stays paused until someone runs it again.
+            try:
+                with self.store.dispatch_lock(session_id):
+                    self.store.update_session(
+                        session_id, status="paused", metadata={"pause_reason": "interrupted"}
+                    )
+            except SessionBusyError:
+                pass  # another worker is running it right now
         return Session(self, session_id, config, resumed=True)
 
 
