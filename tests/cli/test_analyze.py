@@ -140,3 +140,16 @@ def test_plot_without_matplotlib_names_the_extra(
     assert out == ""
     assert "ctxrelay[plot]" in err
     assert not png.exists()
+
+
+def test_files_that_never_sent_a_request_are_not_sessions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    capture = corpus_path("corpora/claude-code-capture")  # holds hook-payloads.jsonl too
+    assert main(["analyze", str(capture), "--json"]) == 0
+    sessions = json.loads(capsys.readouterr().out)["sessions"]
+    assert [s["requests"] for s in sessions] == [4]
+    named = capture / "hook-payloads.jsonl"
+    assert main(["analyze", str(named), "--json"]) == 0
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["requests"] == 0

@@ -130,6 +130,13 @@ class SessionReport:
     unpriced_models: tuple[str, ...] = field(default=())
 
     @property
+    def empty(self) -> bool:
+        """Nothing was ever sent: no request, no compaction, no subagent (a file Claude
+        Code left with snapshots only, or a JSONL file that is not a transcript)."""
+        t = self.transcript
+        return not (t.requests or t.compactions or self.subagents)
+
+    @property
     def session_id(self) -> str:
         return self.transcript.session_id or Path(self.transcript.path).stem
 
@@ -429,19 +436,20 @@ def analyze_paths(
     warm_prefix: bool = False,
     progress: Callable[[Path], None] | None = None,
 ) -> list[SessionReport]:
-    """Every session under ``paths``; ``progress`` is called after each file."""
+    """Every session under ``paths`` that sent a request; ``progress`` is called after
+    each file."""
     reports = []
     for session in discover(paths):
-        reports.append(
-            analyze_session(
-                session,
-                policies=policies,
-                sweep=sweep,
-                prices=prices,
-                limit=limit,
-                warm_prefix=warm_prefix,
-            )
+        report = analyze_session(
+            session,
+            policies=policies,
+            sweep=sweep,
+            prices=prices,
+            limit=limit,
+            warm_prefix=warm_prefix,
         )
+        if not report.empty:
+            reports.append(report)
         if progress is not None:
             progress(session)
     return reports

@@ -201,7 +201,10 @@ def _run(sessions: list[Path], named: set[Path], **options: Any) -> list[Session
         task = progress.add_task("reading transcripts", total=sum(sizes))
         for path, size in zip(sessions, sizes, strict=True):
             try:
-                reports.append(analyze_session(path, **options))
+                report = analyze_session(path, **options)
+                # A file that never sent a request is no session, unless named.
+                if not report.empty or path in named:
+                    reports.append(report)
             except TranscriptError as exc:
                 if path in named:
                     raise
