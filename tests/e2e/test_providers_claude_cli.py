@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxrelay.testing import AnthropicServer, Step, ToolUse
+from ctxrelay.testing import AnthropicServer, Step, ToolUse, route_by_content
 from tests.conftest import need
 
 pytestmark = pytest.mark.e2e
@@ -28,10 +29,17 @@ def claude_cli() -> Path:
     return path
 
 
-def run_cli(server: AnthropicServer, tmp_path: Path, *args: str) -> dict[str, Any]:
+def run_cli(
+    server: AnthropicServer,
+    tmp_path: Path,
+    *args: str,
+    prepare: Callable[[Path], object] | None = None,
+) -> dict[str, Any]:
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
+    if prepare is not None:
+        prepare(work)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -106,3 +114,56 @@ def test_tool_use_round_trip_with_cache_usage(tmp_path: Path) -> None:
     ]
     assert "ctxrelay-probe" in json.dumps(results)
     assert any(t["name"] == "Bash" for t in first.body["tools"])
+
+
+def test_background_subagent_routed_by_content(tmp_path: Path) -> None:
+    """The main thread and a background subagent interleave; each gets its own steps."""
+    task = "SUBAGENT-TASK-7f3: count the lines of big.txt and report"
+    router = route_by_content(
+        {
+            task: [
+                Step(
+                    tool_calls=[
+                        ToolUse("Bash", {"command": "wc -l < big.txt", "description": "count"})
+                    ],
+                    input_tokens=5,
+                    cache_read_input_tokens=90_000,
+                ),
+                Step(
+                    text="Subagent report: 500 lines.",
+                    input_tokens=5,
+                    cache_read_input_tokens=91_000,
+                ),
+            ]
+        },
+        default=[
+            Step(
+                tool_calls=[
+                    ToolUse(
+                        "Agent",
+                        {
+                            "description": "count lines",
+                            "prompt": task,
+                            "subagent_type": "general-purpose",
+                        },
+                    )
+                ],
+                input_tokens=3,
+                cache_read_input_tokens=25_000,
+            ),
+        ],
+    )
+    with AnthropicServer(router) as server:
+        result = run_cli(
+            server,
+            tmp_path,
+            "-p",
+            "count big.txt",
+            "--dangerously-skip-permissions",
+            prepare=lambda w: (w / "big.txt").write_text("x\n" * 500),
+        )
+        bodies = [json.dumps(r.body) for r in server.requests_to("/v1/messages")]
+    assert result["is_error"] is False
+    sub = [b for b in bodies if task in json.dumps(json.loads(b)["messages"][0])]
+    assert len(sub) == 2  # the subagent's two requests, in its own order
+    assert "500" in sub[1]  # its Bash result reached its second request

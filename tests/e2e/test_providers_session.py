@@ -357,3 +357,36 @@ def test_without_yes_a_command_is_declined_when_no_one_can_answer(
     (tool,) = [e for e in events if e["event"] == "tool"]
     assert tool["is_error"] is True
     assert "declined" in tool["summary"]
+
+
+def test_max_cost_counts_cache_tokens_and_resumes_with_a_higher_cap(
+    wire: Wire, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Mostly cache reads: a cap that ignored them would never trip.
+    heavy = {"input_tokens": 10, "cache_read_input_tokens": 200_000}
+    steps = [
+        Step(tool_calls=read(), **heavy),
+        Step(tool_calls=read(), **heavy),
+        Step(text="done", **heavy),
+    ]
+    prices = DEFAULT_PRICES.lookup(wire.model)
+    assert prices is not None
+    one = cost(Usage(10, 0, 0, 200_000), prices)
+    cap = f"{one * 1.5:.6f}"  # reached after the second response
+    big = ["--limit", "1000000", "--reserve", "10000"]
+    with wire.server(steps) as server:
+        code, events, err = run(
+            capsys, wire, server, workspace, *big, "--max-cost", cap, "read a.txt"
+        )
+        assert code == 3, err  # paused by a cap: resumable, not an error
+        assert "--max-cost" in err
+        responses = [e for e in events if e["event"] == "response"]
+        assert len(responses) == 2
+        assert responses[-1]["session_cost_usd"] >= float(cap)
+        session_id = events[0]["session_id"]
+        code, events, err = run(
+            capsys, wire, server, workspace, "--resume", session_id, "--max-cost", "10"
+        )
+    assert code == 0, err
+    assert events[-1]["status"] == "done"
+    assert events[-1]["cost_usd"] == pytest.approx(3 * one, rel=0.05)

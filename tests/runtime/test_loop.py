@@ -160,6 +160,7 @@ def test_forced_rollover_carries_unseen_results_and_never_oversends(harness: Har
     assert (1, "rollover", None) in decisions
     received = harness.received()
     assert all(e["estimated_tokens"] <= e["usable_limit"] for e in received)
+    assert all(e["loop_bytes"] == e["bytes"] for e in received)
     window2 = harness.store.windows(result.session_id)[1]
     rows = harness.store.rows(result.session_id, window_id=window2.id)
     assert [r.kind for r in rows[:2]] == ["lead_in", "user"]
@@ -561,3 +562,69 @@ def test_tool_exceptions_become_error_results(harness: Harness) -> None:
     res = next(r for r in harness.rows(result.session_id) if r.kind == "tool_result")
     assert res.metadata["is_error"] is True
     assert "boom" in (res.text or "")
+
+
+def test_a_crashed_session_opens_paused_and_a_busy_one_is_refused(harness: Harness) -> None:
+    from ctxrelay.errors import SessionBusyError
+
+    (harness.workspace / "a.txt").write_text("alpha\n")
+    runtime = Runtime(harness.store, CrashingAt(WARN_THEN_HANDOFF, 1, harness))
+    session = runtime.start("task", harness.config())
+    with pytest.raises(Crash):
+        asyncio.run(session.run())
+    assert harness.store.get_session(session.id).status == "running"  # as a kill leaves it
+    reopened = harness.runtime(WARN_THEN_HANDOFF).open(session.id)
+    info = harness.store.get_session(session.id)
+    assert (info.status, info.metadata["pause_reason"]) == ("paused", "interrupted")
+    with harness.store.dispatch_lock(session.id), pytest.raises(SessionBusyError):
+        asyncio.run(reopened.run())
+    assert asyncio.run(reopened.run()).status == "done"
+
+
+@dataclass(frozen=True)
+class Effectful:
+    """A tool with effects (like bash): never run twice by a restart."""
+
+    name: str = "effect"
+    description: str = "appends to a file"
+    replay_safe: bool = False
+
+    @property
+    def input_schema(self) -> Mapping[str, Any]:
+        return {"type": "object", "properties": {}}
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        with (ctx.workspace / "effects.txt").open("a") as handle:
+            handle.write("ran\n")
+        raise Crash  # the process dies before the result is recorded
+
+
+def test_an_interrupted_effectful_call_is_reported_not_rerun(harness: Harness) -> None:
+    steps = [
+        {
+            "text": "do it",
+            "tool_calls": [call("effect"), call("write_file", path="w.txt", content="w")],
+        },
+        {"text": "checked"},
+    ]
+    tools = builtin_tools()
+    tools.add(Effectful())
+    runtime = harness.runtime(steps, tools=tools)
+    session = runtime.start("task", harness.config())
+    with pytest.raises(Crash):
+        asyncio.run(session.run())
+    result = harness.resume(steps, session.id, tools=tools)
+    assert result.status == "done"
+    assert (harness.workspace / "effects.txt").read_text() == "ran\n"  # exactly once
+    results = {r.metadata["name"]: r for r in harness.rows(session.id) if r.kind == "tool_result"}
+    assert results["effect"].metadata["is_error"] is True
+    assert "interrupted by a restart" in (results["effect"].text or "")
+    assert results["write_file"].metadata["is_error"] is False
+
+
+def test_streamed_text_reaches_on_text(harness: Harness) -> None:
+    seen: list[str] = []
+    provider = ScriptedProvider(load_steps([{"text": "hello there"}]), log=harness.log)
+    runtime = Runtime(harness.store, provider, on_text=seen.append)
+    asyncio.run(runtime.start("task", harness.config()).run())
+    assert seen == ["hello there"]

@@ -217,3 +217,17 @@ def test_tool_context_carries_the_session(harness: Harness) -> None:
     assert ctx.window_index == 1
     assert ctx.workspace == harness.workspace.resolve()
     assert asyncio.run(ctx.confirm("anything")) is True
+
+
+def test_a_reset_made_by_the_store_cli_gets_its_lead_in_on_the_next_message(
+    harness: Harness,
+) -> None:
+    steps = [{"text": "first"}, {"text": "after the reset"}]
+    result = harness.run(steps)
+    window = harness.store.reset(result.session_id)  # as `ctxrelay sessions reset` does
+    again = harness.resume(steps, result.session_id, "new start")
+    assert again.status == "done"
+    rows = harness.store.rows(result.session_id, window_id=window.id)
+    assert [r.kind for r in rows] == ["lead_in", "user", "assistant"]
+    assert "reset by the user" in (rows[0].text or "")
+    assert harness.seals(result.session_id) == ["manual_reset", None]

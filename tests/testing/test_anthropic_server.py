@@ -354,3 +354,62 @@ def test_step_json_round_trip_of_faults() -> None:
         load_steps([{"fault": "explode"}])
     with pytest.raises(ValueError, match="needs a name"):
         load_steps([{"tool_calls": [{"input": {}}]}])
+
+
+def test_a_conversation_the_api_would_refuse_gets_its_400() -> None:
+    call = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {}}
+    unanswered = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": "and?"},
+    ]
+    stray = [
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": "x"}],
+        }
+    ]
+    empty = [{"role": "user", "content": [{"type": "text", "text": ""}]}]
+    with AnthropicServer([Step(text="never")]) as server:
+        c = client(server)
+        with pytest.raises(anthropic.BadRequestError, match="without `tool_result` blocks"):
+            c.messages.create(model=MODEL, max_tokens=8, messages=unanswered)
+        with pytest.raises(anthropic.BadRequestError, match="unexpected `tool_use_id`"):
+            c.messages.create(model=MODEL, max_tokens=8, messages=stray)
+        with pytest.raises(anthropic.BadRequestError, match="must be non-empty"):
+            c.messages.create(model=MODEL, max_tokens=8, messages=empty)
+        answered = [
+            *unanswered[:2],
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}],
+            },
+        ]
+        assert (
+            c.messages.create(model=MODEL, max_tokens=8, messages=answered).content[0].text
+            == "never"
+        )
+
+
+def test_route_by_content_keeps_each_agent_in_order() -> None:
+    from ctxrelay.testing import route_by_content
+
+    router = route_by_content(
+        {"AGENT-A": [Step(text="a1"), Step(text="a2")]},
+        default=[Step(text="main1")],
+    )
+    with AnthropicServer(router) as server:
+        c = client(server)
+
+        def ask(first: str) -> str:
+            messages = [{"role": "user", "content": first}]
+            text: str = (
+                c.messages.create(model=MODEL, max_tokens=8, messages=messages).content[0].text
+            )
+            return text
+
+        assert ask("task for AGENT-A") == "a1"
+        assert ask("the main task") == "main1"
+        assert ask("task for AGENT-A, again") == "a2"
+        assert ask("task for AGENT-A, once more") == DONE_TEXT
+        assert ask("the main task") == DONE_TEXT

@@ -180,3 +180,25 @@ def test_stall_trips_the_client_timeout() -> None:
     steps = [Step(fault=Fault.stall_for(30))]
     with OpenAIServer(steps) as server, pytest.raises(openai.APITimeoutError):
         client(server, timeout=0.3).chat.completions.create(model=MODEL, messages=MESSAGES)
+
+
+def test_unanswered_tool_calls_get_the_api_400() -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+    unanswered = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "user", "content": "and?"},
+    ]
+    with OpenAIServer([Step(text="fine")]) as server:
+        c = client(server)
+        with pytest.raises(openai.BadRequestError, match="did not have response messages: call_1"):
+            c.chat.completions.create(model=MODEL, messages=unanswered)
+        with pytest.raises(openai.BadRequestError, match="must be a response to a preceeding"):
+            c.chat.completions.create(
+                model=MODEL, messages=[{"role": "tool", "tool_call_id": "call_1", "content": "x"}]
+            )
+        answered = [*unanswered[:2], {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+        assert (
+            c.chat.completions.create(model=MODEL, messages=answered).choices[0].message.content
+            == "fine"
+        )

@@ -98,6 +98,10 @@ class Timeline:
                 label += f" ({event.reason})"
             if event.skipped:
                 label += f" [dim]{event.skipped} skipped: no headroom[/dim]"
+            if self.target is not None and event.decision == "continue":
+                left = self.target - event.tokens
+                if left > 0:
+                    label += f" [dim]· {left:,} to handoff[/dim]"
             out.print(
                 f"{self.dispatches:>3}  w{event.window:<2} {event.tokens:>9,}  "
                 f"{self._bar(event.tokens)}  [{style}]{label}[/{style}]"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -43,8 +43,9 @@ from ctxrelay.errors import (
     ContextOverflowError,
     ProviderError,
     RequestTooLargeError,
+    SessionBusyError,
 )
-from ctxrelay.runtime._windows import dump, lead_in_row, render_rows, trigger_row, unseen_rows
+from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
 from ctxrelay.runtime.cost import (
     Pricer,
     Prices,
@@ -52,7 +53,12 @@ from ctxrelay.runtime.cost import (
     prices_from_json,
     prices_to_json,
 )
-from ctxrelay.runtime.estimate import BytesPerTokenEstimator, message_bytes, request_bytes
+from ctxrelay.runtime.estimate import (
+    BytesPerTokenEstimator,
+    message_bytes,
+    system_bytes,
+    tools_bytes,
+)
 from ctxrelay.runtime.events import (
     AdvisoryEvent,
     DispatchEvent,
@@ -101,6 +107,9 @@ _CARRY_CAP = 64 * 1024
 """Bytes of one unseen row carried into the next window's opening message."""
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
+
+_ADVISORY_WRAP_TOKENS = 32
+"""Tokens allowed for an advisory's JSON wrapping, on top of its text's estimate."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,14 +266,6 @@ def _usage_of(meta: Mapping[str, Any]) -> Usage:
 _Outcome = tuple[str, str | None]
 
 
-def _without_pending_advisories(rows: Sequence[Row]) -> Sequence[Row]:
-    """The rows minus advisories published after the window's last model response."""
-    last = max((i for i, r in enumerate(rows) if r.kind == "assistant"), default=-1)
-    if not any(r.kind == "warning" for r in rows[last + 1 :]):
-        return rows
-    return [*rows[: last + 1], *(r for r in rows[last + 1 :] if r.kind != "warning")]
-
-
 class Session:
     """A running (or resumable) session. Create one with :meth:`Runtime.start` or
     :meth:`Runtime.open`; drive it with ``await session.run()``."""
@@ -289,7 +290,8 @@ class Session:
         self._stop = False
         self._estimator = BytesPerTokenEstimator()
         self._window: WindowInfo | None = None
-        self._rows: list[Row] = []
+        self._view = WindowView()
+        self._fixed_bytes: dict[tuple[str, ...], int] = {}
         self._fresh_calls: set[str] = set()
         self._totals = _Totals()
         self._message: str | None = None
@@ -310,6 +312,10 @@ class Session:
     def request_new_context(self, call_id: str) -> None:
         """The ToolHost side of ``new_context``; the seal itself is re-derived from the
         call's durable result row, so nothing needs keeping here."""
+
+    @property
+    def _rows(self) -> Sequence[Row]:
+        return self._view.rows
 
     @property
     def window(self) -> WindowInfo:
@@ -396,7 +402,7 @@ class Session:
     def _load(self) -> None:
         """Re-derive everything from the store: window, rows, totals, calibration."""
         self._window = self._store.current_window(self.id)
-        self._rows = self._store.rows(self.id, window_id=self._window.id)
+        self._view = WindowView(self._store.rows(self.id, window_id=self._window.id))
         self._totals = _Totals()
         last: Row | None = None
         for row in self._store.rows(self.id):
@@ -413,7 +419,7 @@ class Session:
 
     def _append(self, rows: Sequence[NewRow]) -> list[Row]:
         added = self._store.append(self.id, self.window.id, rows)
-        self._rows.extend(added)
+        self._view.extend(added)
         return added
 
     @property
@@ -440,23 +446,20 @@ class Session:
         while True:
             if self._stop:
                 return "stopped", "stop"
-            rows = self._rows
-            flush = next((i for i, r in enumerate(rows) if r.kind == "flush"), None)
-            if flush is not None:
-                out = await self._legacy_flush(flush)
+            view = self._view
+            if view.flush_at is not None:
+                out = await self._legacy_flush(view.flush_at)
                 if out is not None:
                     return out
                 continue
-            torn = next((r for r in rows if r.kind == "boundary"), None)
-            if torn is not None:
-                if not self._repair_boundary(torn):
+            if view.boundary is not None:
+                if not self._repair_boundary(view.boundary):
                     return self._pause_too_large()
                 continue
-            if self.window.index > 1 and not rows:
+            if self.window.index > 1 and not view.rows:
                 self._repair_opening()
                 continue
-            last = max((i for i, r in enumerate(rows) if r.kind == "assistant"), default=-1)
-            after = rows[last + 1 :]
+            after = view.after_reply()
             calls = [r for r in after if r.kind == "tool_call"]
             results = {
                 str(r.metadata.get("tool_call_id")): r for r in after if r.kind == "tool_result"
@@ -485,17 +488,29 @@ class Session:
     # -- dispatch ----------------------------------------------------------------------
 
     def _request(
-        self, *, offer: bool, rows: Sequence[Row] | None = None, flush: bool = False
-    ) -> ModelRequest:
+        self,
+        *,
+        offer: bool,
+        view: WindowView | None = None,
+        flush: bool = False,
+        before_advisories: bool = False,
+    ) -> tuple[ModelRequest, int]:
+        """The request for the window (or ``view``) and its size (``request_bytes``),
+        rendered incrementally: only the newest messages are rendered again."""
         cfg = self.config
-        messages = render_rows(self._rows if rows is None else rows)
+        view = self._view if view is None else view
+        messages, size = view.messages(without_pending_advisories=before_advisories)
         if flush:
             tools = [s for s in self._tools.specs() if s.name == "write_file"]
         else:
             tools = self._tools.specs(exclude=() if offer else ("new_context",))
+        key = tuple(t.name for t in tools)
+        fixed = self._fixed_bytes.get(key)
+        if fixed is None:
+            fixed = self._fixed_bytes[key] = system_bytes(cfg.system) + tools_bytes(tools)
         reserve = cfg.budget.output_reserve
         max_tokens = cfg.max_output_tokens or (reserve if reserve > 0 else 4096)
-        return ModelRequest(
+        request = ModelRequest(
             system=cfg.system,
             messages=messages,
             tools=tools,
@@ -508,17 +523,14 @@ class Session:
                 "usable_limit": cfg.budget.usable_limit,
             },
         )
+        return request, fixed + size
 
-    def _estimate(self, request: ModelRequest, rows: Sequence[Row] | None = None) -> int:
-        """Tokens of ``request``: the provider's count of the window's last request,
-        plus that response's output, plus an estimate of everything appended since."""
-        now = request_bytes(request)
-        rows = self._rows if rows is None else rows
-        last = next(
-            (r for r in reversed(rows) if r.kind == "assistant" and "request_bytes" in r.metadata),
-            None,
-        )
-        if last is None:
+    def _estimate(self, now: int, view: WindowView | None = None) -> int:
+        """Tokens of a request of ``now`` bytes: the provider's count of the window's last
+        request, plus that response's output, plus an estimate of what was appended."""
+        view = self._view if view is None else view
+        last = view.rows[view.last_assistant] if view.last_assistant >= 0 else None
+        if last is None or "request_bytes" not in last.metadata:
             return self._estimator.estimate_bytes(now)
         meta = last.metadata
         delta = max(0, now - int(meta["request_bytes"]))
@@ -532,11 +544,7 @@ class Session:
     def _overflowed(self) -> bool:
         """Whether the provider counted a request of this window above the usable
         limit: the window overflowed after admission, so its rollover is an emergency."""
-        usable = self.config.budget.usable_limit
-        return any(
-            r.kind == "assistant" and int(r.metadata.get("context_tokens", 0)) > usable
-            for r in self._rows
-        )
+        return self._view.max_context > self.config.budget.usable_limit
 
     def _pause(self, reason: str, message: str) -> _Outcome:
         self._message = message
@@ -573,17 +581,20 @@ class Session:
         # Evaluate the request as it was before any advisory of this dispatch: a retry
         # after a crash (the advisory row already published) decides exactly as the
         # first attempt did, so a restart never changes the window's course.
-        base = _without_pending_advisories(self._rows)
-        request = self._request(offer=offer, rows=base)
-        tokens = self._estimate(request)
-        final = tokens
-        if base is not self._rows:
-            request = self._request(offer=offer)
-            final = self._estimate(request)
-        claimed = {Stage(s) for s in self._store.claims(window.id) if s in Stage._value2member_map_}
+        pending = any(r.kind == "warning" for r in self._view.after_reply())
+        request, sent = self._request(offer=offer, before_advisories=pending)
+        tokens = final = self._estimate(sent)
+        if pending:
+            request, sent = self._request(offer=offer)
+            final = self._estimate(sent)
+        # Claims derive from the durable advisory rows of the window (this process
+        # holds the dispatch lock, so the rows it has are the rows the store has).
+        claimed = {Stage(s) for s in self._view.claims if s in Stage._value2member_map_}
         advisory_tokens = 0
-        if not budget.off:
-            advisory_tokens = self._estimator.estimate(
+        first_stage = budget.warning_at or budget.handoff_target
+        if first_stage is not None and tokens >= first_stage:  # only then can one be due
+            # The text plus its wrapping in the request (a text block in a message).
+            advisory_tokens = _ADVISORY_WRAP_TOKENS + self._estimator.estimate(
                 advisory_text(
                     budget,
                     Stage.HANDOFF,
@@ -628,11 +639,11 @@ class Session:
                 self.id, window.id, stage.value, NewRow("warning", text, meta)
             )
             if row is not None:
-                self._rows.append(row)
+                self._view.extend([row])
                 self._emit(DispatchEvent(window.index, tokens, "warn", stage.value))
                 self._emit(AdvisoryEvent(window.index, stage.value, tokens, text))
-                request = self._request(offer=offer)
-                final = self._estimate(request)
+                request, sent = self._request(offer=offer)
+                final = self._estimate(sent)
             else:  # claimed meanwhile: the advisory exists once, durably
                 self._emit(DispatchEvent(window.index, tokens, "continue", None))
         else:
@@ -640,22 +651,29 @@ class Session:
             self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
         if final > budget.usable_limit:
             # The advisory (or anything assembled after the evaluation) pushed the
-            # request over: never an oversized dispatch.
+            # request over: never an oversized dispatch. A window with no response yet
+            # would only open another like it: pause instead of rolling over in a loop.
+            if self._view.last_assistant < 0:
+                return self._pause(
+                    "too_large", str(RequestTooLargeError(final, budget.usable_limit))
+                )
             return None if self._rollover("emergency") else self._pause_too_large()
-        request = replace(request, metadata={**request.metadata, "estimated_tokens": final})
+        request = replace(
+            request,
+            metadata={**request.metadata, "estimated_tokens": final, "request_bytes": sent},
+        )
         try:
-            response = await self._provider.complete(request)
+            response = await self._provider.complete(request, on_text=self._rt.on_text)
         except ContextOverflowError as exc:
             if not any(r.kind == "assistant" for r in self._rows):
                 return self._pause("too_large", str(exc))
             return None if self._rollover("emergency") else self._pause_too_large()
-        self._record(request, response, final)
+        self._record(sent, response, final)
         return None
 
-    def _record(self, request: ModelRequest, response: ModelResponse, estimated: int) -> None:
+    def _record(self, sent: int, response: ModelResponse, estimated: int) -> None:
         usage = response.usage
         cost = self._pricer.cost_usd(self._provider.name, usage)
-        sent = request_bytes(request)
         reply = Message(
             "assistant",
             (TextBlock(response.text),) if response.text else (),
@@ -691,7 +709,6 @@ class Session:
         self._fresh_calls = {c.id for c in response.tool_calls}
         self._estimator.observe(sent, usage.context_tokens)
         self._totals.add(self.window.id, usage, cost)
-        self._store.update_session(self.id, metadata=self._totals.to_json())
         self._emit(
             ResponseEvent(
                 self.window.index,
@@ -709,7 +726,9 @@ class Session:
     async def _run_tools(self, pending: Sequence[Row], *, flush: bool) -> None:
         window = self.window
         offer = self._offer_new_context()
-        notes = resolve_in_workspace(self.config.workspace, self.config.notes_file)
+        notes = (
+            resolve_in_workspace(self.config.workspace, self.config.notes_file) if flush else None
+        )
 
         async def one(call: Row) -> None:
             name = str(call.metadata.get("name", ""))
@@ -797,8 +816,9 @@ class Session:
             unseen=unseen_rows(self._rows),
             carry_cap=_CARRY_CAP,
         )
-        fresh = self._fake_rows([lead, trigger])
-        needed = self._estimate(self._request(offer=self._offer_new_context(), rows=fresh), fresh)
+        fresh = WindowView(self._fake_rows([lead, trigger]))
+        _, size = self._request(offer=self._offer_new_context(), view=fresh)
+        needed = self._estimate(size, fresh)
         if needed > usable:
             self._message = str(RequestTooLargeError(needed, usable))
             return False
@@ -811,7 +831,10 @@ class Session:
             self.id, window.id, reason, boundary=boundary, opening=[lead, trigger]
         )
         self._window = new
-        self._rows = self._store.rows(self.id, window_id=new.id)
+        self._view = WindowView(self._store.rows(self.id, window_id=new.id))
+        # The totals so far, per window and session, at each window boundary (every
+        # response row carries its own cost; the end of a run writes them again).
+        self._store.update_session(self.id, metadata=self._totals.to_json())
         notes_bytes = lead.metadata.get("notes_bytes")
         self._emit(
             RolloverEvent(
@@ -828,7 +851,7 @@ class Session:
             SealReason, raw if raw in ("new_context", "forced", "emergency") else "forced"
         )
         rows = [r for r in self._rows if r.seq < boundary.seq]
-        self._rows = rows
+        self._view = WindowView(rows)
         return self._rollover(reason)
 
     def _repair_opening(self) -> None:
@@ -868,18 +891,23 @@ class Session:
             capped = self._controls()
             if capped is not None:
                 return capped
-            request = self._request(offer=False, flush=True)
-            tokens = self._estimate(request)
+            request, sent = self._request(offer=False, flush=True)
+            tokens = self._estimate(sent)
             if tokens <= self.config.budget.usable_limit:
                 self._emit(DispatchEvent(self.window.index, tokens, "continue", None))
                 request = replace(
-                    request, metadata={**request.metadata, "estimated_tokens": tokens}
+                    request,
+                    metadata={
+                        **request.metadata,
+                        "estimated_tokens": tokens,
+                        "request_bytes": sent,
+                    },
                 )
                 try:
                     response = await self._provider.complete(request)
                 except ContextOverflowError:
                     return None if self._rollover("legacy_flush") else self._pause_too_large()
-                self._record(request, response, tokens)
+                self._record(sent, response, tokens)
                 return None
             # No room for the flush step: seal without it, as the old path did.
             return None if self._rollover("legacy_flush") else self._pause_too_large()
@@ -896,7 +924,8 @@ class Session:
 
 
 class Runtime:
-    """The runtime's entry: a store, a model provider, a tool set and an event sink.
+    """The runtime's entry: a store, a model provider, a tool set and an event sink
+    (and optionally ``on_text`` for streamed text, ``confirm`` for actions with effects).
 
     ``start`` creates a session; ``open`` loads one from the store. A session opened
     from the store is paused until its ``run`` is awaited: a restart never continues by
@@ -910,7 +939,8 @@ class Runtime:
         tools: ToolSet | None = None,
         pricer: Pricer | None = None,
         on_event: EventSink | None = None,
-        confirm: Any = approve_all,
+        confirm: Callable[[str], Awaitable[bool]] = approve_all,
+        on_text: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
         self.provider = provider
@@ -918,6 +948,8 @@ class Runtime:
         self.pricer = pricer
         self.on_event = on_event
         self.confirm = confirm
+        self.on_text = on_text
+        """Receives the model's text as it streams (a live display), if set."""
 
     def start(self, task: str, config: SessionConfig, *, session_id: str | None = None) -> Session:
         if not isinstance(task, str) or not task.strip():
@@ -958,6 +990,16 @@ class Runtime:
             config = replace(config, max_turns=max_turns)
         if max_cost != "keep":
             config = replace(config, max_cost=max_cost)
+        if info.status == "running":
+            # "running" with nobody holding its dispatch lock: the process that ran it
+            # died. It stays paused until someone runs it again.
+            try:
+                with self.store.dispatch_lock(session_id):
+                    self.store.update_session(
+                        session_id, status="paused", metadata={"pause_reason": "interrupted"}
+                    )
+            except SessionBusyError:
+                pass  # another worker is running it right now
         return Session(self, session_id, config, resumed=True)
 
 

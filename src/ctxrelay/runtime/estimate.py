@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
-from ctxrelay.runtime.model import Message, ModelRequest, TextBlock, ToolResultBlock
+from ctxrelay.runtime.model import Message, ModelRequest, TextBlock, ToolResultBlock, ToolSpec
 
 __all__ = [
     "DEFAULT_BYTES_PER_TOKEN",
@@ -23,6 +24,8 @@ __all__ = [
     "BytesPerTokenEstimator",
     "message_bytes",
     "request_bytes",
+    "system_bytes",
+    "tools_bytes",
 ]
 
 DEFAULT_BYTES_PER_TOKEN = 3.0
@@ -76,11 +79,25 @@ def request_bytes(request: ModelRequest) -> int:
 
     Providers serialise differently, but the ratio calibrated against their reported
     usage absorbs the difference as long as one rendering is used throughout."""
-    tools = [
+    return (
+        system_bytes(request.system)
+        + tools_bytes(request.tools)
+        + sum(message_bytes(m) for m in request.messages)
+    )
+
+
+def system_bytes(system: str) -> int:
+    """The system prompt's share of ``request_bytes``."""
+    return _size(system)
+
+
+def tools_bytes(tools: Sequence[ToolSpec]) -> int:
+    """The tool specs' share of ``request_bytes``."""
+    wire = [
         {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-        for t in request.tools
+        for t in tools
     ]
-    return _size(request.system) + _size(tools) + sum(message_bytes(m) for m in request.messages)
+    return _size(wire)
 
 
 class BytesPerTokenEstimator:

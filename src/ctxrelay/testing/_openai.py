@@ -19,7 +19,7 @@ from ctxrelay.testing._server import (
     estimate_tokens,
 )
 
-__all__ = ["OpenAIServer"]
+__all__ = ["OpenAIServer", "tool_message_problem"]
 
 # status -> (error.type, error.code, default message), as the real API sends them.
 _ERRORS: dict[int, tuple[str, str | None, str]] = {
@@ -56,6 +56,39 @@ def _data(payload: Mapping[str, Any] | str) -> bytes:
     return f"data: {text}\n\n".encode()
 
 
+def tool_message_problem(messages: list[Any]) -> str | None:
+    """The API's check of tool turns, with its wording: each assistant ``tool_calls``
+    answered by ``tool`` messages right after it, no ``tool`` message without one."""
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in pending:
+                return (
+                    f"Invalid parameter: messages[{i}]: messages with role 'tool' must be a "
+                    "response to a preceeding message with 'tool_calls'."
+                )
+            pending.remove(call_id)
+            continue
+        if pending:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                f"have response messages: {', '.join(pending)}"
+            )
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            pending = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
+    if pending:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not "
+            f"have response messages: {', '.join(pending)}"
+        )
+    return None
+
+
 class OpenAIServer(LocalServer):
     """``POST /v1/chat/completions`` (streaming and not) and ``GET /v1/models``. Other
     routes are recorded in ``unknown`` and answered 404 in the real error shape.
@@ -63,8 +96,9 @@ class OpenAIServer(LocalServer):
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
     ``context_window``: when set, a request estimated above it gets 400
-    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, as
-    some local servers do not. Point the SDK at ``base_url`` (it ends in ``/v1``).
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, and
+    ``tool_call_index=False`` sends each tool call whole without its ``index``, as some
+    local servers do. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
     ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
     """
@@ -80,12 +114,14 @@ class OpenAIServer(LocalServer):
         context_window: int | None = None,
         model: str | None = None,
         stream_usage: bool = True,
+        tool_call_index: bool = True,
     ) -> None:
         super().__init__(script, model=model)
         self.api_key = api_key
         self.models = None if models is None else frozenset(models)
         self.context_window = context_window
         self.stream_usage = stream_usage
+        self.tool_call_index = tool_call_index
 
     @property
     def base_url(self) -> str:
@@ -151,6 +187,10 @@ class OpenAIServer(LocalServer):
             self._error(
                 handler, Fault.http(400, "Missing required parameter: 'messages'."), code=None
             )
+            return
+        problem = tool_message_problem(body["messages"])
+        if problem is not None:
+            self._error(handler, Fault.http(400, problem), code=None)
             return
         if self.models is not None and model not in self.models:
             self._error(
@@ -313,6 +353,9 @@ class OpenAIServer(LocalServer):
         for piece in self.chunks(step.text or ""):
             events.append(chunk({"content": piece}))
         for index, call in enumerate(calls):
+            if not self.tool_call_index:
+                events.append(chunk({"tool_calls": [call]}))
+                continue
             head = {
                 "index": index,
                 "id": call["id"],

@@ -235,3 +235,20 @@ def test_stall_is_a_timeout() -> None:
         with pytest.raises(ProviderTimeoutError, match=r"did not answer within 0.3 s"):
             complete(provider(server, timeout=0.3))
         assert len(server.requests) == 1
+
+
+def test_tool_calls_without_index_from_a_local_server() -> None:
+    step = Step(tool_calls=[ToolUse("grep", {"pattern": "a"}), ToolUse("grep", {"pattern": "b"})])
+    with OpenAIServer([step], tool_call_index=False) as server:
+        response = complete(provider(server))
+    assert [dict(c.input) for c in response.tool_calls] == [{"pattern": "a"}, {"pattern": "b"}]
+    assert len({c.id for c in response.tool_calls}) == 2
+
+
+def test_tool_arguments_that_are_not_json_reach_the_tool_as_an_input_error() -> None:
+    from ctxrelay.runtime.providers.openai import INVALID_ARGUMENTS_KEY, _arguments
+
+    assert _arguments('{"pattern": "a"}') == {"pattern": "a"}
+    assert _arguments("") == {}
+    assert _arguments("{not json") == {INVALID_ARGUMENTS_KEY: "{not json"}
+    assert _arguments("[1, 2]") == {INVALID_ARGUMENTS_KEY: "[1, 2]"}

@@ -106,6 +106,20 @@ def _arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
+def _call_index(part: Any, calls: Mapping[int, Mapping[str, str]]) -> int:
+    """Which tool call a delta continues. The API numbers them (``index``); some local
+    servers leave it out and send each call whole: a new id then starts a new call."""
+    index = getattr(part, "index", None)
+    if isinstance(index, int):
+        return index
+    if not calls:
+        return 0
+    last = max(calls)
+    if part.id and calls[last]["id"] and part.id != calls[last]["id"]:
+        return last + 1
+    return last
+
+
 class OpenAIProvider:
     """``openai:MODEL``. The key comes from ``api_key`` or ``OPENAI_API_KEY``; with a
     ``base_url`` (or ``OPENAI_BASE_URL``) no key is needed for servers that check none.
@@ -248,7 +262,9 @@ class OpenAIProvider:
                                 state.emitted = True
                                 on_text(delta.content)
                         for part in delta.tool_calls or ():
-                            entry = calls.setdefault(part.index, {"id": "", "name": "", "args": ""})
+                            entry = calls.setdefault(
+                                _call_index(part, calls), {"id": "", "name": "", "args": ""}
+                            )
                             entry["id"] = part.id or entry["id"]
                             if part.function is not None:
                                 entry["name"] += part.function.name or ""

@@ -147,7 +147,8 @@ class ScriptedProvider:
         hint = request.metadata.get("response_index")
         index = hint if isinstance(hint, int) and hint >= 0 else self._cursor
         step = self._steps[index] if index < len(self._steps) else None
-        counted = math.ceil(request_bytes(request) / SCRIPTED_BYTES_PER_TOKEN)
+        size = request_bytes(request)
+        counted = math.ceil(size / SCRIPTED_BYTES_PER_TOKEN)
         reported = step.input_tokens if step and step.input_tokens is not None else counted
         self._record(
             {
@@ -155,6 +156,8 @@ class ScriptedProvider:
                 "session_id": request.metadata.get("session_id"),
                 "window": request.metadata.get("window_index"),
                 "counted_tokens": counted,
+                "bytes": size,
+                "loop_bytes": request.metadata.get("request_bytes"),
                 "reported_tokens": reported,
                 "estimated_tokens": request.metadata.get("estimated_tokens"),
                 "usable_limit": request.metadata.get("usable_limit"),
