@@ -21,3 +21,18 @@ def test_countdown_to_handoff_and_cost_so_far() -> None:
     assert "w1" in lines[2]
     assert "cost so far $0.1088" in text
     assert "to handoff" not in lines[-1]
+
+
+def test_streamed_reply_is_shown_live_once() -> None:
+    console = Console(record=True, width=120, color_system=None)
+    timeline = Timeline(console)
+    timeline(DispatchEvent(1, 1_000, "continue", None))
+    for piece in ("Reading ", "the [file] ", "now."):
+        timeline.text(piece)
+    timeline(ResponseEvent(1, "Reading the [file] now.", [], 1_200, 6, 0.0, 0.0))
+    timeline(ResponseEvent(1, "Not streamed.", [], 1_300, 3, 0.0, 0.0))
+    timeline.close()
+    lines = console.export_text().splitlines()
+    assert lines[1] == "       model: Reading the [file] now."
+    assert sum("Reading the" in line for line in lines) == 1
+    assert "       model: Not streamed." in lines

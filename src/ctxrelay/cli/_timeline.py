@@ -58,9 +58,24 @@ class Timeline:
         self.target: int | None = None
         self.warning: int | None = None
         self.dispatches = 0
+        self.streamed = False  # text of the current response already shown live
 
     def close(self) -> None:
         """Nothing to release; lines are printed as they come."""
+        self._end_stream()
+
+    def text(self, delta: str) -> None:
+        """A piece of the model's reply as it streams (``Runtime(on_text=…)``)."""
+        if not self.show_text or not delta:
+            return
+        if not self.streamed:
+            self.out.print("       [cyan]model:[/cyan] ", end="")
+            self.streamed = True
+        self.out.print(_escape(delta), end="", soft_wrap=True, highlight=False)
+
+    def _end_stream(self) -> None:
+        if self.streamed:
+            self.out.print()
 
     def _bar(self, tokens: int) -> str:
         width = self.width
@@ -77,6 +92,8 @@ class Timeline:
 
     def __call__(self, event: Event) -> None:
         out = self.out
+        self._end_stream()
+        streamed, self.streamed = self.streamed, False
         if isinstance(event, StartEvent):
             self.usable = max(event.usable_limit, 1)
             self.target = event.handoff_target
@@ -110,7 +127,7 @@ class Timeline:
             kind = "handoff request" if event.stage == "handoff" else "warning"
             out.print(f"       [yellow]↳ {kind} published and claimed for this window[/yellow]")
         elif isinstance(event, ResponseEvent):
-            if self.show_text and event.text:
+            if self.show_text and event.text and not streamed:
                 first = event.text.strip().splitlines()[0] if event.text.strip() else ""
                 out.print(f"       [cyan]model:[/cyan] {_escape(_short(first, 64))}")
             if event.session_cost_usd:

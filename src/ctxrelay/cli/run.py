@@ -304,6 +304,7 @@ def main(
             tools=(tools or tools_for)(args),
             on_event=sink,
             confirm=approve_all if args.yes else _ask,
+            on_text=getattr(sink, "text", None),  # the timeline streams replies live
         )
         caps: dict[str, Any] = {}
         if args.max_turns is not None:

@@ -118,7 +118,8 @@ def conversation_problem(messages: list[Any]) -> str | None:
 
 class AnthropicServer(LocalServer):
     """``POST /v1/messages`` (streaming and not), ``POST /v1/messages/count_tokens``,
-    ``GET /v1/models[/ID]``, and ``/`` (a health check). Any other route is recorded in
+    ``GET /v1/models[/ID]``, and ``/``, ``/api/hello`` (health checks; Claude Code sends the
+    latter when non-essential traffic is allowed). Any other route is recorded in
     ``unknown`` and answered 404 in the real error shape.
 
     ``api_key``: when set, requests without it (``x-api-key`` or bearer) get 401.
@@ -153,7 +154,9 @@ class AnthropicServer(LocalServer):
 
     def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
         route = record.route.rstrip("/") or "/"
-        if route == "/" and record.method in ("GET", "HEAD"):
+        if route in ("/", "/api/hello") and record.method in ("GET", "HEAD"):
+            # Claude Code checks connectivity with HEAD /api/hello unless
+            # CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is set.
             handler.send_json(200, {"status": "ok"})
             return
         if record.method == "POST" and route == "/v1/messages":
