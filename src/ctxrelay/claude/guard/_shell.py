@@ -210,6 +210,11 @@ class _Redirected:
         self.followers: list[Node] = []  # statements a heredoc's line goes on with
 
 
+def _number(text: str) -> int | None:
+    """A file descriptor number: ASCII digits only ("²" is a digit to Python, not to bash)."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _fd(state: _Redirected, fd: int) -> bool:
     return state.out if fd == 1 else state.err if fd == 2 else False
 
@@ -246,7 +251,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     targets: list[Node] = []
     for child in redirect.children:
         if child.type == "file_descriptor":
-            fd = int(_text(child))
+            fd = _number(_text(child))
         elif not child.is_named:
             op = child.type
         else:
@@ -259,8 +264,9 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
         state.out = state.err = False
     elif op in (">&", "<&"):
         dest = "" if target is None else _text(target)
-        if dest.isdigit():
-            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, int(dest)))
+        source = _number(dest)
+        if source is not None:
+            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, source))
         elif dest == "-":
             _set(state, (1 if op == ">&" else 0) if fd is None else fd, False)
         elif op == ">&" and fd is None:
@@ -365,9 +371,10 @@ class _Walker:
         state = _Redirected(out, err)
         for redirect in redirects:
             hint = hints.get(redirect.start_byte)
-            if hint is not None and redirect.type == "file_redirect":
+            fd = None if hint is None else _number(_text(hint))
+            if hint is not None and fd is not None and redirect.type == "file_redirect":
                 args.remove(hint)
-                _apply(state, redirect, int(_text(hint)))
+                _apply(state, redirect, fd)
             else:
                 _apply(state, redirect)
         if name is None or not name.named_child_count:
