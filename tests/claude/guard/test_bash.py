@@ -443,3 +443,18 @@ def test_any_mix_of_shell_tokens_is_classified_without_raising(pieces: list[str]
 def test_any_text_is_classified_without_raising(command: str) -> None:
     classify("cat " + command, CWD)
     deny_reason(command + " | head", CWD)
+
+
+def test_characters_that_crash_tree_sitter_bash_are_hidden_from_it() -> None:
+    """tree-sitter-bash reads out of bounds on "{" followed by a character of planes
+    14-16 and kills the process; the parser gets a same-length stand-in instead."""
+    for plane in (0xE0041, 0xF0000, 0x100000, 0x1F600):
+        command = f"cat {{{chr(plane)} f{chr(plane)}.txt | head; tail {chr(plane)}.log"
+        for _ in range(200):
+            result = classify(command, CWD)
+        assert result is not None
+        assert [o.path for p in result for o in p.operands] == [f"{CWD}/{chr(plane)}.log"]
+
+
+def test_a_path_with_a_nul_byte_is_no_file() -> None:
+    assert printed("cat ~\x00 a\x00b; cd ~\x00 && cat x") == [("cat", ["x"])]

@@ -131,32 +131,32 @@ class _Word:
         self.pipe = pipe  # a process substitution
 
 
-def _text(node: Node) -> str:
-    data = node.text
-    return "" if data is None else data.decode("utf-8", "surrogateescape")
+def _text(src: bytes, node: Node) -> str:
+    """The text of ``node`` in the command as written (not the parser's stand-in copy)."""
+    return src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
 
-def _literal(node: Node) -> tuple[str | None, bool]:
+def _literal(src: bytes, node: Node) -> tuple[str | None, bool]:
     """(value, is an unquoted glob) of a word node; value ``None`` when it expands."""
     kind = node.type
     if kind == "word":
-        raw = _text(node)
+        raw = _text(src, node)
         glob = "*" in raw or "?" in raw or "[" in raw
         if "\\" not in raw:
             return raw, glob
         glob = glob and re.search(_ESCAPED_GLOB, raw) is not None
         return re.sub(_UNESCAPE, r"\1", raw, flags=re.DOTALL), glob
     if kind == "number":
-        return _text(node), False
+        return _text(src, node), False
     if kind == "raw_string":
-        return _text(node)[1:-1], False
+        return _text(src, node)[1:-1], False
     if kind == "string":
         parts: list[str] = []
         for child in node.named_children:
             if child.type == "string_content":
-                parts.append(re.sub(_DQ_UNESCAPE, r"\1", _text(child)))
+                parts.append(re.sub(_DQ_UNESCAPE, r"\1", _text(src, child)))
             else:
-                value, _ = _literal(child)
+                value, _ = _literal(src, child)
                 if value is None:
                     return None, False
                 parts.append(value)
@@ -165,22 +165,22 @@ def _literal(node: Node) -> tuple[str | None, bool]:
         values: list[str] = []
         glob = False
         for child in node.named_children:
-            if child.type == "word" and _text(child) in ("{", "}"):
+            if child.type == "word" and _text(src, child) in ("{", "}"):
                 return None, False  # brace expansion: a{1,2}
-            value, child_glob = _literal(child)
+            value, child_glob = _literal(src, child)
             if value is None:
                 return None, False
             values.append(value)
             glob = glob or child_glob
         return "".join(values), glob
-    if kind in ("simple_expansion", "expansion") and _text(node) in ("$HOME", "${HOME}"):
+    if kind in ("simple_expansion", "expansion") and _text(src, node) in ("$HOME", "${HOME}"):
         return os.path.expanduser("~"), False
     return None, False
 
 
-def _word(node: Node) -> _Word:
-    raw = _text(node)
-    value, glob = _literal(node)
+def _word(src: bytes, node: Node) -> _Word:
+    raw = _text(src, node)
+    value, glob = _literal(src, node)
     if value is None and node.type != "process_substitution" and raw.startswith("-"):
         value = UNKNOWN_OPTION  # "-$n", "-${1:-10}": an option whose value is unknown
     return _Word(raw, value, glob, node.type == "process_substitution")
@@ -188,6 +188,8 @@ def _word(node: Node) -> _Word:
 
 def _resolve(value: str, cwd: str | None) -> str | None:
     """An absolute path for a literal path word, or ``None`` when the directory is unknown."""
+    if "\x00" in value:
+        return None  # no path holds a NUL byte
     if value.startswith("~"):
         value = os.path.expanduser(value)
     if os.path.isabs(value):
@@ -226,7 +228,7 @@ def _set(state: _Redirected, fd: int, reaches: bool) -> None:
         state.err = reaches
 
 
-def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
+def _apply(src: bytes, state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
     kind = redirect.type
     if kind == "herestring_redirect":
         state.stdin = None
@@ -235,7 +237,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
         state.stdin = None
         for child in redirect.named_children:
             if child.type == "file_redirect":
-                _apply(state, child)
+                _apply(src, state, child)
             elif child.type == "pipeline":
                 # "cat <<EOF | grep x": the rest of the line is this command's pipe.
                 first = child.children[0].type if child.child_count else "|"
@@ -251,7 +253,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     targets: list[Node] = []
     for child in redirect.children:
         if child.type == "file_descriptor":
-            fd = _number(_text(child))
+            fd = _number(_text(src, child))
         elif not child.is_named:
             op = child.type
         else:
@@ -263,7 +265,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     elif op in ("&>", "&>>"):
         state.out = state.err = False
     elif op in (">&", "<&"):
-        dest = "" if target is None else _text(target)
+        dest = "" if target is None else _text(src, target)
         source = _number(dest)
         if source is not None:
             _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, source))
@@ -330,7 +332,7 @@ class _Walker:
                     continue
                 state = _Redirected(out, err)
                 for redirect in redirects:
-                    _apply(state, redirect)
+                    _apply(self.source, state, redirect)
                 for follower in reversed(state.followers):
                     stack.append((follower, out, err, where, []))
                 stack.append((body, state.out, state.err, where, []))
@@ -371,21 +373,21 @@ class _Walker:
         state = _Redirected(out, err)
         for redirect in redirects:
             hint = hints.get(redirect.start_byte)
-            fd = None if hint is None else _number(_text(hint))
+            fd = None if hint is None else _number(_text(self.source, hint))
             if hint is not None and fd is not None and redirect.type == "file_redirect":
                 args.remove(hint)
-                _apply(state, redirect, fd)
+                _apply(self.source, state, redirect, fd)
             else:
-                _apply(state, redirect)
+                _apply(self.source, state, redirect)
         if name is None or not name.named_child_count:
             return state.followers
-        program, _ = _literal(name.named_children[0])
+        program, _ = _literal(self.source, name.named_children[0])
         if program is None:
             return state.followers
         program = os.path.basename(program)
         if state.extra:
             args = sorted(args + state.extra, key=lambda n: n.start_byte)
-        words = [_word(a) for a in args]
+        words = [_word(self.source, a) for a in args]
         program, words = _unwrap(program, words)
         if program in ("cd", "pushd", "popd"):
             where[0] = self._chdir(program, words, where[0])
@@ -419,13 +421,13 @@ class _Walker:
         if not printed.files:
             if state.stdin is None:
                 return  # reads a pipe, a heredoc or the terminal
-            sources = [_word(state.stdin)]
+            sources = [_word(self.source, state.stdin)]
         operands: list[Operand] = []
         for word in sources:
             if word.pipe:
                 continue  # "<(sort x)" is a pipe, and what prints into it is allowed
-            if len(word.raw) > PATH_MAX:
-                continue
+            if len(word.raw) > PATH_MAX or "\x00" in word.raw:
+                continue  # the kernel takes neither as a path: no file is printed
             if word.value is None:
                 operands.append(Operand(word.raw, literal=False))
                 continue
@@ -470,6 +472,21 @@ def _unwrap(program: str, words: list[_Word]) -> tuple[str, list[_Word]]:
     return program, words
 
 
+_ASTRAL = r"[\U00010000-\U0010ffff]"
+ASTRAL_STAND_IN = "xxxx"
+"""What the parser sees instead of a character beyond the Basic Multilingual Plane.
+
+tree-sitter-bash 0.25.1 (under tree-sitter 0.26.1) reads out of bounds when "{" is
+followed by such a character, and crashes the process for planes 14 to 16 (e.g.
+"{" then U+E0041). Four ASCII letters take the same four UTF-8 bytes, so every node's
+byte range is unchanged and its text is read from the command as written; to bash both
+are ordinary word characters, so the parse is the same."""
+
+
+def _for_parser(command: str) -> bytes:
+    return re.sub(_ASTRAL, ASTRAL_STAND_IN, command).encode("utf-8", "surrogatepass")
+
+
 def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
     """The file prints of ``command``, or ``None`` when it cannot be parsed.
 
@@ -477,7 +494,8 @@ def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
     absolute; ``None`` leaves them as written.
     """
     source = command.encode("utf-8", "surrogatepass")
-    root = _get_parser().parse(source).root_node
+    tree = _get_parser().parse(_for_parser(command) if not command.isascii() else source)
+    root = tree.root_node
     if root.has_error:
         return None
     return tuple(_Walker(source, cwd).walk(root))
