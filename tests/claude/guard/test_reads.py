@@ -149,7 +149,7 @@ def test_an_unknown_range_reads_the_file_with_a_note(ten: Path) -> None:
 
 
 def test_a_computed_operand_is_named_as_written(tmp_path: Path) -> None:
-    assert reads('cat "$f"', tmp_path) == [{"file_path": '"$f"'}]
+    assert reads('cat "$f"', tmp_path) == [{"file_path": "$f"}]
     assert "absolute path" in notes('cat "$f"', tmp_path)[0]
 
 

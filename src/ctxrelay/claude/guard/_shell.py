@@ -429,7 +429,8 @@ class _Walker:
             if len(word.raw) > PATH_MAX or "\x00" in word.raw:
                 continue  # the kernel takes neither as a path: no file is printed
             if word.value is None:
-                operands.append(Operand(word.raw, literal=False))
+                quoted = len(word.raw) > 1 and word.raw[0] == word.raw[-1] == '"'
+                operands.append(Operand(word.raw[1:-1] if quoted else word.raw, literal=False))
                 continue
             path = _resolve(word.value, cwd)
             if path is None:
