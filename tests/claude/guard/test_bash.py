@@ -390,12 +390,15 @@ def test_the_precheck_only_lets_through_possible_prints() -> None:
 def test_commands_without_a_printer_word_do_not_load_the_parser() -> None:
     code = (
         "import sys\n"
+        "from ctxrelay.claude._events.pre_tool_use import handle\n"
         "from ctxrelay.claude.guard import bash\n"
-        "assert bash.deny_reason('ls -la && git status', '/') is None\n"
-        "assert 'tree_sitter' not in sys.modules, 'parser loaded'\n"
-        "assert 'ctxrelay.claude.guard._shell' not in sys.modules\n"
+        "payload = {'tool_name': 'Bash', 'tool_input': {'command': 'ls && git st'}, 'cwd': '/'}\n"
+        "assert handle(payload) is None\n"
+        "heavy = {'tree_sitter', 'ctxrelay.claude.guard._shell', 'typing', 'dataclasses'}\n"
+        "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
         "assert bash.deny_reason('cat f', '/') is not None\n"
         "assert 'tree_sitter' in sys.modules\n"
+        "assert 'tree_sitter_bash' not in sys.modules  # its __init__ is skipped\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -10,9 +10,12 @@ before the per-tool guards, each returning a reason or ``None``.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ctxrelay.errors import HookPayloadError
+
+TYPE_CHECKING = False  # not typing's: this module is on every hook's path
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["deny", "handle"]
 
