@@ -35,8 +35,8 @@ def _cwd(payload: dict[str, Any]) -> str:
     if "cwd" not in payload:
         return os.getcwd()  # Claude Code runs hooks in the project directory
     cwd = payload["cwd"]
-    if not isinstance(cwd, str) or not cwd:
-        raise HookPayloadError("PreToolUse", "cwd", "a non-empty string")
+    if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
+        raise HookPayloadError("PreToolUse", "cwd", "a directory path")
     return os.path.abspath(cwd)
 
 

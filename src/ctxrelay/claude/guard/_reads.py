@@ -167,7 +167,10 @@ def _paths(operand: Operand) -> tuple[list[str], int]:
     """The files an operand names, at most ``CALLS_SHOWN``, and how many more match."""
     if not (operand.literal and operand.glob):
         return [operand.path], 0
-    matches = sorted(itertools.islice(glob.iglob(operand.path), 10 * CALLS_SHOWN))
+    try:
+        matches = sorted(itertools.islice(glob.iglob(operand.path), 10 * CALLS_SHOWN))
+    except (OSError, ValueError):
+        matches = []
     if not matches:
         return [operand.path], 0  # bash passes an unmatched pattern as written
     return matches[:CALLS_SHOWN], len(matches) - CALLS_SHOWN if len(matches) > CALLS_SHOWN else 0
