@@ -57,3 +57,7 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
 def run() -> None:
     """Console-script entry point."""
     sys.exit(main())
+
+
+if __name__ == "__main__":  # ``python -m ctxrelay.claude.hook``
+    run()

@@ -1,0 +1,191 @@
+"""Whole-process latency of ``ctxrelay-hook`` (DESIGN §8), measured in the same run as
+its baseline, a bare ``python -c pass`` of the same interpreter.
+
+- a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it);
+- a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
+  1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
+  file before and one new response was appended since (it runs after every tool call);
+- the three ways to start the hook: the console script ``ctxrelay-hook`` (what
+  ``hooks.json`` runs), ``python -m ctxrelay.claude.hook``, and ``python -c`` importing it.
+
+Targets: each hook <= 1.5x the baseline; 100 MB <= 1.1x the 1 MB case.
+Runs are interleaved round-robin so machine load hits every variant alike; medians.
+
+    python bench/hooks.py [--runs N] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+PY = sys.executable
+HOOK = str(Path(PY).parent / "ctxrelay-hook")
+SESSION = "0b6f3c1e-bench-4c8e-9a51-hooks{size:07d}"  # one session per transcript size
+AGENT = "abench0000000001"
+
+
+def response_line(context: int) -> bytes:
+    message = {
+        "isSidechain": True,
+        "agentId": AGENT,
+        "type": "assistant",
+        "message": {
+            "id": f"msg_{uuid.uuid4().hex[:16]}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-opus-4-8",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}],
+            "stop_reason": "tool_use",
+            "usage": {
+                "input_tokens": 5,
+                "cache_creation_input_tokens": 500,
+                "cache_read_input_tokens": context,
+                "output_tokens": 20,
+            },
+        },
+    }
+    return json.dumps(message).encode() + b"\n"
+
+
+def result_line(size: int) -> bytes:
+    body = {
+        "isSidechain": True,
+        "agentId": AGENT,
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [{"tool_use_id": "toolu_1", "type": "tool_result", "content": "x" * size}],
+        },
+    }
+    return json.dumps(body).encode() + b"\n"
+
+
+def make_session(root: Path, megabytes: int) -> dict[str, Any]:
+    """A session whose subagent file is about ``megabytes`` MB (turns of ~50 kB results)."""
+    session = SESSION.format(size=megabytes)
+    base = root / f"s{megabytes}" / "projects" / "-bench"
+    agent_file = base / session / "subagents" / f"agent-{AGENT}.jsonl"
+    agent_file.parent.mkdir(parents=True)
+    (base / f"{session}.jsonl").write_bytes(b"")
+    target = megabytes * 1024 * 1024
+    chunk = result_line(50_000)
+    with agent_file.open("wb") as f:
+        written = 0
+        while written < target:
+            written += f.write(response_line(20_000) + chunk)
+    return {
+        "file": agent_file,
+        "payload": json.dumps(
+            {
+                "session_id": session,
+                "transcript_path": str(base / f"{session}.jsonl"),
+                "cwd": str(root),
+                "hook_event_name": "PostToolUse",
+                "agent_id": AGENT,
+                "agent_type": "ctxrelay:implementer",
+                "tool_name": "Bash",
+                "tool_input": {"command": "ls"},
+                "tool_response": {"stdout": "a", "stderr": ""},
+                "tool_use_id": "toolu_1",
+            }
+        ),
+    }
+
+
+def timed(argv: list[str], stdin: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, input=stdin.encode(), capture_output=True, env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0 or proc.stderr:
+        raise SystemExit(f"{argv} failed: {proc.stderr.decode()[:300]}")
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=25)
+    parser.add_argument("--json", action="store_true")
+    opts = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        env = {**os.environ, "CTXRELAY_STATE_DIR": str(root / "state")}
+        big = root / "big.txt"
+        big.write_text("".join(f"{i}\n" for i in range(500)))
+        bash = json.dumps(
+            {
+                "session_id": SESSION.format(size=0),
+                "transcript_path": str(root / "x.jsonl"),
+                "cwd": str(root),
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "cat big.txt", "description": "peek"},
+                "tool_use_id": "toolu_1",
+            }
+        )
+        small, large = make_session(root, 1), make_session(root, 100)
+
+        # The first read of a file is one full pass (a hook installed mid-subagent);
+        # measured once, reported, not part of the targets.
+        cold = {
+            name: timed([HOOK], s["payload"], env)
+            for name, s in (("post_1mb_first", small), ("post_100mb_first", large))
+        }
+
+        def post(session: dict[str, Any]) -> tuple[list[str], str, Any]:
+            return ([HOOK], session["payload"], session["file"])
+
+        variants: dict[str, tuple[list[str], str, Any]] = {
+            "python -c pass": ([PY, "-c", "pass"], "", None),
+            "pre_bash (ctxrelay-hook)": ([HOOK], bash, None),
+            "pre_bash (python -m)": ([PY, "-m", "ctxrelay.claude.hook"], bash, None),
+            "pre_bash (python -c import)": (
+                [PY, "-c", "from ctxrelay.claude.hook import run; run()"],
+                bash,
+                None,
+            ),
+            "post_subagent_1mb": post(small),
+            "post_subagent_100mb": post(large),
+        }
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(opts.runs):
+            for name, (cmd, stdin, grow) in variants.items():
+                if grow is not None:  # one new response since the hook last ran
+                    with open(grow, "ab") as f:
+                        f.write(response_line(30_000) + result_line(2_000))
+                times[name].append(timed(cmd, stdin, env))
+
+    med = {name: statistics.median(v) * 1000 for name, v in times.items()}
+    base = med["python -c pass"]
+    ratios = {name: value / base for name, value in med.items()}
+    report = {
+        "runs": opts.runs,
+        "median_ms": {k: round(v, 2) for k, v in med.items()},
+        "ratio_to_python": {k: round(v, 3) for k, v in ratios.items()},
+        "ratio_100mb_to_1mb": round(med["post_subagent_100mb"] / med["post_subagent_1mb"], 3),
+        "first_read_ms": {k: round(v * 1000, 1) for k, v in cold.items()},
+        "targets": {"hook_to_python": 1.5, "100mb_to_1mb": 1.1},
+    }
+    if opts.json:
+        print(json.dumps(report))
+        return 0
+    print(f"{'variant':32} {'median ms':>10} {'x python':>9}")
+    for name, value in med.items():
+        print(f"{name:32} {value:10.1f} {ratios[name]:9.2f}")
+    print(f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} (target <= 1.1)")
+    print(f"first read (no cursor yet): {report['first_read_ms']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""What the hooks know about a subagent: its type's turn bound, and what its own
+transcript says (turns used, latest context, model, whether it ended on a tool call).
+
+The subagent hook runs after every tool call of every subagent, so reading a transcript
+must cost the same at turn 60 of a 100 MB file as at turn 1. Counting turns needs every
+response, so the reader keeps a cursor per agent (how far it has read, the counts so
+far) in a small cache file and reads only what was appended since. The cache is a hint,
+not state: a missing, stale or corrupt cursor (a file that shrank or was replaced) means
+one full pass, never a wrong answer. It is written without fsync or lock: two hooks of
+one agent racing both write a self-consistent cursor, and the loser only costs a re-read.
+
+Stdlib only: this runs in ``ctxrelay-hook``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+from typing import Any, NamedTuple
+
+from ctxrelay.budget.bounds import AGENT_MAX_TURNS
+from ctxrelay.claude._statedir import cursor_path
+from ctxrelay.transcripts import SYNTHETIC_MODEL, usage_of
+
+__all__ = [
+    "PLUGIN_NAME",
+    "AgentReading",
+    "agent_name",
+    "cursor_path",
+    "max_turns_for",
+    "read_agent",
+]
+
+PLUGIN_NAME = "ctxrelay"
+"""The plugin's name: Claude Code calls its agents ``ctxrelay:<name>``."""
+
+_RECENT_IDS = 16  # one response's lines are adjacent; 16 ids covers any interleaving seen
+_CURSOR_VERSION = 1
+_CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
+
+
+def agent_name(agent_type: object) -> str | None:
+    """The plugin agent an ``agent_type`` names (``ctxrelay:investigator`` from the
+    plugin, ``investigator`` from an install that copied the agent files), else None."""
+    if not isinstance(agent_type, str):
+        return None
+    name = agent_type.removeprefix(f"{PLUGIN_NAME}:")
+    return name if name in AGENT_MAX_TURNS else None
+
+
+def max_turns_for(agent_type: object) -> int | None:
+    """``maxTurns`` of one of the plugin's agent types; None (no turn bound) otherwise."""
+    name = agent_name(agent_type)
+    return None if name is None else AGENT_MAX_TURNS[name]
+
+
+class AgentReading(NamedTuple):
+    """A subagent's transcript as of now."""
+
+    turns_used: int
+    """Model responses so far (unique ``message.id``)."""
+    context_tokens: int | None
+    """Context of its latest request; None before the first or after a compaction."""
+    model: str | None
+    ended_on_tool_call: bool
+    """Its latest response asked for a tool: if it has stopped, it stopped without a
+    final report."""
+
+
+def _empty_cursor() -> dict[str, Any]:
+    return {"v": _CURSOR_VERSION, "offset": 0, "turns": 0, "recent": [], "latest": None}
+
+
+def _load_cursor(cache: str | None, st: os.stat_result) -> dict[str, Any]:
+    if cache is None:
+        return _empty_cursor()
+    try:
+        with open(cache, encoding="utf-8") as fh:
+            cur = json.load(fh)
+    except (OSError, ValueError):
+        return _empty_cursor()
+    ok = (
+        isinstance(cur, dict)
+        and cur.get("v") == _CURSOR_VERSION
+        and cur.get("ino") == st.st_ino
+        and cur.get("dev") == st.st_dev
+        and isinstance(cur.get("offset"), int)
+        and 0 <= cur["offset"] <= st.st_size
+        and isinstance(cur.get("turns"), int)
+        and isinstance(cur.get("recent"), list)
+        and (cur.get("latest") is None or isinstance(cur.get("latest"), dict))
+    )
+    return cur if ok else _empty_cursor()
+
+
+def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
+    tmp = f"{cache}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(cur, fh, separators=(",", ":"))
+        os.replace(tmp, cache)
+    except OSError:
+        # The cursor is only a speed-up: a read-only state dir costs re-reads, no more.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _advance(cur: dict[str, Any], line: bytes) -> None:
+    """Apply one complete transcript line to the cursor."""
+    if b'"usage"' not in line and b'"compact_boundary"' not in line:
+        return
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(record, dict):
+        return
+    kind = record.get("type")
+    if kind == "system" and record.get("subtype") == "compact_boundary":
+        cur["latest"] = None  # the context restarts; the turns keep counting
+        return
+    if kind != "assistant":
+        return
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return
+    message_id = message.get("id")
+    model = message.get("model")
+    usage = usage_of(message.get("usage"))
+    if not isinstance(message_id, str) or not message_id or usage is None:
+        return
+    if model == SYNTHETIC_MODEL:
+        return  # made up by Claude Code itself: no request was sent
+    content = message.get("content")
+    tool_call = isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") == "tool_use" for block in content
+    )
+    recent: list[str] = cur["recent"]
+    latest = cur.get("latest")
+    if message_id in recent:
+        # Another line of a response already counted (one line per content block).
+        if latest is not None and latest.get("id") == message_id:
+            latest["tool"] = bool(latest.get("tool")) or tool_call
+        return
+    recent.append(message_id)
+    del recent[:-_RECENT_IDS]
+    cur["turns"] += 1
+    cur["latest"] = {
+        "id": message_id,
+        "model": model if isinstance(model, str) else None,
+        "ctx": usage.context_tokens,
+        "tool": tool_call,
+    }
+
+
+def read_agent(path: str, cache: str | None = None) -> AgentReading | None:
+    """Read a subagent's transcript from where the cursor in ``cache`` stopped.
+
+    ``None`` when the transcript does not exist or is not a regular file. Only complete
+    lines are consumed; a truncated last line is read again next time.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):  # a FIFO named by a payload would hang
+            return None
+        cur = _load_cursor(cache, st)
+        start = cur["offset"]
+        f.seek(start)
+        consumed = 0
+        carry = b""
+        while True:
+            chunk = f.read(_CHUNK_BYTES)
+            if not chunk:
+                break
+            buf = carry + chunk
+            end = buf.rfind(b"\n") + 1  # only whole lines; the rest waits for its newline
+            for line in buf[:end].split(b"\n"):
+                if line:
+                    _advance(cur, line)
+            consumed += end
+            carry = buf[end:]
+    if consumed:
+        cur.update(offset=start + consumed, ino=st.st_ino, dev=st.st_dev)
+        if cache is not None:
+            _save_cursor(cache, cur)
+    latest = cur.get("latest")
+    if latest is None:
+        return AgentReading(cur["turns"], None, None, False)
+    ctx = latest.get("ctx")
+    model = latest.get("model")
+    return AgentReading(
+        cur["turns"],
+        ctx if isinstance(ctx, int) else None,
+        model if isinstance(model, str) else None,
+        bool(latest.get("tool")),
+    )

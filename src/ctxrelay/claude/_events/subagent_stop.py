@@ -1,0 +1,15 @@
+"""``SubagentStop``: a subagent that ended on a tool call (no report) leaves a notice for
+the main thread's next hook answer. The subagent itself gets nothing: it has ended."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["handle"]
+
+
+def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+    from ctxrelay.claude._notices import record_from_subagent_stop
+
+    record_from_subagent_stop(payload)
+    return None

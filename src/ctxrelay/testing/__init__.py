@@ -1,0 +1,53 @@
+"""Local servers that speak the providers' wire formats, for tests and demos.
+
+``AnthropicServer`` (Messages API, streaming SSE as the real API sends it) and
+``OpenAIServer`` (Chat Completions) run on 127.0.0.1 on a free port in a background thread,
+answer from a script of ``Step`` values (or a routing callable that sees each request's
+body), inject ``Fault`` values (HTTP errors in the real shapes, truncated or garbled streams,
+stalls), and record every request for assertions::
+
+    from ctxrelay.testing import AnthropicServer, Step, ToolUse
+
+    steps = [Step(tool_calls=[ToolUse("read_file", {"path": "a.txt"})], input_tokens=900,
+                  cache_read_input_tokens=20_000),
+             Step(text="All done.")]
+    with AnthropicServer(steps) as server:
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="test")
+        ...
+        assert server.requests_to("/v1/messages")[0].body["model"] == "claude-sonnet-4-5"
+
+Nothing here imports a provider SDK: the servers are plain ``http.server``.
+"""
+
+from __future__ import annotations
+
+from ctxrelay.testing._anthropic import ANTHROPIC_ERROR_TYPES, AnthropicServer
+from ctxrelay.testing._openai import OpenAIServer
+from ctxrelay.testing._script import (
+    DONE_TEXT,
+    Fault,
+    FaultKind,
+    Router,
+    Script,
+    Step,
+    ToolUse,
+    load_steps,
+)
+from ctxrelay.testing._server import LocalServer, RecordedRequest, estimate_tokens
+
+__all__ = [
+    "ANTHROPIC_ERROR_TYPES",
+    "DONE_TEXT",
+    "AnthropicServer",
+    "Fault",
+    "FaultKind",
+    "LocalServer",
+    "OpenAIServer",
+    "RecordedRequest",
+    "Router",
+    "Script",
+    "Step",
+    "ToolUse",
+    "estimate_tokens",
+    "load_steps",
+]

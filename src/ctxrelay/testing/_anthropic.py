@@ -1,0 +1,379 @@
+"""A local server that speaks the Anthropic Messages API as the real one does: streaming SSE
+(message_start with cache usage, text and tool_use blocks with input_json_delta,
+message_delta, message_stop), the JSON form, count_tokens, models, and real error shapes."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, ClassVar
+
+from ctxrelay.testing._script import Fault, Router, Script, Step
+from ctxrelay.testing._server import (
+    LocalServer,
+    RecordedRequest,
+    _Handler,
+    _Stream,
+    estimate_tokens,
+)
+
+__all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicServer"]
+
+# The ``error.type`` the real API sends for each status.
+ANTHROPIC_ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+_DEFAULT_MESSAGES: dict[int, str] = {
+    400: "invalid request",
+    401: "invalid x-api-key",
+    403: "Your API key does not have permission to use the specified resource.",
+    404: "Not found",
+    413: "Request exceeds the maximum allowed number of bytes.",
+    429: "Number of request tokens has exceeded your per-minute rate limit",
+    500: "Internal server error",
+    504: "Request timed out",
+    529: "Overloaded",
+}
+
+
+def _id(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def _sse(event: str, data: Mapping[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+class AnthropicServer(LocalServer):
+    """``POST /v1/messages`` (streaming and not), ``POST /v1/messages/count_tokens``,
+    ``GET /v1/models[/ID]``, and ``/`` (a health check). Any other route is recorded in
+    ``unknown`` and answered 404 in the real error shape.
+
+    ``api_key``: when set, requests without it (``x-api-key`` or bearer) get 401.
+    ``models``: when set, other models get 404 ``not_found_error``.
+    ``context_window``: when set, a request estimated above it gets 400 "prompt is too long".
+    Point the SDK at ``base_url``; Claude Code at ``ANTHROPIC_BASE_URL=<base_url>``.
+    """
+
+    wire: ClassVar[str] = "anthropic"
+
+    def __init__(
+        self,
+        script: Script | Router | Iterable[Step] | None = None,
+        *,
+        api_key: str | None = None,
+        models: Collection[str] | None = None,
+        context_window: int | None = None,
+        model: str | None = None,
+    ) -> None:
+        super().__init__(script, model=model)
+        self.api_key = api_key
+        self.models = None if models is None else frozenset(models)
+        self.context_window = context_window
+
+    @property
+    def base_url(self) -> str:
+        return self.url
+
+    # -- routing ------------------------------------------------------------------------
+
+    def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
+        route = record.route.rstrip("/") or "/"
+        if route == "/" and record.method in ("GET", "HEAD"):
+            handler.send_json(200, {"status": "ok"})
+            return
+        if record.method == "POST" and route == "/v1/messages":
+            self._messages(handler, record)
+            return
+        if record.method == "POST" and route == "/v1/messages/count_tokens":
+            if not self._authorized(handler, record):
+                return
+            body = record.body if isinstance(record.body, Mapping) else {}
+            counted = {k: body.get(k) for k in ("system", "messages", "tools")}
+            handler.send_json(200, {"input_tokens": estimate_tokens(counted)})
+            return
+        if record.method == "GET" and route == "/v1/models":
+            handler.send_json(200, self._model_list())
+            return
+        if record.method == "GET" and route.startswith("/v1/models/"):
+            handler.send_json(200, self._model_info(route.removeprefix("/v1/models/")))
+            return
+        self._record_unknown(record)
+        self._error(handler, Fault.http(404, f"Not found: {record.method} {record.route}"))
+
+    def _model_info(self, model_id: str) -> dict[str, Any]:
+        return {
+            "type": "model",
+            "id": model_id,
+            "display_name": model_id,
+            "created_at": "2025-01-01T00:00:00Z",
+        }
+
+    def _model_list(self) -> dict[str, Any]:
+        ids = sorted(self.models) if self.models else [self.model or "claude-sonnet-4-5"]
+        data = [self._model_info(i) for i in ids]
+        return {"data": data, "has_more": False, "first_id": ids[0], "last_id": ids[-1]}
+
+    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
+        if self.api_key is None:
+            return True
+        bearer = record.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if self.api_key in (record.headers.get("x-api-key"), bearer):
+            return True
+        self._error(handler, Fault.http(401))
+        return False
+
+    def _error(self, handler: _Handler, fault: Fault) -> None:
+        status = fault.status
+        headers = {"request-id": _id("req_")}
+        if fault.retry_after is not None:
+            headers["retry-after"] = str(math.ceil(fault.retry_after))
+            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        if status in (429, 529) or status >= 500:
+            headers["x-should-retry"] = "true"
+        payload = {
+            "type": "error",
+            "error": {
+                "type": ANTHROPIC_ERROR_TYPES.get(status, "api_error"),
+                "message": fault.message or _DEFAULT_MESSAGES.get(status, "error"),
+            },
+            "request_id": headers["request-id"],
+        }
+        handler.send_json(status, payload, headers)
+
+    def _invalid(self, handler: _Handler, message: str) -> None:
+        self._error(handler, Fault.http(400, message))
+
+    # -- /v1/messages -------------------------------------------------------------------
+
+    def _messages(self, handler: _Handler, record: RecordedRequest) -> None:
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._invalid(handler, "The request body is not valid JSON.")
+            return
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            self._invalid(handler, "model: Field required")
+            return
+        if not isinstance(body.get("messages"), list):
+            self._invalid(handler, "messages: Field required")
+            return
+        if not isinstance(body.get("max_tokens"), int):
+            self._invalid(handler, "max_tokens: Field required")
+            return
+        if self.models is not None and model not in self.models:
+            self._error(handler, Fault.http(404, f"model: {model}"))
+            return
+        prompt = {k: body.get(k) for k in ("system", "messages", "tools")}
+        if self.context_window is not None:
+            tokens = estimate_tokens(prompt)
+            if tokens > self.context_window:
+                self._invalid(
+                    handler, f"prompt is too long: {tokens} tokens > {self.context_window} maximum"
+                )
+                return
+
+        step = self.script.next_step(body)
+        if self.sleep(step.delay_s):
+            return
+        fault = step.fault
+        if fault is not None and fault.kind == "status":
+            self._error(handler, fault)
+            return
+        if fault is not None and fault.kind == "stall":
+            self.sleep(fault.stall_s)
+            handler.close_connection = True
+            return
+
+        usage = self._usage(step, prompt)
+        blocks = self._blocks(step)
+        stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
+        message = {
+            "id": _id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": blocks,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        headers = {"request-id": _id("req_")}
+        if body.get("stream"):
+            self._stream(handler, message, fault, headers)
+        elif fault is None:
+            handler.send_json(200, message, headers)
+        else:
+            self._broken_json(handler, message, fault)
+
+    def _usage(self, step: Step, prompt: Mapping[str, Any]) -> dict[str, Any]:
+        if step.input_tokens is not None:
+            input_tokens = step.input_tokens
+        else:
+            # The script states the cached part; the rest of the request is fresh input.
+            cached = step.cache_creation_input_tokens + step.cache_read_input_tokens
+            input_tokens = max(1, estimate_tokens(prompt) - cached)
+        if step.output_tokens is not None:
+            output_tokens = step.output_tokens
+        else:
+            output_tokens = estimate_tokens(
+                (step.text or "") + "".join(json.dumps(c.input) for c in step.tool_calls)
+            )
+        return {
+            "input_tokens": input_tokens,
+            "cache_creation_input_tokens": step.cache_creation_input_tokens,
+            "cache_read_input_tokens": step.cache_read_input_tokens,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": step.cache_creation_input_tokens,
+                "ephemeral_1h_input_tokens": 0,
+            },
+            "output_tokens": output_tokens,
+            "service_tier": "standard",
+        }
+
+    @staticmethod
+    def _blocks(step: Step) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if step.text:
+            blocks.append({"type": "text", "text": step.text})
+        for call in step.tool_calls:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id or _id("toolu_"),
+                    "name": call.name,
+                    "input": dict(call.input),
+                }
+            )
+        if not blocks:
+            blocks.append({"type": "text", "text": ""})
+        return blocks
+
+    def _events(self, message: Mapping[str, Any]) -> Iterable[bytes]:
+        usage = message["usage"]
+        start_usage = dict(usage, output_tokens=1)
+        yield _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": dict(
+                    message, content=[], stop_reason=None, stop_sequence=None, usage=start_usage
+                ),
+            },
+        )
+        for index, block in enumerate(message["content"]):
+            start: dict[str, Any]
+            if block["type"] == "text":
+                start = {"type": "text", "text": ""}
+            else:
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield _sse(
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": start},
+            )
+            if index == 0:
+                yield _sse("ping", {"type": "ping"})
+            if block["type"] == "text":
+                for piece in self.chunks(block["text"]):
+                    delta = {"type": "text_delta", "text": piece}
+                    yield _sse(
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+            else:
+                encoded = json.dumps(block["input"], separators=(",", ":"))
+                for piece in ["", *self.chunks(encoded)]:
+                    delta = {"type": "input_json_delta", "partial_json": piece}
+                    yield _sse(
+                        "content_block_delta",
+                        {"type": "content_block_delta", "index": index, "delta": delta},
+                    )
+            yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+        final_usage = {
+            k: usage[k]
+            for k in (
+                "input_tokens",
+                "cache_creation_input_tokens",
+                "cache_read_input_tokens",
+                "output_tokens",
+            )
+        }
+        yield _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": final_usage,
+            },
+        )
+        yield _sse("message_stop", {"type": "message_stop"})
+
+    def _stream(
+        self,
+        handler: _Handler,
+        message: Mapping[str, Any],
+        fault: Fault | None,
+        headers: Mapping[str, str],
+    ) -> None:
+        stream = handler.start_stream(headers)
+        events = list(self._events(message))
+        if fault is None:
+            for event in events:
+                stream.write(event)
+            stream.end()
+            return
+        # Faults strike after message_start and the first block began: the client has
+        # already seen usage and some content, as when a real connection breaks.
+        for event in events[:3]:
+            stream.write(event)
+        self._stream_fault(stream, fault)
+
+    def _stream_fault(self, stream: _Stream, fault: Fault) -> None:
+        if fault.kind == "truncate":
+            stream.write(b'event: content_block_delta\ndata: {"type":"content_block_del')
+            stream.cut()
+        elif fault.kind == "garbage":
+            stream.write(b"event: content_block_delta\ndata: {this is not json\n\n")
+            stream.write(_sse("message_stop", {"type": "message_stop"}))
+            stream.end()
+        elif fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+            stream.cut()
+        else:  # stream_error: the API's in-stream error event
+            status = fault.status if fault.status in ANTHROPIC_ERROR_TYPES else 529
+            error = {
+                "type": ANTHROPIC_ERROR_TYPES[status],
+                "message": fault.message or _DEFAULT_MESSAGES[status],
+            }
+            stream.write(_sse("error", {"type": "error", "error": error}))
+            stream.end()
+
+    def _broken_json(self, handler: _Handler, message: Mapping[str, Any], fault: Fault) -> None:
+        data = json.dumps(message).encode()
+        if fault.kind == "stream_error":
+            self._error(handler, Fault.http(fault.status, fault.message))
+            return
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        if fault.kind == "garbage":
+            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
+            handler.wfile.flush()
+            return
+        if fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+        handler.wfile.write(data[: len(data) // 2])
+        _Stream(handler).cut()

@@ -1,0 +1,361 @@
+"""A local server that speaks OpenAI Chat Completions as the real API (and vLLM, Ollama,
+llama.cpp) does: streaming chunks with tool_calls deltas, the final usage chunk when
+``stream_options.include_usage`` is set, the JSON form, models, and real error shapes."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, ClassVar
+
+from ctxrelay.testing._script import Fault, Router, Script, Step
+from ctxrelay.testing._server import (
+    LocalServer,
+    RecordedRequest,
+    _Handler,
+    _Stream,
+    estimate_tokens,
+)
+
+__all__ = ["OpenAIServer"]
+
+# status -> (error.type, error.code, default message), as the real API sends them.
+_ERRORS: dict[int, tuple[str, str | None, str]] = {
+    400: ("invalid_request_error", None, "invalid request"),
+    401: (
+        "invalid_request_error",
+        "invalid_api_key",
+        "Incorrect API key provided. You can find your API key in your account settings.",
+    ),
+    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden"),
+    404: ("invalid_request_error", "model_not_found", "Not found"),
+    429: (
+        "requests",
+        "rate_limit_exceeded",
+        "Rate limit reached for requests. Please try again shortly.",
+    ),
+    500: ("server_error", None, "The server had an error while processing your request."),
+    503: ("server_error", None, "The engine is currently overloaded, please try again later."),
+}
+_FINISH = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+
+
+def _id(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def _data(payload: Mapping[str, Any] | str) -> bytes:
+    text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
+    return f"data: {text}\n\n".encode()
+
+
+class OpenAIServer(LocalServer):
+    """``POST /v1/chat/completions`` (streaming and not) and ``GET /v1/models``. Other
+    routes are recorded in ``unknown`` and answered 404 in the real error shape.
+
+    ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
+    ``models``: when set, other models get 404 ``model_not_found``.
+    ``context_window``: when set, a request estimated above it gets 400
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, as
+    some local servers do not. Point the SDK at ``base_url`` (it ends in ``/v1``).
+    Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
+    ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
+    """
+
+    wire: ClassVar[str] = "openai"
+
+    def __init__(
+        self,
+        script: Script | Router | Iterable[Step] | None = None,
+        *,
+        api_key: str | None = None,
+        models: Collection[str] | None = None,
+        context_window: int | None = None,
+        model: str | None = None,
+        stream_usage: bool = True,
+    ) -> None:
+        super().__init__(script, model=model)
+        self.api_key = api_key
+        self.models = None if models is None else frozenset(models)
+        self.context_window = context_window
+        self.stream_usage = stream_usage
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
+        route = record.route.rstrip("/") or "/"
+        if route == "/" and record.method in ("GET", "HEAD"):
+            handler.send_json(200, {"status": "ok"})
+            return
+        if record.method == "POST" and route == "/v1/chat/completions":
+            self._completions(handler, record)
+            return
+        if record.method == "GET" and route == "/v1/models":
+            ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
+            data = [{"id": i, "object": "model", "created": 0, "owned_by": "local"} for i in ids]
+            handler.send_json(200, {"object": "list", "data": data})
+            return
+        self._record_unknown(record)
+        self._error(
+            handler, Fault.http(404, f"Invalid URL ({record.method} {record.route})"), code=None
+        )
+
+    def _error(self, handler: _Handler, fault: Fault, *, code: str | bool | None = True) -> None:
+        etype, default_code, message = _ERRORS.get(fault.status, ("server_error", None, "error"))
+        headers = {"x-request-id": _id("req_")}
+        if fault.retry_after is not None:
+            headers["retry-after"] = str(math.ceil(fault.retry_after))
+            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        error = {
+            "message": fault.message or message,
+            "type": etype,
+            "param": None,
+            "code": fault.code or (default_code if code is True else code),
+        }
+        handler.send_json(fault.status, {"error": error}, headers)
+
+    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
+        if self.api_key is None:
+            return True
+        bearer = record.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if bearer == self.api_key:
+            return True
+        self._error(handler, Fault.http(401))
+        return False
+
+    def _completions(self, handler: _Handler, record: RecordedRequest) -> None:
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._error(
+                handler,
+                Fault.http(400, "We could not parse the JSON body of your request."),
+                code=None,
+            )
+            return
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            self._error(handler, Fault.http(400, "you must provide a model parameter"), code=None)
+            return
+        if not isinstance(body.get("messages"), list):
+            self._error(
+                handler, Fault.http(400, "Missing required parameter: 'messages'."), code=None
+            )
+            return
+        if self.models is not None and model not in self.models:
+            self._error(
+                handler,
+                Fault.http(
+                    404, f"The model `{model}` does not exist or you do not have access to it."
+                ),
+            )
+            return
+        prompt = {k: body.get(k) for k in ("messages", "tools")}
+        if self.context_window is not None:
+            tokens = estimate_tokens(prompt)
+            if tokens > self.context_window:
+                too_long = (
+                    f"This model's maximum context length is {self.context_window} tokens. "
+                    f"However, your messages resulted in {tokens} tokens. "
+                    "Please reduce the length of the messages."
+                )
+                self._error(handler, Fault.http(400, too_long), code="context_length_exceeded")
+                return
+
+        step = self.script.next_step(body)
+        if self.sleep(step.delay_s):
+            return
+        fault = step.fault
+        if fault is not None and fault.kind == "status":
+            self._error(handler, fault)
+            return
+        if fault is not None and fault.kind == "stall":
+            self.sleep(fault.stall_s)
+            handler.close_connection = True
+            return
+
+        usage = self._usage(step, prompt)
+        calls = [
+            {
+                "id": call.id or _id("call_"),
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(dict(call.input))},
+            }
+            for call in step.tool_calls
+        ]
+        reason = step.stop_reason or ("tool_use" if calls else "end_turn")
+        finish = _FINISH.get(reason, reason)
+        base = {
+            "id": _id("chatcmpl-"),
+            "created": self.now(),
+            "model": model,
+            "system_fingerprint": "fp_ctxrelay",
+        }
+        headers = {"x-request-id": _id("req_")}
+        if body.get("stream"):
+            options = body.get("stream_options")
+            include_usage = (
+                self.stream_usage
+                and isinstance(options, Mapping)
+                and bool(options.get("include_usage"))
+            )
+            self._stream(
+                handler,
+                base=base,
+                step=step,
+                calls=calls,
+                finish=finish,
+                usage=usage if include_usage else None,
+                fault=fault,
+                headers=headers,
+            )
+            return
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": step.text if step.text is not None or not calls else None,
+            "refusal": None,
+        }
+        if calls:
+            message["tool_calls"] = calls
+        payload = dict(
+            base,
+            object="chat.completion",
+            choices=[{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
+            usage=usage,
+        )
+        if fault is None:
+            handler.send_json(200, payload, headers)
+            return
+        data = json.dumps(payload).encode()
+        if fault.kind == "stream_error":
+            self._error(handler, Fault.http(fault.status, fault.message))
+            return
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        if fault.kind == "garbage":
+            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
+            handler.wfile.flush()
+            return
+        if fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+        handler.wfile.write(data[: len(data) // 2])
+        _Stream(handler).cut()
+
+    def _usage(self, step: Step, prompt: Mapping[str, Any]) -> dict[str, Any]:
+        cached = step.cache_creation_input_tokens + step.cache_read_input_tokens
+        fresh = (
+            step.input_tokens
+            if step.input_tokens is not None
+            else max(1, estimate_tokens(prompt) - cached)
+        )
+        prompt_tokens = fresh + cached
+        if step.output_tokens is not None:
+            completion = step.output_tokens
+        else:
+            completion = estimate_tokens(
+                (step.text or "") + "".join(json.dumps(c.input) for c in step.tool_calls)
+            )
+        return {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion,
+            "total_tokens": prompt_tokens + completion,
+            "prompt_tokens_details": {
+                "cached_tokens": step.cache_read_input_tokens,
+                "audio_tokens": 0,
+            },
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+
+    def _stream(
+        self,
+        handler: _Handler,
+        *,
+        base: Mapping[str, Any],
+        step: Step,
+        calls: list[dict[str, Any]],
+        finish: str,
+        usage: Mapping[str, Any] | None,
+        fault: Fault | None,
+        headers: Mapping[str, str],
+    ) -> None:
+        with_usage = usage is not None
+
+        def chunk(delta: Mapping[str, Any], finish_reason: str | None = None) -> bytes:
+            payload = dict(
+                base,
+                object="chat.completion.chunk",
+                choices=[
+                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+                ],
+            )
+            if with_usage:
+                payload["usage"] = None
+            return _data(payload)
+
+        events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+        for piece in self.chunks(step.text or ""):
+            events.append(chunk({"content": piece}))
+        for index, call in enumerate(calls):
+            head = {
+                "index": index,
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["function"]["name"], "arguments": ""},
+            }
+            events.append(chunk({"tool_calls": [head]}))
+            for piece in self.chunks(call["function"]["arguments"]):
+                events.append(
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                )
+        events.append(chunk({}, finish))
+        if usage is not None:
+            events.append(
+                _data(dict(base, object="chat.completion.chunk", choices=[], usage=usage))
+            )
+        events.append(_data("[DONE]"))
+
+        stream = handler.start_stream(headers)
+        if fault is None:
+            for event in events:
+                stream.write(event)
+            stream.end()
+            return
+        for event in events[:2]:
+            stream.write(event)
+        if fault.kind == "truncate":
+            stream.write(b'data: {"id":"chatcmpl-trunc","object":"chat.compl')
+            stream.cut()
+        elif fault.kind == "garbage":
+            stream.write(b"data: {this is not json\n\n")
+            stream.write(_data("[DONE]"))
+            stream.end()
+        elif fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+            stream.cut()
+        else:  # stream_error: an error object in the stream, as the API sends mid-stream
+            etype, code, message = _ERRORS.get(fault.status, _ERRORS[500])
+            error = {
+                "message": fault.message or message,
+                "type": etype,
+                "param": None,
+                "code": code,
+            }
+            stream.write(_data({"error": error}))
+            stream.end()

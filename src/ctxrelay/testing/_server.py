@@ -1,0 +1,287 @@
+"""The HTTP machinery both wire formats share: a threaded server on 127.0.0.1 (free port),
+started and stopped in-process, that records every request and writes chunked streams
+it can cut, garble or stall on purpose."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, ClassVar, Self
+
+from ctxrelay.testing._script import Router, Script, Step
+
+__all__ = ["LocalServer", "RecordedRequest"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request as the server received it. ``headers`` keys are lower-case; ``body`` is
+    the parsed JSON (``None`` when the body was empty or not JSON); ``path`` keeps the query."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    raw: bytes
+
+    @property
+    def route(self) -> str:
+        """The path without its query string, e.g. ``/v1/messages``."""
+        return self.path.split("?", 1)[0]
+
+
+def estimate_tokens(value: Any) -> int:
+    """About four bytes a token, at least one: what the server reports when a step leaves
+    the count open (a real tokenizer would be no more "true" for a scripted model)."""
+    size = len(value.encode("utf-8") if isinstance(value, str) else json.dumps(value))
+    return max(1, (size + 3) // 4)
+
+
+class _Stream:
+    """A chunked response body the handler writes event by event."""
+
+    def __init__(self, handler: _Handler) -> None:
+        self._h = handler
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        self._h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self._h.wfile.flush()
+
+    def end(self) -> None:
+        self._h.wfile.write(b"0\r\n\r\n")
+        self._h.wfile.flush()
+
+    def cut(self) -> None:
+        """Close the connection mid-body: the client sees an incomplete chunked read."""
+        self._h.wfile.flush()
+        self._h.close_connection = True
+        with contextlib.suppress(OSError):
+            self._h.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # tests read ``requests``; stderr chatter would only hide failures
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            parts: list[bytes] = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            raw = b"".join(parts)
+        else:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        encoding = self.headers.get("content-encoding", "").lower()
+        if encoding == "gzip":
+            raw = gzip.decompress(raw)
+        elif encoding == "deflate":
+            raw = zlib.decompress(raw)
+        return raw
+
+    def _handle(self) -> None:
+        raw = self._read_body()
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        record = RecordedRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+            raw=raw,
+        )
+        self.server.owner._record(record)
+        self.server.owner._dispatch(self, record)
+
+    do_GET = _handle
+    do_POST = _handle
+    do_HEAD = _handle
+    do_PUT = _handle
+    do_DELETE = _handle
+    do_PATCH = _handle
+
+    # -- helpers the wire formats use -------------------------------------------------
+
+    def send_json(
+        self, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+        self.wfile.flush()
+
+    def start_stream(self, headers: Mapping[str, str] | None = None) -> _Stream:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        return _Stream(self)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+
+    def __init__(self, owner: LocalServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up mid-stream (a timeout test) is expected, not news.
+        pass
+
+
+class LocalServer:
+    """Base of the wire-format servers: start/stop, request log, step dispatch.
+
+    Use as a context manager (``with AnthropicServer(steps) as srv: ...``) or call
+    ``start()``/``stop()``. ``requests`` lists every request received; ``unknown`` the ones
+    on routes this server does not implement (answered with the provider's 404 shape).
+    """
+
+    wire: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        script: Script | Router | Iterable[Step] | None = None,
+        *,
+        model: str | None = None,
+    ) -> None:
+        self.script = Script.coerce(script)
+        self.model = model
+        self._requests: list[RecordedRequest] = []
+        self._unknown: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> Self:
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        self._httpd = _HTTPServer(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"ctxrelay-{self.wire}-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()  # wakes stalls and delays so handler threads finish
+        httpd.shutdown()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the server is not running; call start() first")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no path)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- the request log ----------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def unknown(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._unknown)
+
+    def requests_to(self, route: str) -> list[RecordedRequest]:
+        """Requests whose path (query stripped) is ``route``."""
+        return [r for r in self.requests if r.route == route]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._unknown.clear()
+
+    def _record(self, record: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(record)
+
+    def _record_unknown(self, record: RecordedRequest) -> None:
+        with self._lock:
+            self._unknown.append(record)
+
+    # -- helpers for subclasses ---------------------------------------------------------
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait up to ``seconds``; True when the server is stopping (cut the answer short)."""
+        if seconds <= 0:
+            return self._stopping.is_set()
+        return self._stopping.wait(seconds)
+
+    @staticmethod
+    def chunks(text: str, size: int = 16) -> Iterator[str]:
+        """Split text into streaming deltas the way a model emits a few tokens at a time."""
+        for start in range(0, len(text), size):
+            yield text[start : start + size]
+
+    @staticmethod
+    def now() -> int:
+        return int(time.time())
+
+    def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
+        raise NotImplementedError

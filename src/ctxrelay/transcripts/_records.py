@@ -1,0 +1,190 @@
+"""Values read from a Claude Code transcript and the parsing of one line into them.
+
+Stdlib only and no pathlib: the hook imports this on every subagent ``PostToolUse``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+__all__ = [
+    "SYNTHETIC_MODEL",
+    "AgentStats",
+    "Compaction",
+    "ContextReading",
+    "Response",
+    "Usage",
+    "UsageDict",
+    "as_count",
+    "response_of",
+    "usage_of",
+]
+
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model Claude Code writes on responses it made up itself (API errors, interrupts):
+no request was sent, so they are neither requests nor context readings."""
+
+
+class UsageDict(TypedDict):
+    """The four usage categories of DESIGN §7, as they appear in ``--json``."""
+
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    output_tokens: int
+
+
+def as_count(value: object) -> int:
+    """A token count from JSON: non-negative whole numbers only; anything else counts 0
+    (a wrong type in one field must not lose the rest of the line)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value if value > 0 else 0
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        return int(value)
+    return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage of one model response, Anthropic categories.
+
+    ``input_tokens`` is the uncached input only. Cache writes are split by time to live;
+    when a transcript has no split, the writes count as 5-minute writes (the API default).
+    """
+
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_1h_tokens: int = 0
+
+    @property
+    def cache_creation_5m_tokens(self) -> int:
+        return self.cache_creation_input_tokens - self.cache_creation_1h_tokens
+
+    @property
+    def context_tokens(self) -> int:
+        """The size of the request this response answered (DESIGN §6)."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_1h_tokens + other.cache_creation_1h_tokens,
+        )
+
+    def as_dict(self) -> UsageDict:
+        return {
+            "input_tokens": self.input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+def usage_of(raw: object) -> Usage | None:
+    """The :class:`Usage` of a ``message.usage`` object, ``None`` when it is not one."""
+    if not isinstance(raw, dict):
+        return None
+    created = as_count(raw.get("cache_creation_input_tokens"))
+    one_hour = 0
+    split = raw.get("cache_creation")
+    if isinstance(split, dict):
+        one_hour = min(as_count(split.get("ephemeral_1h_input_tokens")), created)
+    return Usage(
+        as_count(raw.get("input_tokens")),
+        created,
+        as_count(raw.get("cache_read_input_tokens")),
+        as_count(raw.get("output_tokens")),
+        one_hour,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One model response (one request), deduplicated by ``message.id``.
+
+    ``usage`` is the most complete of the response's lines: Claude Code writes one line
+    per content block with the same input counts and a growing ``output_tokens``.
+    ``segment`` counts the compactions before it (0 before the first).
+    """
+
+    message_id: str
+    model: str | None
+    usage: Usage
+    sidechain: bool = False
+    segment: int = 0
+    timestamp: str | None = None
+    agent_id: str | None = None
+
+    @property
+    def context_tokens(self) -> int:
+        return self.usage.context_tokens
+
+
+def response_of(record: dict[str, Any]) -> tuple[str, str | None, Usage] | None:
+    """``(message id, model, usage)`` of a top-level ``assistant`` line that reports a
+    real request; ``None`` for every other line (including synthetic responses)."""
+    if record.get("type") != "assistant":
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return None
+    message_id = message.get("id")
+    if not isinstance(message_id, str) or not message_id:
+        return None
+    model = message.get("model")
+    if model == SYNTHETIC_MODEL:
+        return None
+    usage = usage_of(message.get("usage"))
+    if usage is None:
+        return None
+    return message_id, model if isinstance(model, str) else None, usage
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A ``system``/``compact_boundary`` line: the chain restarts after it.
+
+    ``after_requests`` is how many main-chain requests came before it; ``summary_chars``
+    the length of the summary text Claude Code put in the new chain (0 if not found).
+    """
+
+    pre_tokens: int | None
+    trigger: str | None
+    after_requests: int
+    summary_chars: int = 0
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReading:
+    """The latest context of a chain, read from the tail of its transcript.
+
+    ``context_tokens`` is ``None`` when a compaction is newer than the latest response
+    (``compacted`` is then true and ``pre_tokens`` says how large the chain had grown).
+    """
+
+    context_tokens: int | None
+    model: str | None = None
+    message_id: str | None = None
+    usage: Usage | None = None
+    compacted: bool = False
+    pre_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStats:
+    """What the subagent hook needs from a subagent's own transcript."""
+
+    turns_used: int
+    """Assistant responses so far (unique ``message.id``)."""
+    context_tokens: int | None
+    model: str | None
+    message_id: str | None = None

@@ -1,0 +1,218 @@
+"""The analyzer's reader: one fast forward pass over a whole transcript.
+
+Most lines of a transcript (tool results, progress, file snapshots) cannot hold what
+the analyzer needs, so a byte search decides which lines to parse at all; that is what
+keeps the pass at the speed of a bare ``json.loads`` loop or faster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxrelay.transcripts._records import (
+    Compaction,
+    Response,
+    Usage,
+    as_count,
+    response_of,
+)
+from ctxrelay.transcripts._tail import open_transcript
+
+__all__ = ["Transcript", "scan"]
+
+_USAGE = b'"usage"'
+_BOUNDARY = b'"compact_boundary"'
+_SUMMARY = b'"isCompactSummary"'
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript:
+    """Everything the analyzer reads from one transcript file.
+
+    ``responses`` is the chain (the main chain of a session file, or every response of a
+    subagent file), deduplicated by ``message.id``, in order of first appearance.
+    ``sidechain_responses`` are the inline subagent responses of old (< 2.0) session
+    files. ``malformed_lines`` counts candidate lines that did not parse (a truncated
+    last line is one).
+    """
+
+    path: str
+    session_id: str | None
+    version: str | None
+    responses: tuple[Response, ...]
+    sidechain_responses: tuple[Response, ...] = ()
+    compactions: tuple[Compaction, ...] = ()
+    lines: int = 0
+    malformed_lines: int = 0
+    size_bytes: int = 0
+    models: tuple[str, ...] = field(default=())
+
+    @property
+    def requests(self) -> int:
+        return len(self.responses)
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for response in self.responses:
+            total = total + response.usage
+        return total
+
+    @property
+    def context_curve(self) -> list[int]:
+        return [r.usage.context_tokens for r in self.responses]
+
+    @property
+    def peak_context_tokens(self) -> int:
+        return max((r.usage.context_tokens for r in self.responses), default=0)
+
+    @property
+    def final_context_tokens(self) -> int:
+        return self.responses[-1].usage.context_tokens if self.responses else 0
+
+    @property
+    def model(self) -> str | None:
+        """The model of the latest response."""
+        for response in reversed(self.responses):
+            if response.model:
+                return response.model
+        return None
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A response while the pass runs (mutable: a later line updates its usage)."""
+
+    model: str | None
+    usage: Usage
+    sidechain: bool
+    segment: int
+    timestamp: str | None
+    agent_id: str | None
+
+
+def _text_length(content: object) -> int:
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(
+            len(block["text"])
+            for block in content
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        )
+    return 0
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
+    """Read a whole transcript once. ``agent=True`` for a subagent's own file (all of its
+    lines are sidechain lines, and all of them are its chain).
+
+    Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing or is not a
+    readable regular file.
+    """
+    from ctxrelay.errors import TranscriptError
+
+    name = os.fspath(path)
+    f = open_transcript(name)
+    if f is None:
+        raise TranscriptError(f"no transcript at {name!r}")
+    entries: dict[str, _Entry] = {}
+    main_count = 0
+    segment = 0
+    compactions: list[Compaction] = []
+    awaiting_summary = False
+    session_id: str | None = None
+    version: str | None = None
+    lines = malformed = size = 0
+    with f:
+        for line in f:
+            lines += 1
+            size += len(line)
+            if (
+                _USAGE not in line
+                and _BOUNDARY not in line
+                and not (awaiting_summary and _SUMMARY in line)
+            ):
+                continue
+            try:
+                record: Any = json.loads(line)
+            except (ValueError, RecursionError):
+                malformed += 1
+                continue
+            if not isinstance(record, dict):
+                malformed += 1
+                continue
+            if session_id is None:
+                session_id = _str_or_none(record.get("sessionId"))
+                version = _str_or_none(record.get("version"))
+            sidechain = not agent and record.get("isSidechain") is True
+            kind = record.get("type")
+            if kind == "assistant":
+                found = response_of(record)
+                if found is None:
+                    continue
+                message_id, model, usage = found
+                entry = entries.get(message_id)
+                if entry is None:
+                    entries[message_id] = _Entry(
+                        model,
+                        usage,
+                        sidechain,
+                        segment,
+                        _str_or_none(record.get("timestamp")),
+                        _str_or_none(record.get("agentId")),
+                    )
+                    if not sidechain:
+                        main_count += 1
+                elif usage.output_tokens >= entry.usage.output_tokens:
+                    entry.usage = usage  # the response's later, more complete line
+            elif kind == "system" and record.get("subtype") == "compact_boundary":
+                if sidechain:
+                    continue
+                meta = record.get("compactMetadata")
+                pre = trigger = None
+                if isinstance(meta, dict):
+                    pre = as_count(meta.get("preTokens")) if "preTokens" in meta else None
+                    trigger = _str_or_none(meta.get("trigger"))
+                compactions.append(
+                    Compaction(pre, trigger, main_count, 0, _str_or_none(record.get("timestamp")))
+                )
+                segment += 1
+                awaiting_summary = True
+            elif kind == "user" and awaiting_summary and record.get("isCompactSummary") is True:
+                message = record.get("message")
+                chars = _text_length(message.get("content")) if isinstance(message, dict) else 0
+                last = compactions[-1]
+                compactions[-1] = Compaction(
+                    last.pre_tokens, last.trigger, last.after_requests, chars, last.timestamp
+                )
+                awaiting_summary = False
+    main: list[Response] = []
+    side: list[Response] = []
+    models: dict[str, None] = {}
+    for message_id, e in entries.items():
+        response = Response(
+            message_id, e.model, e.usage, e.sidechain, e.segment, e.timestamp, e.agent_id
+        )
+        (side if e.sidechain else main).append(response)
+        if e.model and not e.sidechain:
+            models[e.model] = None
+    return Transcript(
+        path=name,
+        session_id=session_id,
+        version=version,
+        responses=tuple(main),
+        sidechain_responses=tuple(side),
+        compactions=tuple(compactions),
+        lines=lines,
+        malformed_lines=malformed,
+        size_bytes=size,
+        models=tuple(models),
+    )

@@ -1,0 +1,187 @@
+"""The hooks' durable state: atomic, locked, concurrent-safe, fail-open on bad files."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.claude import _state
+from ctxrelay.claude._state import (
+    StateFile,
+    StateLockError,
+    project_state,
+    record_window,
+    recorded_window,
+    session_state,
+    shared_state,
+    state_root,
+)
+
+
+def test_state_root_prefers_explicit_then_xdg(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "explicit"))
+    assert state_root() == tmp_path / "explicit"
+    monkeypatch.delenv("CTXRELAY_STATE_DIR")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert state_root() == tmp_path / "xdg" / "ctxrelay" / "claude"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert state_root() == tmp_path / "home" / ".local" / "state" / "ctxrelay" / "claude"
+
+
+def test_missing_and_corrupt_documents_read_empty_and_are_rewritten(tmp_path: Path) -> None:
+    doc = StateFile(tmp_path / "d.json")
+    assert doc.read() == {}
+    doc.path.write_text("{not json")
+    assert doc.read() == {}
+    doc.set("k", 1)
+    assert json.loads(doc.path.read_text()) == {"k": 1}
+    doc.path.write_text("[1, 2]")  # valid JSON, wrong shape
+    assert doc.read() == {}
+
+
+def test_update_returns_the_result_and_leaves_no_temp_files(tmp_path: Path) -> None:
+    doc = StateFile(tmp_path / "sub" / "d.json")
+
+    def change(data: dict[str, object]) -> str:
+        data["a"] = [1, 2]
+        return "ok"
+
+    assert doc.update(change) == "ok"
+    assert doc.get("a") == [1, 2]
+    assert sorted(p.name for p in doc.path.parent.iterdir()) == ["d.json", "d.lock"]
+
+
+def test_update_that_changes_nothing_does_not_write(tmp_path: Path) -> None:
+    doc = StateFile(tmp_path / "d.json")
+    doc.set("a", 1)
+    stamp = doc.path.stat().st_mtime_ns
+    os.utime(doc.path, ns=(stamp - 10_000_000_000, stamp - 10_000_000_000))
+    doc.update(lambda data: data.get("a"))
+    assert doc.path.stat().st_mtime_ns == stamp - 10_000_000_000
+
+
+def test_a_failing_change_keeps_the_old_document(tmp_path: Path) -> None:
+    doc = StateFile(tmp_path / "d.json")
+    doc.set("a", 1)
+
+    def boom(data: dict[str, object]) -> None:
+        data["a"] = 2
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        doc.update(boom)
+    assert doc.read() == {"a": 1}
+
+
+def test_claim_once_and_reset(tmp_path: Path) -> None:
+    doc = StateFile(tmp_path / "d.json")
+    assert doc.claim_once("context")
+    assert not doc.claim_once("context")
+    assert doc.claim_once("task_done")
+    assert doc.claimed("context")
+    doc.reset("once")
+    assert not doc.claimed("context")
+    assert doc.claim_once("context")
+
+
+def test_append_take_delivers_each_item_once_and_caps(tmp_path: Path) -> None:
+    doc = StateFile(tmp_path / "d.json")
+    for i in range(5):
+        doc.append("notices", {"i": i}, max_items=3)
+    assert doc.take("notices") == [{"i": 2}, {"i": 3}, {"i": 4}]
+    assert doc.take("notices") == []
+
+
+def test_untrusted_ids_never_escape_the_state_dir(tmp_path: Path) -> None:
+    for bad in ("../../etc/passwd", "/abs", "", ".hidden", "a/b", "x" * 500, "é"):
+        path = session_state(bad, tmp_path).path
+        assert path.parent == tmp_path / "sessions"
+        assert path.name.startswith("h-")
+    good = "505a7478-0c09-4225-8c2e-eb227889cf62"
+    assert session_state(good, tmp_path).path.name == f"{good}.json"
+    assert shared_state("../x", tmp_path).path.parent == tmp_path
+
+
+def test_project_state_is_keyed_by_the_resolved_directory(tmp_path: Path) -> None:
+    (tmp_path / "p").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "p")
+    assert (
+        project_state(tmp_path / "p", tmp_path).path
+        == project_state(tmp_path / "link", tmp_path).path
+    )
+    assert project_state(tmp_path / "p", tmp_path).path != project_state(tmp_path, tmp_path).path
+
+
+def test_window_recorded_per_session_then_per_model(tmp_path: Path) -> None:
+    assert recorded_window("s1", "m", tmp_path) is None
+    record_window("s1", "claude-x[1m]", 1_000_000, tmp_path)
+    assert recorded_window("s1", None, tmp_path) == 1_000_000
+    # A fresh session of the same model, before its first statusline run.
+    assert recorded_window("s2", "claude-x[1m]", tmp_path) == 1_000_000
+    assert recorded_window("s2", "other", tmp_path) is None
+    record_window("s1", "claude-x[1m]", 0, tmp_path)  # ignored
+    assert recorded_window("s1", None, tmp_path) == 1_000_000
+
+
+def test_lock_timeout_raises_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    doc = StateFile(tmp_path / "d.json")
+    doc.set("a", 1)
+    monkeypatch.setattr(_state, "LOCK_TIMEOUT_S", 0.05)
+    fd = os.open(doc.path.with_suffix(".lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        # flock locks belong to the open file description: a second open conflicts.
+        with pytest.raises(StateLockError):
+            doc.set("a", 2)
+    finally:
+        os.close(fd)
+    assert doc.get("a") == 1
+
+
+def _race_claim(path: str, queue: multiprocessing.Queue[bool]) -> None:
+    queue.put(StateFile(Path(path)).claim_once("context"))
+
+
+def _race_append(path: str, n: int) -> None:
+    doc = StateFile(Path(path))
+    for i in range(n):
+        doc.append("items", f"{os.getpid()}-{i}", max_items=10_000)
+
+
+def test_concurrent_processes_claim_exactly_once(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    queue: multiprocessing.Queue[bool] = ctx.Queue()
+    path = str(tmp_path / "race.json")
+    procs = [ctx.Process(target=_race_claim, args=(path, queue)) for _ in range(8)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    results = [queue.get(timeout=10) for _ in procs]
+    assert results.count(True) == 1
+    assert results.count(False) == 7
+
+
+def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    path = str(tmp_path / "race.json")
+    procs = [ctx.Process(target=_race_append, args=(path, 25)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    items = StateFile(Path(path)).take("items")
+    assert len(items) == 100
+    assert len(set(items)) == 100
