@@ -34,20 +34,17 @@ def _bash_language() -> object:
     loading its ``_binding`` extension directly skips it. Any other layout falls back to
     the public ``tree_sitter_bash.language()``.
     """
-    import importlib.machinery
-    import importlib.util
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
 
-    spec = importlib.util.find_spec("tree_sitter_bash")  # finds, does not import
+    spec = PathFinder.find_spec("tree_sitter_bash")  # finds, does not import
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for suffix in EXTENSION_SUFFIXES:
             path = os.path.join(folder, "_binding" + suffix)
             if not os.path.isfile(path):
                 continue
-            loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+            loader = ExtensionFileLoader("tree_sitter_bash._binding", path)
             try:
-                binding = importlib.util.module_from_spec(
-                    importlib.util.spec_from_loader(loader.name, loader)  # type: ignore[arg-type]
-                )
+                binding = loader.create_module(ModuleSpec(loader.name, loader, origin=path))
                 loader.exec_module(binding)
                 return binding.language()
             except Exception:  # any surprise: the public way below
