@@ -399,6 +399,8 @@ def test_commands_without_a_printer_word_do_not_load_the_parser() -> None:
         "assert bash.deny_reason('cat f', '/') is not None\n"
         "assert 'tree_sitter' in sys.modules\n"
         "assert 'tree_sitter_bash' not in sys.modules  # its __init__ is skipped\n"
+        "slow = {'dataclasses', 'inspect', 'importlib.util', 'importlib.resources'}\n"
+        "assert not slow & set(sys.modules), slow & set(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -195,13 +195,13 @@ def read_calls(printed: FilePrint) -> tuple[list[ReadCall], int]:
                 call = _call(path, r, file)
                 if not operand.literal:
                     where = f"with {path} as an absolute path"
-                    call = call._replace(note=f"{where}; {call.note}" if call.note else where)
+                    call = call.with_note(f"{where}; {call.note}" if call.note else where)
                 if call.limit is None and (file.size or 0) > READ_MAX_BYTES:
                     note = (
                         f"the file is {mib(file.size or 0)}, over the Read limit of "
                         f"{mib(READ_MAX_BYTES)}: add offset/limit, or search it with Grep"
                     )
-                    call = ReadCall(call.file_path, call.offset, call.limit, note)
+                    call = call.with_note(note)
                 calls.append(call)
     if len(calls) > CALLS_SHOWN:
         more += len(calls) - CALLS_SHOWN
