@@ -463,3 +463,25 @@ def test_characters_that_crash_tree_sitter_bash_are_hidden_from_it() -> None:
 
 def test_a_path_with_a_nul_byte_is_no_file() -> None:
     assert printed("cat ~\x00 a\x00b; cd ~\x00 && cat x") == [("cat", ["x"])]
+
+
+def test_a_loop_variable_takes_the_loops_literal_words() -> None:
+    assert printed('for f in a "b c" ~/d; do cat "$f"; done') == [
+        ("cat", [f"{CWD}/a", f"{CWD}/b c", os.path.expanduser("~/d")])
+    ]
+    assert printed("for f in a; do for g in b c; do tail $f ${g}; done; done") == [
+        ("tail", [f"{CWD}/a", f"{CWD}/b", f"{CWD}/c"])
+    ]
+
+
+def test_a_loop_variable_the_shell_computes_stays_as_written() -> None:
+    for command in ("for f; do cat $f; done", "for f in $(ls); do cat $f; done"):
+        result = classify(command, CWD)
+        assert result is not None
+        assert [(o.path, o.literal) for o in result[0].operands] == [("$f", False)]
+
+
+def test_a_loop_variable_is_bound_only_inside_its_loop() -> None:
+    result = classify("for f in a; do :; done; cat $f; for f in b; do cat $f-x; done", CWD)
+    assert result is not None
+    assert [[o.path for o in p.operands] for p in result] == [["$f"], ["$f-x"]]

@@ -77,7 +77,6 @@ _SEQUENCES = frozenset(
         "elif_clause",
         "else_clause",
         "while_statement",
-        "for_statement",
         "c_style_for_statement",
         "case_statement",
         "case_item",
@@ -281,6 +280,52 @@ def _apply(src: bytes, state: _Redirected, redirect: Node, fd_hint: int | None =
             _set(state, fd, False)
 
 
+_Binds = dict[str, tuple[_Word, ...]]
+"""Loop variables with the literal words they take (``for f in a b *.py``)."""
+
+# A stack entry of the walk: a node, whether its stdout and its stderr reach the context,
+# the shell's directory (a one-item list shared by statements run in the same shell),
+# the redirects a redirected_statement hands to its command, and the loop variables.
+_Entry = tuple["Node", bool, bool, list[str | None], list["Node"], _Binds]
+
+_VARIABLE_WORD = r'"?\$(?:\{(\w+)\}|(\w+))"?\Z'
+
+
+def _bind_loop(src: bytes, loop: Node, binds: _Binds) -> _Binds:
+    """The loop variables inside the body of ``for VAR in WORDS``: VAR takes each word
+    when all are literal (globs included); otherwise VAR is unknown inside."""
+    name: str | None = None
+    values: list[_Word] = []
+    literal = True
+    for child in loop.named_children:
+        if child.type == "variable_name" and name is None:
+            name = _text(src, child)
+        elif child.type not in ("do_group", "comment"):
+            word = _word(src, child)
+            literal = literal and word.value is not None and not word.pipe
+            values.append(word)
+    if name is None:
+        return binds
+    inner = dict(binds)
+    if literal and values:
+        inner[name] = tuple(values)
+    else:
+        inner.pop(name, None)  # "for f; do" walks "$@": unknown
+    return inner
+
+
+def _substitute(words: list[_Word], binds: _Binds) -> list[_Word]:
+    """Replace each whole-word ``$f``/``"${f}"`` of a loop variable by the loop's words."""
+    if not binds:
+        return words
+    out: list[_Word] = []
+    for word in words:
+        m = re.match(_VARIABLE_WORD, word.raw) if word.value is None else None
+        bound = binds.get(m.group(1) or m.group(2)) if m else None
+        out.extend(bound if bound is not None else (word,))
+    return out
+
+
 class _Walker:
     def __init__(self, source: bytes, cwd: str | None) -> None:
         self.source = source
@@ -292,28 +337,34 @@ class _Walker:
         # Each entry: node, stdout reaches the context, stderr does, the shell's
         # directory (a one-item list shared by statements run in the same shell),
         # and redirects that a redirected_statement hands to its command.
-        stack: list[tuple[Node, bool, bool, list[str | None], list[Node]]] = [
-            (root, True, True, [self.cwd], [])
-        ]
+        stack: list[_Entry] = [(root, True, True, [self.cwd], [], {})]
         visits = 0
         while stack and visits < VISIT_MAX:
             visits += 1
-            node, out, err, where, outer = stack.pop()
+            node, out, err, where, outer, binds = stack.pop()
             kind = node.type
             if kind == "command":
-                for follower in reversed(self._command(node, out, err, where, outer)):
-                    stack.append((follower, out, err, where, []))
+                followers = self._command(node, out, err, where, outer=outer, binds=binds)
+                for follower in reversed(followers):
+                    stack.append((follower, out, err, where, [], binds))
+            elif kind == "for_statement":
+                for child in reversed(node.named_children):
+                    if child.type == "do_group":
+                        inner = _bind_loop(self.source, node, binds)
+                        stack.append((child, out, err, where, [], inner))
             elif kind in _SEQUENCES:
                 stack.extend(
-                    (child, out, err, where, [])
+                    (child, out, err, where, [], binds)
                     for child in reversed(node.named_children)
                     if child.type not in _REDIRECTS
                 )
             elif kind == "subshell":
                 own = [where[0]]
-                stack.extend((child, out, err, own, []) for child in reversed(node.named_children))
+                stack.extend(
+                    (child, out, err, own, [], binds) for child in reversed(node.named_children)
+                )
             elif kind == "pipeline":
-                stack.extend(reversed(list(self._pipeline(node, out, err, where))))
+                stack.extend(reversed(list(self._pipeline(node, out, err, where, binds))))
             elif kind == "redirected_statement":
                 body: Node | None = None
                 redirects: list[Node] = []
@@ -325,32 +376,39 @@ class _Walker:
                 if body is None:
                     continue
                 if body.type == "command":
-                    stack.append((body, out, err, where, redirects))
+                    stack.append((body, out, err, where, redirects, binds))
                     continue
                 state = _Redirected(out, err)
                 for redirect in redirects:
                     _apply(self.source, state, redirect)
                 for follower in reversed(state.followers):
-                    stack.append((follower, out, err, where, []))
-                stack.append((body, state.out, state.err, where, []))
+                    stack.append((follower, out, err, where, [], binds))
+                stack.append((body, state.out, state.err, where, [], binds))
             # Anything else (assignments, tests, declarations, comments) runs no
             # command whose output reaches the context: substitutions inside it are
             # captured, so they are never walked.
         return self.found
 
     def _pipeline(
-        self, node: Node, out: bool, err: bool, where: list[str | None]
-    ) -> Iterator[tuple[Node, bool, bool, list[str | None], list[Node]]]:
+        self, node: Node, out: bool, err: bool, where: list[str | None], binds: _Binds
+    ) -> Iterator[_Entry]:
         parts = [c for c in node.children if c.is_named]
         ops = [c.type for c in node.children if not c.is_named]
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             both = not last and index < len(ops) and ops[index] == "|&"
             # Each part of a pipeline runs in its own subshell.
-            yield part, out and last, err and not both, [where[0]], []
+            yield part, out and last, err and not both, [where[0]], [], binds
 
     def _command(
-        self, node: Node, out: bool, err: bool, where: list[str | None], outer: list[Node]
+        self,
+        node: Node,
+        out: bool,
+        err: bool,
+        where: list[str | None],
+        *,
+        outer: list[Node],
+        binds: _Binds,
     ) -> list[Node]:
         name: Node | None = None
         args: list[Node] = []
@@ -389,6 +447,7 @@ class _Walker:
         if program in ("cd", "pushd", "popd"):
             where[0] = self._chdir(program, words, where[0])
         elif program in PRINTERS and state.out:
+            words = _substitute(words, binds)
             self._printer(node, program, words, state=state, redirects=outer, cwd=where[0])
         return state.followers
 
