@@ -3,9 +3,10 @@
 The script is parsed by tree-sitter-bash (bashlex fails on quoted heredocs) and walked
 statement by statement, carrying two facts down the tree: whether stdout and stderr still
 reach the context (Claude Code's Bash tool returns both), and the shell's directory
-(``cd`` in a sequence moves it; subshells and pipeline parts keep their own). A pipe, a
-redirect of stdout, a command or process substitution takes the output away; a command
-substitution's text is never walked at all. A script with a syntax error is not judged.
+(``cd`` in a sequence moves it; subshells and pipeline parts keep their own), and the
+words a ``for`` loop variable takes. A pipe, a redirect of stdout, a command or process
+substitution takes the output away; a substitution's text is never walked at all. A
+script with a syntax error is not judged.
 """
 
 from __future__ import annotations
@@ -334,9 +335,6 @@ class _Walker:
 
     def walk(self, root: Node) -> list[FilePrint]:
         # Depth-first, in source order, without recursion (scripts can nest deeply).
-        # Each entry: node, stdout reaches the context, stderr does, the shell's
-        # directory (a one-item list shared by statements run in the same shell),
-        # and redirects that a redirected_statement hands to its command.
         stack: list[_Entry] = [(root, True, True, [self.cwd], [], {})]
         visits = 0
         while stack and visits < VISIT_MAX:
