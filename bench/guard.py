@@ -91,6 +91,15 @@ def main(argv: list[str] | None = None) -> int:
         for command in timed:
             scan(command, cwd)
 
+    # Per-command cost of the commands the pre-check lets through (the parse path).
+    parsed = [c for c in timed if bash.might_print_file(c)]
+    costs: list[float] = []
+    for command in parsed:
+        start = time.perf_counter()
+        bash.deny_reason(command, cwd)
+        costs.append((time.perf_counter() - start) * 1e6)
+    costs.sort()
+
     n = len(timed)
     base_rate = _best_rate(baseline, n, args.repeats)
     guard_rate = _best_rate(guard, n, args.repeats)
@@ -104,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         "walk_every_command_per_s": round(walk_rate),
         "baseline_parse_only_per_s": round(base_rate),
         "guard_vs_baseline": round(guard_rate / base_rate, 2),
+        "parsed_median_us": round(costs[len(costs) // 2], 1) if costs else None,
+        "parsed_p99_us": round(costs[int(len(costs) * 0.99)], 1) if costs else None,
         "walk_vs_baseline": round(walk_rate / base_rate, 2),
         "target_commands_per_s": TARGET_PER_S,
         "meets_target": guard_rate >= TARGET_PER_S and not exceptions,
@@ -128,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
             f"({report['walk_vs_baseline']}x the baseline)"
         )
         print(f"baseline (parse only):   {base_rate:,.0f} commands/s")
+        if costs:
+            print(
+                f"a parsed command:        median {report['parsed_median_us']} us, "
+                f"p99 {report['parsed_p99_us']} us"
+            )
         for line in exceptions[:10]:
             print(f"  exception: {line}")
     return 0 if report["meets_target"] else 1

@@ -149,7 +149,7 @@ def test_an_unknown_range_reads_the_file_with_a_note(ten: Path) -> None:
 
 
 def test_a_computed_operand_is_named_as_written(tmp_path: Path) -> None:
-    assert reads('cat "$f"', tmp_path) == [{"file_path": '"$f"'}]
+    assert reads('cat "$f"', tmp_path) == [{"file_path": "$f"}]
     assert "absolute path" in notes('cat "$f"', tmp_path)[0]
 
 
@@ -213,3 +213,21 @@ def test_read_call_text() -> None:
 def test_mib() -> None:
     assert mib(4 * 2**20) == "4 MiB"
     assert mib(5 * 2**20 + 2**19) == "5.5 MiB"
+
+
+def test_a_computed_operand_keeps_its_range(tmp_path: Path) -> None:
+    assert reads('head -5 "$f"', tmp_path) == [{"file_path": "$f", "limit": 5}]
+    (note,) = notes("tail -3 $f", tmp_path)
+    assert "$f as an absolute path" in note
+    assert "offset = line count - 2, limit 3" in note
+
+
+def test_a_loop_over_files_names_each_file(tmp_path: Path) -> None:
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text("x\n" * 30)
+    command = 'for f in *.py notes.md; do echo "== $f"; head -20 "$f"; done'
+    assert reads(command, tmp_path) == [
+        {"file_path": str(tmp_path / "a.py"), "limit": 20},
+        {"file_path": str(tmp_path / "b.py"), "limit": 20},
+        {"file_path": str(tmp_path / "notes.md"), "limit": 20},
+    ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Self
 
 from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange, Unit
 
@@ -22,12 +22,26 @@ UNKNOWN_OPTION = "-\x00"
 can hold a NUL byte."""
 
 
-class Plan(NamedTuple):
+class Plan(tuple[tuple[int, ...], tuple[LineRange, ...] | None]):
     """The files a command prints (indices into its arguments; none means stdin) and
-    the ranges it prints of each (``None``: known only at run time)."""
+    the ranges it prints of each (``None``: known only at run time). A tuple subclass
+    for the reason given in ``_model``."""
 
-    files: tuple[int, ...]
-    ranges: tuple[LineRange, ...] | None
+    __slots__ = ()
+
+    def __new__(cls, files: tuple[int, ...], ranges: tuple[LineRange, ...] | None) -> Self:
+        return super().__new__(cls, (files, ranges))
+
+    @property
+    def files(self) -> tuple[int, ...]:
+        return self[0]
+
+    @property
+    def ranges(self) -> tuple[LineRange, ...] | None:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"Plan(files={self[0]!r}, ranges={self[1]!r})"
 
 
 _SUFFIXES = {

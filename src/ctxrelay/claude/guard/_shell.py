@@ -3,9 +3,10 @@
 The script is parsed by tree-sitter-bash (bashlex fails on quoted heredocs) and walked
 statement by statement, carrying two facts down the tree: whether stdout and stderr still
 reach the context (Claude Code's Bash tool returns both), and the shell's directory
-(``cd`` in a sequence moves it; subshells and pipeline parts keep their own). A pipe, a
-redirect of stdout, a command or process substitution takes the output away; a command
-substitution's text is never walked at all. A script with a syntax error is not judged.
+(``cd`` in a sequence moves it; subshells and pipeline parts keep their own), and the
+words a ``for`` loop variable takes. A pipe, a redirect of stdout, a command or process
+substitution takes the output away; a substitution's text is never walked at all. A
+script with a syntax error is not judged.
 """
 
 from __future__ import annotations
@@ -34,20 +35,17 @@ def _bash_language() -> object:
     loading its ``_binding`` extension directly skips it. Any other layout falls back to
     the public ``tree_sitter_bash.language()``.
     """
-    import importlib.machinery
-    import importlib.util
+    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
 
-    spec = importlib.util.find_spec("tree_sitter_bash")  # finds, does not import
+    spec = PathFinder.find_spec("tree_sitter_bash")  # finds, does not import
     for folder in (spec.submodule_search_locations or []) if spec else []:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for suffix in EXTENSION_SUFFIXES:
             path = os.path.join(folder, "_binding" + suffix)
             if not os.path.isfile(path):
                 continue
-            loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+            loader = ExtensionFileLoader("tree_sitter_bash._binding", path)
             try:
-                binding = importlib.util.module_from_spec(
-                    importlib.util.spec_from_loader(loader.name, loader)  # type: ignore[arg-type]
-                )
+                binding = loader.create_module(ModuleSpec(loader.name, loader, origin=path))
                 loader.exec_module(binding)
                 return binding.language()
             except Exception:  # any surprise: the public way below
@@ -80,7 +78,6 @@ _SEQUENCES = frozenset(
         "elif_clause",
         "else_clause",
         "while_statement",
-        "for_statement",
         "c_style_for_statement",
         "case_statement",
         "case_item",
@@ -131,32 +128,32 @@ class _Word:
         self.pipe = pipe  # a process substitution
 
 
-def _text(node: Node) -> str:
-    data = node.text
-    return "" if data is None else data.decode("utf-8", "surrogateescape")
+def _text(src: bytes, node: Node) -> str:
+    """The text of ``node`` in the command as written (not the parser's stand-in copy)."""
+    return src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
 
-def _literal(node: Node) -> tuple[str | None, bool]:
+def _literal(src: bytes, node: Node) -> tuple[str | None, bool]:
     """(value, is an unquoted glob) of a word node; value ``None`` when it expands."""
     kind = node.type
     if kind == "word":
-        raw = _text(node)
+        raw = _text(src, node)
         glob = "*" in raw or "?" in raw or "[" in raw
         if "\\" not in raw:
             return raw, glob
         glob = glob and re.search(_ESCAPED_GLOB, raw) is not None
         return re.sub(_UNESCAPE, r"\1", raw, flags=re.DOTALL), glob
     if kind == "number":
-        return _text(node), False
+        return _text(src, node), False
     if kind == "raw_string":
-        return _text(node)[1:-1], False
+        return _text(src, node)[1:-1], False
     if kind == "string":
         parts: list[str] = []
         for child in node.named_children:
             if child.type == "string_content":
-                parts.append(re.sub(_DQ_UNESCAPE, r"\1", _text(child)))
+                parts.append(re.sub(_DQ_UNESCAPE, r"\1", _text(src, child)))
             else:
-                value, _ = _literal(child)
+                value, _ = _literal(src, child)
                 if value is None:
                     return None, False
                 parts.append(value)
@@ -165,22 +162,22 @@ def _literal(node: Node) -> tuple[str | None, bool]:
         values: list[str] = []
         glob = False
         for child in node.named_children:
-            if child.type == "word" and _text(child) in ("{", "}"):
+            if child.type == "word" and _text(src, child) in ("{", "}"):
                 return None, False  # brace expansion: a{1,2}
-            value, child_glob = _literal(child)
+            value, child_glob = _literal(src, child)
             if value is None:
                 return None, False
             values.append(value)
             glob = glob or child_glob
         return "".join(values), glob
-    if kind in ("simple_expansion", "expansion") and _text(node) in ("$HOME", "${HOME}"):
+    if kind in ("simple_expansion", "expansion") and _text(src, node) in ("$HOME", "${HOME}"):
         return os.path.expanduser("~"), False
     return None, False
 
 
-def _word(node: Node) -> _Word:
-    raw = _text(node)
-    value, glob = _literal(node)
+def _word(src: bytes, node: Node) -> _Word:
+    raw = _text(src, node)
+    value, glob = _literal(src, node)
     if value is None and node.type != "process_substitution" and raw.startswith("-"):
         value = UNKNOWN_OPTION  # "-$n", "-${1:-10}": an option whose value is unknown
     return _Word(raw, value, glob, node.type == "process_substitution")
@@ -188,6 +185,8 @@ def _word(node: Node) -> _Word:
 
 def _resolve(value: str, cwd: str | None) -> str | None:
     """An absolute path for a literal path word, or ``None`` when the directory is unknown."""
+    if "\x00" in value:
+        return None  # no path holds a NUL byte
     if value.startswith("~"):
         value = os.path.expanduser(value)
     if os.path.isabs(value):
@@ -210,6 +209,11 @@ class _Redirected:
         self.followers: list[Node] = []  # statements a heredoc's line goes on with
 
 
+def _number(text: str) -> int | None:
+    """A file descriptor number: ASCII digits only ("²" is a digit to Python, not to bash)."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _fd(state: _Redirected, fd: int) -> bool:
     return state.out if fd == 1 else state.err if fd == 2 else False
 
@@ -221,7 +225,7 @@ def _set(state: _Redirected, fd: int, reaches: bool) -> None:
         state.err = reaches
 
 
-def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
+def _apply(src: bytes, state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
     kind = redirect.type
     if kind == "herestring_redirect":
         state.stdin = None
@@ -230,7 +234,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
         state.stdin = None
         for child in redirect.named_children:
             if child.type == "file_redirect":
-                _apply(state, child)
+                _apply(src, state, child)
             elif child.type == "pipeline":
                 # "cat <<EOF | grep x": the rest of the line is this command's pipe.
                 first = child.children[0].type if child.child_count else "|"
@@ -246,7 +250,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     targets: list[Node] = []
     for child in redirect.children:
         if child.type == "file_descriptor":
-            fd = int(_text(child))
+            fd = _number(_text(src, child))
         elif not child.is_named:
             op = child.type
         else:
@@ -258,9 +262,10 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     elif op in ("&>", "&>>"):
         state.out = state.err = False
     elif op in (">&", "<&"):
-        dest = "" if target is None else _text(target)
-        if dest.isdigit():
-            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, int(dest)))
+        dest = "" if target is None else _text(src, target)
+        source = _number(dest)
+        if source is not None:
+            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, source))
         elif dest == "-":
             _set(state, (1 if op == ">&" else 0) if fd is None else fd, False)
         elif op == ">&" and fd is None:
@@ -276,6 +281,52 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
             _set(state, fd, False)
 
 
+_Binds = dict[str, tuple[_Word, ...]]
+"""Loop variables with the literal words they take (``for f in a b *.py``)."""
+
+# A stack entry of the walk: a node, whether its stdout and its stderr reach the context,
+# the shell's directory (a one-item list shared by statements run in the same shell),
+# the redirects a redirected_statement hands to its command, and the loop variables.
+_Entry = tuple["Node", bool, bool, list[str | None], list["Node"], _Binds]
+
+_VARIABLE_WORD = r'"?\$(?:\{(\w+)\}|(\w+))"?\Z'
+
+
+def _bind_loop(src: bytes, loop: Node, binds: _Binds) -> _Binds:
+    """The loop variables inside the body of ``for VAR in WORDS``: VAR takes each word
+    when all are literal (globs included); otherwise VAR is unknown inside."""
+    name: str | None = None
+    values: list[_Word] = []
+    literal = True
+    for child in loop.named_children:
+        if child.type == "variable_name" and name is None:
+            name = _text(src, child)
+        elif child.type not in ("do_group", "comment"):
+            word = _word(src, child)
+            literal = literal and word.value is not None and not word.pipe
+            values.append(word)
+    if name is None:
+        return binds
+    inner = dict(binds)
+    if literal and values:
+        inner[name] = tuple(values)
+    else:
+        inner.pop(name, None)  # "for f; do" walks "$@": unknown
+    return inner
+
+
+def _substitute(words: list[_Word], binds: _Binds) -> list[_Word]:
+    """Replace each whole-word ``$f``/``"${f}"`` of a loop variable by the loop's words."""
+    if not binds:
+        return words
+    out: list[_Word] = []
+    for word in words:
+        m = re.match(_VARIABLE_WORD, word.raw) if word.value is None else None
+        bound = binds.get(m.group(1) or m.group(2)) if m else None
+        out.extend(bound if bound is not None else (word,))
+    return out
+
+
 class _Walker:
     def __init__(self, source: bytes, cwd: str | None) -> None:
         self.source = source
@@ -284,31 +335,34 @@ class _Walker:
 
     def walk(self, root: Node) -> list[FilePrint]:
         # Depth-first, in source order, without recursion (scripts can nest deeply).
-        # Each entry: node, stdout reaches the context, stderr does, the shell's
-        # directory (a one-item list shared by statements run in the same shell),
-        # and redirects that a redirected_statement hands to its command.
-        stack: list[tuple[Node, bool, bool, list[str | None], list[Node]]] = [
-            (root, True, True, [self.cwd], [])
-        ]
+        stack: list[_Entry] = [(root, True, True, [self.cwd], [], {})]
         visits = 0
         while stack and visits < VISIT_MAX:
             visits += 1
-            node, out, err, where, outer = stack.pop()
+            node, out, err, where, outer, binds = stack.pop()
             kind = node.type
             if kind == "command":
-                for follower in reversed(self._command(node, out, err, where, outer)):
-                    stack.append((follower, out, err, where, []))
+                followers = self._command(node, out, err, where, outer=outer, binds=binds)
+                for follower in reversed(followers):
+                    stack.append((follower, out, err, where, [], binds))
+            elif kind == "for_statement":
+                for child in reversed(node.named_children):
+                    if child.type == "do_group":
+                        inner = _bind_loop(self.source, node, binds)
+                        stack.append((child, out, err, where, [], inner))
             elif kind in _SEQUENCES:
                 stack.extend(
-                    (child, out, err, where, [])
+                    (child, out, err, where, [], binds)
                     for child in reversed(node.named_children)
                     if child.type not in _REDIRECTS
                 )
             elif kind == "subshell":
                 own = [where[0]]
-                stack.extend((child, out, err, own, []) for child in reversed(node.named_children))
+                stack.extend(
+                    (child, out, err, own, [], binds) for child in reversed(node.named_children)
+                )
             elif kind == "pipeline":
-                stack.extend(reversed(list(self._pipeline(node, out, err, where))))
+                stack.extend(reversed(list(self._pipeline(node, out, err, where, binds))))
             elif kind == "redirected_statement":
                 body: Node | None = None
                 redirects: list[Node] = []
@@ -320,32 +374,39 @@ class _Walker:
                 if body is None:
                     continue
                 if body.type == "command":
-                    stack.append((body, out, err, where, redirects))
+                    stack.append((body, out, err, where, redirects, binds))
                     continue
                 state = _Redirected(out, err)
                 for redirect in redirects:
-                    _apply(state, redirect)
+                    _apply(self.source, state, redirect)
                 for follower in reversed(state.followers):
-                    stack.append((follower, out, err, where, []))
-                stack.append((body, state.out, state.err, where, []))
+                    stack.append((follower, out, err, where, [], binds))
+                stack.append((body, state.out, state.err, where, [], binds))
             # Anything else (assignments, tests, declarations, comments) runs no
             # command whose output reaches the context: substitutions inside it are
             # captured, so they are never walked.
         return self.found
 
     def _pipeline(
-        self, node: Node, out: bool, err: bool, where: list[str | None]
-    ) -> Iterator[tuple[Node, bool, bool, list[str | None], list[Node]]]:
+        self, node: Node, out: bool, err: bool, where: list[str | None], binds: _Binds
+    ) -> Iterator[_Entry]:
         parts = [c for c in node.children if c.is_named]
         ops = [c.type for c in node.children if not c.is_named]
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             both = not last and index < len(ops) and ops[index] == "|&"
             # Each part of a pipeline runs in its own subshell.
-            yield part, out and last, err and not both, [where[0]], []
+            yield part, out and last, err and not both, [where[0]], [], binds
 
     def _command(
-        self, node: Node, out: bool, err: bool, where: list[str | None], outer: list[Node]
+        self,
+        node: Node,
+        out: bool,
+        err: bool,
+        where: list[str | None],
+        *,
+        outer: list[Node],
+        binds: _Binds,
     ) -> list[Node]:
         name: Node | None = None
         args: list[Node] = []
@@ -365,24 +426,26 @@ class _Walker:
         state = _Redirected(out, err)
         for redirect in redirects:
             hint = hints.get(redirect.start_byte)
-            if hint is not None and redirect.type == "file_redirect":
+            fd = None if hint is None else _number(_text(self.source, hint))
+            if hint is not None and fd is not None and redirect.type == "file_redirect":
                 args.remove(hint)
-                _apply(state, redirect, int(_text(hint)))
+                _apply(self.source, state, redirect, fd)
             else:
-                _apply(state, redirect)
+                _apply(self.source, state, redirect)
         if name is None or not name.named_child_count:
             return state.followers
-        program, _ = _literal(name.named_children[0])
+        program, _ = _literal(self.source, name.named_children[0])
         if program is None:
             return state.followers
         program = os.path.basename(program)
         if state.extra:
             args = sorted(args + state.extra, key=lambda n: n.start_byte)
-        words = [_word(a) for a in args]
+        words = [_word(self.source, a) for a in args]
         program, words = _unwrap(program, words)
         if program in ("cd", "pushd", "popd"):
             where[0] = self._chdir(program, words, where[0])
         elif program in PRINTERS and state.out:
+            words = _substitute(words, binds)
             self._printer(node, program, words, state=state, redirects=outer, cwd=where[0])
         return state.followers
 
@@ -412,15 +475,16 @@ class _Walker:
         if not printed.files:
             if state.stdin is None:
                 return  # reads a pipe, a heredoc or the terminal
-            sources = [_word(state.stdin)]
+            sources = [_word(self.source, state.stdin)]
         operands: list[Operand] = []
         for word in sources:
             if word.pipe:
                 continue  # "<(sort x)" is a pipe, and what prints into it is allowed
-            if len(word.raw) > PATH_MAX:
-                continue
+            if len(word.raw) > PATH_MAX or "\x00" in word.raw:
+                continue  # the kernel takes neither as a path: no file is printed
             if word.value is None:
-                operands.append(Operand(word.raw, literal=False))
+                quoted = len(word.raw) > 1 and word.raw[0] == word.raw[-1] == '"'
+                operands.append(Operand(word.raw[1:-1] if quoted else word.raw, literal=False))
                 continue
             path = _resolve(word.value, cwd)
             if path is None:
@@ -463,6 +527,21 @@ def _unwrap(program: str, words: list[_Word]) -> tuple[str, list[_Word]]:
     return program, words
 
 
+_ASTRAL = r"[\U00010000-\U0010ffff]"
+ASTRAL_STAND_IN = "xxxx"
+"""What the parser sees instead of a character beyond the Basic Multilingual Plane.
+
+tree-sitter-bash 0.25.1 (under tree-sitter 0.26.1) reads out of bounds when "{" is
+followed by such a character, and crashes the process for planes 14 to 16 (e.g.
+"{" then U+E0041). Four ASCII letters take the same four UTF-8 bytes, so every node's
+byte range is unchanged and its text is read from the command as written; to bash both
+are ordinary word characters, so the parse is the same."""
+
+
+def _for_parser(command: str) -> bytes:
+    return re.sub(_ASTRAL, ASTRAL_STAND_IN, command).encode("utf-8", "surrogatepass")
+
+
 def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
     """The file prints of ``command``, or ``None`` when it cannot be parsed.
 
@@ -470,7 +549,8 @@ def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
     absolute; ``None`` leaves them as written.
     """
     source = command.encode("utf-8", "surrogatepass")
-    root = _get_parser().parse(source).root_node
+    tree = _get_parser().parse(_for_parser(command) if not command.isascii() else source)
+    root = tree.root_node
     if root.has_error:
         return None
     return tuple(_Walker(source, cwd).walk(root))

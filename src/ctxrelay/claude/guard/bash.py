@@ -15,8 +15,8 @@ everything else load after :func:`might_print_file` says they are needed.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: the hook need not import it
 if TYPE_CHECKING:
     from ctxrelay.claude.guard._model import FilePrint
 
