@@ -46,7 +46,10 @@ __all__ = [
 _QUEUE = "subagent_notices"
 _CLAIMS = "subagent_notified"
 _TASK_ID = re.compile(r"<task-id>\s*([A-Za-z0-9][A-Za-z0-9_-]{0,127})\s*</task-id>")
-_AGENT_TOOLS = frozenset(("Agent", "Task"))  # "Task" before Claude Code 2.1
+_AGENT_TOOLS = (
+    "Agent",
+    "Task",
+)  # "Task" before Claude Code 2.1; a tuple: payload values may be unhashable
 
 
 @dataclass(frozen=True, slots=True)
