@@ -73,7 +73,7 @@ def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
 def test_handlers_never_raise_on_hostile_payloads(session: Session, data: st.DataObject) -> None:
@@ -84,7 +84,7 @@ def test_handlers_never_raise_on_hostile_payloads(session: Session, data: st.Dat
 
 
 @settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(lines=st.lists(_line, max_size=12), tail=st.binary(max_size=50))
 def test_handlers_never_raise_on_corrupt_transcripts(
