@@ -32,6 +32,7 @@ from ctxrelay.budget.triggers import (
     main_triggers,
 )
 from ctxrelay.claude import _state, handoff
+from ctxrelay.claude._limit import refresh
 from ctxrelay.claude._turn import last_turn
 from ctxrelay.claude.config import load, project_dir_of
 
@@ -92,7 +93,10 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
     cfg = load(project)
+    doc = _state.session_state(session_id)
     if cfg.main_handover == "off":
+        if doc.get("mode") != "off":
+            doc.set("mode", "off")  # the usable-limit check reads it on every tool call
         return None
 
     facts = last_turn(transcript)
@@ -102,11 +106,10 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
         facts.context_tokens or 0, window, task_completed=completed_task_in(facts.tool_calls)
     )
     written = _wrote_handoff(project, facts.tool_calls)
-    doc = _state.session_state(session_id)
     mode = cfg.main_handover
 
     def decide(data: dict[str, Any]) -> dict[str, Any] | None:
-        data["mode"] = mode
+        refresh(data, window, mode)
         job = data.get("handoff")
         if not isinstance(job, dict):
             job = None
