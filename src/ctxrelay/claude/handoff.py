@@ -259,13 +259,7 @@ def _display(project_dir: str | os.PathLike[str], path: Path) -> str:
         return str(path)
 
 
-def write_prompt(
-    path: Path,
-    *,
-    project_dir: str | os.PathLike[str],
-    reason: str,
-    retry: bool = False,
-) -> str:
+def write_prompt(path: Path, *, reason: str, retry: bool = False) -> str:
     """What Claude is asked when the hook starts a handoff (auto mode)."""
     again = "The handoff file has not appeared yet. " if retry else ""
     return (
@@ -276,7 +270,7 @@ def write_prompt(
         "Use this layout (every section; be concrete: paths, commands, numbers):\n\n"
         f"{LAYOUT}\n"
         "After writing it, reply with one line naming the file and stop; the work continues "
-        f"in a fresh session. ({_display(project_dir, path)})"
+        "in a fresh session."
     )
 
 
