@@ -26,6 +26,7 @@ __all__ = [
     "OUTPUT_RESERVE",
     "TAIL_BYTES",
     "deny_reason",
+    "limit_text",
     "refresh",
     "usable_limit",
 ]
@@ -218,7 +219,11 @@ def _full_check(
     _state.session_state(session_id).update(lambda data: refresh(data, window, cfg.main_handover))
     if tokens < limit:
         return None
-    path = _handoff_path(session_id, project)
+    return limit_text(tokens, limit, window, _handoff_path(session_id, project))
+
+
+def limit_text(tokens: int, limit: int, window: int, path: Path) -> str:
+    """The deny reason at the usable limit (reaches Claude as the tool result)."""
     from ctxrelay.claude.handoff import LAYOUT
 
     return (

@@ -24,7 +24,7 @@ def injection(found: handoff.Handoff, project: object) -> str:
     from pathlib import Path
 
     prompt = handoff.resume_prompt(
-        found.path, next_step=found.next_step, project_dir=Path(str(project))
+        found.path, next_step=found.next_step, project_dir=Path(str(project)), inline=True
     )
     cut = (
         f"\n[ctxrelay] The file is longer than {handoff.INJECT_MAX_BYTES:,} bytes; the rest is "
