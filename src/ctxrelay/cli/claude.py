@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "config": ("ctxrelay.claude.config", "show or set the main-session handoff mode"),
     "statusline": ("ctxrelay.claude.statusline", "print the statusline (Claude Code runs it)"),
     "run": ("ctxrelay.claude.driver", "run a task headless, handing off to fresh sessions"),
+    "handoff": ("ctxrelay.claude.handoff", "reserve a handoff file path, list handoff files"),
 }
 
 _USAGE = """usage: ctxrelay claude SUBCOMMAND [ARGS...]

@@ -29,9 +29,9 @@ def deny(reason: str) -> dict[str, Any]:
 
 
 def _cwd(payload: dict[str, Any]) -> str:
-    cwd = payload.get("cwd")
-    if cwd is None:
+    if "cwd" not in payload:
         return os.getcwd()  # Claude Code runs hooks in the project directory
+    cwd = payload["cwd"]
     if not isinstance(cwd, str) or not cwd:
         raise HookPayloadError("PreToolUse", "cwd", "a non-empty string")
     return os.path.abspath(cwd)
@@ -45,7 +45,11 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         raise HookPayloadError("PreToolUse", "tool_input", "an object")
-    reason: str | None = None
+    from ctxrelay.claude._limit import deny_reason as limit_reason
+
+    reason = limit_reason(payload)  # at the usable limit: hand off now (claude2)
+    if reason:
+        return deny(reason)
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):

@@ -56,6 +56,13 @@ _SEQUENCES = frozenset(
         "negated_command",
     }
 )
+VISIT_MAX = 20_000
+"""Statements walked in one command at most: a machine-made script of a hundred thousand
+statements is judged by its first ones, so the hook answers well within its timeout."""
+
+PATH_MAX = 4096
+"""Longer words cannot name a file (the kernel refuses them), so they are no operand."""
+
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 # Programs that run the rest of their arguments as a command, with the options of each
@@ -93,7 +100,7 @@ class _Word:
 
 def _text(node: Node) -> str:
     data = node.text
-    return "" if data is None else data.decode("utf-8", "surrogatepass")
+    return "" if data is None else data.decode("utf-8", "surrogateescape")
 
 
 def _literal(node: Node) -> tuple[str | None, bool]:
@@ -179,7 +186,7 @@ def _set(state: _Redirected, fd: int, reaches: bool) -> None:
         state.err = reaches
 
 
-def _apply(state: _Redirected, redirect: Node) -> None:
+def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
     kind = redirect.type
     if kind == "herestring_redirect":
         state.stdin = None
@@ -199,7 +206,7 @@ def _apply(state: _Redirected, redirect: Node) -> None:
             elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
                 state.followers.append(child)  # "cat <<EOF && next": the next statement
         return
-    fd: int | None = None
+    fd: int | None = fd_hint
     op = ""
     targets: list[Node] = []
     for child in redirect.children:
@@ -248,7 +255,9 @@ class _Walker:
         stack: list[tuple[Node, bool, bool, list[str | None], list[Node]]] = [
             (root, True, True, [self.cwd], [])
         ]
-        while stack:
+        visits = 0
+        while stack and visits < VISIT_MAX:
+            visits += 1
             node, out, err, where, outer = stack.pop()
             kind = node.type
             if kind == "command":
@@ -305,17 +314,27 @@ class _Walker:
     ) -> list[Node]:
         name: Node | None = None
         args: list[Node] = []
-        state = _Redirected(out, err)
+        redirects: list[Node] = []
         for child in node.named_children:
             kind = child.type
             if kind == "command_name":
                 name = child
             elif kind in _REDIRECTS:
-                _apply(state, child)
+                redirects.append(child)
             elif kind != "variable_assignment":
                 args.append(child)
-        for redirect in outer:
-            _apply(state, redirect)
+        redirects.extend(outer)
+        # tree-sitter-bash reads the "0" of "cat 0< f" as an argument: a number that
+        # touches the redirect after it is that redirect's descriptor.
+        hints = {a.end_byte: a for a in args if a.type == "number"}
+        state = _Redirected(out, err)
+        for redirect in redirects:
+            hint = hints.get(redirect.start_byte)
+            if hint is not None and redirect.type == "file_redirect":
+                args.remove(hint)
+                _apply(state, redirect, int(_text(hint)))
+            else:
+                _apply(state, redirect)
         if name is None or not name.named_child_count:
             return state.followers
         program, _ = _literal(name.named_children[0])
@@ -363,6 +382,8 @@ class _Walker:
         for word in sources:
             if word.pipe:
                 continue  # "<(sort x)" is a pipe, and what prints into it is allowed
+            if len(word.raw) > PATH_MAX:
+                continue
             if word.value is None:
                 operands.append(Operand(word.raw, literal=False))
                 continue
@@ -375,7 +396,7 @@ class _Walker:
             return
         # The command as the agent wrote it, with the redirects that follow it.
         end = max([node.end_byte, *(r.end_byte for r in redirects)])
-        shown = self.source[node.start_byte : end].decode("utf-8", "surrogatepass")
+        shown = self.source[node.start_byte : end].decode("utf-8", "surrogateescape")
         self.found.append(FilePrint(shown, program, tuple(operands), printed.ranges))
 
 

@@ -1,0 +1,214 @@
+"""``Stop`` (end of a main-session turn): the main session's handoff triggers.
+
+Triggers (:func:`ctxrelay.budget.triggers.main_triggers`): the context reaches
+``CONTEXT_PERCENT`` of the window, and a task was marked completed during the turn. What
+happens depends on the mode (:mod:`ctxrelay.claude.config`):
+
+- ``manual``: a ``systemMessage`` the user sees, asking to run ``/ctxrelay:handoff``; once
+  for each kind of trigger in an episode.
+- ``auto``: the hook answers ``{"decision": "block", "reason": <write prompt>}``, which
+  Claude Code turns into a "Stop hook feedback" user message: Claude keeps going and
+  writes the handoff file. The hook then waits up to ``HANDOFF_WAIT_TURNS`` turns for the
+  file, submits the write prompt again at most ``HANDOFF_RETRY_MAX`` times, and when the
+  file exists marks the handoff ready: ``ctxrelay claude run`` starts the fresh session
+  itself; interactively, the user is told to run ``/clear``.
+- ``off``: nothing.
+
+An episode ends at a handoff (a handoff file written in this session) or ``/clear`` (a new
+session id, so a new state document). All state is in the session's state document,
+changed under its lock, so two Stop hooks never both hint or both start a handoff.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
+from ctxrelay.budget.triggers import (
+    MainTrigger,
+    completed_task_in,
+    context_window_for,
+    main_triggers,
+)
+from ctxrelay.claude import _state, handoff
+from ctxrelay.claude._limit import refresh
+from ctxrelay.claude._turn import last_turn
+from ctxrelay.claude.config import load, project_dir_of
+
+__all__ = [
+    "failed_text",
+    "handle",
+    "hint_text",
+    "ready_text",
+    "reason_text",
+    "still_ready_text",
+]
+
+_WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
+
+
+def reason_text(trigger: MainTrigger, tokens: int | None, window: int) -> str:
+    """Why a handoff is due, with the numbers."""
+    if trigger is MainTrigger.CONTEXT and tokens is not None:
+        share = tokens * 100 // window
+        return (
+            f"the context is {tokens:,} tokens, {share}% of the {window:,}-token window "
+            f"(the handoff point is {CONTEXT_PERCENT}%)"
+        )
+    return "a task was just marked completed, a natural point to continue in a fresh session"
+
+
+def hint_text(triggers: list[MainTrigger], tokens: int | None, window: int) -> str:
+    """The manual mode's hint to the user."""
+    why = "; ".join(reason_text(t, tokens, window) for t in triggers)
+    return (
+        f"ctxrelay: {why[0].upper()}{why[1:]}. Run /ctxrelay:handoff to write a handoff "
+        "file, then /clear: the fresh session resumes from it."
+    )
+
+
+def ready_text(path: Path) -> str:
+    """Auto mode, to the user: the file is written."""
+    return (
+        f"ctxrelay: handoff written to {path}. Run /clear to continue in a fresh session; "
+        "it resumes from this file."
+    )
+
+
+def still_ready_text(path: Path) -> str:
+    """Auto mode, to the user: a trigger fired again while a written handoff waits."""
+    return f"ctxrelay: a handoff is ready at {path}. Run /clear to continue in a fresh session."
+
+
+def failed_text(times: int) -> str:
+    """Auto mode, to the user: Claude never wrote the file."""
+    return (
+        f"ctxrelay: no handoff file appeared after the write prompt was sent {times} times. "
+        "Run /ctxrelay:handoff to write one, then /clear."
+    )
+
+
+def _wrote_handoff(project: Path, calls: tuple[tuple[str, object], ...]) -> Path | None:
+    """The handoff file a Write of this turn created, if any."""
+    for name, payload in reversed(calls):
+        if name in _WRITE_TOOLS and isinstance(payload, dict):
+            target = payload.get("file_path")
+            if isinstance(target, str) and handoff.is_handoff_path(project, target):
+                path = Path(target) if Path(target).is_absolute() else project / target
+                if path.is_file() and path.stat().st_size > 0:
+                    return path
+    return None
+
+
+def _ready(path_text: object) -> Path | None:
+    if not isinstance(path_text, str):
+        return None
+    path = Path(path_text)
+    try:
+        return path if path.is_file() and path.stat().st_size > 0 else None
+    except OSError:
+        return None
+
+
+def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+    if payload.get("agent_id"):
+        return None  # a subagent's stop is SubagentStop's business
+    session_id = payload.get("session_id")
+    transcript = payload.get("transcript_path")
+    if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
+        return None
+    cwd = payload.get("cwd")
+    project = project_dir_of(cwd if isinstance(cwd, str) else None)
+    cfg = load(project)
+    doc = _state.session_state(session_id)
+    if cfg.main_handover == "off":
+        if doc.get("mode") != "off":
+            doc.set("mode", "off")  # the usable-limit check reads it on every tool call
+        return None
+
+    facts = last_turn(transcript)
+    configured = cfg.context_window or _state.recorded_window(session_id, facts.model)
+    window = context_window_for(facts.model, configured)
+    fired = main_triggers(
+        facts.context_tokens or 0, window, task_completed=completed_task_in(facts.tool_calls)
+    )
+    written = _wrote_handoff(project, facts.tool_calls)
+    mode = cfg.main_handover
+
+    def decide(data: dict[str, Any]) -> dict[str, Any] | None:
+        refresh(data, window, mode)
+        job = data.get("handoff")
+        if not isinstance(job, dict):
+            job = None
+
+        if job is not None and job.get("phase") == "writing":
+            done = _ready(job.get("path")) or written
+            if done is not None:
+                _end_episode(data)
+                data["handoff"] = {**job, "phase": "ready", "path": str(done)}
+                return {"systemMessage": ready_text(done)}
+            waited = int(job.get("waited", 0)) + 1
+            retries = int(job.get("retries", 0))
+            if waited < HANDOFF_WAIT_TURNS:
+                data["handoff"] = {**job, "waited": waited}
+                return None
+            if retries < HANDOFF_RETRY_MAX:
+                data["handoff"] = {**job, "waited": 0, "retries": retries + 1}
+                prompt = handoff.write_prompt(
+                    Path(str(job["path"])),
+                    reason=str(job.get("reason", "the handoff is due")),
+                    retry=True,
+                )
+                return {"decision": "block", "reason": prompt}
+            data["handoff"] = {**job, "phase": "failed", "waited": waited}
+            return {"systemMessage": failed_text(retries + 1)}
+
+        if written is not None:
+            # A handoff this turn (the skill, or Claude on its own) ends the episode.
+            _end_episode(data)
+            data["handoff"] = {"phase": "ready", "path": str(written)}
+            return None
+
+        if not fired:
+            return None
+        triggers = sorted(fired)
+        new = [t for t in triggers if _claim(data, f"{mode}:{t.value}")]
+        if not new:
+            return None
+        if mode == "manual":
+            return {"systemMessage": hint_text(new, facts.context_tokens, window)}
+        if job is not None and job.get("phase") == "ready" and _ready(job.get("path")):
+            return {"systemMessage": still_ready_text(Path(str(job["path"])))}
+        reason = "; ".join(reason_text(t, facts.context_tokens, window) for t in new)
+        path = handoff.new_handoff_path(project)
+        data["handoff"] = {
+            "phase": "writing",
+            "path": str(path),
+            "reason": reason,
+            "waited": 0,
+            "retries": 0,
+            "triggers": [t.value for t in new],
+        }
+        return {
+            "decision": "block",
+            "reason": handoff.write_prompt(path, reason=reason),
+        }
+
+    return doc.update(decide)
+
+
+def _claim(data: dict[str, Any], flag: str) -> bool:
+    flags = data.get("once")
+    if not isinstance(flags, list):
+        flags = []
+    if flag in flags:
+        return False
+    flags.append(flag)
+    data["once"] = flags
+    return True
+
+
+def _end_episode(data: dict[str, Any]) -> None:
+    data.pop("once", None)
+    data["episode"] = int(data.get("episode", 0)) + 1

@@ -1,0 +1,136 @@
+"""The main session's last turn, read from the end of its transcript.
+
+The Stop hook needs two facts about the turn that just ended: the context of its newest
+request (and the model that answered it), and whether a tool call of that turn marked a
+task completed. Both come from the transcript's tail through the shared reader
+(:mod:`ctxrelay.transcripts`), never from reading the whole file.
+
+A turn starts at the newest real user message: a prompt, or the "Stop hook feedback"
+Claude Code adds when a Stop hook continues the session. Tool results are user lines too,
+and are not turn starts. A compaction boundary also ends the walk. Subagent lines inline
+in old transcripts (``isSidechain``) are skipped. A call whose result is an error (e.g. a
+``TodoWrite`` that this Claude Code version does not enable) marked nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+from ctxrelay.transcripts import latest_context, lines_backwards
+
+__all__ = ["TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"]
+
+TURN_MAX_BYTES = 16 * 1024 * 1024
+"""The most of the transcript's tail read for one turn's tool calls (a turn that read
+many large files can be long; a hook must still stay fast)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """What the Stop hook learns from the transcript."""
+
+    context_tokens: int | None
+    model: str | None
+    tool_calls: tuple[tuple[str, object], ...]
+
+
+def _open(path: str | os.PathLike[str]) -> Any:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+    except OSError:
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
+def _is_turn_start(record: dict[str, Any]) -> bool:
+    if record.get("type") != "user" or record.get("isMeta") is True:
+        return False
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    if isinstance(content, list):
+        kinds = {b.get("type") for b in content if isinstance(b, dict)}
+        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
+    return False
+
+
+def turn_tool_calls(
+    path: str | os.PathLike[str], *, max_bytes: int = TURN_MAX_BYTES
+) -> tuple[tuple[str, object], ...]:
+    """``(tool name, input)`` of the main chain's tool calls in the newest turn, oldest
+    first, without the calls whose result was an error. Empty when the file is missing."""
+    f = _open(path)
+    if f is None:
+        return ()
+    calls: list[tuple[str, str, object]] = []
+    failed: set[str] = set()
+    with f:
+        for line in lines_backwards(f, max_bytes=max_bytes):
+            if (
+                b'"user"' not in line
+                and b'"tool_use"' not in line
+                and b"compact_boundary" not in line
+            ):
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(record, dict) or record.get("isSidechain") is True:
+                continue
+            kind = record.get("type")
+            if kind == "system" and record.get("subtype") == "compact_boundary":
+                break
+            if _is_turn_start(record):
+                break
+            message = record.get("message")
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if kind == "assistant" and block.get("type") == "tool_use":
+                    name = block.get("name")
+                    if isinstance(name, str):
+                        calls.append((str(block.get("id", "")), name, block.get("input")))
+                elif (
+                    kind == "user"
+                    and block.get("type") == "tool_result"
+                    and block.get("is_error") is True
+                ):
+                    failed.add(str(block.get("tool_use_id", "")))
+    calls.reverse()
+    seen: set[str] = set()
+    out: list[tuple[str, object]] = []
+    for call_id, name, payload in calls:
+        if call_id and (call_id in failed or call_id in seen):
+            continue  # an error, or the same block repeated on a later line
+        seen.add(call_id)
+        out.append((name, payload))
+    return tuple(out)
+
+
+def last_turn(path: str | os.PathLike[str]) -> TurnFacts:
+    """The newest request's context and model, and the newest turn's tool calls."""
+    try:
+        reading = latest_context(path)
+    except Exception:  # an unreadable transcript: no reading, the hook stays quiet
+        reading = None
+    tokens = reading.context_tokens if reading is not None else None
+    model = reading.model if reading is not None else None
+    return TurnFacts(tokens, model, turn_tool_calls(path))

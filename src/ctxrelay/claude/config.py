@@ -1,0 +1,305 @@
+"""``ctxrelay claude config``: the main-session handoff mode and the context window.
+
+Two settings, each from the first place that sets it:
+
+1. the environment: ``CTXRELAY_MAIN_HANDOVER`` (``manual``/``auto``/``off``) and
+   ``CTXRELAY_CONTEXT_WINDOW`` (tokens);
+2. the project's ``.ctxrelay/config.json``;
+3. the user's ``$XDG_CONFIG_HOME/ctxrelay/config.json`` (``~/.config/ctxrelay/config.json``);
+4. the default: mode ``DEFAULT_MAIN_HANDOVER`` from :mod:`ctxrelay.budget.bounds`; the
+   window from what the statusline recorded, then the model id.
+
+The files are JSON with the plugin's settings under ``"claude"``:
+``{"claude": {"main_handover": "auto", "context_window": 1000000}}``. Hooks read them on
+every Stop, so this module imports only the stdlib (argparse only when the command runs),
+and a bad value never breaks a hook: it is ignored (the default applies) and
+``ctxrelay claude config`` names it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from ctxrelay.budget.bounds import DEFAULT_MAIN_HANDOVER, MAIN_HANDOVERS, MainHandover
+from ctxrelay.errors import ConfigError
+
+__all__ = [
+    "ENV_CONTEXT_WINDOW",
+    "ENV_MAIN_HANDOVER",
+    "ClaudeConfig",
+    "Scope",
+    "config_path",
+    "load",
+    "main",
+    "project_dir_of",
+    "set_value",
+]
+
+ENV_MAIN_HANDOVER = "CTXRELAY_MAIN_HANDOVER"
+ENV_CONTEXT_WINDOW = "CTXRELAY_CONTEXT_WINDOW"
+_SECTION = "claude"
+_KEYS = ("main_handover", "context_window")
+
+Scope = Literal["project", "user"]
+Source = Literal["env", "project", "user", "default"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeConfig:
+    """The effective settings and where each came from."""
+
+    main_handover: MainHandover
+    main_handover_source: Source
+    context_window: int | None
+    context_window_source: Source
+    problems: tuple[str, ...] = field(default=())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "main_handover": self.main_handover,
+            "main_handover_source": self.main_handover_source,
+            "context_window": self.context_window,
+            "context_window_source": self.context_window_source,
+            "problems": list(self.problems),
+        }
+
+
+def project_dir_of(cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The project directory: ``CLAUDE_PROJECT_DIR`` (Claude Code sets it for hooks; a
+    ``cd`` inside the session does not move it), else ``cwd``, else the current directory."""
+    explicit = os.environ.get("CLAUDE_PROJECT_DIR")
+    if explicit and os.path.isabs(explicit):
+        return Path(explicit)
+    if cwd:
+        return Path(cwd)
+    return Path.cwd()
+
+
+def config_path(scope: Scope, project_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The config file of ``scope``."""
+    if scope == "project":
+        return Path(project_dir if project_dir is not None else Path.cwd()) / (
+            ".ctxrelay/config.json"
+        )
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "ctxrelay" / "config.json"
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    """The whole JSON document; ``{}`` when absent. Raises ConfigError when unparseable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config file {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ConfigError(f"the config file {path} is not valid JSON; fix or remove it") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"the config file {path} must hold a JSON object")
+    return data
+
+
+def _mode(value: object) -> MainHandover | None:
+    if isinstance(value, str) and value.strip().lower() in MAIN_HANDOVERS:
+        return cast(MainHandover, value.strip().lower())
+    return None
+
+
+def _window(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        value = value.strip().replace("_", "").replace(",", "")
+        if not value.isdigit():
+            return None
+        value = int(value)
+    if isinstance(value, int) and value > 0:
+        return value
+    return None
+
+
+def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
+    """The effective settings for ``project_dir`` (default: :func:`project_dir_of`);
+    never raises (problems are listed)."""
+    proj = Path(project_dir) if project_dir is not None else project_dir_of()
+    problems: list[str] = []
+    layers: list[tuple[Source, dict[str, Any]]] = []
+    env: dict[str, Any] = {}
+    if ENV_MAIN_HANDOVER in os.environ:
+        env["main_handover"] = os.environ[ENV_MAIN_HANDOVER]
+    if ENV_CONTEXT_WINDOW in os.environ:
+        env["context_window"] = os.environ[ENV_CONTEXT_WINDOW]
+    layers.append(("env", env))
+    for scope in ("project", "user"):
+        path = config_path(scope, proj if scope == "project" else None)
+        try:
+            section = _read_file(path).get(_SECTION, {})
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        if not isinstance(section, dict):
+            problems.append(f'{path}: "{_SECTION}" must be an object')
+            continue
+        layers.append((scope, section))
+
+    mode: MainHandover = DEFAULT_MAIN_HANDOVER
+    mode_source: Source = "default"
+    window: int | None = None
+    window_source: Source = "default"
+    for source, values in reversed(layers):  # lowest precedence first, later ones win
+        if "main_handover" in values:
+            found = _mode(values["main_handover"])
+            if found is None:
+                problems.append(
+                    f"main_handover from {source} is {values['main_handover']!r}; "
+                    f"expected one of {', '.join(MAIN_HANDOVERS)} (ignored)"
+                )
+            else:
+                mode, mode_source = found, source
+        if "context_window" in values:
+            found_window = _window(values["context_window"])
+            if found_window is None:
+                problems.append(
+                    f"context_window from {source} is {values['context_window']!r}; "
+                    "expected a positive number of tokens (ignored)"
+                )
+            else:
+                window, window_source = found_window, source
+    return ClaudeConfig(mode, mode_source, window, window_source, tuple(problems))
+
+
+def set_value(
+    key: str,
+    value: str | int | None,
+    *,
+    scope: Scope = "project",
+    project_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Set (or with ``None`` remove) one setting in the ``scope`` file, keeping everything
+    else in it; refuses a file it cannot parse. Returns the file's path."""
+    if key not in _KEYS:
+        raise ConfigError(f"unknown setting {key!r}; one of {', '.join(_KEYS)}")
+    stored: object = None
+    if value is not None:
+        if key == "main_handover":
+            stored = _mode(value)
+            if stored is None:
+                raise ConfigError(
+                    f"the mode must be one of {', '.join(MAIN_HANDOVERS)}, not {value!r}"
+                )
+        else:
+            stored = _window(value)
+            if stored is None:
+                raise ConfigError(f"the window must be a positive number of tokens, not {value!r}")
+    path = config_path(scope, project_dir)
+    data = _read_file(path)
+    section = data.get(_SECTION, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f'{path}: "{_SECTION}" must be an object; fix it first')
+    if stored is None:
+        section.pop(key, None)
+    else:
+        section[key] = stored
+    data[_SECTION] = section
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+_DESCRIPTION = """\
+Show or set how the main session hands off to a fresh session.
+
+modes:
+  manual  (default) at 60% of the window, and when a task is marked completed, Claude Code
+          shows a hint to run /ctxrelay:handoff; once for each kind in an episode
+  auto    Claude is asked to write the handoff file itself; then the work continues in a
+          fresh session (by itself under 'ctxrelay claude run', after /clear interactively)
+  off     nothing
+
+The environment wins over the files: CTXRELAY_MAIN_HANDOVER, CTXRELAY_CONTEXT_WINDOW.
+
+examples:
+  ctxrelay claude config                      show the settings and where each comes from
+  ctxrelay claude config --mode auto          this project hands off by itself
+  ctxrelay claude config --mode off --user    off by default for all your projects
+  ctxrelay claude config --window 1000000     this project's model has a 1M window
+  ctxrelay claude config --window auto        back to the statusline / model id
+"""
+
+
+def main(argv: Sequence[str]) -> int:
+    from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+
+    @handle_errors
+    def run(args_in: Sequence[str]) -> int:
+        import argparse
+
+        parser = ArgumentParser(
+            prog="ctxrelay claude config",
+            description=_DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.add_argument("--mode", choices=MAIN_HANDOVERS, help="set the handoff mode")
+        parser.add_argument(
+            "--window", metavar="TOKENS|auto", help="set the context window ('auto' unsets it)"
+        )
+        where = parser.add_mutually_exclusive_group()
+        where.add_argument("--project", action="store_true", help="write the project file")
+        where.add_argument("--user", action="store_true", help="write the user file")
+        parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
+        parser.add_argument("--json", action="store_true", help="print only JSON")
+        args = parser.parse_args(list(args_in))
+        project = Path(args.project_dir) if args.project_dir else Path.cwd()
+        scope: Scope = "user" if args.user else "project"
+        written: list[str] = []
+        if args.mode is not None:
+            written.append(
+                str(set_value("main_handover", args.mode, scope=scope, project_dir=project))
+            )
+        if args.window is not None:
+            value = None if args.window.strip().lower() == "auto" else args.window
+            written.append(
+                str(set_value("context_window", value, scope=scope, project_dir=project))
+            )
+        # Show what applies in the project now: the environment may override a file.
+        cfg = load(project.resolve())
+        if args.json:
+            out = cfg.as_json()
+            out["written"] = sorted(set(written))
+            out["files"] = {
+                "project": str(config_path("project", project.resolve())),
+                "user": str(config_path("user")),
+            }
+            print_json(out)
+            return 0
+        import sys
+
+        window = (
+            f"{cfg.context_window:,} tokens ({cfg.context_window_source})"
+            if cfg.context_window
+            else "from the statusline, else the model id"
+        )
+        sys.stdout.write(
+            f"main_handover   {cfg.main_handover} ({cfg.main_handover_source})\n"
+            f"context_window  {window}\n"
+        )
+        for path in sorted(set(written)):
+            sys.stdout.write(f"written: {path}\n")
+        if cfg.main_handover_source == "env" and written:
+            sys.stdout.write(f"note: {ENV_MAIN_HANDOVER} is set and overrides the files\n")
+        for problem in cfg.problems:
+            sys.stderr.write(f"ctxrelay: warning: {problem}\n")
+        return 0
+
+    return run(list(argv)[1:] if argv and argv[0] == "config" else argv)

@@ -1,0 +1,279 @@
+"""``ctxrelay claude run "task"``: run a task headless in Claude Code, handing off to fresh
+sessions by itself.
+
+It drives the Claude Code CLI through ``claude-agent-sdk`` (the CLI bundled with the
+package, or ``--claude PATH``), with the user's installed settings, so the ctxrelay hooks
+run as they do interactively. After each turn it reads the session's state document
+(written by the Stop hook, :mod:`ctxrelay.claude._events.stop`):
+
+- handoff ``ready`` (the file exists): the handoff is marked consumed and a **fresh
+  session** starts with the resume prompt, which names the file and its next step;
+- handoff ``writing`` (Claude was asked and has not written it yet): the same session
+  gets "Continue." so the Stop hook can count its waiting turns and retry the prompt;
+- otherwise the task is finished and the run ends.
+
+It records the window Claude Code reports for the model (``get_context_usage``), as the
+statusline does interactively, and enables Claude Code's task tools
+(``CLAUDE_CODE_ENABLE_TODO_TOOLS=1``; headless Claude Code leaves them off), so both
+triggers work. ``--mode`` sets ``CTXRELAY_MAIN_HANDOVER`` for the run's hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS, MAIN_HANDOVERS
+from ctxrelay.errors import ConfigError, CtxrelayError, MissingExtraError
+
+__all__ = ["CONTINUE_PROMPT", "DriverOptions", "RunOutcome", "bundled_cli", "main", "run_task"]
+
+CONTINUE_PROMPT = "Continue."
+"""What a session waiting for its handoff file gets as its next turn (headless, there is
+no user to type one)."""
+
+_MAX_NUDGES = HANDOFF_WAIT_TURNS * (HANDOFF_RETRY_MAX + 1) + 1
+"""Enough waiting turns for the Stop hook to retry the write prompt and give up."""
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class DriverOptions:
+    """How to run: where, which model and CLI, how many fresh sessions at most."""
+
+    project_dir: Path
+    model: str | None = None
+    mode: str | None = None
+    permission_mode: str = "acceptEdits"
+    max_sessions: int = 5
+    max_turns: int | None = None
+    cli_path: Path | None = None
+    plugin_dirs: tuple[Path, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended: ``completed``, ``max_sessions`` or ``error``."""
+
+    status: str
+    sessions: list[str]
+    handoffs: list[str]
+    result: str | None
+
+
+def bundled_cli() -> Path | None:
+    """The Claude Code CLI bundled in ``claude-agent-sdk``, if installed."""
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return None
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return path if path.is_file() else None
+
+
+def _sdk() -> Any:
+    try:
+        import claude_agent_sdk
+    except ImportError as exc:
+        raise MissingExtraError("ctxrelay claude run", "claude") from exc
+    return claude_agent_sdk
+
+
+async def _turn(client: Any, prompt: str, sdk: Any, emit: Emit, index: int) -> Any:
+    """Send one prompt and return its ResultMessage."""
+    await client.query(prompt)
+    result = None
+    async for message in client.receive_response():
+        if isinstance(message, sdk.AssistantMessage):
+            for block in message.content:
+                if isinstance(block, sdk.TextBlock) and block.text.strip():
+                    emit({"event": "text", "session": index, "text": block.text})
+                elif isinstance(block, sdk.ToolUseBlock):
+                    emit({"event": "tool", "session": index, "name": block.name})
+        elif isinstance(message, sdk.ResultMessage):
+            result = message
+    if result is None:
+        raise CtxrelayError("Claude Code ended the turn without a result message")
+    return result
+
+
+def _record_window(result: Any) -> None:
+    from ctxrelay.claude import _state
+
+    usage = getattr(result, "model_usage", None) or {}
+    for model, info in usage.items():
+        window = info.get("contextWindow") if isinstance(info, dict) else None
+        if isinstance(window, int):
+            _state.record_window(result.session_id, model, window)
+
+
+def _handoff_job(session_id: str) -> dict[str, Any]:
+    from ctxrelay.claude import _state
+
+    job = _state.session_state(session_id).get("handoff")
+    return job if isinstance(job, dict) else {}
+
+
+async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
+    """Run ``task`` to completion across as many fresh sessions as its handoffs need."""
+    sdk = _sdk()
+    from ctxrelay.claude import handoff
+
+    env = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", **options.env}
+    if options.mode is not None:
+        env["CTXRELAY_MAIN_HANDOVER"] = options.mode
+    sdk_options = sdk.ClaudeAgentOptions(
+        cwd=str(options.project_dir),
+        model=options.model,
+        permission_mode=options.permission_mode,
+        max_turns=options.max_turns,
+        cli_path=str(options.cli_path) if options.cli_path else None,
+        env=env,
+        plugins=[{"type": "local", "path": str(p)} for p in options.plugin_dirs],
+    )
+    sessions: list[str] = []
+    handoffs: list[str] = []
+    prompt = task
+    last_text: str | None = None
+    for index in range(1, options.max_sessions + 1):
+        emit({"event": "session", "session": index, "prompt": prompt})
+        async with sdk.ClaudeSDKClient(options=sdk_options) as client:
+            try:
+                usage = await client.get_context_usage()
+                from ctxrelay.claude import _state
+
+                _state.record_window(None, usage.get("model"), int(usage.get("rawMaxTokens", 0)))
+            except Exception:  # older CLIs: the Stop hook falls back to the model id
+                pass
+            result = await _turn(client, prompt, sdk, emit, index)
+            session_id = result.session_id
+            sessions.append(session_id)
+            _record_window(result)
+            last_text = result.result
+            emit(
+                {
+                    "event": "result",
+                    "session": index,
+                    "session_id": session_id,
+                    "is_error": bool(result.is_error),
+                    "text": result.result,
+                }
+            )
+            nudges = 0
+            job = _handoff_job(session_id)
+            while job.get("phase") == "writing" and nudges < _MAX_NUDGES:
+                nudges += 1
+                result = await _turn(client, CONTINUE_PROMPT, sdk, emit, index)
+                last_text = result.result
+                job = _handoff_job(session_id)
+        if job.get("phase") != "ready":
+            status = "completed" if not result.is_error else "error"
+            emit({"event": "end", "status": status, "sessions": sessions, "handoffs": handoffs})
+            return RunOutcome(status, sessions, handoffs, last_text)
+        path = Path(str(job["path"]))
+        found = handoff.read_handoff(path)
+        if found is None:
+            raise CtxrelayError(f"the handoff file {path} is gone or empty; nothing to resume")
+        handoff.mark_consumed(options.project_dir, path)
+        handoffs.append(str(path))
+        emit({"event": "handoff", "session": index, "path": str(path)})
+        prompt = handoff.resume_prompt(
+            path, next_step=found.next_step, project_dir=options.project_dir
+        )
+    emit({"event": "end", "status": "max_sessions", "sessions": sessions, "handoffs": handoffs})
+    return RunOutcome("max_sessions", sessions, handoffs, last_text)
+
+
+_DESCRIPTION = """\
+Run a task headless in Claude Code; when the session hands off, continue in a fresh
+session that resumes from the handoff file, until the task is done.
+
+The ctxrelay hooks must be installed ('ctxrelay claude install', or --plugin-dir). With
+--mode auto (or 'ctxrelay claude config --mode auto') the Stop hook asks Claude to write
+.ctxrelay/handoff/handoff-<UTC time>.md at 60% of the window or when a task is completed,
+and this command starts the fresh session with the resume prompt.
+
+examples:
+  ctxrelay claude run --mode auto "migrate the tests to pytest"
+  ctxrelay claude run --mode auto --max-sessions 3 --json "fix the failing build"
+  ctxrelay claude run --permission-mode bypassPermissions "..."   (sandboxes only)
+"""
+
+
+def main(argv: Sequence[str]) -> int:
+    from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+
+    @handle_errors
+    def run(args_in: Sequence[str]) -> int:
+        import argparse
+        import asyncio
+
+        parser = ArgumentParser(
+            prog="ctxrelay claude run",
+            description=_DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.add_argument("task", help="what Claude should do")
+        parser.add_argument("--mode", choices=MAIN_HANDOVERS, help="handoff mode for this run")
+        parser.add_argument("--model", help="the model (default: Claude Code's)")
+        parser.add_argument("--project-dir", metavar="DIR", help="where to work (default: .)")
+        parser.add_argument(
+            "--permission-mode",
+            default="acceptEdits",
+            choices=("default", "acceptEdits", "plan", "bypassPermissions"),
+            help="Claude Code's permission mode (default: acceptEdits)",
+        )
+        parser.add_argument("--max-sessions", type=int, default=5, help="fresh sessions at most")
+        parser.add_argument("--max-turns", type=int, help="turns per prompt at most")
+        parser.add_argument("--claude", metavar="PATH", help="the Claude Code CLI to run")
+        parser.add_argument(
+            "--plugin-dir", action="append", default=[], metavar="DIR", help="load a plugin"
+        )
+        parser.add_argument("--json", action="store_true", help="print one JSON event per line")
+        args = parser.parse_args(list(args_in))
+        if args.max_sessions < 1:
+            raise ConfigError("--max-sessions must be at least 1")
+        project = Path(args.project_dir or os.getcwd()).resolve()
+        if not project.is_dir():
+            raise ConfigError(f"the project directory {project} does not exist")
+        options = DriverOptions(
+            project_dir=project,
+            model=args.model,
+            mode=args.mode,
+            permission_mode=args.permission_mode,
+            max_sessions=args.max_sessions,
+            max_turns=args.max_turns,
+            cli_path=Path(args.claude) if args.claude else None,
+            plugin_dirs=tuple(Path(p).resolve() for p in args.plugin_dir),
+        )
+
+        def emit(event: dict[str, Any]) -> None:
+            if args.json:
+                print_json(event)
+                return
+            kind = event["event"]
+            if kind == "session":
+                sys.stdout.write(f"── session {event['session']}\n")
+            elif kind == "text":
+                sys.stdout.write(f"{event['text']}\n")
+            elif kind == "tool":
+                sys.stdout.write(f"  · {event['name']}\n")
+            elif kind == "handoff":
+                sys.stdout.write(f"── handoff: {event['path']} → fresh session\n")
+            elif kind == "end":
+                sys.stdout.write(
+                    f"── {event['status']} after {len(event['sessions'])} session(s), "
+                    f"{len(event['handoffs'])} handoff(s)\n"
+                )
+            sys.stdout.flush()
+
+        outcome = asyncio.run(run_task(args.task, options, emit))
+        return 0 if outcome.status == "completed" else 1
+
+    return run(list(argv)[1:] if argv and argv[0] == "run" else argv)

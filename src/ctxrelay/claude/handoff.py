@@ -1,0 +1,360 @@
+"""Handoff files of the main session, and the prompts that write and resume them.
+
+A handoff file is ``.ctxrelay/handoff/handoff-<UTC time>.md`` in the project, written by
+Claude with its ordinary Write tool, in a fixed layout (:data:`LAYOUT`). Names are handed
+out by :func:`new_handoff_path`, which reserves each one under the project's state lock:
+two hooks (or a hook and the skill) in the same second get different names, and a name
+is never handed out twice, so no handoff overwrites another.
+
+A fresh session resumes from the newest *unconsumed* file (:func:`latest_unconsumed`,
+:func:`mark_consumed`); the resume prompt names the file and its next step.
+
+Imported by the Stop and SessionStart hooks: stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.claude import _state
+
+__all__ = [
+    "HANDOFF_DIR",
+    "INJECT_MAX_BYTES",
+    "LAYOUT",
+    "MAX_RESUME_AGE_S",
+    "SECTIONS",
+    "Handoff",
+    "handoff_dir",
+    "is_handoff_path",
+    "latest_unconsumed",
+    "list_handoffs",
+    "main",
+    "mark_consumed",
+    "new_handoff_path",
+    "read_handoff",
+    "resume_prompt",
+    "write_prompt",
+]
+
+HANDOFF_DIR = Path(".ctxrelay") / "handoff"
+"""Where handoff files go, relative to the project directory."""
+
+SECTIONS: tuple[str, ...] = (
+    "Goal",
+    "State",
+    "Decisions",
+    "Files touched",
+    "Commands that matter",
+    "Next step",
+)
+"""The fixed layout's sections, in order."""
+
+LAYOUT = "\n".join(
+    ["# Handoff", ""]
+    + [
+        f"## {title}\n{hint}\n"
+        for title, hint in zip(
+            SECTIONS,
+            (
+                "What the user asked for, in one or two sentences, and what done means.",
+                "What is finished, what is half-done (where exactly), what is not started.",
+                "Choices made and why; what was tried and rejected.",
+                "Paths changed or created, each with one line on what changed.",
+                "Exact commands to build, test or reproduce, with their last result.",
+                "The single next action the fresh session takes first.",
+            ),
+            strict=True,
+        )
+    ]
+)
+"""The template Claude fills in (the write prompt and the skill show it)."""
+
+INJECT_MAX_BYTES = 16 * 1024
+"""Most of a handoff file injected into a fresh session's context at ``/clear``; a
+longer file is cut and the session is told to read the rest."""
+
+MAX_RESUME_AGE_S = 24 * 3600
+"""A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
+new start, not a resume (the file stays, and the resume prompt can still name it)."""
+
+_NAME = re.compile(r"^handoff-(\d{8}T\d{6}Z)(?:-(\d+))?\.md$")
+_RESERVED_KEEP = 200
+
+
+def handoff_dir(project_dir: str | os.PathLike[str]) -> Path:
+    """The project's handoff directory (not created)."""
+    return Path(project_dir) / HANDOFF_DIR
+
+
+def _stamp(now: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+
+
+def new_handoff_path(
+    project_dir: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    state_root: Path | None = None,
+) -> Path:
+    """A fresh, reserved handoff path: ``handoff-<UTC time>.md``, or ``…-2.md``, ``…-3.md``
+    when that second's name is taken by a file or an earlier reservation.
+
+    Creates the directory, not the file (Claude Code's Write tool refuses to overwrite a
+    file it has not read, so a placeholder would get in the way)."""
+    folder = handoff_dir(project_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = _stamp(time.time() if now is None else now)
+    doc = _state.project_state(project_dir, state_root)
+
+    def reserve(data: dict[str, Any]) -> str:
+        reserved = data.get("reserved")
+        if not isinstance(reserved, list):
+            reserved = []
+        taken = set(reserved)
+        n = 1
+        while True:
+            name = f"handoff-{stamp}.md" if n == 1 else f"handoff-{stamp}-{n}.md"
+            if name not in taken and not (folder / name).exists():
+                break
+            n += 1
+        reserved.append(name)
+        data["reserved"] = reserved[-_RESERVED_KEEP:]
+        return name
+
+    return folder / doc.update(reserve)
+
+
+def _sort_key(path: Path) -> tuple[str, int]:
+    match = _NAME.match(path.name)
+    if match is None:
+        return ("", 0)
+    return (match.group(1), int(match.group(2) or 1))
+
+
+def list_handoffs(project_dir: str | os.PathLike[str]) -> list[Path]:
+    """The project's handoff files, oldest first (by the time in their names)."""
+    folder = handoff_dir(project_dir)
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    files = [p for p in entries if _NAME.match(p.name) and p.is_file() and not p.is_symlink()]
+    return sorted(files, key=_sort_key)
+
+
+def is_handoff_path(project_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (e.g. from a Write tool call) names a handoff file of the project;
+    relative paths are taken from the project, and ``..`` or symlinks cannot escape."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = Path(project_dir) / candidate
+    folder = os.path.realpath(handoff_dir(project_dir))
+    real = os.path.realpath(candidate)
+    return os.path.dirname(real) == folder and _NAME.match(os.path.basename(real)) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """A handoff file as read back."""
+
+    path: Path
+    text: str
+    truncated: bool
+    next_step: str | None
+
+
+def _section(text: str, title: str) -> str | None:
+    lines = text.splitlines()
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip().rstrip(":").lower()
+            if inside:
+                break
+            inside = heading == title.lower()
+            continue
+        if inside:
+            out.append(line)
+    body = "\n".join(out).strip()
+    return body or None
+
+
+def read_handoff(path: Path, *, max_bytes: int = INJECT_MAX_BYTES) -> Handoff | None:
+    """Read a handoff file (at most ``max_bytes``); ``None`` when missing or empty."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError:
+        return None
+    truncated = len(raw) > max_bytes
+    text = raw[:max_bytes].decode("utf-8", "replace")
+    if not text.strip():
+        return None
+    return Handoff(path, text, truncated, _section(text, "Next step"))
+
+
+def latest_unconsumed(
+    project_dir: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    max_age_s: float = MAX_RESUME_AGE_S,
+    state_root: Path | None = None,
+) -> Path | None:
+    """The newest non-empty handoff file no fresh session has resumed from yet, written
+    within ``max_age_s``; ``None`` when there is none."""
+    files = list_handoffs(project_dir)
+    if not files:
+        return None
+    consumed = _state.project_state(project_dir, state_root).get("consumed", [])
+    consumed_set = set(consumed) if isinstance(consumed, list) else set()
+    current = time.time() if now is None else now
+    for path in reversed(files):
+        if path.name in consumed_set:
+            return None  # everything older was written before the last resume
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if st.st_size == 0:
+            continue
+        if current - st.st_mtime > max_age_s:
+            return None
+        return path
+    return None
+
+
+def mark_consumed(
+    project_dir: str | os.PathLike[str], path: Path, *, state_root: Path | None = None
+) -> bool:
+    """Record that a fresh session resumed from ``path``; ``False`` when another session
+    already did (each handoff is resumed once)."""
+    doc = _state.project_state(project_dir, state_root)
+
+    def change(data: dict[str, Any]) -> bool:
+        consumed = data.get("consumed")
+        if not isinstance(consumed, list):
+            consumed = []
+        if path.name in consumed:
+            return False
+        consumed.append(path.name)
+        data["consumed"] = consumed[-_RESERVED_KEEP:]
+        return True
+
+    return doc.update(change)
+
+
+def _display(project_dir: str | os.PathLike[str], path: Path) -> str:
+    try:
+        return str(path.relative_to(project_dir))
+    except ValueError:
+        return str(path)
+
+
+def write_prompt(path: Path, *, reason: str, retry: bool = False) -> str:
+    """What Claude is asked when the hook starts a handoff (auto mode)."""
+    again = "The handoff file has not appeared yet. " if retry else ""
+    return (
+        f"[ctxrelay] {again}Hand off now: {reason}. Finish the small step you are on "
+        "(do not start new work), then write a handoff file so a fresh session can continue "
+        f"without this conversation. Write it with the Write tool to exactly this path:\n\n"
+        f"    {path}\n\n"
+        "Use this layout (every section; be concrete: paths, commands, numbers):\n\n"
+        f"{LAYOUT}\n"
+        "After writing it, reply with one line naming the file and stop; the work continues "
+        "in a fresh session."
+    )
+
+
+def resume_prompt(
+    path: Path,
+    *,
+    next_step: str | None,
+    project_dir: str | os.PathLike[str],
+    inline: bool = False,
+) -> str:
+    """The first prompt of the fresh session: names the file and the next step
+    (``inline``: the file's content follows the prompt, as ``SessionStart`` injects it)."""
+    step = (next_step or "").strip()
+    if len(step) > 600:
+        step = step[:600].rstrip() + "…"
+    then = (
+        f"The next step it names:\n\n{step}\n\nStart with that step."
+        if step
+        else "Start with the next step it names."
+    )
+    return (
+        "[ctxrelay] Resume the work of the previous session from its handoff file "
+        f"{_display(project_dir, path)} (full path: {path}). "
+        + ("Its content follows" if inline else "Read it first")
+        + "; it holds the goal, the state, the decisions, the files touched and the "
+        "commands that matter. "
+        f"{then} Do not redo finished work; check the files it names when unsure."
+    )
+
+
+# -- `ctxrelay claude handoff`: what the /ctxrelay:handoff skill runs -------------------
+
+_DESCRIPTION = """\
+Handoff files of this project (.ctxrelay/handoff/).
+
+The /ctxrelay:handoff skill runs 'ctxrelay claude handoff new-path' to get the path it
+asks Claude to write: a fresh name that no other handoff has, even within one second.
+
+examples:
+  ctxrelay claude handoff new-path      reserve and print a fresh handoff path
+  ctxrelay claude handoff list --json   the project's handoff files, oldest first
+  ctxrelay claude handoff latest        the newest handoff file's path
+"""
+
+
+def main(argv: Sequence[str]) -> int:
+    from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+
+    @handle_errors
+    def run(args_in: Sequence[str]) -> int:
+        import argparse
+
+        parser = ArgumentParser(
+            prog="ctxrelay claude handoff",
+            description=_DESCRIPTION,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.add_argument("action", choices=("new-path", "list", "latest"))
+        parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
+        parser.add_argument("--json", action="store_true", help="print only JSON")
+        args = parser.parse_args(list(args_in))
+        from ctxrelay.claude.config import project_dir_of
+
+        project = Path(args.project_dir) if args.project_dir else project_dir_of()
+        project = project.resolve()
+        if args.action == "new-path":
+            path = new_handoff_path(project)
+            if args.json:
+                print_json({"path": str(path)})
+            else:
+                sys.stdout.write(f"{path}\n")
+            return 0
+        files = list_handoffs(project)
+        if args.action == "latest":
+            if not files:
+                from ctxrelay.cli._common import error
+
+                return error(f"no handoff files in {handoff_dir(project)}")
+            files = files[-1:]
+        if args.json:
+            print_json([{"path": str(p), "bytes": p.stat().st_size} for p in files])
+        else:
+            for p in files:
+                sys.stdout.write(f"{p}\n")
+        return 0
+
+    return run(list(argv)[1:] if argv and argv[0] == "handoff" else argv)

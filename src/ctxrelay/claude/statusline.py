@@ -1,0 +1,178 @@
+"""``ctxrelay claude statusline``: the context share, a bar, and the tokens left to the
+handoff target, counting down.
+
+Claude Code runs the ``statusLine`` command after each message (at most every 300 ms),
+passing JSON on stdin (checked against Claude Code 2.1.332)::
+
+    {"session_id": …, "model": {"id": "claude-opus-5-5", …},
+     "workspace": {"project_dir": …}, "context_window": {"context_window_size": 1000000,
+     "current_usage": {"input_tokens": 500, "cache_creation_input_tokens": 0,
+                       "cache_read_input_tokens": 125000, "output_tokens": 3} | null, …}}
+
+and shows the first line printed. The context of the latest request is input + cache
+creation + cache read tokens (the same sum the hooks read from the transcript). The
+window Claude Code reports here is the one place the hooks can learn it (the Stop payload
+does not carry it; a model id alone does not say that ``claude-opus-5-5`` has 1M), so
+this command records it in the session's state (:func:`ctxrelay.claude._state.record_window`).
+
+It must be fast and never fail: stdlib only, no rich; bad input prints a short line and
+exits 0 (a non-zero exit blanks the user's statusline).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+from ctxrelay.budget.bounds import CONTEXT_PERCENT
+
+__all__ = ["BAR_WIDTH", "main", "render"]
+
+BAR_WIDTH = 10
+_FULL, _EMPTY = "█", "░"
+_PARTS = " ▏▎▍▌▋▊▉"
+
+
+def _bar(share: float, width: int = BAR_WIDTH) -> str:
+    share = min(max(share, 0.0), 1.0)
+    eighths = round(share * width * 8)
+    full, part = divmod(eighths, 8)
+    text = _FULL * full
+    if full < width:
+        text += (_PARTS[part] if part else _EMPTY) + _EMPTY * (width - full - 1)
+    return text
+
+
+def _int(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _context_tokens(window_info: dict[str, Any]) -> int | None:
+    usage = window_info.get("current_usage")
+    if not isinstance(usage, dict):
+        return None
+    total = 0
+    for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+        total += _int(usage.get(key)) or 0
+    return total
+
+
+def _short(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if n >= 1_000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return str(n)
+
+
+def render(
+    tokens: int | None,
+    window: int,
+    *,
+    mode: str = "manual",
+    handoff_phase: str | None = None,
+    color: bool = False,
+) -> str:
+    """One statusline: ``ctx 13% ██▍░░░░░░░ 125.5k/1M · handoff in 474.5k``."""
+    used = tokens or 0
+    share = used / window if window > 0 else 0.0
+    target = window * CONTEXT_PERCENT // 100
+    # Floor, like the trigger's integer test: the line never shows 60% before it fires.
+    percent = used * 100 // window if window > 0 else 0
+    head = f"ctx {percent}% {_bar(share)} {_short(used)}/{_short(window)}"
+    if tokens is None:
+        head = f"ctx –% {_bar(0)} 0/{_short(window)}"
+    if mode == "off":
+        tail, level = "handoff off", 0
+    elif handoff_phase == "writing":
+        tail, level = "handoff: writing the file…", 2
+    elif handoff_phase == "ready":
+        tail, level = "handoff ready: /clear to continue", 2
+    elif used >= target:
+        tail = f"handoff due ({CONTEXT_PERCENT}% reached, +{_short(used - target)})"
+        tail += ": /ctxrelay:handoff" if mode == "manual" else ""
+        level = 2
+    else:
+        left = target - used
+        tail = f"handoff in {_short(left)} ({CONTEXT_PERCENT}%)"
+        level = 1 if left <= window // 10 else 0
+    line = f"{head} · {tail}"
+    if not color:
+        return line
+    code = ("32", "33", "31")[level]
+    return f"\x1b[{code}m{line}\x1b[0m"
+
+
+def _line(payload: Any) -> str:
+    if not isinstance(payload, dict):
+        return "ctxrelay: no statusline data"
+    info = payload.get("context_window")
+    info = info if isinstance(info, dict) else {}
+    reported = _int(info.get("context_window_size"))
+    model_info = payload.get("model")
+    model = model_info.get("id") if isinstance(model_info, dict) else None
+    model = model if isinstance(model, str) else None
+    session_id = payload.get("session_id")
+    session_id = session_id if isinstance(session_id, str) and session_id else None
+    workspace = payload.get("workspace")
+    project = workspace.get("project_dir") if isinstance(workspace, dict) else None
+    if not isinstance(project, str):
+        cwd = payload.get("cwd")
+        project = cwd if isinstance(cwd, str) else None
+
+    from ctxrelay.budget.triggers import context_window_for
+    from ctxrelay.claude import _state
+    from ctxrelay.claude.config import load
+
+    cfg = load(project)
+    window = context_window_for(model, cfg.context_window or reported)
+    phase: str | None = None
+    try:
+        if reported:
+            _state.record_window(session_id, model, reported)
+        if session_id:
+            doc = _state.session_state(session_id)
+            current = doc.read()
+            job = current.get("handoff")
+            phase = job.get("phase") if isinstance(job, dict) else None
+            from ctxrelay.claude._limit import refresh, usable_limit
+
+            if (current.get("usable_limit"), current.get("mode")) != (
+                usable_limit(window),
+                cfg.main_handover,
+            ):
+                doc.update(lambda data: refresh(data, window, cfg.main_handover))
+    except Exception:  # a broken state dir must not blank the statusline
+        pass
+    return render(
+        _context_tokens(info), window, mode=cfg.main_handover, handoff_phase=phase, color=True
+    )
+
+
+def main(argv: Sequence[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
+    args = list(argv)[1:] if argv and argv[0] == "statusline" else list(argv)
+    out = sys.stdout if stdout is None else stdout
+    if args and args[0] in ("-h", "--help"):
+        out.write(
+            "usage: ctxrelay claude statusline < statusline.json\n\n"
+            "Claude Code runs this as its statusLine command ('ctxrelay claude install' sets\n"
+            "it up): it reads the statusline JSON on stdin and prints the context share, a\n"
+            "bar, and the tokens left to the handoff target. It also records the window\n"
+            "size for the hooks.\n\n"
+            "example:\n"
+            '  echo \'{"context_window": {"context_window_size": 200000,\n'
+            '         "current_usage": {"input_tokens": 90000}}}\' | ctxrelay claude statusline\n'
+        )
+        return 0
+    src = sys.stdin if stdin is None else stdin
+    try:
+        payload = json.loads(src.read() or "null")
+        line = _line(payload)
+    except Exception as exc:  # never blank the statusline with a traceback
+        line = f"ctxrelay: statusline input not understood ({type(exc).__name__})"
+    out.write(line + "\n")
+    return 0

@@ -1,0 +1,109 @@
+"""The PreToolUse handler: Bash to the Bash guard, Read to the Read guard, in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget.bounds import READ_MAX_BYTES
+from ctxrelay.claude._events.pre_tool_use import deny, handle
+from ctxrelay.errors import HookPayloadError
+from tests.claude.guard._payloads import bash, pre_tool_use, read
+from tests.conftest import corpus_path
+
+
+def reason_of(answer: dict[str, Any] | None) -> str:
+    assert answer is not None
+    out = answer["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse"
+    assert out["permissionDecision"] == "deny"
+    reason = out["permissionDecisionReason"]
+    assert isinstance(reason, str)
+    return reason
+
+
+def test_deny_is_claude_codes_answer() -> None:
+    assert deny("why") == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "why",
+        }
+    }
+
+
+def test_bash_printing_a_file_is_denied_with_the_read_call(tmp_path: Path) -> None:
+    reason = reason_of(handle(bash("cat big.txt", str(tmp_path))))
+    assert f'Read {{"file_path": "{tmp_path / "big.txt"}"}}' in reason
+
+
+def test_bash_into_a_pipe_is_allowed(tmp_path: Path) -> None:
+    assert handle(bash("cat big.txt | wc -l", str(tmp_path))) is None
+    assert handle(bash("ls -la", str(tmp_path))) is None
+    assert handle(bash("", str(tmp_path))) is None
+
+
+def test_a_big_read_is_denied_and_a_bounded_one_allowed(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    with big.open("wb") as handle_:
+        handle_.truncate(READ_MAX_BYTES + 1)
+    assert "Grep" in reason_of(handle(read(str(big), str(tmp_path))))
+    assert handle(read(str(big), str(tmp_path), offset=1, limit=50)) is None
+
+
+def test_other_tools_pass(tmp_path: Path) -> None:
+    agent = {"description": "x", "prompt": "cat big.txt", "subagent_type": "general-purpose"}
+    assert handle(pre_tool_use("Agent", agent, str(tmp_path))) is None
+    assert handle(pre_tool_use("Grep", {"pattern": "x"}, str(tmp_path))) is None
+
+
+def test_a_missing_cwd_is_the_hooks_own_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    payload = bash("cat f", "unused")
+    del payload["cwd"]
+    assert str(tmp_path / "f") in reason_of(handle(payload))
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"tool_name": None}, "tool_name"),
+        ({"tool_name": 3}, "tool_name"),
+        ({"tool_input": "cat f"}, "tool_input"),
+        ({"tool_input": None}, "tool_input"),
+        ({"tool_input": {"description": "no command"}}, "tool_input.command"),
+        ({"tool_input": {"command": ["cat", "f"]}}, "tool_input.command"),
+        ({"cwd": 7}, "cwd"),
+        ({"cwd": ""}, "cwd"),
+    ],
+)
+def test_a_malformed_payload_names_its_bad_field(change: dict[str, Any], field: str) -> None:
+    payload = bash("cat f", "/w")
+    payload.update(change)
+    with pytest.raises(HookPayloadError, match=field.replace(".", r"\.")):
+        handle(payload)
+
+
+def test_a_read_without_a_string_file_path_is_malformed() -> None:
+    with pytest.raises(HookPayloadError, match="file_path"):
+        handle(pre_tool_use("Read", {"file_path": 3}, "/w"))
+
+
+def test_the_captured_pre_tool_use_payloads(tmp_path: Path) -> None:
+    """Claude Code's own payloads: the subagent's ``cat big.txt | head -3`` and its
+    ``Read`` with a limit pass; the same call as ``cat big.txt`` is denied."""
+    lines = corpus_path("corpora/claude-code-capture/hook-payloads.jsonl").read_text()
+    payloads = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    captured = [p for p in payloads if p["hook_event_name"] == "PreToolUse"]
+    assert {p["tool_name"] for p in captured} >= {"Bash", "Read"}
+    for payload in captured:
+        assert handle(payload) is None, payload["tool_input"]
+    (bash_call,) = [p for p in captured if p["tool_name"] == "Bash"]
+    bash_call["tool_input"]["command"] = "cat big.txt"
+    reason = reason_of(handle(bash_call))
+    assert f'"file_path": "{Path(bash_call["cwd"]) / "big.txt"}"' in reason

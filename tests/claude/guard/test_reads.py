@@ -1,0 +1,215 @@
+"""The deny reason: the Read call for each printed file, with its absolute path and the
+same range, on real files (line counts, byte ranges, globs, files over the Read limit)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget.bounds import READ_MAX_BYTES
+from ctxrelay.claude.guard._model import ReadCall
+from ctxrelay.claude.guard._reads import CALLS_SHOWN, mib
+from ctxrelay.claude.guard.bash import deny_reason
+
+_CALL = re.compile(r"Read (\{.*?\})(?: \((.*)\))?$", re.MULTILINE)
+
+
+def reads(command: str, cwd: Path) -> list[dict[str, Any]]:
+    """The Read tool inputs the deny reason of ``command`` names, in order."""
+    reason = deny_reason(command, str(cwd))
+    assert reason is not None, f"{command!r} was allowed"
+    return [json.loads(m.group(1)) for m in _CALL.finditer(reason)]
+
+
+def notes(command: str, cwd: Path) -> list[str]:
+    reason = deny_reason(command, str(cwd))
+    assert reason is not None
+    return [m.group(2) or "" for m in _CALL.finditer(reason)]
+
+
+@pytest.fixture
+def ten(tmp_path: Path) -> Path:
+    """A 10-line file, each line 9 characters and a newline (100 bytes)."""
+    path = tmp_path / "ten.txt"
+    path.write_text("".join(f"line {i:03d}\n" for i in range(1, 11)))
+    return path
+
+
+def test_cat_reads_the_whole_file_by_absolute_path(ten: Path) -> None:
+    assert reads("cat ten.txt", ten.parent) == [{"file_path": str(ten)}]
+
+
+def test_head_n_is_a_limit(ten: Path) -> None:
+    assert reads("head -n 3 ten.txt", ten.parent) == [{"file_path": str(ten), "limit": 3}]
+    assert reads("head ten.txt", ten.parent) == [{"file_path": str(ten), "limit": 10}]
+
+
+def test_tail_n_takes_offset_and_limit_from_the_line_count(ten: Path) -> None:
+    assert reads("tail -n 3 ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 8, "limit": 3}
+    ]
+    assert reads("tail -1 ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 10, "limit": 1}
+    ]
+    # More lines asked than the file has: all of them.
+    assert reads("tail -n 50 ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 1, "limit": 10}
+    ]
+
+
+def test_tail_counts_a_last_line_without_newline(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("a\nb\nc")
+    assert reads("tail -n 1 f", tmp_path) == [
+        {"file_path": str(tmp_path / "f"), "offset": 3, "limit": 1}
+    ]
+
+
+def test_tail_from_a_line_on(ten: Path) -> None:
+    assert reads("tail -n +4 ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 4, "limit": 7}
+    ]
+
+
+def test_sed_range_is_offset_and_limit(ten: Path) -> None:
+    assert reads("sed -n '3,6p' ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 3, "limit": 4}
+    ]
+    assert reads("sed -n 1,5p ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 1, "limit": 5}
+    ]
+    assert reads("sed -n '$p' ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 10, "limit": 1}
+    ]
+    assert reads("sed -n '5,$p' ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 5, "limit": 6}
+    ]
+    assert reads("sed -n '2p;7,8p' ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 2, "limit": 1},
+        {"file_path": str(ten), "offset": 7, "limit": 2},
+    ]
+
+
+def test_head_all_but_the_last(ten: Path) -> None:
+    assert reads("head -n -3 ten.txt", ten.parent) == [{"file_path": str(ten), "limit": 7}]
+
+
+def test_byte_ranges_round_out_to_the_lines_that_hold_them(ten: Path) -> None:
+    # Bytes 1-25 are lines 1-3; the last 15 bytes (86-100) are lines 9-10.
+    assert reads("head -c 25 ten.txt", ten.parent) == [{"file_path": str(ten), "limit": 3}]
+    assert reads("tail -c 15 ten.txt", ten.parent) == [
+        {"file_path": str(ten), "offset": 9, "limit": 2}
+    ]
+    assert "bytes" in notes("head -c 25 ten.txt", ten.parent)[0]
+
+
+def test_each_file_gets_its_own_call(ten: Path, tmp_path: Path) -> None:
+    (tmp_path / "two.txt").write_text("x\ny\n")
+    assert reads("tail -n 1 ten.txt two.txt", tmp_path) == [
+        {"file_path": str(ten), "offset": 10, "limit": 1},
+        {"file_path": str(tmp_path / "two.txt"), "offset": 2, "limit": 1},
+    ]
+
+
+def test_every_print_of_a_compound_command_is_named(ten: Path) -> None:
+    command = "echo x && cat ten.txt; head -2 ten.txt | wc; tail -2 ten.txt"
+    reason = deny_reason(command, str(ten.parent))
+    assert reason is not None
+    assert "`cat ten.txt`" in reason
+    assert "`tail -2 ten.txt`" in reason
+    assert "head -2" not in reason  # piped: allowed
+    assert [json.loads(m.group(1)) for m in _CALL.finditer(reason)] == [
+        {"file_path": str(ten)},
+        {"file_path": str(ten), "offset": 9, "limit": 2},
+    ]
+
+
+def test_a_missing_file_still_gets_its_call_and_the_formula(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope.log")
+    assert reads("cat nope.log", tmp_path) == [{"file_path": missing}]
+    assert reads("tail -n 5 nope.log", tmp_path) == [{"file_path": missing}]
+    (note,) = notes("tail -n 5 nope.log", tmp_path)
+    assert "offset = line count - 4, limit 5" in note
+    assert reads("sed -n 3,4p nope.log", tmp_path) == [
+        {"file_path": missing, "offset": 3, "limit": 2}
+    ]
+
+
+def test_a_range_past_the_end_says_so(ten: Path) -> None:
+    (note,) = notes("head -n -20 ten.txt", ten.parent)
+    assert "10 lines" in note
+
+
+def test_an_unknown_range_reads_the_file_with_a_note(ten: Path) -> None:
+    assert reads('head -n "$N" ten.txt', ten.parent) == [{"file_path": str(ten)}]
+    assert "known only when it runs" in notes('head -n "$N" ten.txt', ten.parent)[0]
+
+
+def test_a_computed_operand_is_named_as_written(tmp_path: Path) -> None:
+    assert reads('cat "$f"', tmp_path) == [{"file_path": '"$f"'}]
+    assert "absolute path" in notes('cat "$f"', tmp_path)[0]
+
+
+def test_globs_expand_to_their_files(tmp_path: Path) -> None:
+    for name in ("b.log", "a.log", "c.txt"):
+        (tmp_path / name).write_text("x\n")
+    assert reads("cat *.log", tmp_path) == [
+        {"file_path": str(tmp_path / "a.log")},
+        {"file_path": str(tmp_path / "b.log")},
+    ]
+    assert reads("cat *.none", tmp_path) == [{"file_path": str(tmp_path / "*.none")}]
+
+
+def test_many_files_are_capped_and_counted(tmp_path: Path) -> None:
+    for i in range(CALLS_SHOWN + 7):
+        (tmp_path / f"f{i:02d}.log").write_text("x\n")
+    reason = deny_reason("cat *.log", str(tmp_path))
+    assert reason is not None
+    assert len(_CALL.findall(reason)) == CALLS_SHOWN
+    assert "and 7 more" in reason
+
+
+def test_a_file_over_the_read_limit_gets_a_note(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    with big.open("wb") as handle:
+        handle.truncate(READ_MAX_BYTES + 1)  # sparse: costs no disk
+    (note,) = notes("cat big.log", tmp_path)
+    assert mib(READ_MAX_BYTES) in note
+    assert "Grep" in note
+    # A ranged call is within the limit: no note.
+    assert notes("head -n 5 big.log", tmp_path) == [""]
+
+
+def test_a_fifo_is_never_opened(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    assert reads("tail -n 2 pipe", tmp_path) == [{"file_path": str(tmp_path / "pipe")}]
+
+
+def test_the_reason_explains_what_is_allowed(ten: Path) -> None:
+    reason = deny_reason("cat ten.txt", str(ten.parent))
+    assert reason is not None
+    assert reason.startswith("ctxrelay guard:")
+    assert "Read tool" in reason
+    assert "| wc -l" in reason
+    assert "Grep" in reason
+
+
+def test_a_repeated_print_is_named_once(ten: Path) -> None:
+    assert len(reads("cat ten.txt; cat ten.txt", ten.parent)) == 1
+
+
+def test_read_call_text() -> None:
+    call = ReadCall("/a b/c", 3, 4, "why")
+    assert call.tool_input() == {"file_path": "/a b/c", "offset": 3, "limit": 4}
+    assert str(call) == 'Read {"file_path": "/a b/c", "offset": 3, "limit": 4} (why)'
+    assert str(ReadCall("/x")) == 'Read {"file_path": "/x"}'
+
+
+def test_mib() -> None:
+    assert mib(4 * 2**20) == "4 MiB"
+    assert mib(5 * 2**20 + 2**19) == "5.5 MiB"

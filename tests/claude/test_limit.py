@@ -1,0 +1,153 @@
+"""At the usable limit, main-session tool calls are denied except the handoff's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget import Budget
+from ctxrelay.claude import _state
+from ctxrelay.claude._limit import OUTPUT_RESERVE, deny_reason, usable_limit
+from tests.claude._handoff import SESSION, Transcript, isolate
+
+WINDOW = 200_000
+LIMIT = WINDOW - OUTPUT_RESERVE
+
+
+@pytest.fixture
+def project(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    return isolate(monkeypatch, tmp_path)
+
+
+def _payload(
+    t: Transcript, project: Path, tool: str, tool_input: dict[str, Any], **kw: Any
+) -> dict[str, Any]:
+    return {
+        "session_id": SESSION,
+        "transcript_path": str(t.path),
+        "cwd": str(project),
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+        **kw,
+    }
+
+
+def _at(tmp_path: Path, context: int) -> Transcript:
+    t = Transcript(tmp_path / f"t{context}.jsonl")
+    t.prompt("work")
+    t.assistant(context=context, tools=[("Bash", {"command": "ls"})])
+    return t
+
+
+def test_usable_limit_is_the_policy_cores() -> None:
+    assert usable_limit(WINDOW) == Budget(limit=WINDOW, output_reserve=OUTPUT_RESERVE).usable_limit
+    assert usable_limit(1_000_000) == 1_000_000 - OUTPUT_RESERVE
+    assert usable_limit(50_000) == 45_000  # a tiny configured window keeps a tenth
+
+
+def test_below_the_limit_everything_runs(project: Path, tmp_path: Path) -> None:
+    t = _at(tmp_path, LIMIT - 1)
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"})) is None
+
+
+def test_at_the_limit_tools_are_denied_with_the_handoff_path(project: Path, tmp_path: Path) -> None:
+    t = _at(tmp_path, LIMIT)
+    reason = deny_reason(_payload(t, project, "Bash", {"command": "ls"}))
+    assert reason is not None
+    assert f"{LIMIT:,}" in reason
+    assert f"{LIMIT:,} tokens" in reason
+    assert "## Next step" in reason
+    path = next(w for w in reason.split() if w.endswith(".md"))
+    assert Path(path).parent == project / ".ctxrelay" / "handoff"
+    # Every denial names the same file until it is written.
+    again = deny_reason(_payload(t, project, "Read", {"file_path": "/x"}))
+    assert again is not None
+    assert path in again
+    # Writing the handoff, running the skill, and task bookkeeping are allowed.
+    assert deny_reason(_payload(t, project, "Write", {"file_path": path, "content": "x"})) is None
+    assert deny_reason(_payload(t, project, "Skill", {"skill": "ctxrelay:handoff"})) is None
+    assert deny_reason(_payload(t, project, "TaskUpdate", {"status": "completed"})) is None
+    # Writing anywhere else is not.
+    assert deny_reason(_payload(t, project, "Write", {"file_path": str(project / "a.py")}))
+    # Once written, the next denial names a fresh file.
+    Path(path).write_text("# Handoff\n")
+    third = deny_reason(_payload(t, project, "Bash", {"command": "ls"}))
+    assert third is not None
+    assert path not in third
+
+
+def test_subagents_off_and_big_windows_are_left_alone(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = _at(tmp_path, LIMIT)
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"}, agent_id="a1")) is None
+    _state.record_window(SESSION, None, 1_000_000)
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"})) is None
+    monkeypatch.setenv("CTXRELAY_CONTEXT_WINDOW", str(WINDOW))
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"})) is not None
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "off")
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"})) is None
+
+
+def test_missing_transcript_or_bad_payload_allows(project: Path, tmp_path: Path) -> None:
+    missing = Transcript(tmp_path / "empty.jsonl")
+    assert deny_reason(_payload(missing, project, "Bash", {"command": "ls"})) is None
+    assert deny_reason({"tool_name": "Bash"}) is None
+    t = _at(tmp_path, LIMIT)
+    assert deny_reason(_payload(t, project, "Bash", "not a dict")) is None  # type: ignore[arg-type]
+
+
+def test_the_fast_path_imports_neither_the_policy_nor_the_reader(
+    project: Path, tmp_path: Path
+) -> None:
+    import json as _json
+    import subprocess
+    import sys
+
+    t = _at(tmp_path, 20_000)
+    payload = _payload(t, project, "Bash", {"command": "ls"})
+    # A first call seeds the cache (full path), as SessionStart would.
+    assert deny_reason(payload) is None
+    probe = (
+        "import io, json, sys\n"
+        "from ctxrelay.claude import hook\n"
+        "out = io.StringIO()\n"
+        "hook.main(io.StringIO(sys.argv[1]), out)\n"
+        "heavy = [m for m in ('ctxrelay.budget', 'ctxrelay.transcripts', 'pathlib', "
+        "'ctxrelay.claude.config') if m in sys.modules]\n"
+        "print(json.dumps({'out': out.getvalue(), 'heavy': heavy}))\n"
+    )
+    payload["tool_name"] = "Grep"  # a tool no guard reads: only the limit check runs
+    payload["tool_input"] = {"pattern": "x"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, _json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = _json.loads(done.stdout)
+    assert result == {"out": "", "heavy": []}
+
+
+def test_the_fast_tail_read_agrees_with_the_shared_reader() -> None:
+    from ctxrelay.claude._limit import _tail_context
+    from ctxrelay.transcripts import latest_context
+    from tests.conftest import corpus_path
+
+    root = corpus_path("corpora")
+    paths = sorted((root / "claude-code-transcripts" / "spotter").glob("*.jsonl"))
+    paths += sorted((root / "claude-code-capture" / "projects").glob("*.jsonl"))
+    assert paths
+    for path in paths:
+        tokens, model, found = _tail_context(str(path))
+        reading = latest_context(path)
+        if not found:
+            continue
+        expected = None if reading is None else reading.context_tokens
+        assert tokens == expected, path.name
+        if tokens is not None:
+            assert reading is not None
+            assert model == reading.model, path.name

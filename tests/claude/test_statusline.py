@@ -1,0 +1,133 @@
+"""``ctxrelay claude statusline``: share, bar, countdown; records the window; never fails."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.budget.bounds import CONTEXT_PERCENT
+from ctxrelay.claude import _state
+from ctxrelay.claude.statusline import main, render
+from tests.claude._handoff import isolate
+
+# Two statusline payloads Claude Code 2.1.332 sent (interactive, scripted local model):
+# before the first request, and after one of 125,500 tokens of context.
+BEFORE = {
+    "session_id": "b5653910-4b2f-4ae5-a9f4-781d3765e0ec",
+    "transcript_path": "/home/user/.claude/projects/-p/b5653910.jsonl",
+    "cwd": "/home/user/p",
+    "effort": {"level": "medium"},
+    "model": {"id": "claude-opus-5-5", "display_name": "Opus 5.5"},
+    "workspace": {"current_dir": "/home/user/p", "project_dir": "/home/user/p", "added_dirs": []},
+    "version": "2.1.332",
+    "output_style": {"name": "default"},
+    "cost": {
+        "total_cost_usd": 0,
+        "total_duration_ms": 12980,
+        "total_api_duration_ms": 0,
+        "total_lines_added": 0,
+        "total_lines_removed": 0,
+    },
+    "context_window": {
+        "total_input_tokens": 0,
+        "total_output_tokens": 0,
+        "context_window_size": 1000000,
+        "current_usage": None,
+        "used_percentage": None,
+        "remaining_percentage": None,
+    },
+    "exceeds_200k_tokens": False,
+    "fast_mode": False,
+    "thinking": {"enabled": True},
+}
+AFTER = {
+    **BEFORE,
+    "context_window": {
+        "total_input_tokens": 125500,
+        "total_output_tokens": 3,
+        "context_window_size": 1000000,
+        "current_usage": {
+            "input_tokens": 500,
+            "output_tokens": 3,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 125000,
+        },
+        "used_percentage": 13,
+        "remaining_percentage": 87,
+    },
+}
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.fixture
+def project(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    return isolate(monkeypatch, tmp_path)
+
+
+def _run(payload: object) -> str:
+    out = io.StringIO()
+    text = payload if isinstance(payload, str) else json.dumps(payload)
+    assert main(["statusline"], io.StringIO(text), out) == 0
+    value = out.getvalue()
+    assert value.endswith("\n")
+    assert value.count("\n") == 1
+    return ANSI.sub("", value.strip())
+
+
+def test_real_payloads_count_down_and_record_the_window(project: Path) -> None:
+    before = _run(dict(BEFORE, workspace={"project_dir": str(project)}))
+    assert before.startswith("ctx –% ")
+    after = _run(dict(AFTER, workspace={"project_dir": str(project)}))
+    target = 1_000_000 * CONTEXT_PERCENT // 100
+    assert after.startswith("ctx 12% █▎░░░░░░░░ 125.5k/1M")
+    assert after.endswith(f"handoff in {(target - 125_500) / 1000:.1f}k ({CONTEXT_PERCENT}%)")
+    # The hooks now know this session's (and this model's) window.
+    assert _state.recorded_window(BEFORE["session_id"], None) == 1_000_000
+    assert _state.recorded_window("another-session", "claude-opus-5-5") == 1_000_000
+
+
+def test_render_stages() -> None:
+    window = 200_000
+    target = window * CONTEXT_PERCENT // 100
+    assert render(0, window) == f"ctx 0% ░░░░░░░░░░ 0/200k · handoff in {target // 1000}k (60%)"
+    line = render(target - 5_000, window)
+    assert line.startswith("ctx 57% █████▊░░░░ 115k/200k")
+    assert line.endswith("handoff in 5k (60%)")
+    assert "handoff due (60% reached, +2k): /ctxrelay:handoff" in render(target + 2_000, window)
+    assert render(target + 2_000, window, mode="auto").endswith("+2k)")
+    assert render(10, window, mode="off").endswith("handoff off")
+    assert render(10, window, handoff_phase="writing").endswith("writing the file…")
+    assert "/clear" in render(10, window, handoff_phase="ready")
+    assert render(window * 2, window).startswith("ctx 200% ██████████")
+    colored = render(target, window, color=True)
+    assert colored.startswith("\x1b[31m")
+    assert colored.endswith("\x1b[0m")
+
+
+def test_the_setting_wins_over_the_reported_window(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXRELAY_CONTEXT_WINDOW", "200000")
+    line = _run(dict(AFTER, workspace={"project_dir": str(project)}))
+    assert "125.5k/200k" in line
+    assert "handoff due" in line
+
+
+def test_auto_handoff_progress_shows(project: Path) -> None:
+    _state.session_state(BEFORE["session_id"]).set("handoff", {"phase": "writing"})
+    assert "writing the file" in _run(dict(AFTER, workspace={"project_dir": str(project)}))
+
+
+@pytest.mark.parametrize("bad", ["", "not json", "[1,2]", '{"context_window": 5}', "null"])
+def test_bad_input_prints_a_line_and_exits_zero(project: Path, bad: str) -> None:
+    assert _run(bad)
+
+
+def test_help() -> None:
+    out = io.StringIO()
+    assert main(["statusline", "--help"], io.StringIO(""), out) == 0
+    assert "example" in out.getvalue()

@@ -1,0 +1,161 @@
+"""The one pricing table: lookups by model id, cost arithmetic, override files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.errors import ConfigError
+from ctxrelay.pricing import DEFAULT_PRICES, Prices, cost, load_prices, openai_usage
+from ctxrelay.runtime.model import Usage as RuntimeUsage
+from ctxrelay.transcripts import Usage
+
+
+@pytest.mark.parametrize(
+    ("model", "family"),
+    [
+        ("claude-opus-4-6", "Claude Opus 4.6"),
+        ("claude-opus-4-6[1m]", "Claude Opus 4.6"),
+        ("claude-opus-4-5-20251101", "Claude Opus 4.5"),
+        ("claude-opus-4-1-20250805", "Claude Opus 4.1"),
+        ("claude-opus-4-20250514", "Claude Opus 4"),
+        ("claude-opus-4-8", "Claude Opus 4.5+"),  # newer than the table: latest Opus
+        ("claude-3-opus-20240229", "Claude Opus 3"),
+        ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5"),
+        ("claude-sonnet-4-20250514", "Claude Sonnet 4"),
+        ("claude-3-7-sonnet-latest", "Claude Sonnet 3.7"),
+        ("claude-haiku-4-5-20251001", "Claude Haiku 4.5"),
+        ("claude-3-5-haiku-20241022", "Claude Haiku 3.5"),
+        ("claude-3-haiku-20240307", "Claude Haiku 3"),
+        ("claude-4-haiku-future", "Claude Haiku 4.5+"),
+        ("gpt-4o-mini-2024-07-18", "GPT-4o mini"),
+        ("gpt-4o", "GPT-4o"),
+        ("openai/gpt-4.1-nano", "GPT-4.1 nano"),
+        ("gpt-5-mini", "GPT-5 mini"),
+        ("gpt-5.1-codex", "GPT-5"),
+        ("o3-mini", "o3-mini"),
+        ("o3-2025-04-16", "o3"),
+        ("O4-MINI", "o4-mini"),
+    ],
+)
+def test_lookup_by_prefix_and_family(model: str, family: str) -> None:
+    prices = DEFAULT_PRICES.lookup(model)
+    assert prices is not None
+    assert prices.family == family
+
+
+def test_unknown_models_have_no_price() -> None:
+    for model in ("llama-3.1-70b", "", None, "<synthetic>", "mistral-large"):
+        assert DEFAULT_PRICES.lookup(model) is None
+
+
+def test_anthropic_multipliers() -> None:
+    opus = DEFAULT_PRICES["claude-opus-4-6"]
+    assert (opus.input, opus.cache_write_5m, opus.cache_write_1h, opus.cache_read) == (
+        5.0,
+        6.25,
+        10.0,
+        0.5,
+    )
+    assert opus.output == 25.0
+
+
+def test_cost_of_each_category() -> None:
+    prices = Prices(1.0, 10.0, 2.0, 3.0, 0.5)
+    one_million = 1_000_000
+    assert cost(Usage(input_tokens=one_million), prices) == pytest.approx(1.0)
+    assert cost(Usage(output_tokens=one_million), prices) == pytest.approx(10.0)
+    assert cost(Usage(cache_creation_input_tokens=one_million), prices) == pytest.approx(2.0)
+    assert cost(
+        Usage(cache_creation_input_tokens=one_million, cache_creation_1h_tokens=one_million),
+        prices,
+    ) == pytest.approx(3.0)
+    assert cost(Usage(cache_read_input_tokens=one_million), prices) == pytest.approx(0.5)
+
+
+def test_cost_takes_wire_mappings_and_runtime_usage() -> None:
+    prices = DEFAULT_PRICES["claude-opus-4-6"]
+    wire = {
+        "input_tokens": 3,
+        "cache_creation_input_tokens": 8037,
+        "cache_read_input_tokens": 17842,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 8037},
+        "output_tokens": 441,
+    }
+    expected = (3 * 5 + 8037 * 10 + 17842 * 0.5 + 441 * 25) / 1e6
+    assert cost(wire, prices) == pytest.approx(expected)
+    assert cost(Usage(3, 8037, 17842, 441, 8037), prices) == pytest.approx(expected)
+    runtime = RuntimeUsage(
+        input_tokens=3, output_tokens=441, cache_creation_input_tokens=8037,
+        cache_read_input_tokens=17842,
+    )  # fmt: skip
+    # No TTL split in the runtime's usage: the writes are priced as 5-minute writes.
+    assert cost(runtime, prices) == pytest.approx((15 + 8037 * 6.25 + 8921 + 441 * 25) / 1e6)
+    assert cost({"input_tokens": "x", "output_tokens": -4}, prices) == 0.0
+
+
+def test_openai_usage_conversion() -> None:
+    chat = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 50,
+        "prompt_tokens_details": {"cached_tokens": 800},
+    }
+    assert openai_usage(chat) == {
+        "input_tokens": 200,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 800,
+        "output_tokens": 50,
+    }
+    responses = {"input_tokens": 10, "output_tokens": 2, "input_tokens_details": {}}
+    assert openai_usage(responses)["input_tokens"] == 10
+    gpt = DEFAULT_PRICES["gpt-4o"]
+    assert cost(openai_usage(chat), gpt) == pytest.approx((200 * 2.5 + 800 * 1.25 + 500) / 1e6)
+
+
+def test_override_file_json_and_toml(tmp_path: Path) -> None:
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"models": {"claude-opus-4-6": {"input": 1, "output": 2}}}))
+    table = load_prices(path)
+    opus = table.lookup("claude-opus-4-6-whatever")
+    assert opus is not None
+    assert (opus.input, opus.output, opus.cache_read, opus.cache_write_1h) == (1, 2, 1, 1)
+    assert table.lookup("claude-opus-4-5") == DEFAULT_PRICES.lookup("claude-opus-4-5")
+    toml = tmp_path / "prices.toml"
+    toml.write_text(
+        '[models."my-local-model"]\ninput = 0.0\noutput = 0.0\n'
+        '[models."gpt-4o"]\ninput = 2.0\noutput = 8.0\ncache_read = 1.0\n'
+    )
+    table = load_prices(toml)
+    local = table.lookup("my-local-model-q4")
+    assert local is not None
+    assert local.output == 0.0
+    gpt = table.lookup("gpt-4o")
+    assert gpt is not None
+    assert (gpt.input, gpt.cache_read) == (2.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "does not parse"),
+        ("[]", "no table"),
+        ('{"m": 3}', "must be a table"),
+        ('{"m": {"input": 1}}', "need 'output'"),
+        ('{"m": {"input": -1, "output": 1}}', "zero or more"),
+        ('{"m": {"input": "1", "output": 1}}', "must be a number"),
+        ('{"m": {"input": 1, "output": 1, "cached": 1}}', "unknown price field"),
+    ],
+)
+def test_bad_price_files(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_prices(path)
+
+
+def test_missing_price_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_prices(tmp_path / "nope.toml")
