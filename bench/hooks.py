@@ -166,12 +166,18 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(timed(cmd, stdin, env))
 
     med = {name: statistics.median(v) * 1000 for name, v in times.items()}
+    low = {name: min(v) * 1000 for name, v in times.items()}
     base = med["python -c pass"]
     ratios = {name: value / base for name, value in med.items()}
+    # On a shared machine the median carries the load; the fastest run of each variant
+    # is the closest to its own cost, so both are reported.
+    low_ratios = {name: value / low["python -c pass"] for name, value in low.items()}
     report = {
         "runs": opts.runs,
         "median_ms": {k: round(v, 2) for k, v in med.items()},
         "ratio_to_python": {k: round(v, 3) for k, v in ratios.items()},
+        "min_ms": {k: round(v, 2) for k, v in low.items()},
+        "min_ratio_to_python": {k: round(v, 3) for k, v in low_ratios.items()},
         "ratio_100mb_to_1mb": round(med["post_subagent_100mb"] / med["post_subagent_1mb"], 3),
         "first_read_ms": {k: round(v * 1000, 1) for k, v in cold.items()},
         "targets": {"hook_to_python": 1.5, "100mb_to_1mb": 1.1},
@@ -179,9 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     if opts.json:
         print(json.dumps(report))
         return 0
-    print(f"{'variant':32} {'median ms':>10} {'x python':>9}")
+    print(f"{'variant':32} {'median ms':>10} {'x python':>9} {'min ms':>8} {'x python':>9}")
     for name, value in med.items():
-        print(f"{name:32} {value:10.1f} {ratios[name]:9.2f}")
+        print(
+            f"{name:32} {value:10.1f} {ratios[name]:9.2f} {low[name]:8.1f} {low_ratios[name]:9.2f}"
+        )
     print(f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} (target <= 1.1)")
     print(f"first read (no cursor yet): {report['first_read_ms']}")
     return 0
