@@ -24,7 +24,12 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.budget.bounds import AGENT_MAX_TURNS, READ_MAX_BYTES, TURNS_LEFT_AT
+from ctxrelay.budget.bounds import (
+    AGENT_MAX_TURNS,
+    HAIKU_CONTEXT_MAX,
+    READ_MAX_BYTES,
+    TURNS_LEFT_AT,
+)
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import need
@@ -391,3 +396,40 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
     assert noted == [limit - TURNS_LEFT_AT]
     # The plugin's agent ran with its own system prompt, which states the report rule.
     assert "within 400 words" in json.dumps(convo[0].get("system"))
+
+
+def test_a_haiku_subagent_is_told_at_the_haiku_bound(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    home, project, env = claude_env
+    installed(project)
+    contexts = [80_000, HAIKU_CONTEXT_MAX + 1_000]
+
+    def haiku_agent(turns: int) -> Step:
+        if turns < len(contexts):
+            return bash(f"echo step{turns}", contexts[turns])
+        return Step(text="Report: haiku agent done.")
+
+    call = ToolUse(
+        "Agent",
+        {
+            "description": "job TASK-HAIKU",
+            "prompt": "TASK-HAIKU: do the job",
+            "subagent_type": "general-purpose",
+            "model": "haiku",
+        },
+    )
+    run = run_claude(
+        env,
+        project,
+        home,
+        "TASK-MAIN one haiku agent",
+        {"TASK-MAIN": main_script(call), "TASK-HAIKU": haiku_agent},
+    )
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    convo = run.conversation("TASK-HAIKU")
+    assert len(convo) == len(contexts) + 1
+    assert "haiku" in str(convo[0]["model"]).lower()  # the CLI asked for a Haiku model
+    assert NOTE not in json.dumps(convo[1]["messages"])
+    note = run.last_user_text(convo[2])
+    assert f"{HAIKU_CONTEXT_MAX:,}-token bound" in note
