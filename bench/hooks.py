@@ -2,6 +2,7 @@
 its baseline, a bare ``python -c pass`` of the same interpreter.
 
 - a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it);
+- a main-thread ``PostToolUse`` of an ordinary tool (nothing to say: the common case);
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
   file before and one new response was appended since (it runs after every tool call);
@@ -134,6 +135,13 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
         small, large = make_session(root, 1), make_session(root, 100)
+        main_post = json.dumps(
+            {
+                **{k: v for k, v in json.loads(small["payload"]).items() if "agent" not in k},
+                "tool_name": "Read",
+                "tool_response": {"type": "text"},
+            }
+        )
 
         # The first read of a file is one full pass (a hook installed mid-subagent);
         # measured once, reported, not part of the targets.
@@ -154,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
                 bash,
                 None,
             ),
+            # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
+            "post_main (ordinary tool)": ([HOOK], main_post, None),
             "post_subagent_1mb": post(small),
             "post_subagent_100mb": post(large),
         }
