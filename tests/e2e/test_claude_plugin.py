@@ -30,6 +30,8 @@ from ctxrelay.budget.bounds import (
     READ_MAX_BYTES,
     TURNS_LEFT_AT,
 )
+from ctxrelay.claude._snippet import plugin_dir
+from ctxrelay.claude.hook import HANDLERS
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import need
@@ -365,8 +367,14 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
             check=False,
         )
 
-    validated = claude("plugin", "validate", str(PROJECT_ROOT))
-    assert validated.returncode == 0, validated.stdout + validated.stderr
+    for target in (PROJECT_ROOT, plugin_dir()):  # the marketplace, then the plugin
+        validated = claude("plugin", "validate", str(target))
+        assert validated.returncode == 0, validated.stdout + validated.stderr
+    provides = validated.stdout
+    for name in AGENT_MAX_TURNS:
+        assert f"agents: ctxrelay:{name}" in provides
+    for event in HANDLERS:
+        assert f"hooks: {event}" in provides
     added = claude("plugin", "marketplace", "add", str(PROJECT_ROOT))
     assert added.returncode == 0, added.stdout + added.stderr
     got = claude("plugin", "install", "ctxrelay@ctxrelay", "--scope", "project")
