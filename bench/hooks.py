@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         "min_ms": {k: round(v, 2) for k, v in low.items()},
         "min_ratio_to_python": {k: round(v, 3) for k, v in low_ratios.items()},
         "ratio_100mb_to_1mb": round(med["post_subagent_100mb"] / med["post_subagent_1mb"], 3),
+        "min_ratio_100mb_to_1mb": round(low["post_subagent_100mb"] / low["post_subagent_1mb"], 3),
         "first_read_ms": {k: round(v * 1000, 1) for k, v in cold.items()},
         "targets": {"hook_to_python": 1.5, "100mb_to_1mb": 1.1},
     }
@@ -200,7 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name:32} {value:10.1f} {ratios[name]:9.2f} {low[name]:8.1f} {low_ratios[name]:9.2f}"
         )
-    print(f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} (target <= 1.1)")
+    print(
+        f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} by median, "
+        f"{report['min_ratio_100mb_to_1mb']:.3f} by fastest run (target <= 1.1)"
+    )
     print(f"first read (no cursor yet): {report['first_read_ms']}")
     return 0
 
