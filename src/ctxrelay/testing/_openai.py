@@ -63,7 +63,8 @@ class OpenAIServer(LocalServer):
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
     ``context_window``: when set, a request estimated above it gets 400
-    ``context_length_exceeded``. Point the SDK at ``base_url`` (it ends in ``/v1``).
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, as
+    some local servers do not. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
     ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
     """
@@ -78,11 +79,13 @@ class OpenAIServer(LocalServer):
         models: Collection[str] | None = None,
         context_window: int | None = None,
         model: str | None = None,
+        stream_usage: bool = True,
     ) -> None:
         super().__init__(script, model=model)
         self.api_key = api_key
         self.models = None if models is None else frozenset(models)
         self.context_window = context_window
+        self.stream_usage = stream_usage
 
     @property
     def base_url(self) -> str:
@@ -116,7 +119,7 @@ class OpenAIServer(LocalServer):
             "message": fault.message or message,
             "type": etype,
             "param": None,
-            "code": default_code if code is True else code,
+            "code": fault.code or (default_code if code is True else code),
         }
         handler.send_json(fault.status, {"error": error}, headers)
 
@@ -201,7 +204,11 @@ class OpenAIServer(LocalServer):
         headers = {"x-request-id": _id("req_")}
         if body.get("stream"):
             options = body.get("stream_options")
-            include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
+            include_usage = (
+                self.stream_usage
+                and isinstance(options, Mapping)
+                and bool(options.get("include_usage"))
+            )
             self._stream(
                 handler,
                 base=base,

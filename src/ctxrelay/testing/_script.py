@@ -64,10 +64,21 @@ class Fault:
     message: str = ""
     retry_after: float | None = None
     stall_s: float = 30.0
+    code: str | None = None
+    """OpenAI's ``error.code`` (e.g. ``insufficient_quota``); the status's usual code if unset."""
 
     @classmethod
-    def http(cls, status: int, message: str = "", *, retry_after: float | None = None) -> Fault:
-        return cls(kind="status", status=status, message=message, retry_after=retry_after)
+    def http(
+        cls,
+        status: int,
+        message: str = "",
+        *,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> Fault:
+        return cls(
+            kind="status", status=status, message=message, retry_after=retry_after, code=code
+        )
 
     @classmethod
     def truncated(cls) -> Fault:
@@ -99,6 +110,7 @@ class Fault:
             message=str(raw.get("message", "")),
             retry_after=None if retry is None else float(retry),
             stall_s=float(raw.get("stall_s", 30.0)),
+            code=None if raw.get("code") is None else str(raw["code"]),
         )
 
 

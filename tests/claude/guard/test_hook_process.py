@@ -159,6 +159,7 @@ def test_malformed_payloads_fail_open_as_processes() -> None:
         "(" * 20_000 + "cat f" + ")" * 20_000,
         "cat " + "x" * 1_000_000,
         "cat \udcff\ud800",
+        "cat {\U000e0041 | head; sed -n 1p {\U00100000",  # crashes a bare tree-sitter-bash
         "\x00" * 1000,
     ],
 )

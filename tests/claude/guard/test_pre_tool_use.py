@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
 from ctxrelay.claude._events.pre_tool_use import deny, handle
@@ -80,6 +82,7 @@ def test_a_missing_cwd_is_the_hooks_own_directory(
         ({"tool_input": {"command": ["cat", "f"]}}, "tool_input.command"),
         ({"cwd": 7}, "cwd"),
         ({"cwd": ""}, "cwd"),
+        ({"cwd": "/w\x00"}, "cwd"),
     ],
 )
 def test_a_malformed_payload_names_its_bad_field(change: dict[str, Any], field: str) -> None:
@@ -107,3 +110,22 @@ def test_the_captured_pre_tool_use_payloads(tmp_path: Path) -> None:
     bash_call["tool_input"]["command"] = "cat big.txt"
     reason = reason_of(handle(bash_call))
     assert f'"file_path": "{Path(bash_call["cwd"]) / "big.txt"}"' in reason
+
+
+@given(
+    command=st.text(max_size=60).map(lambda t: "cat " + t),
+    cwd=st.text(min_size=1, max_size=20).filter(lambda c: "\x00" not in c),
+)
+@settings(max_examples=300, deadline=None)
+def test_any_well_formed_bash_payload_is_answered(command: str, cwd: str) -> None:
+    answer = handle(bash(command, cwd))
+    assert answer is None or answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+@given(file_path=st.text(max_size=40), cwd=st.text(min_size=1, max_size=20))
+@settings(max_examples=200, deadline=None)
+def test_any_well_formed_read_payload_is_answered(file_path: str, cwd: str) -> None:
+    if "\x00" in cwd:
+        return
+    answer = handle(read(file_path, cwd))
+    assert answer is None or answer["hookSpecificOutput"]["permissionDecision"] == "deny"

@@ -149,7 +149,7 @@ def test_an_unknown_range_reads_the_file_with_a_note(ten: Path) -> None:
 
 
 def test_a_computed_operand_is_named_as_written(tmp_path: Path) -> None:
-    assert reads('cat "$f"', tmp_path) == [{"file_path": '"$f"'}]
+    assert reads('cat "$f"', tmp_path) == [{"file_path": "$f"}]
     assert "absolute path" in notes('cat "$f"', tmp_path)[0]
 
 
@@ -213,3 +213,12 @@ def test_read_call_text() -> None:
 def test_mib() -> None:
     assert mib(4 * 2**20) == "4 MiB"
     assert mib(5 * 2**20 + 2**19) == "5.5 MiB"
+
+
+def test_a_computed_operand_keeps_its_range(tmp_path: Path) -> None:
+    assert reads('for f in *.py; do head -5 "$f"; done', tmp_path) == [
+        {"file_path": "$f", "limit": 5}
+    ]
+    (note,) = notes("tail -3 $f", tmp_path)
+    assert "$f as an absolute path" in note
+    assert "offset = line count - 2, limit 3" in note

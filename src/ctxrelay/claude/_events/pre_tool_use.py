@@ -10,9 +10,12 @@ before the per-tool guards, each returning a reason or ``None``.
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ctxrelay.errors import HookPayloadError
+
+TYPE_CHECKING = False  # not typing's: this module is on every hook's path
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["deny", "handle"]
 
@@ -32,8 +35,8 @@ def _cwd(payload: dict[str, Any]) -> str:
     if "cwd" not in payload:
         return os.getcwd()  # Claude Code runs hooks in the project directory
     cwd = payload["cwd"]
-    if not isinstance(cwd, str) or not cwd:
-        raise HookPayloadError("PreToolUse", "cwd", "a non-empty string")
+    if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
+        raise HookPayloadError("PreToolUse", "cwd", "a directory path")
     return os.path.abspath(cwd)
 
 

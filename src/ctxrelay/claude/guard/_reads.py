@@ -34,11 +34,13 @@ def mib(size: int) -> str:
 class _File:
     """Size and line facts of one file, read lazily and at most once."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, probe: bool = True) -> None:
         self.path = path
         self.size: int | None = None
         self._lines: int | None = None
         self._counted = False
+        if not probe:
+            return  # a path the shell computes: nothing to look at
         try:
             st = os.stat(path)
         except (OSError, ValueError):
@@ -167,7 +169,10 @@ def _paths(operand: Operand) -> tuple[list[str], int]:
     """The files an operand names, at most ``CALLS_SHOWN``, and how many more match."""
     if not (operand.literal and operand.glob):
         return [operand.path], 0
-    matches = sorted(itertools.islice(glob.iglob(operand.path), 10 * CALLS_SHOWN))
+    try:
+        matches = sorted(itertools.islice(glob.iglob(operand.path), 10 * CALLS_SHOWN))
+    except (OSError, ValueError):
+        matches = []
     if not matches:
         return [operand.path], 0  # bash passes an unmatched pattern as written
     return matches[:CALLS_SHOWN], len(matches) - CALLS_SHOWN if len(matches) > CALLS_SHOWN else 0
@@ -181,15 +186,15 @@ def read_calls(printed: FilePrint) -> tuple[list[ReadCall], int]:
         paths, extra = _paths(operand)
         more += extra
         for path in paths:
-            if not operand.literal:
-                calls.append(ReadCall(path, note=f"with {path} as an absolute path"))
-                continue
-            file = _File(path)
+            file = _File(path, probe=operand.literal)
             if printed.ranges is None:
                 calls.append(ReadCall(path, note="the range is known only when it runs"))
                 continue
             for r in printed.ranges:
                 call = _call(path, r, file)
+                if not operand.literal:
+                    where = f"with {path} as an absolute path"
+                    call = call._replace(note=f"{where}; {call.note}" if call.note else where)
                 if call.limit is None and (file.size or 0) > READ_MAX_BYTES:
                     note = (
                         f"the file is {mib(file.size or 0)}, over the Read limit of "

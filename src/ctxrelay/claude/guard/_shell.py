@@ -26,15 +26,47 @@ if TYPE_CHECKING:
 __all__ = ["scan"]
 
 
+def _bash_language() -> object:
+    """tree-sitter-bash's language, loaded from its binary module alone when possible.
+
+    The package's ``__init__`` imports ``importlib.resources`` (for a highlighting query
+    the guard never reads), which costs the hook process more than the parser itself;
+    loading its ``_binding`` extension directly skips it. Any other layout falls back to
+    the public ``tree_sitter_bash.language()``.
+    """
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("tree_sitter_bash")  # finds, does not import
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "_binding" + suffix)
+            if not os.path.isfile(path):
+                continue
+            loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+            try:
+                binding = importlib.util.module_from_spec(
+                    importlib.util.spec_from_loader(loader.name, loader)  # type: ignore[arg-type]
+                )
+                loader.exec_module(binding)
+                return binding.language()
+            except Exception:  # any surprise: the public way below
+                break
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
+
+
 @functools.cache
 def _get_parser() -> Parser:
     """The Bash parser, created on first use (the hook pays for it only when needed)."""
     try:
         import tree_sitter
-        import tree_sitter_bash
+
+        language = tree_sitter.Language(_bash_language())
     except ImportError as exc:
         raise MissingExtraError("the Bash guard", "guard") from exc
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Parser(language)
 
 
 # Statements whose children run in sequence, in the same shell and with the same output.
@@ -80,10 +112,11 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
 }
 
-_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_DQ_UNESCAPE = re.compile(r"\\([\\\"$`\n])")
-_GLOB = re.compile(r"(?<!\\)[*?[]")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Compiled on first use (``re`` caches them); most commands need none of them.
+_UNESCAPE = r"\\(.)"
+_DQ_UNESCAPE = r"\\([\\\"$`\n])"
+_ESCAPED_GLOB = r"(?<!\\)[*?[]"
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
 
 
 class _Word:
@@ -98,30 +131,32 @@ class _Word:
         self.pipe = pipe  # a process substitution
 
 
-def _text(node: Node) -> str:
-    data = node.text
-    return "" if data is None else data.decode("utf-8", "surrogateescape")
+def _text(src: bytes, node: Node) -> str:
+    """The text of ``node`` in the command as written (not the parser's stand-in copy)."""
+    return src[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
 
-def _literal(node: Node) -> tuple[str | None, bool]:
+def _literal(src: bytes, node: Node) -> tuple[str | None, bool]:
     """(value, is an unquoted glob) of a word node; value ``None`` when it expands."""
     kind = node.type
     if kind == "word":
-        raw = _text(node)
+        raw = _text(src, node)
+        glob = "*" in raw or "?" in raw or "[" in raw
         if "\\" not in raw:
-            return raw, _GLOB.search(raw) is not None
-        return _UNESCAPE.sub(r"\1", raw), _GLOB.search(raw) is not None
+            return raw, glob
+        glob = glob and re.search(_ESCAPED_GLOB, raw) is not None
+        return re.sub(_UNESCAPE, r"\1", raw, flags=re.DOTALL), glob
     if kind == "number":
-        return _text(node), False
+        return _text(src, node), False
     if kind == "raw_string":
-        return _text(node)[1:-1], False
+        return _text(src, node)[1:-1], False
     if kind == "string":
         parts: list[str] = []
         for child in node.named_children:
             if child.type == "string_content":
-                parts.append(_DQ_UNESCAPE.sub(r"\1", _text(child)))
+                parts.append(re.sub(_DQ_UNESCAPE, r"\1", _text(src, child)))
             else:
-                value, _ = _literal(child)
+                value, _ = _literal(src, child)
                 if value is None:
                     return None, False
                 parts.append(value)
@@ -130,22 +165,22 @@ def _literal(node: Node) -> tuple[str | None, bool]:
         values: list[str] = []
         glob = False
         for child in node.named_children:
-            if child.type == "word" and _text(child) in ("{", "}"):
+            if child.type == "word" and _text(src, child) in ("{", "}"):
                 return None, False  # brace expansion: a{1,2}
-            value, child_glob = _literal(child)
+            value, child_glob = _literal(src, child)
             if value is None:
                 return None, False
             values.append(value)
             glob = glob or child_glob
         return "".join(values), glob
-    if kind in ("simple_expansion", "expansion") and _text(node) in ("$HOME", "${HOME}"):
+    if kind in ("simple_expansion", "expansion") and _text(src, node) in ("$HOME", "${HOME}"):
         return os.path.expanduser("~"), False
     return None, False
 
 
-def _word(node: Node) -> _Word:
-    raw = _text(node)
-    value, glob = _literal(node)
+def _word(src: bytes, node: Node) -> _Word:
+    raw = _text(src, node)
+    value, glob = _literal(src, node)
     if value is None and node.type != "process_substitution" and raw.startswith("-"):
         value = UNKNOWN_OPTION  # "-$n", "-${1:-10}": an option whose value is unknown
     return _Word(raw, value, glob, node.type == "process_substitution")
@@ -153,6 +188,8 @@ def _word(node: Node) -> _Word:
 
 def _resolve(value: str, cwd: str | None) -> str | None:
     """An absolute path for a literal path word, or ``None`` when the directory is unknown."""
+    if "\x00" in value:
+        return None  # no path holds a NUL byte
     if value.startswith("~"):
         value = os.path.expanduser(value)
     if os.path.isabs(value):
@@ -175,6 +212,11 @@ class _Redirected:
         self.followers: list[Node] = []  # statements a heredoc's line goes on with
 
 
+def _number(text: str) -> int | None:
+    """A file descriptor number: ASCII digits only ("²" is a digit to Python, not to bash)."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _fd(state: _Redirected, fd: int) -> bool:
     return state.out if fd == 1 else state.err if fd == 2 else False
 
@@ -186,7 +228,7 @@ def _set(state: _Redirected, fd: int, reaches: bool) -> None:
         state.err = reaches
 
 
-def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
+def _apply(src: bytes, state: _Redirected, redirect: Node, fd_hint: int | None = None) -> None:
     kind = redirect.type
     if kind == "herestring_redirect":
         state.stdin = None
@@ -195,7 +237,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
         state.stdin = None
         for child in redirect.named_children:
             if child.type == "file_redirect":
-                _apply(state, child)
+                _apply(src, state, child)
             elif child.type == "pipeline":
                 # "cat <<EOF | grep x": the rest of the line is this command's pipe.
                 first = child.children[0].type if child.child_count else "|"
@@ -211,7 +253,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     targets: list[Node] = []
     for child in redirect.children:
         if child.type == "file_descriptor":
-            fd = int(_text(child))
+            fd = _number(_text(src, child))
         elif not child.is_named:
             op = child.type
         else:
@@ -223,9 +265,10 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     elif op in ("&>", "&>>"):
         state.out = state.err = False
     elif op in (">&", "<&"):
-        dest = "" if target is None else _text(target)
-        if dest.isdigit():
-            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, int(dest)))
+        dest = "" if target is None else _text(src, target)
+        source = _number(dest)
+        if source is not None:
+            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, source))
         elif dest == "-":
             _set(state, (1 if op == ">&" else 0) if fd is None else fd, False)
         elif op == ">&" and fd is None:
@@ -289,7 +332,7 @@ class _Walker:
                     continue
                 state = _Redirected(out, err)
                 for redirect in redirects:
-                    _apply(state, redirect)
+                    _apply(self.source, state, redirect)
                 for follower in reversed(state.followers):
                     stack.append((follower, out, err, where, []))
                 stack.append((body, state.out, state.err, where, []))
@@ -330,20 +373,21 @@ class _Walker:
         state = _Redirected(out, err)
         for redirect in redirects:
             hint = hints.get(redirect.start_byte)
-            if hint is not None and redirect.type == "file_redirect":
+            fd = None if hint is None else _number(_text(self.source, hint))
+            if hint is not None and fd is not None and redirect.type == "file_redirect":
                 args.remove(hint)
-                _apply(state, redirect, int(_text(hint)))
+                _apply(self.source, state, redirect, fd)
             else:
-                _apply(state, redirect)
+                _apply(self.source, state, redirect)
         if name is None or not name.named_child_count:
             return state.followers
-        program, _ = _literal(name.named_children[0])
+        program, _ = _literal(self.source, name.named_children[0])
         if program is None:
             return state.followers
         program = os.path.basename(program)
         if state.extra:
             args = sorted(args + state.extra, key=lambda n: n.start_byte)
-        words = [_word(a) for a in args]
+        words = [_word(self.source, a) for a in args]
         program, words = _unwrap(program, words)
         if program in ("cd", "pushd", "popd"):
             where[0] = self._chdir(program, words, where[0])
@@ -377,15 +421,16 @@ class _Walker:
         if not printed.files:
             if state.stdin is None:
                 return  # reads a pipe, a heredoc or the terminal
-            sources = [_word(state.stdin)]
+            sources = [_word(self.source, state.stdin)]
         operands: list[Operand] = []
         for word in sources:
             if word.pipe:
                 continue  # "<(sort x)" is a pipe, and what prints into it is allowed
-            if len(word.raw) > PATH_MAX:
-                continue
+            if len(word.raw) > PATH_MAX or "\x00" in word.raw:
+                continue  # the kernel takes neither as a path: no file is printed
             if word.value is None:
-                operands.append(Operand(word.raw, literal=False))
+                quoted = len(word.raw) > 1 and word.raw[0] == word.raw[-1] == '"'
+                operands.append(Operand(word.raw[1:-1] if quoted else word.raw, literal=False))
                 continue
             path = _resolve(word.value, cwd)
             if path is None:
@@ -414,7 +459,7 @@ def _unwrap(program: str, words: list[_Word]) -> tuple[str, list[_Word]]:
                 return "", []  # a lookup, not a run
             if value.startswith("-") and value != "-":
                 i += 2 if value in valued else 1
-            elif program == "env" and _ASSIGNMENT.match(value):
+            elif program == "env" and re.match(_ASSIGNMENT, value):
                 i += 1
             elif duration:
                 duration = False
@@ -428,6 +473,21 @@ def _unwrap(program: str, words: list[_Word]) -> tuple[str, list[_Word]]:
     return program, words
 
 
+_ASTRAL = r"[\U00010000-\U0010ffff]"
+ASTRAL_STAND_IN = "xxxx"
+"""What the parser sees instead of a character beyond the Basic Multilingual Plane.
+
+tree-sitter-bash 0.25.1 (under tree-sitter 0.26.1) reads out of bounds when "{" is
+followed by such a character, and crashes the process for planes 14 to 16 (e.g.
+"{" then U+E0041). Four ASCII letters take the same four UTF-8 bytes, so every node's
+byte range is unchanged and its text is read from the command as written; to bash both
+are ordinary word characters, so the parse is the same."""
+
+
+def _for_parser(command: str) -> bytes:
+    return re.sub(_ASTRAL, ASTRAL_STAND_IN, command).encode("utf-8", "surrogatepass")
+
+
 def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
     """The file prints of ``command``, or ``None`` when it cannot be parsed.
 
@@ -435,7 +495,8 @@ def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
     absolute; ``None`` leaves them as written.
     """
     source = command.encode("utf-8", "surrogatepass")
-    root = _get_parser().parse(source).root_node
+    tree = _get_parser().parse(_for_parser(command) if not command.isascii() else source)
+    root = tree.root_node
     if root.has_error:
         return None
     return tuple(_Walker(source, cwd).walk(root))
