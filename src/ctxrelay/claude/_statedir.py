@@ -10,10 +10,14 @@ Ids passed here are plain names (checked by
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
 
 from ctxrelay.claude._statepath import state_root_str
+
+# Annotations only: ``typing`` costs a hook's start-up time (mypy reads TYPE_CHECKING).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["cursor_path", "is_plain", "notice_possible", "pending_marker", "state_dir"]
 
