@@ -112,11 +112,25 @@ def timed(argv: list[str], stdin: str, env: dict[str, str]) -> float:
     return elapsed
 
 
+def compile_package() -> None:
+    """Byte-compile ctxrelay as ``pip install`` does, so the hooks start as they do for a
+    user (with ``PYTHONDONTWRITEBYTECODE`` set, an editable install would otherwise
+    compile every module from source at every hook start)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("ctxrelay")
+    locations = [] if spec is None else spec.submodule_search_locations or []
+    for location in locations:
+        compileall.compile_dir(location, quiet=1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--json", action="store_true")
     opts = parser.parse_args(argv)
+    compile_package()
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
