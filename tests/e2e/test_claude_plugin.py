@@ -113,7 +113,9 @@ class Run:
         """The request bodies of one conversation, in turn order."""
         found: dict[int, dict[str, Any]] = {}
         for request in self.server.requests_to("/v1/messages"):
-            if isinstance(request.body, dict):
+            # An agent's own turns offer it tools; the CLI's side requests (titles,
+            # summaries) that may quote a conversation do not.
+            if isinstance(request.body, dict) and request.body.get("tools"):
                 mark, turns = marker_of(request.body)
                 if mark == marker:
                     found.setdefault(turns, request.body)
