@@ -2,6 +2,7 @@
 its baseline, a bare ``python -c pass`` of the same interpreter.
 
 - a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it);
+- a main-thread ``PostToolUse`` of an ordinary tool (nothing to say: the common case);
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
   file before and one new response was appended since (it runs after every tool call);
@@ -111,11 +112,25 @@ def timed(argv: list[str], stdin: str, env: dict[str, str]) -> float:
     return elapsed
 
 
+def compile_package() -> None:
+    """Byte-compile ctxrelay as ``pip install`` does, so the hooks start as they do for a
+    user (with ``PYTHONDONTWRITEBYTECODE`` set, an editable install would otherwise
+    compile every module from source at every hook start)."""
+    import compileall
+    import importlib.util
+
+    spec = importlib.util.find_spec("ctxrelay")
+    locations = [] if spec is None else spec.submodule_search_locations or []
+    for location in locations:
+        compileall.compile_dir(location, quiet=1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--json", action="store_true")
     opts = parser.parse_args(argv)
+    compile_package()
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -134,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
         small, large = make_session(root, 1), make_session(root, 100)
+        main_post = json.dumps(
+            {
+                **{k: v for k, v in json.loads(small["payload"]).items() if "agent" not in k},
+                "tool_name": "Read",
+                "tool_response": {"type": "text"},
+            }
+        )
 
         # The first read of a file is one full pass (a hook installed mid-subagent);
         # measured once, reported, not part of the targets.
@@ -154,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                 bash,
                 None,
             ),
+            # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
+            "post_main (ordinary tool)": ([HOOK], main_post, None),
             "post_subagent_1mb": post(small),
             "post_subagent_100mb": post(large),
         }
@@ -166,23 +190,35 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(timed(cmd, stdin, env))
 
     med = {name: statistics.median(v) * 1000 for name, v in times.items()}
+    low = {name: min(v) * 1000 for name, v in times.items()}
     base = med["python -c pass"]
     ratios = {name: value / base for name, value in med.items()}
+    # On a shared machine the median carries the load; the fastest run of each variant
+    # is the closest to its own cost, so both are reported.
+    low_ratios = {name: value / low["python -c pass"] for name, value in low.items()}
     report = {
         "runs": opts.runs,
         "median_ms": {k: round(v, 2) for k, v in med.items()},
         "ratio_to_python": {k: round(v, 3) for k, v in ratios.items()},
+        "min_ms": {k: round(v, 2) for k, v in low.items()},
+        "min_ratio_to_python": {k: round(v, 3) for k, v in low_ratios.items()},
         "ratio_100mb_to_1mb": round(med["post_subagent_100mb"] / med["post_subagent_1mb"], 3),
+        "min_ratio_100mb_to_1mb": round(low["post_subagent_100mb"] / low["post_subagent_1mb"], 3),
         "first_read_ms": {k: round(v * 1000, 1) for k, v in cold.items()},
         "targets": {"hook_to_python": 1.5, "100mb_to_1mb": 1.1},
     }
     if opts.json:
         print(json.dumps(report))
         return 0
-    print(f"{'variant':32} {'median ms':>10} {'x python':>9}")
+    print(f"{'variant':32} {'median ms':>10} {'x python':>9} {'min ms':>8} {'x python':>9}")
     for name, value in med.items():
-        print(f"{name:32} {value:10.1f} {ratios[name]:9.2f}")
-    print(f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} (target <= 1.1)")
+        print(
+            f"{name:32} {value:10.1f} {ratios[name]:9.2f} {low[name]:8.1f} {low_ratios[name]:9.2f}"
+        )
+    print(
+        f"100 MB / 1 MB transcript: {report['ratio_100mb_to_1mb']:.3f} by median, "
+        f"{report['min_ratio_100mb_to_1mb']:.3f} by fastest run (target <= 1.1)"
+    )
     print(f"first read (no cursor yet): {report['first_read_ms']}")
     return 0
 

@@ -145,11 +145,11 @@ def test_read_handoff_finds_the_next_step_and_caps(project: Path) -> None:
 
 def test_prompts_name_the_file_and_the_next_step(project: Path) -> None:
     path = project / ".ctxrelay" / "handoff" / "handoff-20260101T000000Z.md"
-    prompt = write_prompt(path, project_dir=project, reason="the context is 61%")
+    prompt = write_prompt(path, reason="the context is 61%")
     assert str(path) in prompt
     assert "the context is 61%" in prompt
     assert LAYOUT in prompt
-    assert "has not appeared" in write_prompt(path, project_dir=project, reason="r", retry=True)
+    assert "has not appeared" in write_prompt(path, reason="r", retry=True)
     resume = resume_prompt(path, next_step="run make test", project_dir=project)
     assert ".ctxrelay/handoff/handoff-20260101T000000Z.md" in resume
     assert "run make test" in resume

@@ -98,3 +98,56 @@ def test_missing_transcript_or_bad_payload_allows(project: Path, tmp_path: Path)
     assert deny_reason({"tool_name": "Bash"}) is None
     t = _at(tmp_path, LIMIT)
     assert deny_reason(_payload(t, project, "Bash", "not a dict")) is None  # type: ignore[arg-type]
+
+
+def test_the_fast_path_imports_neither_the_policy_nor_the_reader(
+    project: Path, tmp_path: Path
+) -> None:
+    import json as _json
+    import subprocess
+    import sys
+
+    t = _at(tmp_path, 20_000)
+    payload = _payload(t, project, "Bash", {"command": "ls"})
+    # A first call seeds the cache (full path), as SessionStart would.
+    assert deny_reason(payload) is None
+    probe = (
+        "import io, json, sys\n"
+        "from ctxrelay.claude import hook\n"
+        "out = io.StringIO()\n"
+        "hook.main(io.StringIO(sys.argv[1]), out)\n"
+        "heavy = [m for m in ('ctxrelay.budget', 'ctxrelay.transcripts', 'pathlib', "
+        "'ctxrelay.claude.config') if m in sys.modules]\n"
+        "print(json.dumps({'out': out.getvalue(), 'heavy': heavy}))\n"
+    )
+    payload["tool_name"] = "Grep"  # a tool no guard reads: only the limit check runs
+    payload["tool_input"] = {"pattern": "x"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, _json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result = _json.loads(done.stdout)
+    assert result == {"out": "", "heavy": []}
+
+
+def test_the_fast_tail_read_agrees_with_the_shared_reader() -> None:
+    from ctxrelay.claude._limit import _tail_context
+    from ctxrelay.transcripts import latest_context
+    from tests.conftest import corpus_path
+
+    root = corpus_path("corpora")
+    paths = sorted((root / "claude-code-transcripts" / "spotter").glob("*.jsonl"))
+    paths += sorted((root / "claude-code-capture" / "projects").glob("*.jsonl"))
+    assert paths
+    for path in paths:
+        tokens, model, found = _tail_context(str(path))
+        reading = latest_context(path)
+        if not found:
+            continue
+        expected = None if reading is None else reading.context_tokens
+        assert tokens == expected, path.name
+        if tokens is not None:
+            assert reading is not None
+            assert model == reading.model, path.name

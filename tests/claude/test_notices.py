@@ -160,3 +160,17 @@ def test_a_subagent_stop_naming_a_file_elsewhere_is_not_trusted(
     stop = session.payload("SubagentStop", "a9", KIND, agent_transcript_path=str(elsewhere))
     assert run_hook(stop) is None
     assert run_hook(session.payload("UserPromptSubmit", prompt="next")) is None
+
+
+def test_an_ended_agents_cursor_is_removed(session: Session, state_dir: Path) -> None:
+    session.start_agent("a1", KIND)
+    session.respond("a1", 5_000)
+    assert session.post_tool("a1", KIND) is None
+    cursors = list(state_dir.glob("agents/*/a1.json"))
+    assert len(cursors) == 1
+    session.respond("a1", 5_000, tool=None)
+    stop = session.payload(
+        "SubagentStop", "a1", KIND, agent_transcript_path=str(session.agent_file("a1"))
+    )
+    assert run_hook(stop) is None
+    assert not cursors[0].exists()

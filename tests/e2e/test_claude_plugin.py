@@ -24,7 +24,14 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.budget.bounds import AGENT_MAX_TURNS, READ_MAX_BYTES, TURNS_LEFT_AT
+from ctxrelay.budget.bounds import (
+    AGENT_MAX_TURNS,
+    HAIKU_CONTEXT_MAX,
+    READ_MAX_BYTES,
+    TURNS_LEFT_AT,
+)
+from ctxrelay.claude._snippet import plugin_dir
+from ctxrelay.claude.hook import HANDLERS
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import need
@@ -106,7 +113,9 @@ class Run:
         """The request bodies of one conversation, in turn order."""
         found: dict[int, dict[str, Any]] = {}
         for request in self.server.requests_to("/v1/messages"):
-            if isinstance(request.body, dict):
+            # An agent's own turns offer it tools; the CLI's side requests (titles,
+            # summaries) that may quote a conversation do not.
+            if isinstance(request.body, dict) and request.body.get("tools"):
                 mark, turns = marker_of(request.body)
                 if mark == marker:
                     found.setdefault(turns, request.body)
@@ -345,19 +354,29 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
     home, project, env = claude_env
     cli = str(bundled_cli())
 
+    # Without an API key: with one, each plugin command first waits ~18 s on a network
+    # check that cannot succeed here.
+    plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
+
     def claude(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [cli, *args],
             cwd=project,
-            env=env,
+            env=plugin_env,
             capture_output=True,
             text=True,
             timeout=120,
             check=False,
         )
 
-    validated = claude("plugin", "validate", str(PROJECT_ROOT))
-    assert validated.returncode == 0, validated.stdout + validated.stderr
+    for target in (PROJECT_ROOT, plugin_dir()):  # the marketplace, then the plugin
+        validated = claude("plugin", "validate", str(target))
+        assert validated.returncode == 0, validated.stdout + validated.stderr
+    provides = validated.stdout
+    for name in AGENT_MAX_TURNS:
+        assert f"agents: ctxrelay:{name}" in provides
+    for event in HANDLERS:
+        assert f"hooks: {event}" in provides
     added = claude("plugin", "marketplace", "add", str(PROJECT_ROOT))
     assert added.returncode == 0, added.stdout + added.stderr
     got = claude("plugin", "install", "ctxrelay@ctxrelay", "--scope", "project")
@@ -387,3 +406,40 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
     assert noted == [limit - TURNS_LEFT_AT]
     # The plugin's agent ran with its own system prompt, which states the report rule.
     assert "within 400 words" in json.dumps(convo[0].get("system"))
+
+
+def test_a_haiku_subagent_is_told_at_the_haiku_bound(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    home, project, env = claude_env
+    installed(project)
+    contexts = [80_000, HAIKU_CONTEXT_MAX + 1_000]
+
+    def haiku_agent(turns: int) -> Step:
+        if turns < len(contexts):
+            return bash(f"echo step{turns}", contexts[turns])
+        return Step(text="Report: haiku agent done.")
+
+    call = ToolUse(
+        "Agent",
+        {
+            "description": "job TASK-HAIKU",
+            "prompt": "TASK-HAIKU: do the job",
+            "subagent_type": "general-purpose",
+            "model": "haiku",
+        },
+    )
+    run = run_claude(
+        env,
+        project,
+        home,
+        "TASK-MAIN one haiku agent",
+        {"TASK-MAIN": main_script(call), "TASK-HAIKU": haiku_agent},
+    )
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    convo = run.conversation("TASK-HAIKU")
+    assert len(convo) == len(contexts) + 1
+    assert "haiku" in str(convo[0]["model"]).lower()  # the CLI asked for a Haiku model
+    assert NOTE not in json.dumps(convo[1]["messages"])
+    note = run.last_user_text(convo[2])
+    assert f"{HAIKU_CONTEXT_MAX:,}-token bound" in note

@@ -14,10 +14,22 @@ Mode ``off`` turns this off too.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import json
+import os
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ALLOWED_AT_LIMIT", "OUTPUT_RESERVE", "deny_reason", "usable_limit"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = [
+    "ALLOWED_AT_LIMIT",
+    "OUTPUT_RESERVE",
+    "TAIL_BYTES",
+    "deny_reason",
+    "limit_text",
+    "refresh",
+    "usable_limit",
+]
 
 OUTPUT_RESERVE = 33_000
 """Tokens kept free at the top of the main session's window: what Claude Code itself
@@ -29,7 +41,20 @@ ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 """Tools still allowed at the limit besides writing the handoff: bookkeeping that costs
 almost no context and lets Claude close its tasks before it hands off."""
 
+TAIL_BYTES = 256 * 1024
+"""The end of the transcript the fast path reads for the newest response's usage; when
+it holds none, the shared reader (:mod:`ctxrelay.transcripts`) looks further back."""
+
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
+_SYNTHETIC = "<synthetic>"
+_ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_*, unimported
+
+# This check runs on every main-session tool call, so its fast path imports nothing but
+# os and json (the hook has both loaded): the session's state document caches the usable
+# limit and the mode (written by SessionStart, Stop and the statusline through
+# :func:`refresh`), and the newest response's usage is read from the transcript's tail.
+# Only a call at or over the cached limit (or with nothing cached) takes the full path,
+# which recomputes everything from the config, the window and the policy core.
 
 
 def usable_limit(window: int) -> int:
@@ -39,6 +64,67 @@ def usable_limit(window: int) -> int:
 
     reserve = OUTPUT_RESERVE if window > 2 * OUTPUT_RESERVE else window // 10
     return Budget(limit=window, output_reserve=reserve).usable_limit
+
+
+def _env_key() -> str:
+    """The settings' environment overrides: a cache made under others is not used."""
+    return "|".join(os.environ.get(k, "") for k in _ENV_KEYS)
+
+
+def refresh(data: dict[str, Any], window: int, mode: str) -> None:
+    """Cache the usable limit and the mode in a session document (inside its update)."""
+    data["usable_limit"] = usable_limit(window)
+    data["mode"] = mode
+    data["limit_env"] = _env_key()
+
+
+def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
+    """``(context, model, found)`` of the newest main-chain response in the last
+    :data:`TAIL_BYTES`; ``found`` is False when that tail holds no response."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None, None, True  # no transcript yet: nothing to deny
+    try:
+        import stat
+
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, None, True
+        start = max(0, st.st_size - TAIL_BYTES)
+        os.lseek(fd, start, os.SEEK_SET)
+        chunk = os.read(fd, st.st_size - start)
+    finally:
+        os.close(fd)
+    lines = chunk.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line is cut
+    for line in reversed(lines):
+        boundary = b"compact_boundary" in line
+        if not boundary and b'"usage"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("isSidechain") is True:
+            continue
+        if boundary and record.get("type") == "system":
+            return None, None, True  # the context restarted
+        message = record.get("message")
+        if record.get("type") != "assistant" or not isinstance(message, dict):
+            continue
+        usage = message.get("usage")
+        model = message.get("model")
+        if not isinstance(usage, dict) or model == _SYNTHETIC:
+            continue
+        total = 0
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                total += value
+        return total, model if isinstance(model, str) else None, True
+    return None, None, False
 
 
 def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> bool:
@@ -72,6 +158,37 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
     if tool in ALLOWED_AT_LIMIT:
         return None
 
+    from ctxrelay.claude._statepath import session_doc_path
+
+    try:
+        with open(session_doc_path(session_id), encoding="utf-8") as fh:
+            cached = json.load(fh)
+    except (OSError, ValueError):
+        cached = {}
+    if not isinstance(cached, dict) or cached.get("limit_env", "") != _env_key():
+        cached = {}
+    if cached.get("mode") == "off":
+        return None
+    tokens, model, found = _tail_context(transcript)
+    limit = cached.get("usable_limit")
+    if found and (tokens is None or (isinstance(limit, int) and tokens < limit)):
+        return None
+    return _full_check(
+        payload, session_id, transcript, tool, tool_input, tokens=tokens, model=model, found=found
+    )
+
+
+def _full_check(
+    payload: dict[str, Any],
+    session_id: str,
+    transcript: str,
+    tool: str,
+    tool_input: dict[str, Any],
+    *,
+    tokens: int | None,
+    model: str | None,
+    found: bool,
+) -> str | None:
     from ctxrelay.claude.config import load, project_dir_of
 
     cwd = payload.get("cwd")
@@ -81,25 +198,32 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
     cfg = load(project)
     if cfg.main_handover == "off":
         return None
+    if not found:  # the newest response is further back than the fast tail read
+        from ctxrelay.transcripts import latest_context
 
-    from ctxrelay.transcripts import latest_context
-
-    try:
-        reading = latest_context(transcript)
-    except Exception:  # an unreadable transcript never blocks work
-        return None
-    if reading is None or reading.context_tokens is None:
+        try:
+            reading = latest_context(transcript)
+        except Exception:  # an unreadable transcript never blocks work
+            return None
+        if reading is None or reading.context_tokens is None:
+            return None
+        tokens, model = reading.context_tokens, reading.model
+    if tokens is None:
         return None
     from ctxrelay.budget.triggers import context_window_for
     from ctxrelay.claude import _state
 
-    configured = cfg.context_window or _state.recorded_window(session_id, reading.model)
-    window = context_window_for(reading.model, configured)
+    configured = cfg.context_window or _state.recorded_window(session_id, model)
+    window = context_window_for(model, configured)
     limit = usable_limit(window)
-    tokens = reading.context_tokens
+    _state.session_state(session_id).update(lambda data: refresh(data, window, cfg.main_handover))
     if tokens < limit:
         return None
-    path = _handoff_path(session_id, project)
+    return limit_text(tokens, limit, window, _handoff_path(session_id, project))
+
+
+def limit_text(tokens: int, limit: int, window: int, path: Path) -> str:
+    """The deny reason at the usable limit (reaches Claude as the tool result)."""
     from ctxrelay.claude.handoff import LAYOUT
 
     return (
@@ -115,6 +239,8 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
 def _handoff_path(session_id: str, project: Path) -> Path:
     """The file this session is asked to write: the running auto handoff's, else one
     reserved once for this episode (so repeated denials name the same file)."""
+    from pathlib import Path
+
     from ctxrelay.claude import _state, handoff
 
     doc = _state.session_state(session_id)

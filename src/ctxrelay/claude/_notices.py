@@ -46,7 +46,10 @@ __all__ = [
 _QUEUE = "subagent_notices"
 _CLAIMS = "subagent_notified"
 _TASK_ID = re.compile(r"<task-id>\s*([A-Za-z0-9][A-Za-z0-9_-]{0,127})\s*</task-id>")
-_AGENT_TOOLS = frozenset(("Agent", "Task"))  # "Task" before Claude Code 2.1
+_AGENT_TOOLS = (
+    "Agent",
+    "Task",
+)  # "Task" before Claude Code 2.1; a tuple: payload values may be unhashable
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,14 @@ def check_agent(
             path = expected if os.path.isfile(expected) else None
     if path is None:
         return None
-    reading = read_agent(path, cursor_path(session_id, agent_id))
+    cursor = cursor_path(session_id, agent_id)
+    reading = read_agent(path, cursor)
+    # The agent has ended: its cursor is no longer needed (one file per subagent would
+    # otherwise pile up). A resumed agent costs one fresh pass.
+    with contextlib.suppress(OSError):
+        os.unlink(cursor)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(cursor))  # only when it was the session's last
     if reading is None or not reading.ended_on_tool_call:
         return None
     kind = agent_type if isinstance(agent_type, str) else _meta_type(path)

@@ -24,6 +24,7 @@ __all__ = [
     "HOOK_COMMAND",
     "HOOK_MATCHERS",
     "HOOK_TIMEOUT_S",
+    "STATUSLINE_COMMAND",
     "hooks_config",
     "plugin_dir",
     "settings_env",
@@ -35,8 +36,10 @@ HOOK_COMMAND = "ctxrelay-hook"
 ``bench/hooks.py`` to start as fast as ``python -m`` and faster than a shell wrapper)."""
 
 HOOK_MATCHERS: dict[str, str] = {
-    # The guard reads only these two tools; other tool calls never start the hook.
-    "PreToolUse": "Bash|Read",
+    # Every tool: the guard reads Bash and Read, and at the usable limit any main-session
+    # tool call is denied until the handoff (claude._limit; its fast path reads one small
+    # state document and the transcript's tail).
+    "PreToolUse": "*",
     # Report-now checks every tool result of a subagent.
     "PostToolUse": "*",
 }
@@ -67,9 +70,19 @@ def hooks_config(command: str = HOOK_COMMAND) -> dict[str, list[dict[str, Any]]]
     return config
 
 
+STATUSLINE_COMMAND = "ctxrelay claude statusline"
+"""Claude Code's statusLine: the context share and the countdown to the handoff; it
+also records the window size for the hooks (:mod:`ctxrelay.claude.statusline`)."""
+
+
 def snippet(command: str = HOOK_COMMAND) -> dict[str, Any]:
-    """The whole settings snippet: ``env`` and ``hooks``."""
-    return {"env": settings_env(), "hooks": hooks_config(command)}
+    """The whole settings snippet: ``env``, ``hooks`` and ``statusLine`` (a plugin cannot
+    set a statusline, so it reaches Claude Code only through the snippet)."""
+    return {
+        "env": settings_env(),
+        "hooks": hooks_config(command),
+        "statusLine": {"type": "command", "command": STATUSLINE_COMMAND, "padding": 0},
+    }
 
 
 def plugin_dir() -> Path:

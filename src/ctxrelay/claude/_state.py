@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ctxrelay.claude import _statepath
 from ctxrelay.errors import CtxrelayError
 
 __all__ = [
@@ -58,9 +59,6 @@ MAX_LIST_ITEMS = 100
 """Cap of a list kept by :meth:`StateFile.append`, so a stuck consumer cannot grow a
 document without bound (oldest items are dropped first)."""
 
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-_MAX_NAME = 96
-
 
 class StateLockError(CtxrelayError):
     """Another process held a state document's lock for too long."""
@@ -68,21 +66,10 @@ class StateLockError(CtxrelayError):
 
 def state_root() -> Path:
     """The directory of the hooks' state documents (see the module docstring)."""
-    explicit = os.environ.get("CTXRELAY_STATE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "state"
-    return base / "ctxrelay" / "claude"
+    return Path(_statepath.state_root_str())
 
 
-def _safe_name(name: str) -> str:
-    """A file-name-safe form of ``name``; ids from payloads are never trusted as paths.
-
-    Plain ids (UUIDs, agent ids) stay readable; anything else becomes a hash."""
-    if 0 < len(name) <= _MAX_NAME and all(c in _SAFE for c in name) and not name.startswith("."):
-        return name
-    return "h-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+_safe_name = _statepath.safe_name
 
 
 class StateFile:
@@ -224,8 +211,9 @@ def _lock(fd: int, path: Path) -> None:
 
 def session_state(session_id: str, root: Path | None = None) -> StateFile:
     """The document of one Claude Code session (``session_id`` from the payload)."""
-    base = state_root() if root is None else root
-    return StateFile(base / "sessions" / f"{_safe_name(session_id)}.json")
+    return StateFile(
+        Path(_statepath.session_doc_path(session_id, None if root is None else str(root)))
+    )
 
 
 def project_state(project_dir: str | os.PathLike[str], root: Path | None = None) -> StateFile:

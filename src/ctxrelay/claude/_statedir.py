@@ -1,7 +1,7 @@
-"""Paths in the hooks' state directory that the hot hook paths need, with ``os.path``
+"""Paths in the hooks' state directory that the subagent hooks need, with ``os.path``
 alone: importing :mod:`ctxrelay.claude._state` (pathlib, hashlib) would double the cost
-of starting a hook that only needs to know a file's name. ``tests/claude/test_agents.py``
-keeps :func:`state_dir` equal to :func:`ctxrelay.claude._state.state_root`.
+of starting a hook that only needs to know a file's name. The directory itself comes
+from :mod:`ctxrelay.claude._statepath`.
 
 Ids passed here are plain names (checked by
 :func:`ctxrelay.transcripts.subagent_transcript` or by :func:`is_plain`).
@@ -10,8 +10,14 @@ Ids passed here are plain names (checked by
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
+
+from ctxrelay.claude._statepath import state_root_str
+
+# Annotations only: ``typing`` costs a hook's start-up time (mypy reads TYPE_CHECKING).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 __all__ = ["cursor_path", "is_plain", "notice_possible", "pending_marker", "state_dir"]
 
@@ -24,12 +30,8 @@ def is_plain(name: object) -> bool:
 
 
 def state_dir() -> str:
-    root = os.environ.get("CTXRELAY_STATE_DIR")
-    if root:
-        return root
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.expanduser("~/.local/state")
-    return os.path.join(base, "ctxrelay", "claude")
+    """The hooks' state directory (its one owner is :mod:`ctxrelay.claude._statepath`)."""
+    return state_root_str()
 
 
 def cursor_path(session_id: str, agent_id: str) -> str:

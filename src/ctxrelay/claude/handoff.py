@@ -259,13 +259,7 @@ def _display(project_dir: str | os.PathLike[str], path: Path) -> str:
         return str(path)
 
 
-def write_prompt(
-    path: Path,
-    *,
-    project_dir: str | os.PathLike[str],
-    reason: str,
-    retry: bool = False,
-) -> str:
+def write_prompt(path: Path, *, reason: str, retry: bool = False) -> str:
     """What Claude is asked when the hook starts a handoff (auto mode)."""
     again = "The handoff file has not appeared yet. " if retry else ""
     return (
@@ -276,12 +270,19 @@ def write_prompt(
         "Use this layout (every section; be concrete: paths, commands, numbers):\n\n"
         f"{LAYOUT}\n"
         "After writing it, reply with one line naming the file and stop; the work continues "
-        f"in a fresh session. ({_display(project_dir, path)})"
+        "in a fresh session."
     )
 
 
-def resume_prompt(path: Path, *, next_step: str | None, project_dir: str | os.PathLike[str]) -> str:
-    """The first prompt of the fresh session: names the file and the next step."""
+def resume_prompt(
+    path: Path,
+    *,
+    next_step: str | None,
+    project_dir: str | os.PathLike[str],
+    inline: bool = False,
+) -> str:
+    """The first prompt of the fresh session: names the file and the next step
+    (``inline``: the file's content follows the prompt, as ``SessionStart`` injects it)."""
     step = (next_step or "").strip()
     if len(step) > 600:
         step = step[:600].rstrip() + "…"
@@ -292,8 +293,10 @@ def resume_prompt(path: Path, *, next_step: str | None, project_dir: str | os.Pa
     )
     return (
         "[ctxrelay] Resume the work of the previous session from its handoff file "
-        f"{_display(project_dir, path)} (full path: {path}). Read it first; it holds the "
-        "goal, the state, the decisions, the files touched and the commands that matter. "
+        f"{_display(project_dir, path)} (full path: {path}). "
+        + ("Its content follows" if inline else "Read it first")
+        + "; it holds the goal, the state, the decisions, the files touched and the "
+        "commands that matter. "
         f"{then} Do not redo finished work; check the files it names when unsure."
     )
 

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO, Any
+
+# Annotations only, and ``typing`` costs a hook's start-up time: not imported at run time
+# (mypy reads any constant named TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 __all__ = ["HANDLERS", "main", "run"]
 

@@ -430,7 +430,8 @@ examples:
   ctxrelay claude install --user     # every project: ~/.claude/settings.json
 
 Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
-file it cannot parse. Also copies the plugin's agents into .claude/agents/.""",
+file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
+and .claude/skills/ (a file of yours with the same name is kept).""",
     "uninstall": """Remove exactly what 'ctxrelay claude install' added, restoring what the
 snippet replaced (a value changed since install is kept).
 

@@ -128,17 +128,26 @@ def _line(payload: Any) -> str:
     from ctxrelay.claude import _state
     from ctxrelay.claude.config import load
 
+    cfg = load(project)
+    window = context_window_for(model, cfg.context_window or reported)
     phase: str | None = None
     try:
         if reported:
             _state.record_window(session_id, model, reported)
         if session_id:
-            job = _state.session_state(session_id).get("handoff")
+            doc = _state.session_state(session_id)
+            current = doc.read()
+            job = current.get("handoff")
             phase = job.get("phase") if isinstance(job, dict) else None
+            from ctxrelay.claude._limit import refresh, usable_limit
+
+            if (current.get("usable_limit"), current.get("mode")) != (
+                usable_limit(window),
+                cfg.main_handover,
+            ):
+                doc.update(lambda data: refresh(data, window, cfg.main_handover))
     except Exception:  # a broken state dir must not blank the statusline
         pass
-    cfg = load(project)
-    window = context_window_for(model, cfg.context_window or reported)
     return render(
         _context_tokens(info), window, mode=cfg.main_handover, handoff_phase=phase, color=True
     )

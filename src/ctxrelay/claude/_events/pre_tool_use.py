@@ -48,7 +48,11 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         raise HookPayloadError("PreToolUse", "tool_input", "an object")
-    reason: str | None = None
+    from ctxrelay.claude._limit import deny_reason as limit_reason
+
+    reason = limit_reason(payload)  # at the usable limit: hand off now (claude2)
+    if reason:
+        return deny(reason)
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):

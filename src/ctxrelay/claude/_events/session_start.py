@@ -24,7 +24,7 @@ def injection(found: handoff.Handoff, project: object) -> str:
     from pathlib import Path
 
     prompt = handoff.resume_prompt(
-        found.path, next_step=found.next_step, project_dir=Path(str(project))
+        found.path, next_step=found.next_step, project_dir=Path(str(project)), inline=True
     )
     cut = (
         f"\n[ctxrelay] The file is longer than {handoff.INJECT_MAX_BYTES:,} bytes; the rest is "
@@ -35,12 +35,27 @@ def injection(found: handoff.Handoff, project: object) -> str:
     return f'{prompt}\n\n<handoff path="{found.path}">\n{found.text.rstrip()}\n</handoff>{cut}'
 
 
+def _cache_limit(session_id: object, mode: str, configured: int | None) -> None:
+    """Seed the session's cached usable limit for the PreToolUse check (refined by the
+    statusline and each Stop once the model and its window are known)."""
+    if not isinstance(session_id, str) or not session_id:
+        return
+    from ctxrelay.budget.triggers import context_window_for
+    from ctxrelay.claude import _state
+    from ctxrelay.claude._limit import refresh
+
+    window = context_window_for(None, configured or _state.recorded_window(session_id, None))
+    _state.session_state(session_id).update(lambda data: refresh(data, window, mode))
+
+
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
-    if payload.get("source") != "clear" or payload.get("agent_id"):
+    if payload.get("agent_id"):
         return None
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
-    if load(project).main_handover == "off":
+    cfg = load(project)
+    _cache_limit(payload.get("session_id"), cfg.main_handover, cfg.context_window)
+    if payload.get("source") != "clear" or cfg.main_handover == "off":
         return None
     path = handoff.latest_unconsumed(project)
     if path is None:

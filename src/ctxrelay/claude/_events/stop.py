@@ -32,10 +32,18 @@ from ctxrelay.budget.triggers import (
     main_triggers,
 )
 from ctxrelay.claude import _state, handoff
+from ctxrelay.claude._limit import refresh
 from ctxrelay.claude._turn import last_turn
 from ctxrelay.claude.config import load, project_dir_of
 
-__all__ = ["handle", "hint_text", "reason_text"]
+__all__ = [
+    "failed_text",
+    "handle",
+    "hint_text",
+    "ready_text",
+    "reason_text",
+    "still_ready_text",
+]
 
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
 
@@ -57,6 +65,27 @@ def hint_text(triggers: list[MainTrigger], tokens: int | None, window: int) -> s
     return (
         f"ctxrelay: {why[0].upper()}{why[1:]}. Run /ctxrelay:handoff to write a handoff "
         "file, then /clear: the fresh session resumes from it."
+    )
+
+
+def ready_text(path: Path) -> str:
+    """Auto mode, to the user: the file is written."""
+    return (
+        f"ctxrelay: handoff written to {path}. Run /clear to continue in a fresh session; "
+        "it resumes from this file."
+    )
+
+
+def still_ready_text(path: Path) -> str:
+    """Auto mode, to the user: a trigger fired again while a written handoff waits."""
+    return f"ctxrelay: a handoff is ready at {path}. Run /clear to continue in a fresh session."
+
+
+def failed_text(times: int) -> str:
+    """Auto mode, to the user: Claude never wrote the file."""
+    return (
+        f"ctxrelay: no handoff file appeared after the write prompt was sent {times} times. "
+        "Run /ctxrelay:handoff to write one, then /clear."
     )
 
 
@@ -92,7 +121,10 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
     cfg = load(project)
+    doc = _state.session_state(session_id)
     if cfg.main_handover == "off":
+        if doc.get("mode") != "off":
+            doc.set("mode", "off")  # the usable-limit check reads it on every tool call
         return None
 
     facts = last_turn(transcript)
@@ -102,11 +134,10 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
         facts.context_tokens or 0, window, task_completed=completed_task_in(facts.tool_calls)
     )
     written = _wrote_handoff(project, facts.tool_calls)
-    doc = _state.session_state(session_id)
     mode = cfg.main_handover
 
     def decide(data: dict[str, Any]) -> dict[str, Any] | None:
-        data["mode"] = mode
+        refresh(data, window, mode)
         job = data.get("handoff")
         if not isinstance(job, dict):
             job = None
@@ -116,12 +147,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
             if done is not None:
                 _end_episode(data)
                 data["handoff"] = {**job, "phase": "ready", "path": str(done)}
-                return {
-                    "systemMessage": (
-                        f"ctxrelay: handoff written to {done}. Run /clear to continue in a "
-                        "fresh session; it resumes from this file."
-                    )
-                }
+                return {"systemMessage": ready_text(done)}
             waited = int(job.get("waited", 0)) + 1
             retries = int(job.get("retries", 0))
             if waited < HANDOFF_WAIT_TURNS:
@@ -131,18 +157,12 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
                 data["handoff"] = {**job, "waited": 0, "retries": retries + 1}
                 prompt = handoff.write_prompt(
                     Path(str(job["path"])),
-                    project_dir=project,
                     reason=str(job.get("reason", "the handoff is due")),
                     retry=True,
                 )
                 return {"decision": "block", "reason": prompt}
             data["handoff"] = {**job, "phase": "failed", "waited": waited}
-            return {
-                "systemMessage": (
-                    "ctxrelay: no handoff file appeared after the write prompt was sent "
-                    f"{retries + 1} times. Run /ctxrelay:handoff to write one, then /clear."
-                )
-            }
+            return {"systemMessage": failed_text(retries + 1)}
 
         if written is not None:
             # A handoff this turn (the skill, or Claude on its own) ends the episode.
@@ -159,12 +179,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
         if mode == "manual":
             return {"systemMessage": hint_text(new, facts.context_tokens, window)}
         if job is not None and job.get("phase") == "ready" and _ready(job.get("path")):
-            return {
-                "systemMessage": (
-                    f"ctxrelay: a handoff is ready at {job['path']}. Run /clear to continue "
-                    "in a fresh session."
-                )
-            }
+            return {"systemMessage": still_ready_text(Path(str(job["path"])))}
         reason = "; ".join(reason_text(t, facts.context_tokens, window) for t in new)
         path = handoff.new_handoff_path(project)
         data["handoff"] = {
@@ -177,7 +192,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
         }
         return {
             "decision": "block",
-            "reason": handoff.write_prompt(path, project_dir=project, reason=reason),
+            "reason": handoff.write_prompt(path, reason=reason),
         }
 
     return doc.update(decide)

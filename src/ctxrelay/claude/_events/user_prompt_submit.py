@@ -4,7 +4,11 @@ subagents that stopped short."""
 
 from __future__ import annotations
 
-from typing import Any
+# Annotations only, and ``typing`` costs a hook's start-up time: not imported at run time
+# (mypy reads any constant named TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["handle"]
 

@@ -1,0 +1,538 @@
+"""The main-session handoff against the real Claude Code CLI (bundled by
+``claude-agent-sdk``) and the project's scripted Anthropic-compatible server.
+
+The plugin is installed into a temp project with ``ctxrelay claude install``, with a
+temp ``HOME`` and state directory. The server answers by content (the newest ``TURN-…``
+or ``TASK-…`` marker the user sent, and the step within that turn), never by order.
+What the tests assert is what Claude Code showed or what the model was actually sent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget.bounds import CONTEXT_PERCENT
+from ctxrelay.claude._limit import OUTPUT_RESERVE
+from ctxrelay.claude.install import main as install_main
+from ctxrelay.testing import AnthropicServer, Step, ToolUse
+from tests.conftest import need
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+MODEL = "claude-sonnet-4-5"  # a 200k window for Claude Code and for the model-id rule
+WINDOW = 200_000
+AT = WINDOW * CONTEXT_PERCENT // 100
+BIN = Path(sys.executable).parent  # ctxrelay and ctxrelay-hook of this environment
+HANDOFF_RE = re.compile(r"(/[^\s\"'\\]+/\.ctxrelay/handoff/handoff-\d{8}T\d{6}Z(?:-\d+)?\.md)")
+
+
+def bundled_cli() -> Path:
+    """The CLI inside the installed claude-agent-sdk package."""
+    spec = importlib.util.find_spec("claude_agent_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        need("CLAUDE", "claude-agent-sdk is not installed (pip install 'ctxrelay[claude]')")
+    for location in spec.submodule_search_locations or ():
+        cli = Path(location) / "_bundled" / "claude"
+        if cli.is_file() and os.access(cli, os.X_OK):
+            return cli
+    need("CLAUDE", "claude-agent-sdk has no bundled Claude Code CLI")
+    raise AssertionError("unreachable")
+
+
+def usage(context: int) -> dict[str, int]:
+    """A response reporting ``context`` tokens of input, as a cached request would."""
+    return {
+        "input_tokens": 5,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": context - 105,
+    }
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    out: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            out.append(str(block.get("text", "")))
+        elif isinstance(block, dict) and block.get("type") == "tool_result":
+            inner = block.get("content")
+            out.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return out
+
+
+def position(body: Mapping[str, Any], pattern: str) -> tuple[str | None, int]:
+    """The newest marker matching ``pattern`` in the user's messages, and how many
+    assistant responses came after the message that carried it."""
+    messages = body.get("messages") or []
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") != "user":
+            continue
+        found = re.findall(pattern, "\n".join(_texts(messages[i].get("content"))))
+        if found:
+            after = sum(1 for m in messages[i + 1 :] if m.get("role") == "assistant")
+            return found[-1], after
+    return None, 0
+
+
+def after_last_assistant(body: Mapping[str, Any]) -> str:
+    messages = body["messages"]
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    return "\n".join(t for m in messages[last + 1 :] for t in _texts(m.get("content")))
+
+
+@pytest.fixture
+def claude_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, dict[str, str]]:
+    cli = bundled_cli()
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {
+        "PATH": str(BIN) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "ANTHROPIC_API_KEY": "test-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "IS_SANDBOX": "1",
+        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",  # task tools, off by default in -p mode
+        "CTXRELAY_CLAUDE_CLI": str(cli),
+        "LANG": "C.UTF-8",
+    }
+    # This process reads the same state and config as the hooks do.
+    for key in ("CTXRELAY_STATE_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.setenv(key, env[key])
+    for key in ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW", "CLAUDE_PROJECT_DIR"):
+        monkeypatch.delenv(key, raising=False)
+    assert install_main(["install", "--dir", str(project), "--json"]) == 0
+    return home, project, env
+
+
+def claude(
+    env: dict[str, str],
+    project: Path,
+    server: AnthropicServer,
+    *args: str,
+    stdin: str | None = None,
+    timeout: float = 180,
+) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
+    """Run the CLI headless with stream-json output; returns its events."""
+    proc = subprocess.run(
+        [
+            env["CTXRELAY_CLAUDE_CLI"],
+            "-p",
+            *args,
+            "--model",
+            MODEL,
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+        cwd=project,
+        env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    return events, proc
+
+
+def shown_to_user(events: list[dict[str, Any]]) -> list[str]:
+    """What Claude Code showed the user from hooks (a Stop hook's ``systemMessage``)."""
+    return [
+        str(e.get("content"))
+        for e in events
+        if e.get("type") == "system" and "ctxrelay:" in str(e.get("content", ""))
+    ]
+
+
+def bodies(server: AnthropicServer) -> list[dict[str, Any]]:
+    return [r.body for r in server.requests_to("/v1/messages") if isinstance(r.body, dict)]
+
+
+# -- manual mode: the hints ---------------------------------------------------------------
+
+
+def test_manual_hints_at_60_percent_and_for_a_completed_task_once_each(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    _, project, env = claude_env
+    create = ToolUse("TaskCreate", {"subject": "part one", "description": "the first part"})
+
+    def complete(task_id: str) -> ToolUse:
+        return ToolUse("TaskUpdate", {"taskId": task_id, "status": "completed"})
+
+    plan: dict[str, list[Step]] = {
+        "TURN-1": [Step(text="Read the code.", **usage(AT + 1_000))],
+        "TURN-2": [Step(text="Still reading.", **usage(AT + 2_000))],
+        "TURN-3": [
+            Step(tool_calls=[create], **usage(AT + 3_000)),
+            Step(tool_calls=[complete("1")], **usage(AT + 3_500)),
+            Step(text="Part one is done.", **usage(AT + 4_000)),
+        ],
+        "TURN-4": [
+            Step(
+                tool_calls=[ToolUse("TaskCreate", {"subject": "two", "description": "2"})],
+                **usage(AT + 5_000),
+            ),
+            Step(tool_calls=[complete("2")], **usage(AT + 5_500)),
+            Step(text="Part two is done.", **usage(AT + 6_000)),
+        ],
+    }
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TURN-\d")
+        steps = plan.get(marker or "", [])
+        return steps[step] if step < len(steps) else Step(text="ok")
+
+    shown: list[list[str]] = []
+    with AnthropicServer(route) as server:
+        events, _ = claude(env, project, server, "TURN-1 look at the code")
+        session = next(e["session_id"] for e in events if e.get("type") == "result")
+        shown.append(shown_to_user(events))
+        # Each later turn is a new process resuming the session: the once-only state is
+        # durable across restarts.
+        for n in (2, 3, 4):
+            events, _ = claude(env, project, server, f"TURN-{n} go on", "--resume", session)
+            shown.append(shown_to_user(events))
+        sent = json.dumps(bodies(server))
+
+    # Turn 1 crossed 60% of the 200k window: one hint, with the numbers.
+    assert len(shown[0]) == 1
+    assert "/ctxrelay:handoff" in shown[0][0]
+    assert f"{AT + 1_000:,} tokens" in shown[0][0]
+    assert f"handoff point is {CONTEXT_PERCENT}%" in shown[0][0]
+    # Turn 2 is still over 60%: no second context hint in this episode.
+    assert shown[1] == []
+    # Turn 3 completed a task (TaskUpdate): the task hint, once.
+    assert len(shown[2]) == 1
+    assert "task was just marked completed" in shown[2][0]
+    assert "/ctxrelay:handoff" in shown[2][0]
+    # Turn 4 completed another: no second task hint.
+    assert shown[3] == []
+    # The hint is for the user: it never reached the model.
+    assert "Run /ctxrelay:handoff" not in sent
+
+
+# -- auto mode under `ctxrelay claude run` -----------------------------------------------
+
+
+def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    _, project, env = claude_env
+    handoff_body = (
+        "# Handoff\n\n## Goal\nBuild the widget (TASK-AUTO).\n\n## State\nPart one done.\n\n"
+        "## Decisions\nKeep the old API.\n\n## Files touched\nwidget.py: new.\n\n"
+        "## Commands that matter\nmake test (passes)\n\n## Next step\n"
+        "NEXT-STEP-MARKER: write part two of widget.py\n"
+    )
+
+    def route(body: Mapping[str, Any]) -> Step:
+        first = "\n".join(_texts(body["messages"][0].get("content")))
+        tail = after_last_assistant(body)
+        if "[ctxrelay] Resume" in first:
+            return Step(text="Resumed; part two written. All done.", **usage(12_000))
+        if "Stop hook feedback" in tail and "Hand off now" in tail:
+            path = HANDOFF_RE.search(tail)
+            assert path is not None, tail[:2000]
+            write = ToolUse("Write", {"file_path": path.group(1), "content": handoff_body})
+            return Step(tool_calls=[write], **usage(AT + 9_000))
+        if "TASK-AUTO" in first and body["messages"][-1].get("role") == "user":
+            if any(m.get("role") == "assistant" for m in body["messages"]):
+                return Step(text="Handoff file written.", **usage(AT + 9_500))
+            return Step(text="Part one of the widget is done.", **usage(AT + 5_000))
+        return Step(text="ok")
+
+    with AnthropicServer(route) as server:
+        proc = subprocess.run(
+            [
+                str(BIN / "ctxrelay"),
+                "claude",
+                "run",
+                "--mode",
+                "auto",
+                "--json",
+                "--model",
+                MODEL,
+                "--permission-mode",
+                "bypassPermissions",
+                "--project-dir",
+                str(project),
+                "--claude",
+                env["CTXRELAY_CLAUDE_CLI"],
+                "TASK-AUTO build the widget",
+            ],
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        requests = bodies(server)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    handoffs = [e for e in events if e["event"] == "handoff"]
+    assert len(handoffs) == 1
+    path = Path(handoffs[0]["path"])
+    assert path.parent == project / ".ctxrelay" / "handoff"
+    assert path.read_text() == handoff_body
+    end = events[-1]
+    assert end["event"] == "end"
+    assert end["status"] == "completed"
+    assert len(end["sessions"]) == 2
+    assert end["sessions"][0] != end["sessions"][1]
+
+    # The write prompt reached the model as the Stop hook's feedback, naming the file.
+    asked = [b for b in requests if "Hand off now" in after_last_assistant(b)]
+    assert asked
+    assert str(path) in after_last_assistant(asked[0])
+    # The fresh session's first request carries the resume prompt: the file, the next
+    # step, and none of the old conversation.
+    fresh = [b for b in requests if "[ctxrelay] Resume" in json.dumps(b["messages"][:1])]
+    assert fresh
+    first = fresh[0]
+    assert [m["role"] for m in first["messages"]].count("assistant") == 0
+    resume = "\n".join(_texts(first["messages"][0]["content"]))
+    assert str(path) in resume
+    assert "NEXT-STEP-MARKER: write part two of widget.py" in resume
+    assert "TASK-AUTO build the widget" not in json.dumps(first["messages"])
+
+
+# -- SessionStart after /clear -----------------------------------------------------------
+
+
+def test_clear_starts_a_session_that_resumes_from_the_latest_handoff(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    from ctxrelay.claude import handoff
+
+    _, project, env = claude_env
+    path = handoff.new_handoff_path(project)
+    path.write_text("# Handoff\n\n## Goal\nGOAL-MARKER\n\n## Next step\nSTEP-MARKER: run it\n")
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, _ = position(body, r"TASK-[A-Z]+")
+        return Step(text=f"answer to {marker}", **usage(30_000))
+
+    messages = [
+        {"type": "user", "message": {"role": "user", "content": "TASK-OLD earlier work"}},
+        {"type": "user", "message": {"role": "user", "content": "/clear"}},
+        {"type": "user", "message": {"role": "user", "content": "TASK-NEW go on"}},
+    ]
+    with AnthropicServer(route) as server:
+        events, _ = claude(
+            env,
+            project,
+            server,
+            "--input-format",
+            "stream-json",
+            stdin="".join(json.dumps(m) + "\n" for m in messages),
+        )
+        requests = bodies(server)
+    starts = [
+        e
+        for e in events
+        if e.get("subtype") == "hook_response" and "SessionStart" in str(e.get("hook_name"))
+    ]
+    assert any("clear" in str(e.get("hook_name")) for e in starts)
+    new = [b for b in requests if "TASK-NEW" in json.dumps(b["messages"])]
+    assert len(new) == 1
+    sent = json.dumps(new[0])
+    assert "[ctxrelay] Resume" in sent
+    assert str(path) in sent
+    assert "GOAL-MARKER" in sent
+    assert "STEP-MARKER: run it" in sent
+    assert "TASK-OLD" not in json.dumps(new[0]["messages"])  # /clear really cleared
+    # Before /clear nothing was injected; after it, the handoff is consumed.
+    old = [b for b in requests if "TASK-OLD" in json.dumps(b["messages"])]
+    assert old
+    assert "[ctxrelay] Resume" not in json.dumps(old[0])
+    assert handoff.latest_unconsumed(project) is None
+
+
+# -- the usable limit and the skill --------------------------------------------------------
+
+
+def test_at_the_usable_limit_tools_are_denied_but_the_handoff_write_runs(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    _, project, env = claude_env
+    limit = WINDOW - OUTPUT_RESERVE
+    written = project / "written-by-bash.txt"
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TASK-LIMIT")
+        if marker is None:
+            return Step(text="ok")
+        if step == 0:
+            bash = ToolUse("Bash", {"command": f"echo hi > {written}", "description": "w"})
+            return Step(tool_calls=[bash], **usage(limit + 500))
+        if step == 1:
+            denied = after_last_assistant(body)
+            found = HANDOFF_RE.search(denied)
+            assert found is not None, denied[:2000]
+            content = "# Handoff\n\n## Next step\nLIMIT-NEXT\n"
+            write = ToolUse("Write", {"file_path": found.group(1), "content": content})
+            return Step(tool_calls=[write], **usage(limit + 900))
+        return Step(text="Handoff written; stopping.", **usage(limit + 1_000))
+
+    with AnthropicServer(route) as server:
+        claude(env, project, server, "TASK-LIMIT keep working")
+        requests = bodies(server)
+    assert len(requests) >= 3
+    denied = after_last_assistant(requests[1])
+    assert "[ctxrelay] Denied" in denied
+    assert f"usable limit of {limit:,}" in denied
+    assert not written.exists()  # the Bash call never ran
+    files = list((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
+    assert len(files) == 1
+    assert "LIMIT-NEXT" in files[0].read_text()  # the handoff Write was allowed
+
+
+def test_the_handoff_skill_names_a_fresh_path(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    from ctxrelay.claude._snippet import plugin_dir
+
+    _, project, env = claude_env
+    with AnthropicServer([Step(text="Will write it.", **usage(40_000))]) as server:
+        claude(
+            env,
+            project,
+            server,
+            "/ctxrelay:handoff focus on the parser next",
+            "--plugin-dir",
+            str(plugin_dir()),
+        )
+        requests = bodies(server)
+    assert requests
+    sent = "\n".join(t for m in requests[0]["messages"] for t in _texts(m.get("content")))
+    found = HANDOFF_RE.search(sent)
+    assert found is not None, sent[-3000:]
+    path = Path(found.group(1))
+    assert path.parent == (project / ".ctxrelay" / "handoff").resolve()
+    assert not path.exists()  # reserved for Claude to write, not created
+    assert "focus on the parser next" in sent
+    assert "## Commands that matter" in sent
+
+
+# -- the statusline, in the interactive CLI ---------------------------------------------
+
+
+def _pty_session(
+    cli: str, project: Path, env: dict[str, str], prompt: str, seconds: float
+) -> bytes:
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: Claude Code's interactive UI on a terminal
+        os.chdir(project)
+        os.execve(cli, [cli, "--model", MODEL], env)
+    out = bytearray()
+
+    def pump(duration: float) -> None:
+        end = time.monotonic() + duration
+        while time.monotonic() < end:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    out.extend(os.read(fd, 65536))
+                except OSError:
+                    return
+
+    try:
+        pump(10)
+        for ch in prompt.encode():
+            os.write(fd, bytes([ch]))
+            pump(0.03)
+        pump(1)
+        os.write(fd, b"\r")
+        pump(seconds)
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return bytes(out)
+
+
+def test_statusline_on_real_payloads_counts_down_and_records_the_window(
+    claude_env: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    from ctxrelay.claude import _state
+    from ctxrelay.claude.statusline import main as statusline_main
+
+    home, project, env = claude_env
+    captured = tmp_path / "statusline-payloads.jsonl"
+    settings = project / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    assert data["statusLine"]["command"] == "ctxrelay claude statusline"  # installed
+    # Keep a copy of every payload Claude Code sends, then run the installed command.
+    data["statusLine"]["command"] = f"tee -a {captured} | ctxrelay claude statusline"
+    settings.write_text(json.dumps(data))
+    # First-run dialogs of the interactive UI: onboarding, the API key, the project trust.
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]]},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    context = AT + 4_000
+    with AnthropicServer([Step(text="Looked.", **usage(context))]) as server:
+        raw = _pty_session(
+            env["CTXRELAY_CLAUDE_CLI"],
+            project,
+            {**env, "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color"},
+            "look around",
+            15,
+        )
+        served = len(server.requests_to("/v1/messages"))
+    assert served >= 1
+    payloads = [json.loads(line) for line in captured.read_text().splitlines() if line.strip()]
+    assert payloads, "Claude Code never ran the statusline"
+    last = payloads[-1]
+    reported = last["context_window"]["context_window_size"]
+    assert last["context_window"]["current_usage"] is not None
+    # What the command prints for Claude Code's own payload…
+    import io
+
+    out = io.StringIO()
+    statusline_main(["statusline"], io.StringIO(json.dumps(last)), out)
+    line = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).strip()
+    pct = context * 100 // reported
+    assert line.startswith(f"ctx {pct}% ")
+    if reported == WINDOW:
+        assert "handoff due (60% reached, +4k): /ctxrelay:handoff" in line
+    # …is what the user saw at the bottom of the terminal.
+    screen = re.sub(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07", b"", raw).decode(
+        "utf-8", "replace"
+    )
+    assert f"ctx {pct}%" in screen
+    assert "handoff" in screen
+    # The window reached the hooks' state.
+    assert _state.recorded_window(last["session_id"], None) == reported
