@@ -131,3 +131,25 @@ def test_help() -> None:
     out = io.StringIO()
     assert main(["statusline", "--help"], io.StringIO(""), out) == 0
     assert "example" in out.getvalue()
+
+
+def test_the_command_imports_no_rich_and_no_sdk(project: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from ctxrelay.cli import main\n"
+        "code = main(['claude', 'statusline'])\n"
+        "heavy = [m for m in ('rich', 'claude_agent_sdk', 'anthropic') if m in sys.modules]\n"
+        "print('HEAVY', heavy, code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=json.dumps(dict(AFTER, workspace={"project_dir": str(project)})),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "HEAVY [] 0" in done.stdout
+    assert "handoff in" in done.stdout
