@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _state
-from ctxrelay.claude.statusline import main, render
+from ctxrelay.claude.statusline import BAR_WIDTH, main, render
 from tests.claude._handoff import isolate
 
 # Two statusline payloads Claude Code 2.1.332 sent (interactive, scripted local model):
@@ -153,3 +155,26 @@ def test_the_command_imports_no_rich_and_no_sdk(project: Path) -> None:
     )
     assert "HEAVY [] 0" in done.stdout
     assert "handoff in" in done.stdout
+
+
+@given(
+    tokens=st.one_of(st.none(), st.integers(0, 5_000_000)),
+    window=st.integers(1, 2_000_000),
+    mode=st.sampled_from(("manual", "auto", "off")),
+    phase=st.sampled_from((None, "writing", "ready", "failed")),
+)
+def test_render_is_one_line_with_a_full_bar_and_the_right_stage(
+    tokens: int | None, window: int, mode: str, phase: str | None
+) -> None:
+    line = render(tokens, window, mode=mode, handoff_phase=phase)
+    assert "\n" not in line
+    assert len(line.split(" ")[2]) == BAR_WIDTH
+    target = window * CONTEXT_PERCENT // 100
+    if mode == "off":
+        assert line.endswith("handoff off")
+    elif phase in ("writing", "ready"):
+        assert "handoff" in line
+    elif (tokens or 0) < target:
+        assert " · handoff in " in line
+    else:
+        assert " · handoff due " in line
