@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
-from ctxrelay.claude._agents import agent_name, cursor_path, max_turns_for, read_agent
+from ctxrelay.claude._agents import agent_name, max_turns_for, read_agent
 from ctxrelay.claude._state import state_root
+from ctxrelay.claude._statedir import cursor_path
 
 
 @pytest.mark.parametrize(

@@ -136,3 +136,27 @@ def test_a_subagents_own_prompt_hook_gets_nothing(session: Session) -> None:
 
 def test_render_of_nothing_is_none() -> None:
     assert render([]) is None
+
+
+def test_a_queued_notice_reaches_an_ordinary_main_thread_tool_result(session: Session) -> None:
+    stopped_at_limit(session)
+    later = session.payload("PostToolUse", tool_name="Read", tool_response={})
+    assert run_hook(later) is None  # nothing queued: the hook does not even look
+    stop = session.payload(
+        "SubagentStop", "a1", KIND, agent_transcript_path=str(session.agent_file("a1"))
+    )
+    assert run_hook(stop) is None
+    note = note_of(run_hook(later))
+    assert note is not None
+    assert "Subagent a1" in note
+    assert run_hook(later) is None
+
+
+def test_a_subagent_stop_naming_a_file_elsewhere_is_not_trusted(
+    session: Session, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text("")
+    stop = session.payload("SubagentStop", "a9", KIND, agent_transcript_path=str(elsewhere))
+    assert run_hook(stop) is None
+    assert run_hook(session.payload("UserPromptSubmit", prompt="next")) is None

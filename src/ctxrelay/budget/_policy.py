@@ -12,6 +12,7 @@ import enum
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 
 __all__ = [
@@ -77,10 +78,19 @@ class Capability(enum.StrEnum):
     DEGRADED = "degraded"
 
 
-def _exact(value: float | int | str | Fraction, name: str) -> Fraction:
-    """Turn a user's decimal into an exact fraction so floor() never lands one token low."""
+def _exact(value: float | Decimal | Fraction, name: str) -> Fraction:
+    """Turn a user's decimal into an exact fraction so floor() never lands one token low.
+
+    A float goes through its shortest repr (``60.1`` -> ``601/10``), which is the decimal
+    the user wrote whenever it has at most 15 significant digits.
+    """
     if isinstance(value, bool):
         raise BudgetValueError(name, value, "a number")
+    if isinstance(value, Decimal) and (
+        not value.is_finite() or (value != 0 and abs(value.adjusted()) > 40)
+    ):
+        # Exponents this large would make the exact fraction a huge integer.
+        raise BudgetValueError(name, value, "a finite number of ordinary size")
     try:
         exact = Fraction(value) if isinstance(value, Fraction) else Fraction(str(value))
     except (ValueError, ZeroDivisionError):
@@ -93,14 +103,22 @@ class Budget:
     """A window's budget and the points derived from it.
 
     ``threshold`` and ``warning_lead`` are percentages of ``limit`` and may be decimals.
+    The points are floored from the decimal a float prints as (``60.1`` is 601/10, not
+    the binary value just below it), so a typed decimal of up to 15 significant digits
+    is honoured exactly.
     """
 
     limit: int
     output_reserve: int
     threshold: float = 60
     warning_lead: float = DEFAULT_WARNING_LEAD
-    _threshold: Fraction = field(init=False, repr=False, compare=False)
-    _lead: Fraction = field(init=False, repr=False, compare=False)
+    # Derived once here: evaluate() runs at every dispatch and must not redo exact
+    # arithmetic each time.
+    _off: bool = field(init=False, repr=False, compare=False)
+    _effective: Fraction = field(init=False, repr=False, compare=False)
+    _usable: int = field(init=False, repr=False, compare=False)
+    _target: int | None = field(init=False, repr=False, compare=False)
+    _warning_at: int | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit <= 0:
@@ -120,40 +138,44 @@ class Budget:
         lead = _exact(self.warning_lead, "warning_lead")
         if not 0 <= lead <= 100:
             raise BudgetValueError("warning_lead", self.warning_lead, "from 0 to 100 points")
-        object.__setattr__(self, "_threshold", threshold)
-        object.__setattr__(self, "_lead", lead)
+        off = threshold >= OFF_THRESHOLD
+        effective = max(threshold, Fraction(MIN_EFFECTIVE_THRESHOLD))
+        target: int | None = None
+        warning_at: int | None = None
+        if not off:
+            target = math.floor(self.limit * effective / 100)
+            at = target - math.floor(self.limit * lead / 100)
+            warning_at = at if at > 0 else None
+        object.__setattr__(self, "_off", off)
+        object.__setattr__(self, "_effective", effective)
+        object.__setattr__(self, "_usable", self.limit - reserve)
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_warning_at", warning_at)
 
     @property
     def usable_limit(self) -> int:
         """The forced point: no request above it is ever sent (``budgetTokens`` in rows)."""
-        return self.limit - self.output_reserve
+        return self._usable
 
     @property
     def off(self) -> bool:
         """Off blocks at the usable limit and never advises or offers ``new_context``."""
-        return self._threshold >= OFF_THRESHOLD
+        return self._off
 
     @property
     def effective_threshold(self) -> float:
         """The slider as applied: never below the 10% floor."""
-        return float(max(self._threshold, Fraction(MIN_EFFECTIVE_THRESHOLD)))
+        return float(self._effective)
 
     @property
     def handoff_target(self) -> int | None:
         """Where the handoff request is due; ``None`` when Off."""
-        if self.off:
-            return None
-        share = max(self._threshold, Fraction(MIN_EFFECTIVE_THRESHOLD))
-        return math.floor(self.limit * share / 100)
+        return self._target
 
     @property
     def warning_at(self) -> int | None:
         """Where the advance warning is due; ``None`` when Off or when it would be <= 0."""
-        target = self.handoff_target
-        if target is None:
-            return None
-        at = target - math.floor(self.limit * self._lead / 100)
-        return at if at > 0 else None
+        return self._warning_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,7 +195,30 @@ class Decision:
     @property
     def claims(self) -> Stage | None:
         """The stage this decision claims, once its advisory row is durably published."""
-        return self.stage if self.action is Action.WARN else None
+        return self.stage if self.action is _WARN else None
+
+
+def _pair(
+    action: Action, stage: Stage | None = None, skipped: Stage | None = None
+) -> tuple[Decision, Decision]:
+    """The decision without and with ``offer_new_context``, indexed by that bool."""
+    return (Decision(action, stage, skipped, False), Decision(action, stage, skipped, True))
+
+
+# Decisions are immutable and few, so evaluate() hands out shared instances instead of
+# building a frozen dataclass at every dispatch; enum members are bound to module names
+# because attribute lookups on an enum class are slow on Python 3.11.
+_WARN = Action.WARN
+_WARNING = Stage.WARNING
+_HANDOFF = Stage.HANDOFF
+_DEGRADED = Capability.DEGRADED
+_CONTINUE = _pair(Action.CONTINUE)
+_BLOCK = _pair(Action.BLOCK)
+_ROLLOVER = _pair(Action.ROLLOVER)
+_WARN_HANDOFF = _pair(Action.WARN, Stage.HANDOFF)
+_WARN_WARNING = _pair(Action.WARN, Stage.WARNING)
+_SKIP_HANDOFF = _pair(Action.CONTINUE, skipped=Stage.HANDOFF)
+_SKIP_WARNING = _pair(Action.CONTINUE, skipped=Stage.WARNING)
 
 
 def evaluate(
@@ -188,42 +233,54 @@ def evaluate(
     """Decide one dispatch of ``tokens`` (the counting estimate of the assembled request).
 
     ``advisory_tokens`` estimates the advisory text that a ``WARN`` would append;
-    ``claimed`` are the stages already published in this window; ``active`` is False
-    when the mode is paused or not engaged for this session.
+    ``claimed`` are the stages already published in this window (derive them from the
+    durable advisory rows, never from memory); ``active`` is False when the mode is
+    paused or not engaged for this session.
     """
-    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+    # ``type(...) is int`` first: the common case skips the slower checks.
+    if type(tokens) is not int and (isinstance(tokens, bool) or not isinstance(tokens, int)):
         raise BudgetValueError("tokens", tokens, "a whole number of tokens, zero or more")
-    if isinstance(advisory_tokens, bool) or not isinstance(advisory_tokens, int):
+    if tokens < 0:
+        raise BudgetValueError("tokens", tokens, "a whole number of tokens, zero or more")
+    if type(advisory_tokens) is not int and (
+        isinstance(advisory_tokens, bool) or not isinstance(advisory_tokens, int)
+    ):
         raise BudgetValueError("advisory_tokens", advisory_tokens, "a whole number of tokens")
     if advisory_tokens < 0:
         raise BudgetValueError("advisory_tokens", advisory_tokens, "zero or more")
 
-    offer = not budget.off and capability is not Capability.DEGRADED
-    usable = budget.usable_limit
+    off = budget._off
+    offer = not off and capability is not _DEGRADED
+    usable = budget._usable
     # Rule 1: never an oversized dispatch.
     if tokens > usable:
-        action = Action.BLOCK if budget.off else Action.ROLLOVER
-        return Decision(action, offer_new_context=offer)
-    # Rule 2: Off or inactive sessions get no advisories.
-    if budget.off or not active:
-        return Decision(Action.CONTINUE, offer_new_context=offer)
+        return (_BLOCK if off else _ROLLOVER)[offer]
+    # Rule 2: Off (no target) or inactive sessions get no advisories.
+    target = budget._target
+    if target is None or not active:
+        return _CONTINUE[offer]
 
-    target = budget.handoff_target
-    assert target is not None  # not Off
-    stages = frozenset(claimed)
+    if not isinstance(claimed, (set, frozenset)):
+        claimed = frozenset(claimed)
     headroom = tokens + advisory_tokens <= usable
     # Rule 3: the handoff request, once per window; never pulled earlier when skipped.
     if tokens >= target:
-        if Stage.HANDOFF in stages:
-            return Decision(Action.CONTINUE, offer_new_context=offer)
+        if _HANDOFF in claimed:
+            return _CONTINUE[offer]
         if headroom:
-            return Decision(Action.WARN, Stage.HANDOFF, offer_new_context=offer)
-        return Decision(Action.CONTINUE, skipped=Stage.HANDOFF, offer_new_context=offer)
-    # Rule 4: the advance warning; a claimed handoff suppresses it.
-    warning_at = budget.warning_at
-    if warning_at is not None and tokens >= warning_at and not stages & set(Stage):
+            return _WARN_HANDOFF[offer]
+        return _SKIP_HANDOFF[offer]
+    # Rule 4: the advance warning; a claimed handoff suppresses it, a claimed warning
+    # never consumes the handoff (rule 3 does not look at it).
+    warning_at = budget._warning_at
+    if (
+        warning_at is not None
+        and tokens >= warning_at
+        and _WARNING not in claimed
+        and _HANDOFF not in claimed
+    ):
         if headroom:
-            return Decision(Action.WARN, Stage.WARNING, offer_new_context=offer)
-        return Decision(Action.CONTINUE, skipped=Stage.WARNING, offer_new_context=offer)
+            return _WARN_WARNING[offer]
+        return _SKIP_WARNING[offer]
     # Rule 5.
-    return Decision(Action.CONTINUE, offer_new_context=offer)
+    return _CONTINUE[offer]

@@ -35,6 +35,7 @@ def simulate(
     steps: list[Step] = []
     window = 1
     claimed: set[Stage] = set()
+    rollover = Action.ROLLOVER  # bound once: enum lookups are slow on Python 3.11
     for n in tokens:
         decision = evaluate(
             budget,
@@ -47,7 +48,7 @@ def simulate(
         steps.append(Step(n, decision, window))
         if decision.claims is not None:
             claimed.add(decision.claims)
-        elif decision.action is Action.ROLLOVER:
+        elif decision.action is rollover:
             window += 1
             claimed.clear()
     return steps

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ctxrelay.budget.bounds import (
     CONTEXT_PERCENT,
@@ -47,9 +47,12 @@ def context_window_for(model: str | None, configured: int | None = None) -> int:
     return DEFAULT_CONTEXT_WINDOW
 
 
-@dataclass(frozen=True, slots=True)
-class ReportNow:
-    """Why a subagent is told to report now, with the numbers that triggered it."""
+class ReportNow(NamedTuple):
+    """Why a subagent is told to report now, with the numbers that triggered it.
+
+    A NamedTuple rather than a dataclass: the hook imports this module at every tool
+    call, and ``dataclasses`` (with ``inspect``) would cost more than the rest of it.
+    """
 
     context_tokens: int
     context_bound: int

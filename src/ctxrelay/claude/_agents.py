@@ -18,10 +18,10 @@ import contextlib
 import json
 import os
 import stat
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
+from ctxrelay.claude._statedir import cursor_path
 from ctxrelay.transcripts import SYNTHETIC_MODEL, usage_of
 
 __all__ = [
@@ -56,8 +56,7 @@ def max_turns_for(agent_type: object) -> int | None:
     return None if name is None else AGENT_MAX_TURNS[name]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentReading:
+class AgentReading(NamedTuple):
     """A subagent's transcript as of now."""
 
     turns_used: int
@@ -68,22 +67,6 @@ class AgentReading:
     ended_on_tool_call: bool
     """Its latest response asked for a tool: if it has stopped, it stopped without a
     final report."""
-
-
-def cursor_path(session_id: str, agent_id: str) -> str:
-    """Where the cursor of one subagent lives: ``agents/<session>/<agent>.json`` under
-    the hooks' state directory (ids are plain names, checked by
-    :func:`ctxrelay.transcripts.subagent_transcript` first).
-
-    The directory is :func:`ctxrelay.claude._state.state_root`, computed here with
-    ``os.path`` alone: importing ``_state`` (pathlib, hashlib) would double the cost of
-    this hook's start; ``tests/claude/test_agents.py`` keeps the two equal."""
-    root = os.environ.get("CTXRELAY_STATE_DIR")
-    if not root:
-        xdg = os.environ.get("XDG_STATE_HOME")
-        base = xdg if xdg and os.path.isabs(xdg) else os.path.expanduser("~/.local/state")
-        root = os.path.join(base, "ctxrelay", "claude")
-    return os.path.join(root, "agents", session_id, f"{agent_id}.json")
 
 
 def _empty_cursor() -> dict[str, Any]:

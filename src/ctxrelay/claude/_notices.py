@@ -21,6 +21,7 @@ count, so a notice is never repeated by two hooks).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -28,7 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxrelay.claude._agents import cursor_path, max_turns_for, read_agent
+from ctxrelay.claude._agents import max_turns_for, read_agent
+from ctxrelay.claude._statedir import cursor_path, is_plain, pending_marker
 from ctxrelay.transcripts import subagent_transcript
 
 __all__ = [
@@ -44,7 +46,10 @@ __all__ = [
 _QUEUE = "subagent_notices"
 _CLAIMS = "subagent_notified"
 _TASK_ID = re.compile(r"<task-id>\s*([A-Za-z0-9][A-Za-z0-9_-]{0,127})\s*</task-id>")
-_AGENT_TOOLS = frozenset(("Agent", "Task"))  # "Task" before Claude Code 2.1
+_AGENT_TOOLS = (
+    "Agent",
+    "Task",
+)  # "Task" before Claude Code 2.1; a tuple: payload values may be unhashable
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,13 +180,25 @@ def record_from_subagent_stop(payload: Mapping[str, Any]) -> StoppedShort | None
     doc = _session(payload)
     if found is not None and doc is not None:
         doc.append(_QUEUE, found.as_json())
+        # After the append: a reader that removed the marker before taking will still
+        # find this one, or find the marker again next time.
+        marker = pending_marker(str(payload.get("session_id")))
+        if is_plain(payload.get("session_id")):
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            with open(marker, "a"):
+                pass
     return found
 
 
 def take_notices(payload: Mapping[str, Any]) -> list[StoppedShort]:
     """Remove and return the notices queued for this session (cheap when none are)."""
     doc = _session(payload)
-    if doc is None or _QUEUE not in doc.read():
+    if doc is None:
+        return []
+    if is_plain(payload.get("session_id")):
+        with contextlib.suppress(OSError):
+            os.unlink(pending_marker(str(payload.get("session_id"))))
+    if _QUEUE not in doc.read():
         return []
     taken = (StoppedShort.from_json(raw) for raw in doc.take(_QUEUE))
     return [n for n in taken if n is not None]

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from ctxrelay.budget import (
     DEFAULT_WARNING_LEAD,
     Action,
     Budget,
+    BudgetValueError,
     Capability,
     Stage,
     Step,
@@ -19,7 +22,18 @@ from ctxrelay.budget import (
 )
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
 
-__all__ = ["add_budget_arguments", "budget_from_args", "main", "plan_json", "steps_json"]
+__all__ = [
+    "FlagValueError",
+    "add_budget_arguments",
+    "budget_from_args",
+    "main",
+    "parse_percent",
+    "parse_token_list",
+    "parse_whole",
+    "plan_json",
+    "render_timeline",
+    "steps_json",
+]
 
 _DESCRIPTION = """\
 Plan a context budget or replay dispatches through the policy.
@@ -34,76 +48,127 @@ Example:
 """
 
 
-def _whole(name: str) -> Any:
-    def parse(text: str) -> int:
-        try:
-            return int(text.replace("_", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{name} must be a whole number of tokens, got {text!r}"
-            ) from None
+class FlagValueError(BudgetValueError):
+    """A flag's value is unusable; the message names the flag as the user typed it and
+    the value as written (``--threshold must be … got 101``, not ``threshold … 101.0``)."""
 
-    return parse
+    def __init__(self, flag: str, text: object, requirement: str) -> None:
+        super().__init__(flag, text, requirement)
+        shown = text if isinstance(text, str) and _NUMBER.fullmatch(text) else repr(text)
+        self.args = (f"{flag} must be {requirement}, got {shown}",)
 
 
-def _number(name: str) -> Any:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number, got {text!r}")
+# Plain ASCII numerals only: ``int()``/``float()`` also take "nan", "1e999" and digits of
+# other scripts, which a budget never needs and which would be shown back confusingly.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)")
+_WHOLE = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
+_MAX_DIGITS = 15  # a float keeps any 15 significant decimal digits exactly
+
+# Budget field -> the flag that sets it, so core errors name what the user typed.
+_FLAGS = {
+    "limit": "--limit",
+    "output_reserve": "--reserve",
+    "threshold": "--threshold",
+    "warning_lead": "--warning-lead",
+}
+_VALUE_FLAGS = frozenset({*_FLAGS.values(), "--tokens", "--advisory-tokens"})
+
+
+def parse_whole(flag: str, value: object) -> int:
+    """A whole number as typed (``200000`` or ``200_000``); sign checks are the core's."""
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
+    text = str(value).strip()
+    if not _WHOLE.fullmatch(text):
+        raise FlagValueError(flag, str(value), "a whole number of tokens")
+    return int(text)
 
-    return parse
+
+def parse_percent(flag: str, value: object) -> float:
+    """A decimal percentage as typed; refused when a float would not keep every digit,
+    because the points are floored from it and must match what the user wrote."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    text = str(value).strip()
+    if not _NUMBER.fullmatch(text):
+        raise FlagValueError(flag, str(value), "a number (a percentage such as 60 or 62.5)")
+    number = float(text)
+    if math.isfinite(number) and Fraction(repr(number)) != Fraction(text):
+        raise FlagValueError(flag, text, f"a number of at most {_MAX_DIGITS} significant digits")
+    return number
 
 
-def _token_list(text: str) -> list[int]:
+def parse_token_list(flag: str, text: str) -> list[int]:
+    """``N1,N2,…``: whole numbers of tokens, zero or more."""
     values: list[int] = []
     for part in text.split(","):
-        item = part.strip().replace("_", "")
-        if not item.isdigit():
-            raise argparse.ArgumentTypeError(
-                "--tokens must be a comma-separated list of whole numbers of tokens, "
-                f"zero or more; {part.strip()!r} is not one"
+        item = part.strip()
+        if not _WHOLE.fullmatch(item) or item.startswith("-"):
+            raise FlagValueError(
+                flag, item, "a comma-separated list of whole numbers of tokens, zero or more"
             )
         values.append(int(item))
     return values
 
 
+def _glue_values(argv: list[str]) -> list[str]:
+    """Join ``--tokens -2,5`` into ``--tokens=-2,5``: argparse would take ``-2,5`` for an
+    option and say "expected one argument" instead of naming the bad value."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if arg in _VALUE_FLAGS and nxt is not None and re.match(r"-[0-9.]", nxt):
+            out.append(f"{arg}={nxt}")
+            i += 2
+        else:
+            out.append(arg)
+            i += 1
+    return out
+
+
 def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
-    """The budget options every command that evaluates the policy accepts."""
+    """The budget options every command that evaluates the policy accepts; the values
+    stay text until :func:`budget_from_args`, which names the flag in any error."""
+    parser.add_argument("--limit", required=True, help="model context window (tokens)")
     parser.add_argument(
-        "--limit", type=_whole("--limit"), required=True, help="model context window (tokens)"
-    )
-    parser.add_argument(
-        "--reserve",
-        type=_whole("--reserve"),
-        required=True,
-        help="output reserve (tokens); usable limit = limit - reserve",
+        "--reserve", required=True, help="output reserve (tokens); usable limit = limit - reserve"
     )
     parser.add_argument(
         "--threshold",
-        type=_number("--threshold"),
         required=True,
         help="the slider, percent of the limit (decimals allowed; 100 = Off; floor 10)",
     )
     parser.add_argument(
         "--warning-lead",
-        type=_number("--warning-lead"),
         default=DEFAULT_WARNING_LEAD,
         help="points between the warning and the handoff target (default %(default)s)",
     )
 
 
 def budget_from_args(args: argparse.Namespace) -> Budget:
-    return Budget(
-        limit=args.limit,
-        output_reserve=args.reserve,
-        threshold=args.threshold,
-        warning_lead=args.warning_lead,
-    )
+    """The budget of :func:`add_budget_arguments`' flags; errors name the flag as typed."""
+    typed = {
+        "limit": args.limit,
+        "output_reserve": args.reserve,
+        "threshold": args.threshold,
+        "warning_lead": args.warning_lead,
+    }
+    try:
+        return Budget(
+            limit=parse_whole("--limit", args.limit),
+            output_reserve=parse_whole("--reserve", args.reserve),
+            threshold=parse_percent("--threshold", args.threshold),
+            warning_lead=parse_percent("--warning-lead", args.warning_lead),
+        )
+    except FlagValueError:
+        raise
+    except BudgetValueError as exc:
+        requirement = exc.requirement.replace("the limit", "--limit")
+        raise FlagValueError(
+            _FLAGS.get(exc.field, exc.field), str(typed.get(exc.field, exc.value)), requirement
+        ) from None
 
 
 def plan_json(budget: Budget) -> dict[str, Any]:
@@ -158,14 +223,12 @@ def _parser() -> ArgumentParser:
         p.add_argument("--json", action="store_true", help="print only JSON")
     sim.add_argument(
         "--tokens",
-        type=_token_list,
         required=True,
         help="comma-separated request sizes, one per dispatch",
     )
     sim.add_argument(
         "--advisory-tokens",
-        type=_whole("--advisory-tokens"),
-        default=0,
+        default="0",
         help="estimated size of an advisory, for the headroom check (default 0)",
     )
     sim.add_argument(
@@ -186,24 +249,24 @@ def _texts(budget: Budget, capability: Capability) -> dict[str, str]:
 
 @handle_errors
 def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
-    if args.action == "simulate" and args.advisory_tokens < 0:
-        from ctxrelay.budget import BudgetValueError
-
-        raise BudgetValueError("--advisory-tokens", args.advisory_tokens, "zero or more")
+    args = _parser().parse_args(_glue_values(list(argv)))
     budget = budget_from_args(args)
     capability = Capability(args.capability)
     if args.action == "plan":
         _plan(budget, capability, as_json=args.json, text=args.text)
-    else:
-        steps = simulate(
-            budget,
-            args.tokens,
-            advisory_tokens=args.advisory_tokens,
-            active=not args.inactive,
-            capability=capability,
-        )
-        _simulate(budget, steps, capability, as_json=args.json, text=args.text)
+        return 0
+    tokens = parse_token_list("--tokens", args.tokens)
+    advisory = parse_whole("--advisory-tokens", args.advisory_tokens)
+    if advisory < 0:
+        raise FlagValueError("--advisory-tokens", args.advisory_tokens, "zero or more")
+    steps = simulate(
+        budget,
+        tokens,
+        advisory_tokens=advisory,
+        active=not args.inactive,
+        capability=capability,
+    )
+    _simulate(budget, steps, capability, as_json=args.json, text=args.text)
     return 0
 
 
@@ -241,7 +304,14 @@ def _simulate(
     budget: Budget, steps: Sequence[Step], capability: Capability, *, as_json: bool, text: bool
 ) -> None:
     if as_json:
-        print_json(steps_json(steps))
+        items = steps_json(steps)
+        if text:
+            for item, step in zip(items, steps, strict=True):
+                if step.decision.stage is not None:
+                    item["text"] = advisory_text(
+                        budget, step.decision.stage, step.tokens, capability
+                    )
+        print_json(items)
         return
     render_timeline(budget, steps, title="ctxrelay policy simulation")
     if text:
@@ -272,13 +342,15 @@ def render_timeline(budget: Budget, steps: Sequence[Step], *, title: str) -> Non
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     width = 24
+    skipped = False
     for i, step in enumerate(steps, 1):
         d = step.decision
         filled = min(width, round(width * step.tokens / usable)) if usable else width
         bar = "█" * filled + "·" * (width - filled)
         stage = d.stage.value if d.stage else ""
         if d.skipped is not None:
-            stage = f"{d.skipped.value} skipped (no headroom)"
+            stage = f"{d.skipped.value} skipped"
+            skipped = True
         style = _STYLE[d.action]
         table.add_row(
             str(i),
@@ -288,4 +360,6 @@ def render_timeline(budget: Budget, steps: Sequence[Step], *, title: str) -> Non
             f"[{style}]{d.action.value}[/{style}]",
             stage,
         )
+    if skipped:
+        table.caption = f"{table.caption}\nskipped: due, but no headroom under the usable limit"
     console().print(table)

@@ -54,6 +54,10 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(agent_id, str) and agent_id:
         note = subagent_note(payload)
     else:
+        from ctxrelay.claude._statedir import notice_possible
+
+        if not notice_possible(payload):
+            return None  # an ordinary main-thread tool call: nothing to load
         from ctxrelay.claude._notices import main_thread_notice
 
         note = main_thread_notice(payload)

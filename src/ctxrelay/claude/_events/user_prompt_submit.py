@@ -12,10 +12,14 @@ EVENT = "UserPromptSubmit"
 
 
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
-    from ctxrelay.claude._notices import main_thread_notice
+    from ctxrelay.claude._statedir import notice_possible
 
     if payload.get("agent_id"):
         return None  # not the main thread
+    if not notice_possible(payload):
+        return None
+    from ctxrelay.claude._notices import main_thread_notice
+
     note = main_thread_notice(payload)
     if note is None:
         return None
