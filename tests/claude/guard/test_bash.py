@@ -11,6 +11,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxrelay.claude.guard._model import LineRange
 from ctxrelay.claude.guard.bash import classify, deny_reason, might_print_file
@@ -396,3 +398,48 @@ def test_commands_without_a_printer_word_do_not_load_the_parser() -> None:
         "assert 'tree_sitter' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_directly_loaded_grammar_is_tree_sitter_bash() -> None:
+    """The guard loads tree-sitter-bash's binary module without its package ``__init__``
+    (which imports importlib.resources): it must be the very grammar the package gives."""
+    import tree_sitter
+    import tree_sitter_bash
+
+    from ctxrelay.claude.guard._shell import _bash_language, _get_parser
+
+    direct = tree_sitter.Language(_bash_language())
+    public = tree_sitter.Language(tree_sitter_bash.language())
+    assert (direct.name, direct.abi_version, direct.node_kind_count) == (
+        public.name,
+        public.abi_version,
+        public.node_kind_count,
+    )
+    source = b"cat <<'EOF' > f && head -n 3 g | wc\nx\nEOF\n"
+    ours = _get_parser().parse(source).root_node
+    theirs = tree_sitter.Parser(public).parse(source).root_node
+    assert str(ours) == str(theirs)
+
+
+_WORDS = (
+    "cat head tail sed -n -5 +3 1,5p $p f ~/x *.log ; && || | |& & ( ) { } < > >> 2> >& &> "
+    "<< <<< EOF 'EOF' $( ` <( \" ' \\ $x ${HOME} 0 1 2 ² 0x1F if then fi for in do done "
+    "while case esac cd sudo env X=1 = # -"
+)
+_PIECES = [*_WORDS.split(), " ", " ", " ", "\n"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30))
+@settings(max_examples=1000, deadline=None)
+def test_any_mix_of_shell_tokens_is_classified_without_raising(pieces: list[str]) -> None:
+    command = "".join(pieces)
+    result = classify(command, CWD)
+    reason = deny_reason(command, CWD)
+    assert (reason is not None) == bool(result)
+
+
+@given(st.text(max_size=80))
+@settings(max_examples=500, deadline=None)
+def test_any_text_is_classified_without_raising(command: str) -> None:
+    classify("cat " + command, CWD)
+    deny_reason(command + " | head", CWD)

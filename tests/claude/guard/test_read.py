@@ -71,3 +71,15 @@ def test_directories_and_fifos_are_left_alone(tmp_path: Path) -> None:
 def test_a_missing_or_odd_file_path_is_no_denial() -> None:
     assert deny_reason({}, None) is None
     assert deny_reason({"file_path": 5}, None) is None
+
+
+def test_the_example_call_is_valid_json_for_any_path(tmp_path: Path) -> None:
+    import json
+    import re
+
+    odd = sized(tmp_path / 'a "quoted" \\ name', READ_MAX_BYTES + 1)
+    reason = deny_reason({"file_path": str(odd)}, None)
+    assert reason is not None
+    match = re.search(r"Read (\{.*?\})\)", reason)
+    assert match is not None
+    assert json.loads(match.group(1)) == {"file_path": str(odd), "offset": 1, "limit": 200}

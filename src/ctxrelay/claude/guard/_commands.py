@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange, Unit
 
@@ -22,8 +22,7 @@ UNKNOWN_OPTION = "-\x00"
 can hold a NUL byte."""
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """The files a command prints (indices into its arguments; none means stdin) and
     the ranges it prints of each (``None``: known only at run time)."""
 
@@ -44,15 +43,17 @@ _SUFFIXES = {
     "G": 1024**3,
     "GiB": 1024**3,
 }
-_COUNT = re.compile(r"([+-]?)(\d+)([A-Za-z]*)\Z")
-_OBSOLETE = re.compile(r"-(\d+)([cl]?)(f?)\Z")  # head -5, tail -20, tail -5c, tail -20f
+# Patterns are compiled on first use (``re`` caches them): the hook imports this module
+# for every command that mentions cat/head/tail/sed, and most use one or two of them.
+_COUNT = r"([+-]?)(\d+)([A-Za-z]*)\Z"
+_OBSOLETE = r"-(\d+)([cl]?)(f?)\Z"  # head -5, tail -20, tail -5c, tail -20f
 
 
 def _count(text: str | None) -> tuple[str, int] | None:
     """``"5"`` → ``("", 5)``, ``"-5"`` → ``("-", 5)``, ``"+2K"`` → ``("+", 2048)``."""
     if text is None:
         return None
-    m = _COUNT.match(text)
+    m = re.match(_COUNT, text)
     if m is None or m.group(3) not in _SUFFIXES:
         return None
     return m.group(1), int(m.group(2)) * _SUFFIXES[m.group(3)]
@@ -139,7 +140,7 @@ def _head_tail(args: Args, *, tail: bool) -> Plan | None:
             if letter:
                 ranged = make(letter, _count(given))
             continue
-        old = _OBSOLETE.match(arg)
+        old = re.match(_OBSOLETE, arg) if arg[1:2].isdigit() else None
         if old is not None:
             unit = "c" if old.group(2) == "c" else "n"
             ranged = make(unit, ("", int(old.group(1))))
@@ -163,8 +164,8 @@ def _head_tail(args: Args, *, tail: bool) -> Plan | None:
 # sed: a script of line-addressed prints, "5p", "10,20p", "$p", "3,$p", "4,+2{p}",
 # separated by ";" or newlines, optionally with a quit ("20q"). Anything else (a regex
 # address, s///p, "!") is an edit or a search, not a file print.
-_SED_PRINT = re.compile(r"(\d+|\$)?(?:,(\d+|\$|\+\d+))?\s*(?:p|\{\s*p\s*;?\s*\})\Z")
-_SED_QUIT = re.compile(r"(\d+|\$)?\s*([qQ])(?:\s+\d+)?\Z")
+_SED_PRINT = r"(\d+|\$)?(?:,(\d+|\$|\+\d+))?\s*(?:p|\{\s*p\s*;?\s*\})\Z"
+_SED_QUIT = r"(\d+|\$)?\s*([qQ])(?:\s+\d+)?\Z"
 
 
 def _cap(r: LineRange, stop: int) -> LineRange | None:
@@ -185,7 +186,7 @@ def _sed_ranges(script: str) -> tuple[LineRange, ...] | None:
         item = part.strip()
         if not item:
             continue
-        quit_ = _SED_QUIT.match(item)
+        quit_ = re.match(_SED_QUIT, item)
         if quit_ is not None:
             at = quit_.group(1)
             if at != "$":
@@ -193,7 +194,7 @@ def _sed_ranges(script: str) -> tuple[LineRange, ...] | None:
                 last = line if quit_.group(2) == "q" else line - 1
                 stop = last if stop is None else min(stop, last)
             continue
-        m = _SED_PRINT.match(item)
+        m = re.match(_SED_PRINT, item)
         if m is None:
             return None
         a, b = m.group(1), m.group(2)

@@ -1,18 +1,22 @@
-"""Domain values of the Bash guard: what a command prints, and the Read calls instead."""
+"""Domain values of the Bash guard: what a command prints, and the Read calls instead.
+
+They are immutable ``NamedTuple``s rather than frozen dataclasses on purpose: this module
+is on the hook's path for every command that mentions cat/head/tail/sed, and importing
+``dataclasses`` (which pulls in ``inspect``) costs the hook process about as much again
+as all of its own code.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = ["WHOLE_FILE", "FilePrint", "LineRange", "Operand", "ReadCall", "Unit"]
 
 Unit = Literal["line", "byte"]
 
 
-@dataclass(frozen=True, slots=True)
-class LineRange:
+class LineRange(NamedTuple):
     """A printed range of a file, 1-based and inclusive.
 
     ``first``: the first line (or byte) printed; a negative value counts from the end
@@ -34,8 +38,7 @@ class LineRange:
 WHOLE_FILE = LineRange()
 
 
-@dataclass(frozen=True, slots=True)
-class Operand:
+class Operand(NamedTuple):
     """A file operand as the shell would see it.
 
     ``path`` is absolute when the word is literal and the shell's directory is known;
@@ -48,8 +51,7 @@ class Operand:
     glob: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class FilePrint:
+class FilePrint(NamedTuple):
     """One command whose output reaches the context and whose input is a file.
 
     ``ranges`` is ``None`` when the range cannot be known without running the command
@@ -63,8 +65,7 @@ class FilePrint:
     ranges: tuple[LineRange, ...] | None
 
 
-@dataclass(frozen=True, slots=True)
-class ReadCall:
+class ReadCall(NamedTuple):
     """The Read tool call that shows the same file and range as a denied command.
 
     ``note`` explains what the call could not express exactly (unknown line count,

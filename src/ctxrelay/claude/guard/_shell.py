@@ -26,15 +26,47 @@ if TYPE_CHECKING:
 __all__ = ["scan"]
 
 
+def _bash_language() -> object:
+    """tree-sitter-bash's language, loaded from its binary module alone when possible.
+
+    The package's ``__init__`` imports ``importlib.resources`` (for a highlighting query
+    the guard never reads), which costs the hook process more than the parser itself;
+    loading its ``_binding`` extension directly skips it. Any other layout falls back to
+    the public ``tree_sitter_bash.language()``.
+    """
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.find_spec("tree_sitter_bash")  # finds, does not import
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, "_binding" + suffix)
+            if not os.path.isfile(path):
+                continue
+            loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+            try:
+                binding = importlib.util.module_from_spec(
+                    importlib.util.spec_from_loader(loader.name, loader)  # type: ignore[arg-type]
+                )
+                loader.exec_module(binding)
+                return binding.language()
+            except Exception:  # any surprise: the public way below
+                break
+    import tree_sitter_bash
+
+    return tree_sitter_bash.language()
+
+
 @functools.cache
 def _get_parser() -> Parser:
     """The Bash parser, created on first use (the hook pays for it only when needed)."""
     try:
         import tree_sitter
-        import tree_sitter_bash
+
+        language = tree_sitter.Language(_bash_language())
     except ImportError as exc:
         raise MissingExtraError("the Bash guard", "guard") from exc
-    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return tree_sitter.Parser(language)
 
 
 # Statements whose children run in sequence, in the same shell and with the same output.
@@ -80,10 +112,11 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
 }
 
-_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
-_DQ_UNESCAPE = re.compile(r"\\([\\\"$`\n])")
-_GLOB = re.compile(r"(?<!\\)[*?[]")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Compiled on first use (``re`` caches them); most commands need none of them.
+_UNESCAPE = r"\\(.)"
+_DQ_UNESCAPE = r"\\([\\\"$`\n])"
+_ESCAPED_GLOB = r"(?<!\\)[*?[]"
+_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*="
 
 
 class _Word:
@@ -108,9 +141,11 @@ def _literal(node: Node) -> tuple[str | None, bool]:
     kind = node.type
     if kind == "word":
         raw = _text(node)
+        glob = "*" in raw or "?" in raw or "[" in raw
         if "\\" not in raw:
-            return raw, _GLOB.search(raw) is not None
-        return _UNESCAPE.sub(r"\1", raw), _GLOB.search(raw) is not None
+            return raw, glob
+        glob = glob and re.search(_ESCAPED_GLOB, raw) is not None
+        return re.sub(_UNESCAPE, r"\1", raw, flags=re.DOTALL), glob
     if kind == "number":
         return _text(node), False
     if kind == "raw_string":
@@ -119,7 +154,7 @@ def _literal(node: Node) -> tuple[str | None, bool]:
         parts: list[str] = []
         for child in node.named_children:
             if child.type == "string_content":
-                parts.append(_DQ_UNESCAPE.sub(r"\1", _text(child)))
+                parts.append(re.sub(_DQ_UNESCAPE, r"\1", _text(child)))
             else:
                 value, _ = _literal(child)
                 if value is None:
@@ -175,6 +210,11 @@ class _Redirected:
         self.followers: list[Node] = []  # statements a heredoc's line goes on with
 
 
+def _number(text: str) -> int | None:
+    """A file descriptor number: ASCII digits only ("²" is a digit to Python, not to bash)."""
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _fd(state: _Redirected, fd: int) -> bool:
     return state.out if fd == 1 else state.err if fd == 2 else False
 
@@ -211,7 +251,7 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
     targets: list[Node] = []
     for child in redirect.children:
         if child.type == "file_descriptor":
-            fd = int(_text(child))
+            fd = _number(_text(child))
         elif not child.is_named:
             op = child.type
         else:
@@ -224,8 +264,9 @@ def _apply(state: _Redirected, redirect: Node, fd_hint: int | None = None) -> No
         state.out = state.err = False
     elif op in (">&", "<&"):
         dest = "" if target is None else _text(target)
-        if dest.isdigit():
-            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, int(dest)))
+        source = _number(dest)
+        if source is not None:
+            _set(state, (1 if op == ">&" else 0) if fd is None else fd, _fd(state, source))
         elif dest == "-":
             _set(state, (1 if op == ">&" else 0) if fd is None else fd, False)
         elif op == ">&" and fd is None:
@@ -330,9 +371,10 @@ class _Walker:
         state = _Redirected(out, err)
         for redirect in redirects:
             hint = hints.get(redirect.start_byte)
-            if hint is not None and redirect.type == "file_redirect":
+            fd = None if hint is None else _number(_text(hint))
+            if hint is not None and fd is not None and redirect.type == "file_redirect":
                 args.remove(hint)
-                _apply(state, redirect, int(_text(hint)))
+                _apply(state, redirect, fd)
             else:
                 _apply(state, redirect)
         if name is None or not name.named_child_count:
@@ -414,7 +456,7 @@ def _unwrap(program: str, words: list[_Word]) -> tuple[str, list[_Word]]:
                 return "", []  # a lookup, not a run
             if value.startswith("-") and value != "-":
                 i += 2 if value in valued else 1
-            elif program == "env" and _ASSIGNMENT.match(value):
+            elif program == "env" and re.match(_ASSIGNMENT, value):
                 i += 1
             elif duration:
                 duration = False

@@ -26,14 +26,16 @@ PRECHECK_WORDS = ("cat", "head", "tail", "sed")
 """Words one of which a command must contain to be parsed at all; a test keeps them
 equal to the programs the guard understands (``_commands.PRINTERS``)."""
 
-# A program name ends at a non-name character; "/bin/cat" and "\cat" still match, while
-# "cat-file" or "header" do not.
-_PRECHECK = re.compile(r"(?<![\w.-])(?:" + "|".join(PRECHECK_WORDS) + r")(?![\w.-])")
+# A program name ends at a non-name character: "/bin/cat" and "\cat" match, "cat-file"
+# and "header" do not. Compiled on first use (and cached by ``re``).
+_PRECHECK = r"(?<![\w.-])(?:" + "|".join(PRECHECK_WORDS) + r")(?![\w.-])"
 
 
 def might_print_file(command: str) -> bool:
     """A cheap test that is true for every command the guard could deny."""
-    return _PRECHECK.search(command) is not None
+    if not any(word in command for word in PRECHECK_WORDS):
+        return False  # most commands: no regex compiled, nothing imported
+    return re.search(_PRECHECK, command) is not None
 
 
 def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | None:

@@ -6,6 +6,7 @@ reason's own advice, a Read with offset/limit, is never denied in turn.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Mapping
@@ -38,9 +39,9 @@ def deny_reason(tool_input: Mapping[str, object], cwd: str | None) -> str | None
         return None
     from ctxrelay.claude.guard._reads import mib
 
+    example = json.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
     return (
         f"ctxrelay guard: {path} is {mib(st.st_size)} ({st.st_size:,} bytes), over the "
         f"Read limit of {mib(READ_MAX_BYTES)}, so reading it whole would flood the context. "
-        f'Read a part of it with offset and limit (Read {{"file_path": "{path}", '
-        f'"offset": 1, "limit": 200}}), or search it with Grep.'
+        f"Read a part of it with offset and limit (Read {example}), or search it with Grep."
     )
