@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+# The store's fixtures (a throwaway PostgreSQL cluster, per-test store locations).
+pytest_plugins = ["tests.store.fixtures"]
+
 PROJECT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CTXRELAY_SHARED_DIR", PROJECT.parent / "shared"))
 

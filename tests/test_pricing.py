@@ -159,3 +159,17 @@ def test_bad_price_files(tmp_path: Path, text: str, message: str) -> None:
 def test_missing_price_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_prices(tmp_path / "nope.toml")
+
+
+def test_a_file_entry_wins_over_a_longer_builtin_prefix(tmp_path: Path) -> None:
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps({"claude-opus": {"input": 0, "output": 0}}))
+    table = load_prices(path)
+    opus = table.lookup("claude-opus-4-6")
+    assert opus is not None
+    assert opus.output == 0
+    sonnet = table.lookup("claude-sonnet-4-5")
+    assert sonnet is not None
+    assert sonnet.output == 15.0
+    assert "claude-opus" in table
+    assert len(table) == len(DEFAULT_PRICES)

@@ -18,10 +18,12 @@ __all__ = [
     "RequestTooLargeError",
     "SessionBusyError",
     "SessionNotFoundError",
+    "StaleWindowError",
     "StoreError",
     "StoreUnavailableError",
     "TranscriptError",
     "UnsupportedSchemaError",
+    "WindowNotFoundError",
 ]
 
 
@@ -80,6 +82,28 @@ class SessionNotFoundError(StoreError):
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         super().__init__(f"no session {session_id!r} in this store")
+
+
+class StaleWindowError(StoreError):
+    """A write named a window that is not the session's open one (another worker sealed it
+    first, or it belongs elsewhere); nothing was written."""
+
+    def __init__(self, window_id: str, why: str) -> None:
+        self.window_id = window_id
+        super().__init__(f"window {window_id!r} is not the session's open window: {why}")
+
+
+class WindowNotFoundError(StoreError):
+    """A history read named a window the session cannot see (absent, or before the newest
+    manual reset)."""
+
+    def __init__(self, session_id: str, index: int) -> None:
+        self.session_id = session_id
+        self.index = index
+        super().__init__(
+            f"window {index} is not in this session's visible history "
+            "(it does not exist or precedes the newest manual reset)"
+        )
 
 
 class SessionBusyError(StoreError):

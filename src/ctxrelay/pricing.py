@@ -132,35 +132,60 @@ def normalize_model(model: str) -> str:
 
 
 class PriceTable(Mapping[str, Prices]):
-    """Model id prefix -> :class:`Prices`; :meth:`lookup` finds a model's prices."""
+    """Model id prefix -> :class:`Prices`; :meth:`lookup` finds a model's prices.
 
-    def __init__(self, entries: Mapping[str, Prices]) -> None:
+    A table made by :meth:`merged` (a price file) is looked up first, its base after:
+    an entry of the user's file wins over a longer built-in prefix, so pricing
+    ``claude-opus`` in a file reprices every Opus model.
+    """
+
+    def __init__(self, entries: Mapping[str, Prices], base: PriceTable | None = None) -> None:
         self._entries = {normalize_model(k): v for k, v in entries.items()}
+        self._base = base
         # Longest prefix first, so ``gpt-4o-mini`` wins over ``gpt-4o``.
         self._order = sorted(self._entries, key=len, reverse=True)
 
+    def _layers(self) -> list[PriceTable]:
+        layers: list[PriceTable] = []
+        table: PriceTable | None = self
+        while table is not None:
+            layers.append(table)
+            table = table._base
+        return layers
+
+    def _all(self) -> dict[str, Prices]:
+        merged: dict[str, Prices] = {}
+        for layer in reversed(self._layers()):
+            merged.update(layer._entries)
+        return merged
+
     def __getitem__(self, key: str) -> Prices:
-        return self._entries[normalize_model(key)]
+        return self._all()[normalize_model(key)]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._entries)
+        return iter(self._all())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._all())
 
     def match(self, model: str | None) -> tuple[str, Prices] | None:
         """The key and prices that apply to ``model``; ``None`` when nothing matches."""
         if not model:
             return None
         name = normalize_model(model)
-        for key in self._order:
-            if name.startswith(key):
-                return key, self._entries[key]
+        layers = self._layers()
+        for layer in layers:
+            for key in layer._order:
+                if name.startswith(key):
+                    return key, layer._entries[key]
         if name.startswith("claude"):
             for family in _FAMILIES:
                 key = f"claude-{family}"
-                if family in name and key in self._entries:
-                    return key, self._entries[key]
+                if family not in name:
+                    continue
+                for layer in layers:
+                    if key in layer._entries:
+                        return key, layer._entries[key]
         return None
 
     def lookup(self, model: str | None) -> Prices | None:
@@ -169,8 +194,8 @@ class PriceTable(Mapping[str, Prices]):
         return None if found is None else found[1]
 
     def merged(self, overrides: Mapping[str, Prices]) -> PriceTable:
-        """This table with ``overrides`` laid over it (an override key wins)."""
-        return PriceTable({**self._entries, **overrides})
+        """A table whose ``overrides`` are looked up before this one."""
+        return PriceTable(overrides, base=self)
 
 
 DEFAULT_PRICES = PriceTable(_DEFAULTS)

@@ -189,3 +189,45 @@ def test_any_truncation_of_a_real_transcript_reads_like_the_full_pass(cut: float
     else:
         assert reading is not None
         assert reading.context_tokens == transcript.responses[-1].context_tokens
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+garbage_line = st.one_of(
+    st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")),
+    json_values.map(lambda v: json.dumps(v).encode()),
+    st.builds(
+        lambda msg, usage: json.dumps(
+            {"type": "assistant", "isSidechain": False, "message": {**msg, "usage": usage}}
+        ).encode(),
+        st.dictionaries(st.sampled_from(["id", "model", "role"]), json_values, max_size=3),
+        json_values,
+    ),
+    st.builds(
+        lambda meta: json.dumps(
+            {"type": "system", "subtype": "compact_boundary", "compactMetadata": meta}
+        ).encode(),
+        json_values,
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(garbage_line, max_size=25), chunk=st.integers(1, 300))
+def test_malformed_transcripts_never_raise(lines: list[bytes], chunk: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        path.write_bytes(b"\n".join(lines))
+        reading = latest_context(path, first_chunk=chunk)
+        stats = agent_stats(path)
+        transcript = scan(path)
+    assert stats is not None
+    if reading is not None and reading.context_tokens is not None:
+        assert reading.context_tokens >= 0
+    assert stats.turns_used >= 0
+    assert transcript.requests >= 0

@@ -102,14 +102,21 @@ class Row:
     text: str | None
     metadata: Mapping[str, Any]
     created_at: float
+    text_bytes: int | None = None
+    """Set only on rows from ``history_search``/``history_read`` whose ``text`` was cut to
+    the history bounds: the full size of the text in UTF-8 bytes (``None`` = text whole)."""
 
 
 @dataclass(frozen=True, slots=True)
 class HistoryHit:
-    """A search result of ``session_history``: the row and the window it belongs to."""
+    """A search result of ``session_history``: the row and the window it belongs to.
+
+    ``row.text`` is an excerpt around the first match when the text is long (then
+    ``row.text_bytes`` is the full size and ``excerpt_start`` the excerpt's byte offset)."""
 
     window_index: int
     row: Row
+    excerpt_start: int = 0
 
 
 @runtime_checkable

@@ -1,0 +1,64 @@
+"""``ctxrelay analyze``: what Claude Code sessions cost, and what a policy would have cost.
+
+It reads transcripts with :mod:`ctxrelay.transcripts`, prices them with
+:mod:`ctxrelay.pricing`, and replays each main chain under ``none`` (as recorded),
+``compact`` (Claude Code's auto-compaction) and ``handoff:P`` (ctxrelay's slider, decided
+by :func:`ctxrelay.budget.evaluate` at every dispatch). The replay's assumptions are in
+:class:`Assumptions` and are printed with every result.
+"""
+
+from ctxrelay.analyze._policies import (
+    DEFAULT_POLICIES,
+    Policy,
+    Sweep,
+    parse_policies,
+    parse_policy,
+    parse_sweep,
+)
+from ctxrelay.analyze._replay import (
+    Assumptions,
+    ReplayResult,
+    SimRequest,
+    measure_assumptions,
+    replay,
+)
+from ctxrelay.analyze._report import (
+    SessionReport,
+    SubagentReport,
+    SweepPoint,
+    analyze_paths,
+    analyze_session,
+    analyze_transcript,
+    default_projects_dir,
+    discover,
+    recommend,
+    report_json,
+    sweep_totals,
+)
+from ctxrelay.analyze._store import analyze_store
+
+__all__ = [
+    "DEFAULT_POLICIES",
+    "Assumptions",
+    "Policy",
+    "ReplayResult",
+    "SessionReport",
+    "SimRequest",
+    "SubagentReport",
+    "Sweep",
+    "SweepPoint",
+    "analyze_paths",
+    "analyze_session",
+    "analyze_store",
+    "analyze_transcript",
+    "default_projects_dir",
+    "discover",
+    "measure_assumptions",
+    "parse_policies",
+    "parse_policy",
+    "parse_sweep",
+    "recommend",
+    "replay",
+    "report_json",
+    "sweep_totals",
+]

@@ -1,0 +1,150 @@
+"""``--plot FILE.png``: context curves of each session under each replayed policy."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from ctxrelay.analyze._replay import ReplayResult
+from ctxrelay.analyze._report import SessionReport
+from ctxrelay.budget import Budget
+from ctxrelay.errors import MissingExtraError
+
+__all__ = ["MAX_PLOTTED_SESSIONS", "plot_sessions"]
+
+MAX_PLOTTED_SESSIONS = 6
+"""More panels than this stop being readable; the sessions with most requests are drawn."""
+
+MIN_PLOTTED_REQUESTS = 20
+"""Shorter sessions are left out of the plot (they never come near a limit)."""
+
+_COLORS = ["#444444", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+def _pyplot() -> tuple[Any, Any]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
+    except ImportError:
+        raise MissingExtraError("ctxrelay analyze --plot", "plot") from None
+    return plt, FuncFormatter
+
+
+def _xs(result: ReplayResult) -> list[float]:
+    """Recorded requests at their index; requests a policy added sit just after the
+    recorded request they follow, so every policy shares one x axis."""
+    xs: list[float] = []
+    last = -1.0
+    added = 0
+    for request in result.requests:
+        if request.recorded is not None:
+            last, added = float(request.recorded), 0
+            xs.append(last)
+        else:
+            added += 1
+            xs.append(last + 0.3 * added)
+    return xs
+
+
+def _label(result: ReplayResult) -> str:
+    money = "unpriced" if result.cost_usd is None else f"${result.cost_usd:,.2f}"
+    events = []
+    if result.compactions:
+        events.append(f"{result.compactions} compaction{'s' * (result.compactions > 1)}")
+    restarts = result.rollovers + result.forced_rollovers
+    if restarts:
+        events.append(f"{restarts} rollover{'s' * (restarts > 1)}")
+    tail = f", {', '.join(events)}" if events else ""
+    return f"{result.policy}: {money}{tail}"
+
+
+def plot_sessions(
+    reports: Sequence[SessionReport], path: str | os.PathLike[str]
+) -> list[SessionReport]:
+    """Draw up to :data:`MAX_PLOTTED_SESSIONS` sessions into a PNG; returns those drawn."""
+    plt, formatter = _pyplot()
+    ranked = sorted(reports, key=lambda r: -r.transcript.requests)
+    # A session of a handful of requests draws a dot; show them only if nothing else.
+    chosen = [r for r in ranked if r.transcript.requests >= MIN_PLOTTED_REQUESTS]
+    chosen = (chosen or ranked[:1])[:MAX_PLOTTED_SESSIONS]
+    panels = max(1, len(chosen))
+    fig, axes = plt.subplots(panels, 1, figsize=(12, 3.4 * panels), squeeze=False)
+    for ax, report in zip((row[0] for row in axes), chosen, strict=False):
+        a = report.assumptions
+        ax.axhline(a.limit, color="black", linewidth=1.2, label=f"limit {a.limit:,}")
+        ax.axhline(
+            a.usable_limit,
+            color="black",
+            linestyle="--",
+            linewidth=0.8,
+            label=f"usable {a.usable_limit:,}",
+        )
+        ax.axhline(
+            a.compact_at,
+            color="#7f7f7f",
+            linestyle=":",
+            linewidth=0.9,
+            label=f"auto-compact {a.compact_at:,}",
+        )
+        for k, result in enumerate(report.replays):
+            color = _COLORS[k % len(_COLORS)]
+            xs = _xs(result)
+            ys = [r.tokens for r in result.requests]
+            if result.policy.kind == "none":
+                # The recording: wide and pale underneath, so a replay that matches it
+                # (compact often does, to the request) stays visible on top.
+                ax.plot(
+                    xs, ys, color="#9a9a9a", linewidth=4, alpha=0.55, label=_label(result),
+                    zorder=1,
+                )  # fmt: skip
+                color = "#7a7a7a"
+            else:
+                ax.plot(xs, ys, color=color, linewidth=1.3, label=_label(result), zorder=2)
+            restarts = result.restarts
+            if restarts:
+                ax.scatter(
+                    [xs[i - 1] for i in restarts],
+                    [ys[i - 1] for i in restarts],
+                    marker="v",
+                    color=color,
+                    s=36,
+                    zorder=3,
+                )
+            if result.policy.kind == "handoff" and result.policy.threshold is not None:
+                budget = Budget(a.limit, a.output_reserve, result.policy.threshold)
+                if budget.handoff_target is not None:
+                    ax.axhline(
+                        budget.handoff_target,
+                        color=color,
+                        linestyle="-.",
+                        linewidth=0.9,
+                        label=f"{result.policy} target {budget.handoff_target:,}",
+                    )
+                if budget.warning_at is not None:
+                    ax.axhline(
+                        budget.warning_at,
+                        color=color,
+                        linestyle=":",
+                        linewidth=0.8,
+                        label=f"{result.policy} warning {budget.warning_at:,}",
+                    )
+        t = report.transcript
+        ax.set_title(
+            f"{report.session_id[:8]}  ·  {t.model or 'unknown model'}  ·  "
+            f"{t.requests} requests  (▼ rollover or compaction)",
+            fontsize=10,
+        )
+        ax.set_xlabel("recorded request")
+        ax.set_ylabel("context tokens")
+        ax.set_ylim(0, a.limit * 1.05)
+        ax.yaxis.set_major_formatter(formatter(lambda v, _: f"{v / 1000:.0f}k"))
+        ax.grid(alpha=0.25)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    fig.savefig(os.fspath(path), dpi=90)
+    plt.close(fig)
+    return chosen

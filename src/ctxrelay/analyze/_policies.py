@@ -1,0 +1,103 @@
+"""The policies a transcript can be replayed under, as the CLI spells them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from ctxrelay.budget.bounds import CONTEXT_PERCENT
+from ctxrelay.errors import ConfigError
+
+__all__ = ["DEFAULT_POLICIES", "Policy", "Sweep", "parse_policies", "parse_policy", "parse_sweep"]
+
+PolicyKind = Literal["none", "compact", "handoff"]
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """``none`` (as recorded), ``compact`` (Claude Code's auto-compaction) or
+    ``handoff`` at ``threshold`` percent of the window (ctxrelay's slider)."""
+
+    kind: PolicyKind
+    threshold: float | None = None
+
+    def __str__(self) -> str:
+        if self.kind != "handoff":
+            return self.kind
+        assert self.threshold is not None
+        value = self.threshold
+        return f"handoff:{int(value) if float(value).is_integer() else value}"
+
+
+DEFAULT_POLICIES = (Policy("none"), Policy("compact"), Policy("handoff", CONTEXT_PERCENT))
+
+
+def _percent(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{what} must be a percentage, got {text!r}") from None
+    if not math.isfinite(value) or not 0 < value < 100:
+        raise ConfigError(f"{what} must be a percentage above 0 and below 100, got {text!r}")
+    return value
+
+
+def parse_policy(text: str) -> Policy:
+    """``none``, ``compact``, ``handoff`` (the default slider) or ``handoff:P``."""
+    name, _, arg = text.strip().partition(":")
+    name = name.lower()
+    if name in ("none", "compact") and not arg:
+        return Policy(name)  # type: ignore[arg-type]
+    if name == "handoff":
+        if not arg:
+            return Policy("handoff", CONTEXT_PERCENT)
+        return Policy("handoff", _percent(arg, "the handoff slider"))
+    raise ConfigError(
+        f"unknown policy {text!r}; use none, compact or handoff:P with P a percentage"
+    )
+
+
+def parse_policies(texts: list[str]) -> tuple[Policy, ...]:
+    """Policies from repeated or comma-separated ``--policy`` values, first one wins."""
+    found: dict[str, Policy] = {}
+    for text in texts:
+        for part in text.split(","):
+            if part.strip():
+                policy = parse_policy(part)
+                found.setdefault(str(policy), policy)
+    return tuple(found.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """Handoff sliders from ``start`` to ``stop`` (inclusive) every ``step`` points."""
+
+    start: float
+    stop: float
+    step: float = 5
+
+    def thresholds(self) -> list[float]:
+        count = math.floor((self.stop - self.start) / self.step + 1e-9)
+        return [round(self.start + i * self.step, 6) for i in range(count + 1)]
+
+
+def parse_sweep(text: str) -> Sweep:
+    """``A..B`` or ``A..B:STEP`` (percent; the step defaults to 5)."""
+    span, _, step_text = text.partition(":")
+    start_text, sep, stop_text = span.partition("..")
+    if not sep:
+        raise ConfigError(f"the sweep must look like 30..90 or 30..90:5, got {text!r}")
+    start = _percent(start_text, "the sweep start")
+    stop = _percent(stop_text, "the sweep end")
+    if stop < start:
+        raise ConfigError(f"the sweep end must not be below its start, got {text!r}")
+    step = 5.0
+    if step_text:
+        try:
+            step = float(step_text)
+        except ValueError:
+            raise ConfigError(f"the sweep step must be a number, got {step_text!r}") from None
+        if not math.isfinite(step) or step <= 0:
+            raise ConfigError(f"the sweep step must be above 0, got {step_text!r}")
+    return Sweep(start, stop, step)

@@ -1,0 +1,351 @@
+"""``ctxrelay sessions list|show|history|reset``: look into (and reset) stored sessions."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any
+
+from rich.markup import escape
+
+from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+from ctxrelay.errors import SessionNotFoundError, StoreError
+from ctxrelay.store import (
+    DB_ENV,
+    HistoryHit,
+    Row,
+    SessionInfo,
+    Store,
+    WindowInfo,
+    open_store,
+)
+
+__all__ = ["main", "show_json"]
+
+_DESCRIPTION = f"""\
+Look into the sessions a ctxrelay store holds, and reset one.
+
+  list              sessions, newest first
+  show ID           every window of a session and its rows (the host's full view)
+  history ID        what the agent's session_history tool sees (after the newest reset):
+                      the visible windows, --search TEXT, or --window N [--offset --limit]
+  reset ID          seal the open window with manual_reset and open a fresh one; history
+                      never shows the agent anything from before it (the privacy floor)
+
+ID may be a unique prefix of a session id. --db takes a file path, a sqlite:///path URL or
+a postgresql://user:password@host:port/db URL; without it ${DB_ENV} or the default file
+in your data directory is used.
+
+Examples:
+  ctxrelay sessions list
+  ctxrelay sessions show 3f9c --json
+  ctxrelay sessions history 3f9c --search "pytest -k"
+  ctxrelay sessions history 3f9c --window 2 --offset 40 --limit 20
+  ctxrelay sessions list --db postgresql://ctx:secret@127.0.0.1:5432/ctxrelay
+"""
+
+#: How long ``reset`` waits for a dispatch of the session to finish.
+RESET_WAIT_S = 10.0
+
+
+def _when(stamp: float | None) -> str:
+    if stamp is None:
+        return ""
+    return dt.datetime.fromtimestamp(stamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _one_line(text: str | None, width: int = 100) -> str:
+    if text is None:
+        return ""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _add_row(table: Any, *values: str) -> None:
+    """Cells as plain text: stored text is never read as rich markup."""
+    from rich.text import Text
+
+    table.add_row(*(Text(v) for v in values))
+
+
+def _resolve(store: Store, ident: str) -> SessionInfo:
+    """The session with id ``ident``, or the only one whose id starts with it."""
+    try:
+        return store.get_session(ident)
+    except SessionNotFoundError:
+        if len(ident) < 4:
+            raise
+    matches = [s for s in store.list_sessions(limit=100_000) if s.id.startswith(ident)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise SessionNotFoundError(ident)
+    raise StoreError(
+        f"{len(matches)} sessions start with {ident!r}; give more of the id to choose one"
+    )
+
+
+def show_json(store: Store, session_id: str) -> dict[str, Any]:
+    """The ``sessions show --json`` object (DESIGN §7)."""
+    by_window: dict[str, list[dict[str, Any]]] = {}
+    for row in store.rows(session_id):
+        item: dict[str, Any] = {"kind": row.kind, "metadata": dict(row.metadata)}
+        if row.text is not None:
+            item["text"] = row.text
+        by_window.setdefault(row.window_id, []).append(item)
+    return {
+        "session_id": session_id,
+        "windows": [
+            {
+                "index": w.index,
+                "id": w.id,
+                "seal_reason": w.seal_reason,
+                "rows": by_window.get(w.id, []),
+            }
+            for w in store.windows(session_id)
+        ],
+    }
+
+
+def _window_json(w: WindowInfo) -> dict[str, Any]:
+    return {
+        "index": w.index,
+        "id": w.id,
+        "seal_reason": w.seal_reason,
+        "opened_at": w.opened_at,
+        "sealed_at": w.sealed_at,
+    }
+
+
+def _row_json(row: Row) -> dict[str, Any]:
+    return {
+        "seq": row.seq,
+        "kind": row.kind,
+        "text": row.text,
+        "text_bytes": row.text_bytes,
+        "metadata": dict(row.metadata),
+        "created_at": row.created_at,
+    }
+
+
+def _list(store: Store, args: argparse.Namespace) -> None:
+    sessions = store.list_sessions(limit=args.limit)
+    summary = []
+    for s in sessions:
+        windows = store.windows(s.id)
+        summary.append((s, windows))
+    if args.json:
+        print_json(
+            {
+                "sessions": [
+                    {
+                        "session_id": s.id,
+                        "status": s.status,
+                        "created_at": s.created_at,
+                        "windows": len(ws),
+                        "current_window": ws[-1].index if ws else None,
+                        "metadata": dict(s.metadata),
+                    }
+                    for s, ws in summary
+                ]
+            }
+        )
+        return
+    out = console()
+    if not sessions:
+        out.print(f"No sessions in {store_label(store)}.", markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(title=escape(f"Sessions in {store_label(store)}"), title_justify="left")
+    table.add_column("session", no_wrap=True)
+    table.add_column("created")
+    table.add_column("status")
+    table.add_column("windows", justify="right")
+    table.add_column("seals")
+    for s, ws in summary:
+        seals = ", ".join(w.seal_reason for w in ws if w.seal_reason) or "-"
+        _add_row(table, s.id, _when(s.created_at), s.status, str(len(ws)), _one_line(seals, 60))
+    out.print(table)
+
+
+def _show(store: Store, args: argparse.Namespace) -> None:
+    session = _resolve(store, args.id)
+    if args.json:
+        print_json(show_json(store, session.id))
+        return
+    from rich.table import Table
+
+    out = console()
+    out.print(f"session {session.id}", style="bold", markup=False)
+    out.print(f"  status {session.status}, created {_when(session.created_at)}", markup=False)
+    if session.metadata:
+        out.print(f"  metadata {dict(session.metadata)}", markup=False)
+    rows = store.rows(session.id)
+    for w in store.windows(session.id):
+        seal = f"sealed: {w.seal_reason} at {_when(w.sealed_at)}" if w.sealed else "open"
+        table = Table(title=escape(f"window {w.index} ({w.id}) - {seal}"), title_justify="left")
+        table.add_column("seq", justify="right")
+        table.add_column("kind")
+        table.add_column("text")
+        table.add_column("metadata")
+        for row in rows:
+            if row.window_id == w.id:
+                meta = _one_line(str(dict(row.metadata)), 60) if row.metadata else ""
+                _add_row(table, str(row.seq), row.kind, _one_line(row.text, args.width), meta)
+        out.print(table)
+
+
+def _history(store: Store, args: argparse.Namespace) -> None:
+    session = _resolve(store, args.id)
+    if args.search is not None:
+        hits = store.history_search(session.id, args.search, limit=args.limit or 20)
+        if args.json:
+            print_json(
+                {
+                    "session_id": session.id,
+                    "query": args.search,
+                    "hits": [
+                        {"window": h.window_index, "excerpt_start": h.excerpt_start}
+                        | _row_json(h.row)
+                        for h in hits
+                    ],
+                }
+            )
+        else:
+            _hits_table(hits, args)
+        return
+    if args.window is not None:
+        rows = store.history_read(
+            session.id, args.window, offset=args.offset, limit=args.limit or 50
+        )
+        if args.json:
+            print_json(
+                {
+                    "session_id": session.id,
+                    "window": args.window,
+                    "offset": args.offset,
+                    "rows": [_row_json(r) for r in rows],
+                }
+            )
+            return
+        from rich.table import Table
+
+        table = Table(title=f"window {args.window} from row {args.offset}", title_justify="left")
+        table.add_column("seq", justify="right")
+        table.add_column("kind")
+        table.add_column("text")
+        for r in rows:
+            cut = f" [cut from {r.text_bytes:,} bytes]" if r.text_bytes is not None else ""
+            _add_row(table, str(r.seq), r.kind, _one_line(r.text, args.width) + cut)
+        console().print(table)
+        return
+    windows = store.history_windows(session.id)
+    if args.json:
+        print_json({"session_id": session.id, "windows": [_window_json(w) for w in windows]})
+        return
+    from rich.table import Table
+
+    table = Table(title=escape(f"windows visible to session {session.id}"), title_justify="left")
+    table.add_column("index", justify="right")
+    table.add_column("opened")
+    table.add_column("sealed")
+    table.add_column("reason")
+    for w in windows:
+        _add_row(table, str(w.index), _when(w.opened_at), _when(w.sealed_at), w.seal_reason or "")
+    console().print(table)
+
+
+def _hits_table(hits: list[HistoryHit], args: argparse.Namespace) -> None:
+    out = console()
+    if not hits:
+        out.print(f"No match for {args.search!r} in the visible history.", markup=False)
+        return
+    from rich.table import Table
+
+    table = Table(title=escape(f"matches for {args.search!r}, newest first"), title_justify="left")
+    table.add_column("window", justify="right")
+    table.add_column("seq", justify="right")
+    table.add_column("kind")
+    table.add_column("excerpt")
+    for h in hits:
+        _add_row(
+            table,
+            str(h.window_index),
+            str(h.row.seq),
+            h.row.kind,
+            _one_line(h.row.text, args.width),
+        )
+    out.print(table)
+
+
+def _reset(store: Store, args: argparse.Namespace) -> None:
+    session = _resolve(store, args.id)
+    with store.dispatch_lock(session.id, timeout=args.wait):
+        window = store.reset(session.id)
+    if args.json:
+        print_json({"session_id": session.id, "window": {"index": window.index, "id": window.id}})
+        return
+    console().print(
+        f"Session {session.id}: window {window.index - 1} sealed (manual_reset); "
+        f"window {window.index} is open and history before it is hidden from the agent.",
+        markup=False,
+    )
+
+
+def store_label(store: Store) -> str:
+    describe = getattr(store, "describe", None)
+    return str(describe()) if callable(describe) else type(store).__name__
+
+
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="ctxrelay sessions",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="action", required=True, metavar="list|show|history|reset")
+    common = ArgumentParser(add_help=False)
+    common.add_argument(
+        "--db", help=f"store file or URL (default: ${DB_ENV} or the user data directory)"
+    )
+    common.add_argument("--json", action="store_true", help="print only JSON")
+    listing = sub.add_parser("list", parents=[common], help="sessions, newest first")
+    listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    show = sub.add_parser("show", parents=[common], help="all windows and rows of a session")
+    show.add_argument("id", help="session id (or a unique prefix)")
+    show.add_argument("--width", type=int, default=100, help="text column width in tables")
+    hist = sub.add_parser("history", parents=[common], help="what the agent's session_history sees")
+    hist.add_argument("id", help="session id (or a unique prefix)")
+    hist.add_argument("--search", metavar="TEXT", help="case-insensitive text search")
+    hist.add_argument("--window", type=int, metavar="N", help="read rows of window N")
+    hist.add_argument("--offset", type=int, default=0, help="first row to read (default 0)")
+    hist.add_argument("--limit", type=int, help="rows or hits (default 50 / 20; at most 500)")
+    hist.add_argument("--width", type=int, default=100, help="text column width in tables")
+    reset = sub.add_parser("reset", parents=[common], help="manual reset (the privacy floor)")
+    reset.add_argument("id", help="session id (or a unique prefix)")
+    reset.add_argument(
+        "--wait",
+        type=float,
+        default=RESET_WAIT_S,
+        help="seconds to wait for a running dispatch of the session (default %(default)s)",
+    )
+    return parser
+
+
+@handle_errors
+def main(argv: Sequence[str]) -> int:
+    parser = _parser()
+    args = parser.parse_args(list(argv))
+    if args.action == "history" and args.search is not None and args.window is not None:
+        parser.error("give either --search or --window, not both")
+    # Never create a store where there was none: a typo in --db is an error, not a new file.
+    store = open_store(args.db, create=False)
+    try:
+        {"list": _list, "show": _show, "history": _history, "reset": _reset}[args.action](
+            store, args
+        )
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,137 @@
+"""Sessions on disk: discovery, subagents, compaction summaries, the §7 JSON shape."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.analyze import analyze_paths, analyze_session, discover, parse_sweep, report_json
+from ctxrelay.errors import ConfigError
+from ctxrelay.pricing import DEFAULT_PRICES, cost
+from tests.conftest import corpus_path
+from tests.transcripts._lines import assistant, write
+
+SPOTTER = "corpora/claude-code-transcripts/spotter"
+
+SESSION_KEYS = {
+    "session_id", "path", "model", "requests", "peak_context_tokens",
+    "final_context_tokens", "compactions", "usage", "cost_usd", "subagents", "whatif",
+}  # fmt: skip
+USAGE_KEYS = {
+    "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
+}  # fmt: skip
+
+EXPECTED = {
+    # session id: (requests, [subagent id: requests])
+    "258c7280-ae70-4798-800f-63464d01a85d": (152, {"a881341": 3}),
+    "4d5611e5-241a-462a-8d15-5122611a9569": (139, {"a2898e3": 12}),
+    "8463c716-a2ea-4c14-9efa-87158ebd9f20": (143, {"a7be2f0": 13}),
+    "55604662-cf2a-4331-851a-ec234028f8ca": (1, {}),  # short.jsonl
+    "491e126e-1e71-469c-ade2-fcc8af567c74": (12, {}),  # subagent.jsonl
+    "d6e0bada-1959-4eec-a9d2-0bfade768d8f": (4, {}),  # tool_heavy.jsonl
+}
+
+
+def test_every_spotter_session_with_exact_counts_and_the_section_7_shape() -> None:
+    root = corpus_path("corpora/claude-code-transcripts")
+    sweep = parse_sweep("30..90")
+    doc = json.loads(json.dumps(report_json(analyze_paths([root], sweep=sweep), sweep)))
+    sessions = {s["session_id"]: s for s in doc["sessions"]}
+    assert set(sessions) == set(EXPECTED)
+    for session_id, (requests, agents) in EXPECTED.items():
+        s = sessions[session_id]
+        assert set(s) == SESSION_KEYS
+        assert s["requests"] == requests
+        assert set(s["usage"]) == USAGE_KEYS
+        assert {a["agent_id"]: a["requests"] for a in s["subagents"]} == agents
+        for agent in s["subagents"]:
+            assert set(agent) == {"agent_id", "requests", "peak_context_tokens", "usage"}
+            assert set(agent["usage"]) == USAGE_KEYS
+        for c in s["compactions"]:
+            assert set(c) == {"pre_tokens"}
+        assert s["model"] == "claude-opus-4-6"
+        assert isinstance(s["cost_usd"], float)
+        assert s["whatif"]["sweep"]["recommended_threshold"] in sweep.thresholds()
+        assert [p["policy"] for p in s["whatif"]["policies"]] == ["none", "compact", "handoff:60"]
+    pre = {k: [c["pre_tokens"] for c in s["compactions"]] for k, s in sessions.items()}
+    assert pre["258c7280-ae70-4798-800f-63464d01a85d"] == [167_094]
+    assert pre["4d5611e5-241a-462a-8d15-5122611a9569"] == [170_251]
+    assert pre["8463c716-a2ea-4c14-9efa-87158ebd9f20"] == [167_731]
+    assert doc["totals"]["requests"] == sum(r for r, _ in EXPECTED.values())
+    assert doc["totals"]["sweep"]["recommended_threshold"] in sweep.thresholds()
+
+
+def test_usage_and_cost_add_up() -> None:
+    path = corpus_path(f"{SPOTTER}/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl")
+    report = analyze_session(path)
+    data = report.as_json()
+    assert data["usage"] == report.transcript.usage.as_dict()
+    assert data["usage"]["cache_read_input_tokens"] == 15_740_561
+    (agent,) = report.subagents
+    assert agent.model == "claude-haiku-4-5-20251001"
+    haiku = DEFAULT_PRICES.lookup(agent.model)
+    assert haiku is not None
+    assert agent.cost_usd == pytest.approx(cost(agent.usage, haiku))
+    # One summarizer file, matched to the one compaction, priced at the session's model.
+    assert len(report.summarizer) == 1
+    assert report.summarizer[0][0].context_tokens == 169_910
+    assert data["cost_usd"] == pytest.approx(
+        (report.main_cost_usd or 0) + (report.summarizer_cost_usd or 0) + agent.cost_usd,
+        abs=1e-5,
+    )
+
+
+def test_discovery_skips_subagent_files_and_takes_files(tmp_path: Path) -> None:
+    root = corpus_path(SPOTTER)
+    found = discover([root])
+    assert len(found) == 6
+    assert not any("subagents" in p.parts for p in found)
+    single = root / "short.jsonl"
+    assert discover([single, single]) == [single]
+    with pytest.raises(ConfigError, match="no transcript or directory"):
+        discover([tmp_path / "nope"])
+
+
+def test_capture_2_1_197_with_its_subagent(tmp_path: Path) -> None:
+    projects = corpus_path("corpora/claude-code-capture/projects")
+    (report,) = analyze_paths([projects])
+    assert report.transcript.requests == 4
+    assert report.transcript.model == "claude-opus-4-8"
+    (agent,) = report.subagents
+    assert (agent.agent_id, agent.requests, agent.peak_context_tokens) == (
+        "a0ccb5802f157f5c2",
+        3,
+        106_005,
+    )
+    assert report.prices is not None  # a newer Opus: priced at the family's latest
+
+
+def test_inline_sidechains_become_subagents(tmp_path: Path) -> None:
+    side = assistant("s1", read=50_000, sidechain=True)
+    side["agentId"] = "old-agent"
+    path = write(tmp_path / "old.jsonl", [assistant("m1", read=30_000), side])
+    report = analyze_session(path)
+    assert report.transcript.requests == 1
+    (agent,) = report.subagents
+    assert (agent.agent_id, agent.requests, agent.peak_context_tokens) == ("old-agent", 1, 50_001)
+
+
+def test_unknown_model_is_reported_unpriced(tmp_path: Path) -> None:
+    path = write(tmp_path / "local.jsonl", [assistant("m1", read=1000, model="llama-local")])
+    report = analyze_session(path)
+    data = report.as_json()
+    assert data["cost_usd"] is None
+    assert data["whatif"]["unpriced_models"] == ["llama-local"]
+    assert all(p["cost_usd"] is None for p in data["whatif"]["policies"])
+
+
+def test_a_copied_session_keeps_its_subagents(tmp_path: Path) -> None:
+    src = corpus_path(SPOTTER)
+    name = "258c7280-ae70-4798-800f-63464d01a85d"
+    shutil.copy(src / f"{name}.jsonl", tmp_path / f"{name}.jsonl")
+    shutil.copytree(src / name, tmp_path / name)
+    (report,) = analyze_paths([tmp_path])
+    assert [a.agent_id for a in report.subagents] == ["a881341"]

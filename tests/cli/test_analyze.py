@@ -1,0 +1,155 @@
+"""``ctxrelay analyze`` in-process: JSON only with --json, tables, plot, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.cli import main
+from tests.conftest import corpus_path
+
+SPOTTER = "corpora/claude-code-transcripts/spotter"
+
+
+def test_json_prints_only_json(capsys: pytest.CaptureFixture[str]) -> None:
+    root = corpus_path("corpora/claude-code-transcripts")
+    assert main(["analyze", str(root), "--json", "--sweep", "30..90:10"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert len(doc["sessions"]) == 6
+    assert err == ""
+    assert doc["totals"]["sweep"]["recommended_threshold"] in (30, 40, 50, 60, 70, 80, 90)
+
+
+def test_tables_sweep_and_assumptions(capsys: pytest.CaptureFixture[str]) -> None:
+    path = corpus_path(f"{SPOTTER}/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+    assert main(["analyze", str(path), "--sweep", "40..60:10", "--policy", "none,handoff:50"]) == 0
+    out = capsys.readouterr().out
+    assert "Sessions as recorded" in out
+    assert "handoff:50" in out
+    assert "Recommended slider" in out
+    assert "Assumptions of the replay" in out
+    assert "cold cache" in out
+
+
+def test_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    path = corpus_path(f"{SPOTTER}/4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+    png = tmp_path / "curves.png"
+    assert main(["analyze", str(path), "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Plot written" in capsys.readouterr().out
+
+
+def test_prices_file_changes_the_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = corpus_path(f"{SPOTTER}/short.jsonl")
+    prices = tmp_path / "p.toml"
+    prices.write_text('[models."claude-opus"]\ninput = 0\noutput = 0\n')
+    assert main(["analyze", str(path), "--json", "--prices", str(prices)]) == 0
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["cost_usd"] == 0.0
+
+
+def test_default_path_is_the_claude_projects_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = corpus_path(f"{SPOTTER}/tool_heavy.jsonl")
+    project = tmp_path / "projects" / "-home-me-app"
+    project.mkdir(parents=True)
+    (project / "s.jsonl").write_bytes(source.read_bytes())
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    assert main(["analyze", "--json"]) == 0
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["requests"] == 4
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nothing"))
+    assert main(["analyze"]) == 1
+    assert "no Claude Code projects directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--policy", "sometimes"], "unknown policy"),
+        (["--sweep", "90..30"], "sweep end"),
+        (["--plot", "out.svg"], "ending in .png"),
+        (["--prices", "/nonexistent/prices.json"], "cannot read the price file"),
+        (["--limit", "0"], "must be above 0"),
+    ],
+)
+def test_bad_input_is_one_sentence(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = corpus_path(f"{SPOTTER}/short.jsonl")
+    code = main(["analyze", str(path), *args])
+    out, err = capsys.readouterr()
+    assert code != 0
+    assert out == ""
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(tmp_path / "gone.jsonl")]) == 1
+    assert "no transcript or directory" in capsys.readouterr().err
+
+
+def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Examples:" in out
+    assert "--sweep" in out
+
+
+def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import ctxrelay.analyze
+
+    good = corpus_path(f"{SPOTTER}/tool_heavy.jsonl")
+    (tmp_path / "good.jsonl").write_bytes(good.read_bytes())
+    os.mkfifo(tmp_path / "pipe.jsonl")  # not a regular file: never read, never hangs
+    found = ctxrelay.analyze.discover([tmp_path])
+    assert found == [tmp_path / "good.jsonl"]
+    # A session deleted between the directory listing and its read (Claude Code running).
+    gone = tmp_path / "gone.jsonl"
+    monkeypatch.setattr(ctxrelay.analyze, "discover", lambda paths: [gone, *found])
+    assert main(["analyze", str(tmp_path), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [s["requests"] for s in json.loads(out)["sessions"]] == [4]
+    assert "skipped" in err
+    assert "gone.jsonl" in err
+    monkeypatch.undo()
+    assert main(["analyze", str(tmp_path / "pipe.jsonl")]) == 1
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_names_the_extra(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    path = corpus_path(f"{SPOTTER}/short.jsonl")
+    png = tmp_path / "x.png"
+    assert main(["analyze", str(path), "--plot", str(png)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "ctxrelay[plot]" in err
+    assert not png.exists()
+
+
+def test_files_that_never_sent_a_request_are_not_sessions(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    capture = corpus_path("corpora/claude-code-capture")  # holds hook-payloads.jsonl too
+    assert main(["analyze", str(capture), "--json"]) == 0
+    sessions = json.loads(capsys.readouterr().out)["sessions"]
+    assert [s["requests"] for s in sessions] == [4]
+    named = capture / "hook-payloads.jsonl"
+    assert main(["analyze", str(named), "--json"]) == 0
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["requests"] == 0
