@@ -10,11 +10,17 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "ContextOverflowError",
     "CtxrelayError",
     "HookPayloadError",
+    "MalformedResponseError",
     "MissingExtraError",
+    "ModelUnavailableError",
+    "ProviderAuthError",
+    "ProviderConnectionError",
     "ProviderError",
     "ProviderStatusError",
+    "ProviderTimeoutError",
     "RequestTooLargeError",
     "SessionBusyError",
     "SessionNotFoundError",
@@ -22,6 +28,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "TranscriptError",
+    "UnknownModelError",
     "UnsupportedSchemaError",
     "WindowNotFoundError",
 ]
@@ -114,12 +121,42 @@ class ProviderError(CtxrelayError):
     """The model provider failed in a way retries did not fix."""
 
 
+class ContextOverflowError(ProviderError):
+    """The provider refused a request as longer than the model's context: its count
+    disagreed with ours. The runtime answers with an emergency rollover (or a safe
+    pause when even a fresh window would overflow); nothing was lost."""
+
+
 class ProviderStatusError(ProviderError):
     """The provider answered with an HTTP error status."""
 
     def __init__(self, message: str, status: int | None = None) -> None:
         self.status = status
         super().__init__(message)
+
+
+class ProviderAuthError(ProviderStatusError):
+    """The API key is missing, or the provider rejected it (401/403)."""
+
+
+class ModelUnavailableError(ProviderStatusError):
+    """The provider does not know the model or refuses to serve it to this key."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider did not answer (or stopped streaming) within the timeout."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The provider's server cannot be reached (wrong base URL, server down, no network)."""
+
+
+class MalformedResponseError(ProviderError):
+    """The provider's stream broke off or carried something that is not its wire format."""
+
+
+class UnknownModelError(ConfigError):
+    """The model registry does not know the model's context window; ``--limit`` gives it."""
 
 
 class RequestTooLargeError(CtxrelayError):

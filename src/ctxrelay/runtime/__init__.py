@@ -1,0 +1,57 @@
+"""The agent runtime: context windows that hand off, roll over and resume.
+
+    from ctxrelay.budget import Budget
+    from ctxrelay.runtime import Runtime, SessionConfig
+    from ctxrelay.runtime.providers import resolve
+    from ctxrelay.store import open_store
+
+    runtime = Runtime(open_store("agent.db"), resolve("scripted:steps.json"))
+    config = SessionConfig(Budget(limit=200_000, output_reserve=32_000), Path("."))
+    session = runtime.start("Fix the failing test", config)
+    result = await session.run()
+
+See ``docs/runtime.md``.
+"""
+
+from __future__ import annotations
+
+from ctxrelay.runtime._session import (
+    DEFAULT_SYSTEM,
+    NewContextPolicy,
+    RunResult,
+    Runtime,
+    Session,
+    SessionConfig,
+    reset_session,
+)
+from ctxrelay.runtime.cost import Pricer, Prices
+from ctxrelay.runtime.events import Event, EventSink
+from ctxrelay.runtime.model import ModelProvider, TokenEstimator
+
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "Event",
+    "EventSink",
+    "ModelProvider",
+    "NewContextPolicy",
+    "Pricer",
+    "Prices",
+    "RunResult",
+    "Runtime",
+    "Session",
+    "SessionConfig",
+    "TokenEstimator",
+    "reset_session",
+    "run",
+]
+
+
+async def run(
+    task: str,
+    *,
+    runtime: Runtime,
+    config: SessionConfig,
+    session_id: str | None = None,
+) -> RunResult:
+    """Start a session for ``task`` and run it to its end (done, paused or stopped)."""
+    return await runtime.start(task, config, session_id=session_id).run()

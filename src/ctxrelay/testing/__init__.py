@@ -32,6 +32,7 @@ from ctxrelay.testing._script import (
     Step,
     ToolUse,
     load_steps,
+    route_by_content,
 )
 from ctxrelay.testing._server import LocalServer, RecordedRequest, estimate_tokens
 
@@ -50,4 +51,5 @@ __all__ = [
     "ToolUse",
     "estimate_tokens",
     "load_steps",
+    "route_by_content",
 ]

@@ -19,7 +19,7 @@ from ctxrelay.testing._server import (
     estimate_tokens,
 )
 
-__all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicServer"]
+__all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicServer", "conversation_problem"]
 
 # The ``error.type`` the real API sends for each status.
 ANTHROPIC_ERROR_TYPES: dict[int, str] = {
@@ -54,6 +54,68 @@ def _sse(event: str, data: Mapping[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
+def _blocks_of(message: Any) -> list[Any]:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return content if isinstance(content, list) else []
+
+
+def conversation_problem(messages: list[Any]) -> str | None:
+    """The API's own checks of a conversation's shape, with its wording: every
+    ``tool_use`` answered by a ``tool_result`` in the next message, no ``tool_result``
+    without its ``tool_use``, no empty text block. Messages of other roles (current
+    Claude Code sends ``system`` turns under a beta) are left out of the pairing.
+    ``None`` when the shape is valid."""
+    turns = [
+        (i, m)
+        for i, m in enumerate(messages)
+        if isinstance(m, Mapping) and m.get("role") in ("user", "assistant")
+    ]
+    for n, (i, message) in enumerate(turns):
+        for j, block in enumerate(_blocks_of(message)):
+            if isinstance(block, Mapping) and block.get("type") == "text" and not block.get("text"):
+                return f"messages.{i}.content.{j}: text content blocks must be non-empty"
+        previous = turns[n - 1][1] if n > 0 else None
+        offered = (
+            {
+                b.get("id")
+                for b in _blocks_of(previous)
+                if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            }
+            if previous is not None and previous.get("role") == "assistant"
+            else set()
+        )
+        for j, block in enumerate(_blocks_of(message)):
+            if not (isinstance(block, Mapping) and block.get("type") == "tool_result"):
+                continue
+            if block.get("tool_use_id") not in offered:
+                return (
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` "
+                    "block must have a corresponding `tool_use` block in the previous message."
+                )
+        if message.get("role") == "assistant" and n + 1 < len(turns):
+            wanted = [
+                b.get("id")
+                for b in _blocks_of(message)
+                if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            ]
+            after, following = turns[n + 1]
+            given = {
+                b.get("tool_use_id")
+                for b in _blocks_of(following)
+                if isinstance(b, Mapping) and b.get("type") == "tool_result"
+            }
+            missing = [w for w in wanted if w not in given]
+            if missing:
+                return (
+                    f"messages.{after}: `tool_use` ids were found without `tool_result` "
+                    f"blocks immediately after: {', '.join(map(str, missing))}. Each "
+                    "`tool_use` block must have a corresponding `tool_result` block in the "
+                    "next message."
+                )
+    return None
+
+
 class AnthropicServer(LocalServer):
     """``POST /v1/messages`` (streaming and not), ``POST /v1/messages/count_tokens``,
     ``GET /v1/models[/ID]``, and ``/`` (a health check). Any other route is recorded in
@@ -62,6 +124,8 @@ class AnthropicServer(LocalServer):
     ``api_key``: when set, requests without it (``x-api-key`` or bearer) get 401.
     ``models``: when set, other models get 404 ``not_found_error``.
     ``context_window``: when set, a request estimated above it gets 400 "prompt is too long".
+    A conversation the real API would refuse (a ``tool_use`` without its ``tool_result``
+    in the next message, an empty text block) gets the API's 400 too.
     Point the SDK at ``base_url``; Claude Code at ``ANTHROPIC_BASE_URL=<base_url>``.
     """
 
@@ -172,6 +236,10 @@ class AnthropicServer(LocalServer):
             return
         if not isinstance(body.get("max_tokens"), int):
             self._invalid(handler, "max_tokens: Field required")
+            return
+        problem = conversation_problem(body["messages"])
+        if problem is not None:
+            self._invalid(handler, problem)
             return
         if self.models is not None and model not in self.models:
             self._error(handler, Fault.http(404, f"model: {model}"))

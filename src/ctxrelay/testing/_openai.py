@@ -19,7 +19,7 @@ from ctxrelay.testing._server import (
     estimate_tokens,
 )
 
-__all__ = ["OpenAIServer"]
+__all__ = ["OpenAIServer", "tool_message_problem"]
 
 # status -> (error.type, error.code, default message), as the real API sends them.
 _ERRORS: dict[int, tuple[str, str | None, str]] = {
@@ -56,6 +56,39 @@ def _data(payload: Mapping[str, Any] | str) -> bytes:
     return f"data: {text}\n\n".encode()
 
 
+def tool_message_problem(messages: list[Any]) -> str | None:
+    """The API's check of tool turns, with its wording: each assistant ``tool_calls``
+    answered by ``tool`` messages right after it, no ``tool`` message without one."""
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in pending:
+                return (
+                    f"Invalid parameter: messages[{i}]: messages with role 'tool' must be a "
+                    "response to a preceeding message with 'tool_calls'."
+                )
+            pending.remove(call_id)
+            continue
+        if pending:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                f"have response messages: {', '.join(pending)}"
+            )
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            pending = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
+    if pending:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not "
+            f"have response messages: {', '.join(pending)}"
+        )
+    return None
+
+
 class OpenAIServer(LocalServer):
     """``POST /v1/chat/completions`` (streaming and not) and ``GET /v1/models``. Other
     routes are recorded in ``unknown`` and answered 404 in the real error shape.
@@ -63,7 +96,8 @@ class OpenAIServer(LocalServer):
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
     ``context_window``: when set, a request estimated above it gets 400
-    ``context_length_exceeded``. Point the SDK at ``base_url`` (it ends in ``/v1``).
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, as
+    some local servers do not. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
     ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
     """
@@ -78,11 +112,13 @@ class OpenAIServer(LocalServer):
         models: Collection[str] | None = None,
         context_window: int | None = None,
         model: str | None = None,
+        stream_usage: bool = True,
     ) -> None:
         super().__init__(script, model=model)
         self.api_key = api_key
         self.models = None if models is None else frozenset(models)
         self.context_window = context_window
+        self.stream_usage = stream_usage
 
     @property
     def base_url(self) -> str:
@@ -116,7 +152,7 @@ class OpenAIServer(LocalServer):
             "message": fault.message or message,
             "type": etype,
             "param": None,
-            "code": default_code if code is True else code,
+            "code": fault.code or (default_code if code is True else code),
         }
         handler.send_json(fault.status, {"error": error}, headers)
 
@@ -148,6 +184,10 @@ class OpenAIServer(LocalServer):
             self._error(
                 handler, Fault.http(400, "Missing required parameter: 'messages'."), code=None
             )
+            return
+        problem = tool_message_problem(body["messages"])
+        if problem is not None:
+            self._error(handler, Fault.http(400, problem), code=None)
             return
         if self.models is not None and model not in self.models:
             self._error(
@@ -201,7 +241,11 @@ class OpenAIServer(LocalServer):
         headers = {"x-request-id": _id("req_")}
         if body.get("stream"):
             options = body.get("stream_options")
-            include_usage = isinstance(options, Mapping) and bool(options.get("include_usage"))
+            include_usage = (
+                self.stream_usage
+                and isinstance(options, Mapping)
+                and bool(options.get("include_usage"))
+            )
             self._stream(
                 handler,
                 base=base,

@@ -25,6 +25,7 @@ __all__ = [
     "Step",
     "ToolUse",
     "load_steps",
+    "route_by_content",
 ]
 
 # What the server answers when the list of steps runs out (DESIGN §7: "done", no tools).
@@ -64,10 +65,21 @@ class Fault:
     message: str = ""
     retry_after: float | None = None
     stall_s: float = 30.0
+    code: str | None = None
+    """OpenAI's ``error.code`` (e.g. ``insufficient_quota``); the status's usual code if unset."""
 
     @classmethod
-    def http(cls, status: int, message: str = "", *, retry_after: float | None = None) -> Fault:
-        return cls(kind="status", status=status, message=message, retry_after=retry_after)
+    def http(
+        cls,
+        status: int,
+        message: str = "",
+        *,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> Fault:
+        return cls(
+            kind="status", status=status, message=message, retry_after=retry_after, code=code
+        )
 
     @classmethod
     def truncated(cls) -> Fault:
@@ -99,6 +111,7 @@ class Fault:
             message=str(raw.get("message", "")),
             retry_after=None if retry is None else float(retry),
             stall_s=float(raw.get("stall_s", 30.0)),
+            code=None if raw.get("code") is None else str(raw["code"]),
         )
 
 
@@ -219,3 +232,30 @@ class Script:
                 self._next += 1
                 return step
         return Step(text=DONE_TEXT)
+
+
+def route_by_content(routes: Mapping[str, Iterable[Step]], default: Iterable[Step] = ()) -> Router:
+    """A router for concurrent agents: a request whose first message contains a key of
+    ``routes`` (e.g. a subagent's prompt) gets that key's steps in order; any other
+    request gets the ``default`` steps in order. A queue that runs out answers "done".
+
+    Claude Code runs subagents in the background, so the main thread and each subagent
+    interleave unpredictably; each keeps its own order here."""
+    queues = {key: list(steps) for key, steps in routes.items()}
+    rest = list(default)
+    lock = threading.Lock()
+
+    def route(body: Mapping[str, Any]) -> Step | None:
+        messages = body.get("messages")
+        first = (
+            json.dumps(messages[0], ensure_ascii=False)
+            if isinstance(messages, list) and messages
+            else ""
+        )
+        with lock:
+            for key, queue in queues.items():
+                if key in first:
+                    return queue.pop(0) if queue else Step(text=DONE_TEXT)
+            return rest.pop(0) if rest else Step(text=DONE_TEXT)
+
+    return route

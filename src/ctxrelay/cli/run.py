@@ -1,0 +1,332 @@
+"""``ctxrelay run``: an agent session whose context windows hand off, roll over and resume.
+
+The tool set and the display are seams: ``main(argv, tools=..., display=...)`` takes
+factories, and by default the tools are the built-ins (plus the coding tools of
+``ctxrelay.runtime.tools.coding`` when that module is present and the model is real),
+the display a live timeline, or JSON lines with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import math
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from ctxrelay.budget import DEFAULT_WARNING_LEAD, Budget
+from ctxrelay.cli._common import ArgumentParser, error, handle_errors
+from ctxrelay.errors import ConfigError
+from ctxrelay.runtime import RunResult, Runtime, SessionConfig
+from ctxrelay.runtime.events import Event
+from ctxrelay.runtime.providers import model_defaults, resolve, split_spec
+from ctxrelay.runtime.tools import ToolSet, approve_all, builtin_tools
+
+__all__ = [
+    "EXIT_PAUSED",
+    "Display",
+    "add_session_arguments",
+    "display_for",
+    "exit_code",
+    "main",
+    "run_session",
+    "tools_for",
+]
+
+EXIT_PAUSED = 3
+"""A cap (``--max-turns``, ``--max-cost``) paused the session: resumable, not an error."""
+
+_DESCRIPTION = """\
+Run an agent session whose context windows follow the policy: a warning before the
+handoff target, one handoff request at it (the agent checkpoints its notes and calls
+new_context), a forced rollover only at the usable limit. Sessions are stored (SQLite
+by default) and resume with --resume.
+
+Examples:
+  ctxrelay run --model scripted:steps.json "Add a --json flag to the CLI"
+  ctxrelay run --model scripted:steps.json --limit 20000 --reserve 4000 --threshold 50 \\
+      --json "task"
+  ctxrelay run --model anthropic:claude-sonnet-4-6 "Fix the failing test"
+  ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo to Bar"   # run commands unasked
+  ctxrelay run --model openai:qwen2.5-coder:7b --base-url http://localhost:11434/v1 \\
+      --limit 32768 "task"                                  # a local server (docs/providers.md)
+  ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
+  ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
+
+Exit status: 0 done, 3 paused by a cap (resume with a higher one), 1 error or a safe
+pause that needs you (the request cannot fit, Off blocked at the limit, provider error).
+"""
+
+
+class Display(Protocol):
+    """Receives every event of a run; ``close`` when the run ends."""
+
+    def __call__(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _positive(name: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be zero or more")
+        return value
+
+    return parse
+
+
+def _number(name: str) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number") from None
+        if not math.isfinite(value) or value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number, zero or more")
+        return value
+
+    return parse
+
+
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``run`` and ``demo``: the store and the output."""
+    parser.add_argument(
+        "--db",
+        help="store: a file path, sqlite:///PATH or postgresql://URL "
+        "(default: $CTXRELAY_DB, else ctxrelay.db in the user data directory)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object per event")
+
+
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="ctxrelay run",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("message", nargs="?", help="the task (or, with --resume, a new message)")
+    parser.add_argument("--model", help="provider:model, e.g. scripted:steps.json")
+    parser.add_argument("--resume", metavar="ID", help="continue a stored session")
+    add_session_arguments(parser)
+    budget = parser.add_argument_group("budget (new sessions; stored with the session)")
+    budget.add_argument("--limit", type=_positive("--limit"), help="context window (tokens)")
+    budget.add_argument("--reserve", type=_positive("--reserve"), help="output reserve (tokens)")
+    budget.add_argument(
+        "--threshold",
+        type=_number("--threshold"),
+        default=60.0,
+        help="handoff target, percent of the limit (100 = Off; default %(default)s)",
+    )
+    budget.add_argument(
+        "--warning-lead",
+        type=_number("--warning-lead"),
+        default=DEFAULT_WARNING_LEAD,
+        help="points between the warning and the target (default %(default)s)",
+    )
+    budget.add_argument(
+        "--workspace", type=Path, default=None, help="directory the file tools work in (cwd)"
+    )
+    budget.add_argument(
+        "--notes-file", default=None, help="notes checkpoint file (default context-notes.md)"
+    )
+    budget.add_argument(
+        "--new-context",
+        choices=["offered", "conditional", "forbidden"],
+        default="offered",
+        help="tool policy for new_context (changes the handoff wording)",
+    )
+    controls = parser.add_argument_group("goal and cost controls (pause when reached)")
+    controls.add_argument("--max-turns", type=_positive("--max-turns"), help="model responses")
+    controls.add_argument("--max-cost", type=_number("--max-cost"), help="USD for the session")
+    provider = parser.add_argument_group("provider")
+    provider.add_argument("--base-url", help="API base URL (OpenAI-compatible servers)")
+    provider.add_argument(
+        "--timeout",
+        type=_number("--timeout"),
+        help="seconds to wait for the model's next bytes before giving up (default 600)",
+    )
+    provider.add_argument(
+        "--max-retries",
+        type=_positive("--max-retries"),
+        help="retries of a rate-limited, overloaded or broken request (default 4)",
+    )
+    provider.add_argument(
+        "--yes", action="store_true", help="run commands without asking (coding tools)"
+    )
+    return parser
+
+
+def tools_for(args: argparse.Namespace) -> ToolSet:
+    """The built-ins, plus the coding tools for a real model when they are installed."""
+    tools = builtin_tools()
+    if args.model and split_spec(args.model)[0] == "scripted":
+        return tools
+    try:
+        coding = importlib.import_module("ctxrelay.runtime.tools.coding")
+    except ModuleNotFoundError:
+        return tools
+    factory = getattr(coding, "coding_tools", None)
+    if factory is not None:
+        for tool in factory():
+            if tool.name not in tools:
+                tools.add(tool)
+    return tools
+
+
+def display_for(args: argparse.Namespace) -> Display:
+    from ctxrelay.cli._timeline import JsonLines, Timeline
+
+    if args.json:
+        return JsonLines()
+    return Timeline()
+
+
+async def _ask(description: str) -> bool:
+    """Confirm an action with effects on the terminal (``--yes`` skips this)."""
+    if not sys.stdin.isatty():
+        return False
+    loop = asyncio.get_running_loop()
+    answer = await loop.run_in_executor(None, input, f"{description}\nrun it? [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def exit_code(result: RunResult) -> int:
+    if result.status == "done":
+        return 0
+    if result.status == "stopped":
+        return 130
+    if result.reason in ("max_turns", "max_cost"):
+        sys.stderr.write(f"ctxrelay: {result.message}\n")
+        return EXIT_PAUSED
+    return error(result.message or f"the session paused ({result.reason})")
+
+
+async def run_session(session: Any, message: str | None) -> RunResult:
+    """Run with Ctrl-C mapped to a clean stop (a second Ctrl-C interrupts at once)."""
+    loop = asyncio.get_running_loop()
+    installed = False
+
+    def on_sigint() -> None:
+        session.stop()
+        loop.remove_signal_handler(signal.SIGINT)
+        sys.stderr.write("ctxrelay: stopping after the current step (Ctrl-C again to abort)\n")
+
+    with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+        installed = True
+    try:
+        result: RunResult = await session.run(message)
+    finally:
+        if installed:
+            with contextlib.suppress(Exception):
+                loop.remove_signal_handler(signal.SIGINT)
+    return result
+
+
+async def _closing(run: Awaitable[RunResult], provider: object) -> RunResult:
+    """Await the run, then close the provider's HTTP client inside the same event loop
+    (an SDK client left open warns about unclosed sockets when the loop ends)."""
+    try:
+        return await run
+    finally:
+        aclose = getattr(provider, "aclose", None)
+        if aclose is not None:
+            with contextlib.suppress(Exception):
+                await aclose()
+
+
+def _budget(args: argparse.Namespace) -> Budget:
+    defaults = model_defaults(args.model)
+    limit, reserve = args.limit, args.reserve
+    if limit is None:
+        if defaults is None:
+            raise ConfigError(
+                f"ctxrelay does not know the context window of {args.model!r}; pass --limit "
+                "(and --reserve)"
+            )
+        limit = defaults.context_window
+    if reserve is None:
+        reserve = (
+            defaults.output_reserve
+            if defaults is not None and defaults.output_reserve < limit
+            else limit // 8
+        )
+    return Budget(
+        limit=limit,
+        output_reserve=reserve,
+        threshold=args.threshold,
+        warning_lead=args.warning_lead,
+    )
+
+
+@handle_errors
+def main(
+    argv: Sequence[str],
+    *,
+    tools: Callable[[argparse.Namespace], ToolSet] | None = None,
+    display: Callable[[argparse.Namespace], Display] | None = None,
+) -> int:
+    args = _parser().parse_args(list(argv))
+    from ctxrelay.store import open_store
+
+    if args.resume is None and not args.message:
+        raise ConfigError("give the task as an argument, or --resume ID to continue a session")
+    if args.resume is None and not args.model:
+        raise ConfigError("--model is required for a new session (e.g. scripted:steps.json)")
+    store = open_store(args.db)
+    try:
+        if args.resume is not None and not args.model:
+            stored = store.get_session(args.resume).metadata.get("model")
+            if not isinstance(stored, str):
+                raise ConfigError(f"session {args.resume!r} has no stored model; pass --model")
+            args.model = stored
+        options: dict[str, Any] = {}
+        if args.base_url:
+            options["base_url"] = args.base_url
+        if args.timeout is not None:
+            options["timeout"] = args.timeout
+        if args.max_retries is not None:
+            options["max_retries"] = args.max_retries
+        provider = resolve(args.model, **options)
+        sink = (display or display_for)(args)
+        runtime = Runtime(
+            store,
+            provider,
+            tools=(tools or tools_for)(args),
+            on_event=sink,
+            confirm=approve_all if args.yes else _ask,
+        )
+        caps: dict[str, Any] = {}
+        if args.max_turns is not None:
+            caps["max_turns"] = args.max_turns
+        if args.max_cost is not None:
+            caps["max_cost"] = args.max_cost
+        if args.resume is not None:
+            session = runtime.open(args.resume, **caps)
+            message = args.message
+        else:
+            config = SessionConfig(
+                budget=_budget(args),
+                workspace=(args.workspace or Path.cwd()),
+                new_context=args.new_context,
+                **({"notes_file": args.notes_file} if args.notes_file else {}),
+                **caps,
+            )
+            session = runtime.start(args.message, config)
+            message = None
+        try:
+            result = asyncio.run(_closing(run_session(session, message), provider))
+        finally:
+            sink.close()
+    finally:
+        store.close()
+    return exit_code(result)

@@ -1,0 +1,1003 @@
+"""The agent loop: one session, its windows, its rows, driven through the store.
+
+Every decision is re-derived from durable rows, never from memory, so a process killed
+at any point resumes without repeating an advisory, losing a row or sending an
+oversized request. Each loop iteration looks at the open window and does the one thing
+its rows call for:
+
+1. a legacy ``flush`` row: run the old one memory-only step, then seal ``legacy_flush``;
+2. tool calls of the last response without results: run them concurrently (on resume,
+   calls a crash interrupted are run again when replay-safe, else reported interrupted);
+3. a successful ``new_context`` result in the batch: seal the window (``new_context``);
+4. input the model has not seen (a user message, tool results): dispatch;
+5. otherwise the turn is complete: deliver queued input, or finish.
+
+A dispatch assembles the request, estimates it (provider usage of the window's last
+response plus a calibrated estimate of what was appended since), asks the policy,
+publishes an advisory row together with its claim before sending, and guards the size
+of what is finally sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from ctxrelay.budget import (
+    DEFAULT_NOTES_FILE,
+    Action,
+    Budget,
+    Capability,
+    Stage,
+    advisory_metadata,
+    advisory_text,
+    evaluate,
+)
+from ctxrelay.errors import (
+    ConfigError,
+    ContextOverflowError,
+    ProviderError,
+    RequestTooLargeError,
+)
+from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
+from ctxrelay.runtime.cost import (
+    Pricer,
+    Prices,
+    default_pricer,
+    prices_from_json,
+    prices_to_json,
+)
+from ctxrelay.runtime.estimate import (
+    BytesPerTokenEstimator,
+    message_bytes,
+    system_bytes,
+    tools_bytes,
+)
+from ctxrelay.runtime.events import (
+    AdvisoryEvent,
+    DispatchEvent,
+    EndEvent,
+    Event,
+    EventSink,
+    PauseEvent,
+    ResponseEvent,
+    RolloverEvent,
+    StartEvent,
+    ToolEvent,
+)
+from ctxrelay.runtime.model import (
+    Message,
+    ModelProvider,
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    Usage,
+)
+from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
+from ctxrelay.runtime.tools.files import resolve_in_workspace
+from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
+
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "NewContextPolicy",
+    "RunResult",
+    "Runtime",
+    "Session",
+    "SessionConfig",
+    "reset_session",
+]
+
+NewContextPolicy = Literal["offered", "conditional", "forbidden"]
+
+DEFAULT_SYSTEM = (
+    "You are a careful software agent working in a workspace directory through tools. "
+    "Work in small units and keep a notes file current (goal, what is done, what is "
+    "next, decisions, files touched). When ctxrelay asks you to hand off, finish the "
+    "unit you are in, checkpoint the notes, confirm the write, and then call "
+    "new_context in a later step."
+)
+
+_CARRY_CAP = 64 * 1024
+"""Bytes of one unseen row carried into the next window's opening message."""
+
+_INPUT_KINDS = frozenset({"user", "tool_result"})
+
+
+@dataclass(frozen=True, slots=True)
+class SessionConfig:
+    """How a session runs; stored with the session so ``--resume`` needs no flags.
+
+    ``new_context``: ``offered`` (the tool is there), ``conditional`` (it may be hidden by
+    deferred tools or middleware: the handoff request says "if it is available") or
+    ``forbidden`` (tool policy: the agent only checkpoints; the window rolls over at the
+    limit). ``max_turns`` counts model responses in the session; ``max_cost`` is USD.
+    """
+
+    budget: Budget
+    workspace: Path
+    system: str = DEFAULT_SYSTEM
+    notes_file: str = DEFAULT_NOTES_FILE
+    new_context: NewContextPolicy = "offered"
+    active: bool = True
+    max_output_tokens: int | None = None
+    max_turns: int | None = None
+    max_cost: float | None = None
+    prices: Prices | None = None
+
+    def __post_init__(self) -> None:
+        if self.new_context not in ("offered", "conditional", "forbidden"):
+            raise ConfigError("new_context must be offered, conditional or forbidden")
+        if self.max_turns is not None and (isinstance(self.max_turns, bool) or self.max_turns < 0):
+            raise ConfigError(f"max_turns must be zero or more, got {self.max_turns!r}")
+        if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost >= 0):
+            raise ConfigError(f"max_cost must be zero or more USD, got {self.max_cost!r}")
+        if self.max_output_tokens is not None and self.max_output_tokens <= 0:
+            raise ConfigError("max_output_tokens must be positive")
+
+    def to_json(self) -> dict[str, Any]:
+        b = self.budget
+        return {
+            "limit": b.limit,
+            "output_reserve": b.output_reserve,
+            "threshold": b.threshold,
+            "warning_lead": b.warning_lead,
+            "workspace": str(self.workspace),
+            "system": self.system,
+            "notes_file": self.notes_file,
+            "new_context": self.new_context,
+            "active": self.active,
+            "max_output_tokens": self.max_output_tokens,
+            "max_turns": self.max_turns,
+            "max_cost": self.max_cost,
+            "prices": prices_to_json(self.prices) if self.prices else None,
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> SessionConfig:
+        try:
+            budget = Budget(
+                limit=int(raw["limit"]),
+                output_reserve=int(raw["output_reserve"]),
+                threshold=raw["threshold"],
+                warning_lead=raw["warning_lead"],
+            )
+            prices = raw.get("prices")
+            return cls(
+                budget=budget,
+                workspace=Path(raw["workspace"]),
+                system=str(raw.get("system", DEFAULT_SYSTEM)),
+                notes_file=str(raw.get("notes_file", DEFAULT_NOTES_FILE)),
+                new_context=raw.get("new_context", "offered"),
+                active=bool(raw.get("active", True)),
+                max_output_tokens=raw.get("max_output_tokens"),
+                max_turns=raw.get("max_turns"),
+                max_cost=raw.get("max_cost"),
+                prices=prices_from_json(prices) if prices else None,
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"the stored session configuration is unusable: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """How a run ended. ``status``: ``done``, ``paused``, ``stopped``. ``reason`` says
+    why a session paused (``max_turns``, ``max_cost``, ``limit``, ``too_large``,
+    ``provider_error``); ``message`` is one sentence for the user."""
+
+    session_id: str
+    status: str
+    reason: str | None
+    windows: int
+    turns: int
+    cost_usd: float
+    usage: Usage
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class _Totals:
+    turns: int = 0
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    windows: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def add(self, window_id: str, usage: Usage, cost: float) -> None:
+        self.turns += 1
+        self.cost_usd += cost
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
+        self.cache_read_input_tokens += usage.cache_read_input_tokens
+        w = self.windows.setdefault(
+            window_id, {"turns": 0, "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0}
+        )
+        w["turns"] += 1
+        w["cost_usd"] += cost
+        w["input_tokens"] += usage.context_tokens
+        w["output_tokens"] += usage.output_tokens
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "turns": self.turns,
+            "cost_usd": round(self.cost_usd, 10),
+            "usage": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cache_creation_input_tokens": self.cache_creation_input_tokens,
+                "cache_read_input_tokens": self.cache_read_input_tokens,
+            },
+            "window_costs": {k: dict(v) for k, v in self.windows.items()},
+        }
+
+
+def _usage_of(meta: Mapping[str, Any]) -> Usage:
+    raw = meta.get("usage")
+    if not isinstance(raw, Mapping):
+        return Usage()
+    return Usage(
+        int(raw.get("input_tokens", 0)),
+        int(raw.get("output_tokens", 0)),
+        int(raw.get("cache_creation_input_tokens", 0)),
+        int(raw.get("cache_read_input_tokens", 0)),
+    )
+
+
+_Outcome = tuple[str, str | None]
+
+
+class Session:
+    """A running (or resumable) session. Create one with :meth:`Runtime.start` or
+    :meth:`Runtime.open`; drive it with ``await session.run()``."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_id: str,
+        config: SessionConfig,
+        *,
+        resumed: bool,
+    ) -> None:
+        self._rt = runtime
+        self._store = runtime.store
+        self._provider = runtime.provider
+        self._tools = runtime.tools
+        self.id = session_id
+        self.config = config
+        self._pricer = runtime.pricer or default_pricer(config.prices)
+        self._resumed = resumed
+        self._queue: collections.deque[str] = collections.deque()
+        self._stop = False
+        self._estimator = BytesPerTokenEstimator()
+        self._window: WindowInfo | None = None
+        self._view = WindowView()
+        self._fixed_bytes: dict[tuple[str, ...], int] = {}
+        self._fresh_calls: set[str] = set()
+        self._totals = _Totals()
+        self._message: str | None = None
+
+    # -- control ---------------------------------------------------------------------
+
+    def enqueue(self, text: str) -> None:
+        """Queue user input: delivered after the current turn (in whichever window is
+        open then). The queue lives in memory only: a restart never resurrects it."""
+        if not text.strip():
+            raise ConfigError("queued input must not be empty")
+        self._queue.append(text)
+
+    def stop(self) -> None:
+        """Stop cleanly before the next dispatch (the running step finishes)."""
+        self._stop = True
+
+    def request_new_context(self, call_id: str) -> None:
+        """The ToolHost side of ``new_context``; the seal itself is re-derived from the
+        call's durable result row, so nothing needs keeping here."""
+
+    @property
+    def _rows(self) -> Sequence[Row]:
+        return self._view.rows
+
+    @property
+    def window(self) -> WindowInfo:
+        assert self._window is not None
+        return self._window
+
+    # -- run -------------------------------------------------------------------------
+
+    async def run(self, text: str | None = None) -> RunResult:
+        """Run until the task is done, a cap pauses it, or it is stopped. ``text`` is a
+        new user message appended first (for example when resuming)."""
+        with self._store.dispatch_lock(self.id):
+            self._load()
+            task = self._store.get_session(self.id).metadata.get("task")
+            if self.window.index == 1 and not self._rows and isinstance(task, str):
+                self._append([NewRow("user", task, {"task": True})])
+            if text is not None and self.window.index > 1 and not self._rows:
+                self._repair_opening()  # e.g. after `ctxrelay sessions reset`
+            if text is not None:
+                if not text.strip():
+                    raise ConfigError("the message must not be empty")
+                self._append([NewRow("user", text)])
+            self._store.update_session(
+                self.id,
+                status="running",
+                metadata={"config": self.config.to_json(), "pause_reason": None},
+            )
+            b = self.config.budget
+            self._emit(
+                StartEvent(
+                    self.id,
+                    self.window.index,
+                    self._resumed,
+                    b.usable_limit,
+                    b.handoff_target,
+                    b.warning_at,
+                    self._provider.name,
+                )
+            )
+            try:
+                status, reason = await self._loop()
+            except ProviderError as exc:
+                status, reason, self._message = "paused", "provider_error", str(exc)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                self._finish("stopped", "interrupted")
+                raise
+            return self._finish(status, reason)
+
+    def _finish(self, status: str, reason: str | None) -> RunResult:
+        self._store.update_session(
+            self.id,
+            status=status,
+            metadata={"pause_reason": reason, **self._totals.to_json()},
+        )
+        if status == "paused" and reason is not None:
+            self._emit(PauseEvent(reason, self._message or reason))
+        self._emit(
+            EndEvent(
+                self.id,
+                status,
+                reason,
+                self.window.index,
+                self._totals.turns,
+                round(self._totals.cost_usd, 10),
+            )
+        )
+        return RunResult(
+            self.id,
+            status,
+            reason,
+            self.window.index,
+            self._totals.turns,
+            self._totals.cost_usd,
+            self._totals.usage,
+            self._message,
+        )
+
+    def _emit(self, event: Event) -> None:
+        if self._rt.on_event is not None:
+            self._rt.on_event(event)
+
+    # -- state -----------------------------------------------------------------------
+
+    def _load(self) -> None:
+        """Re-derive everything from the store: window, rows, totals, calibration."""
+        self._window = self._store.current_window(self.id)
+        self._view = WindowView(self._store.rows(self.id, window_id=self._window.id))
+        self._totals = _Totals()
+        last: Row | None = None
+        for row in self._store.rows(self.id):
+            if row.kind != "assistant":
+                continue
+            cost = row.metadata.get("cost_usd", 0.0)
+            self._totals.add(row.window_id, _usage_of(row.metadata), float(cost) if cost else 0.0)
+            if "request_bytes" in row.metadata:
+                last = row
+        if last is not None:
+            self._estimator.observe(
+                int(last.metadata["request_bytes"]), int(last.metadata["context_tokens"])
+            )
+
+    def _append(self, rows: Sequence[NewRow]) -> list[Row]:
+        added = self._store.append(self.id, self.window.id, rows)
+        self._view.extend(added)
+        return added
+
+    @property
+    def _history_available(self) -> bool:
+        return "session_history" in self._tools
+
+    def _capability(self) -> Capability:
+        if (
+            self.config.new_context == "forbidden"
+            or "new_context" not in self._tools
+            or not self._history_available
+        ):
+            return Capability.DEGRADED
+        if self.config.new_context == "conditional":
+            return Capability.CONDITIONAL
+        return Capability.FULL
+
+    def _offer_new_context(self) -> bool:
+        return not self.config.budget.off and self._capability() is not Capability.DEGRADED
+
+    # -- the loop ----------------------------------------------------------------------
+
+    async def _loop(self) -> _Outcome:
+        while True:
+            if self._stop:
+                return "stopped", "stop"
+            view = self._view
+            if view.flush_at is not None:
+                out = await self._legacy_flush(view.flush_at)
+                if out is not None:
+                    return out
+                continue
+            if view.boundary is not None:
+                if not self._repair_boundary(view.boundary):
+                    return self._pause_too_large()
+                continue
+            if self.window.index > 1 and not view.rows:
+                self._repair_opening()
+                continue
+            after = view.after_reply()
+            calls = [r for r in after if r.kind == "tool_call"]
+            results = {
+                str(r.metadata.get("tool_call_id")): r for r in after if r.kind == "tool_result"
+            }
+            pending = [c for c in calls if str(c.metadata.get("id")) not in results]
+            if pending:
+                await self._run_tools(pending, flush=False)
+                continue
+            if any(
+                r.metadata.get("new_context") and not r.metadata.get("is_error")
+                for r in results.values()
+            ):
+                if not self._rollover("new_context"):
+                    return self._pause_too_large()
+                continue
+            if any(r.kind in _INPUT_KINDS for r in after):
+                out = await self._dispatch()
+                if out is not None:
+                    return out
+                continue
+            if self._queue:
+                self._append([NewRow("user", self._queue.popleft(), {"queued": True})])
+                continue
+            return "done", None
+
+    # -- dispatch ----------------------------------------------------------------------
+
+    def _request(
+        self,
+        *,
+        offer: bool,
+        view: WindowView | None = None,
+        flush: bool = False,
+        before_advisories: bool = False,
+    ) -> tuple[ModelRequest, int]:
+        """The request for the window (or ``view``) and its size (``request_bytes``),
+        rendered incrementally: only the newest messages are rendered again."""
+        cfg = self.config
+        view = self._view if view is None else view
+        messages, size = view.messages(without_pending_advisories=before_advisories)
+        if flush:
+            tools = [s for s in self._tools.specs() if s.name == "write_file"]
+        else:
+            tools = self._tools.specs(exclude=() if offer else ("new_context",))
+        key = tuple(t.name for t in tools)
+        fixed = self._fixed_bytes.get(key)
+        if fixed is None:
+            fixed = self._fixed_bytes[key] = system_bytes(cfg.system) + tools_bytes(tools)
+        reserve = cfg.budget.output_reserve
+        max_tokens = cfg.max_output_tokens or (reserve if reserve > 0 else 4096)
+        request = ModelRequest(
+            system=cfg.system,
+            messages=messages,
+            tools=tools,
+            max_tokens=max_tokens,
+            metadata={
+                "session_id": self.id,
+                "window_id": self.window.id,
+                "window_index": self.window.index,
+                "response_index": self._totals.turns,
+                "usable_limit": cfg.budget.usable_limit,
+            },
+        )
+        return request, fixed + size
+
+    def _estimate(self, now: int, view: WindowView | None = None) -> int:
+        """Tokens of a request of ``now`` bytes: the provider's count of the window's last
+        request, plus that response's output, plus an estimate of what was appended."""
+        view = self._view if view is None else view
+        last = view.rows[view.last_assistant] if view.last_assistant >= 0 else None
+        if last is None or "request_bytes" not in last.metadata:
+            return self._estimator.estimate_bytes(now)
+        meta = last.metadata
+        delta = max(0, now - int(meta["request_bytes"]))
+        # The reply is counted exactly (its output tokens) plus an estimate of the rest,
+        # or entirely by the estimate, whichever is larger: the guard errs high.
+        exact = int(meta.get("output_tokens", 0)) + self._estimator.estimate_bytes(
+            max(0, delta - int(meta.get("message_bytes", 0)))
+        )
+        return int(meta["context_tokens"]) + max(exact, self._estimator.estimate_bytes(delta))
+
+    def _overflowed(self) -> bool:
+        """Whether the provider counted a request of this window above the usable
+        limit: the window overflowed after admission, so its rollover is an emergency."""
+        return self._view.max_context > self.config.budget.usable_limit
+
+    def _pause(self, reason: str, message: str) -> _Outcome:
+        self._message = message
+        return "paused", reason
+
+    def _pause_too_large(self) -> _Outcome:
+        return "paused", "too_large"
+
+    def _controls(self) -> _Outcome | None:
+        cfg = self.config
+        if cfg.max_turns is not None and self._totals.turns >= cfg.max_turns:
+            return self._pause(
+                "max_turns",
+                f"the session reached its cap of {cfg.max_turns} turns; resume with a "
+                "higher --max-turns to continue",
+            )
+        if cfg.max_cost is not None and self._totals.cost_usd >= cfg.max_cost:
+            return self._pause(
+                "max_cost",
+                f"the session has cost ${self._totals.cost_usd:.4f}, reaching its cap of "
+                f"${cfg.max_cost:.4f}; resume with a higher --max-cost to continue",
+            )
+        return None
+
+    async def _dispatch(self) -> _Outcome | None:
+        capped = self._controls()
+        if capped is not None:
+            return capped
+        cfg = self.config
+        budget = cfg.budget
+        window = self.window
+        capability = self._capability()
+        offer = self._offer_new_context()
+        # Evaluate the request as it was before any advisory of this dispatch: a retry
+        # after a crash (the advisory row already published) decides exactly as the
+        # first attempt did, so a restart never changes the window's course.
+        pending = any(r.kind == "warning" for r in self._view.after_reply())
+        request, sent = self._request(offer=offer, before_advisories=pending)
+        tokens = final = self._estimate(sent)
+        if pending:
+            request, sent = self._request(offer=offer)
+            final = self._estimate(sent)
+        # Claims derive from the durable advisory rows of the window (this process
+        # holds the dispatch lock, so the rows it has are the rows the store has).
+        claimed = {Stage(s) for s in self._view.claims if s in Stage._value2member_map_}
+        advisory_tokens = 0
+        first_stage = budget.warning_at or budget.handoff_target
+        if first_stage is not None and tokens >= first_stage:  # only then can one be due
+            advisory_tokens = self._estimator.estimate(
+                advisory_text(
+                    budget,
+                    Stage.HANDOFF,
+                    tokens,
+                    capability,
+                    notes_file=cfg.notes_file,
+                    history_available=self._history_available,
+                )
+            )
+        decision = evaluate(
+            budget,
+            tokens,
+            advisory_tokens=advisory_tokens,
+            claimed=claimed,
+            active=cfg.active,
+            capability=capability,
+        )
+        if decision.action is Action.ROLLOVER:
+            reason: SealReason = "emergency" if self._overflowed() else "forced"
+            self._emit(DispatchEvent(window.index, tokens, "rollover", None, reason=reason))
+            return None if self._rollover(reason) else self._pause_too_large()
+        if decision.action is Action.BLOCK:
+            self._emit(DispatchEvent(window.index, tokens, "block", None))
+            return self._pause(
+                "limit",
+                f"the request needs about {tokens:,} tokens, over the usable limit of "
+                f"{budget.usable_limit:,}, and the policy is Off (it blocks instead of "
+                "rolling over); nothing was sent",
+            )
+        if decision.action is Action.WARN and decision.stage is not None:
+            stage = decision.stage
+            text = advisory_text(
+                budget,
+                stage,
+                tokens,
+                capability,
+                notes_file=cfg.notes_file,
+                history_available=self._history_available,
+            )
+            meta = dict(advisory_metadata(budget, stage, tokens))
+            row = self._store.append_advisory(
+                self.id, window.id, stage.value, NewRow("warning", text, meta)
+            )
+            if row is not None:
+                self._view.extend([row])
+                self._emit(DispatchEvent(window.index, tokens, "warn", stage.value))
+                self._emit(AdvisoryEvent(window.index, stage.value, tokens, text))
+                request, sent = self._request(offer=offer)
+                final = self._estimate(sent)
+            else:  # claimed meanwhile: the advisory exists once, durably
+                self._emit(DispatchEvent(window.index, tokens, "continue", None))
+        else:
+            skipped = decision.skipped.value if decision.skipped else None
+            self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
+        if final > budget.usable_limit:
+            # The advisory (or anything assembled after the evaluation) pushed the
+            # request over: never an oversized dispatch.
+            return None if self._rollover("emergency") else self._pause_too_large()
+        request = replace(
+            request,
+            metadata={**request.metadata, "estimated_tokens": final, "request_bytes": sent},
+        )
+        try:
+            response = await self._provider.complete(request)
+        except ContextOverflowError as exc:
+            if not any(r.kind == "assistant" for r in self._rows):
+                return self._pause("too_large", str(exc))
+            return None if self._rollover("emergency") else self._pause_too_large()
+        self._record(sent, response, final)
+        return None
+
+    def _record(self, sent: int, response: ModelResponse, estimated: int) -> None:
+        usage = response.usage
+        cost = self._pricer.cost_usd(self._provider.name, usage)
+        reply = Message(
+            "assistant",
+            (TextBlock(response.text),) if response.text else (),
+            tuple(response.tool_calls),
+        )
+        meta: dict[str, Any] = {
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+                "cache_read_input_tokens": usage.cache_read_input_tokens,
+            },
+            "context_tokens": usage.context_tokens,
+            "output_tokens": usage.output_tokens,
+            "request_bytes": sent,
+            "message_bytes": message_bytes(reply),
+            "estimated_tokens": estimated,
+            "response_index": self._totals.turns,
+            "model": response.model,
+            "stop_reason": response.stop_reason,
+            "cost_usd": cost,
+        }
+        rows = [NewRow("assistant", response.text, meta)]
+        rows += [
+            NewRow(
+                "tool_call",
+                dump(dict(call.input)),
+                {"id": call.id, "name": call.name, "input": dict(call.input)},
+            )
+            for call in response.tool_calls
+        ]
+        self._append(rows)
+        self._fresh_calls = {c.id for c in response.tool_calls}
+        self._estimator.observe(sent, usage.context_tokens)
+        self._totals.add(self.window.id, usage, cost)
+        self._emit(
+            ResponseEvent(
+                self.window.index,
+                response.text,
+                [c.name for c in response.tool_calls],
+                usage.context_tokens,
+                usage.output_tokens,
+                cost,
+                self._totals.cost_usd,
+            )
+        )
+
+    # -- tools -------------------------------------------------------------------------
+
+    async def _run_tools(self, pending: Sequence[Row], *, flush: bool) -> None:
+        window = self.window
+        offer = self._offer_new_context()
+        notes = (
+            resolve_in_workspace(self.config.workspace, self.config.notes_file) if flush else None
+        )
+
+        async def one(call: Row) -> None:
+            name = str(call.metadata.get("name", ""))
+            call_id = str(call.metadata.get("id", ""))
+            raw_args = call.metadata.get("input")
+            args: Mapping[str, Any] = raw_args if isinstance(raw_args, Mapping) else {}
+            tool = self._tools.get(name)
+            resumed = call_id not in self._fresh_calls
+            if tool is None:
+                result = ToolResult(f"there is no tool named {name!r}", is_error=True)
+            elif flush and (
+                name != "write_file"
+                or resolve_in_workspace(self.config.workspace, str(args.get("path", "."))) != notes
+            ):
+                result = ToolResult(
+                    f"only the notes file `{self.config.notes_file}` may be written in the "
+                    "final flush step",
+                    is_error=True,
+                )
+            elif name == "new_context" and not offer:
+                result = ToolResult(
+                    "new_context is not available in this session; checkpoint your notes "
+                    "and keep working: the window rolls over at the hard limit",
+                    is_error=True,
+                )
+            elif resumed and not tool.replay_safe:
+                result = ToolResult(
+                    f"{name} was interrupted by a restart before it finished; check whether "
+                    "it took effect before calling it again",
+                    is_error=True,
+                )
+            else:
+                ctx = ToolContext(
+                    workspace=self.config.workspace,
+                    store=self._store,
+                    session_id=self.id,
+                    window_id=window.id,
+                    window_index=window.index,
+                    call_id=call_id,
+                    host=self,
+                    notes_file=self.config.notes_file,
+                    confirm=self._rt.confirm,
+                )
+                try:
+                    result = await tool.run(args, ctx)
+                except Exception as exc:  # a tool's bug must not kill the session
+                    result = ToolResult(f"{name} failed: {exc}", is_error=True)
+            meta = {
+                **dict(result.metadata),
+                "tool_call_id": call_id,
+                "name": name,
+                "is_error": result.is_error,
+            }
+            self._append([NewRow("tool_result", result.content, meta)])
+            first = result.content.splitlines()[0] if result.content else ""
+            self._emit(ToolEvent(window.index, name, call_id, result.is_error, first[:200], meta))
+
+        await asyncio.gather(*(one(c) for c in pending))
+        self._fresh_calls.clear()
+
+    # -- windows -----------------------------------------------------------------------
+
+    def _fake_rows(self, rows: Sequence[NewRow]) -> list[Row]:
+        return [Row(0, self.id, "0" * 32, 0, r.kind, r.text, r.metadata, 0.0) for r in rows]
+
+    def _rollover(self, reason: SealReason) -> bool:
+        """Seal the open window and open the next with its lead-in and the triggering
+        message, in one store transaction. ``False`` (nothing changed) when even a
+        fresh window could not hold the first request."""
+        cfg = self.config
+        window = self.window
+        usable = cfg.budget.usable_limit
+        lead = lead_in_row(
+            window_index=window.index + 1,
+            previous_window_id=window.id,
+            previous_seal_reason=reason,
+            workspace=cfg.workspace,
+            notes_file=cfg.notes_file,
+            history_available=self._history_available,
+        )
+        trigger = trigger_row(
+            reason,
+            sealed_index=window.index,
+            usable_limit=usable,
+            unseen=unseen_rows(self._rows),
+            carry_cap=_CARRY_CAP,
+        )
+        fresh = WindowView(self._fake_rows([lead, trigger]))
+        _, size = self._request(offer=self._offer_new_context(), view=fresh)
+        needed = self._estimate(size, fresh)
+        if needed > usable:
+            self._message = str(RequestTooLargeError(needed, usable))
+            return False
+        boundary = NewRow(
+            "boundary",
+            f"window {window.index} sealed ({reason})",
+            {"reason": reason, "budgetTokens": usable},
+        )
+        new = self._store.rollover(
+            self.id, window.id, reason, boundary=boundary, opening=[lead, trigger]
+        )
+        self._window = new
+        self._view = WindowView(self._store.rows(self.id, window_id=new.id))
+        # The totals so far, per window and session, at each window boundary (every
+        # response row carries its own cost; the end of a run writes them again).
+        self._store.update_session(self.id, metadata=self._totals.to_json())
+        notes_bytes = lead.metadata.get("notes_bytes")
+        self._emit(
+            RolloverEvent(
+                window.index, new.index, reason, int(notes_bytes) if notes_bytes else None
+            )
+        )
+        return True
+
+    def _repair_boundary(self, boundary: Row) -> bool:
+        """An older history appended a boundary without sealing (a torn batch): finish
+        that one rollover with the boundary's reason, never a second one."""
+        raw = boundary.metadata.get("reason", "forced")
+        reason = cast(
+            SealReason, raw if raw in ("new_context", "forced", "emergency") else "forced"
+        )
+        rows = [r for r in self._rows if r.seq < boundary.seq]
+        self._view = WindowView(rows)
+        return self._rollover(reason)
+
+    def _repair_opening(self) -> None:
+        """An older history sealed a window without opening the next one's rows: append
+        the lead-in and a continuation so the window can proceed (no new rollover)."""
+        windows = self._store.windows(self.id)
+        prev = next((w for w in windows if w.index == self.window.index - 1), None)
+        cfg = self.config
+        lead = lead_in_row(
+            window_index=self.window.index,
+            previous_window_id=prev.id if prev else None,
+            previous_seal_reason=prev.seal_reason if prev else None,
+            workspace=cfg.workspace,
+            notes_file=cfg.notes_file,
+            history_available=self._history_available,
+            carry_notes=not (prev is not None and prev.seal_reason == "manual_reset"),
+        )
+        if prev is not None and prev.seal_reason == "manual_reset":
+            self._append([lead])
+            return
+        trigger = trigger_row(
+            str(prev.seal_reason if prev else "forced"),
+            sealed_index=self.window.index - 1,
+            usable_limit=cfg.budget.usable_limit,
+            unseen=(),
+            carry_cap=_CARRY_CAP,
+        )
+        self._append([lead, trigger])
+
+    async def _legacy_flush(self, at: int) -> _Outcome | None:
+        """The pre-handoff "final flush": one memory-only step (only the notes file may
+        be written), then the window is sealed ``legacy_flush``. New windows never get a
+        flush row; histories that hold one still resume through here."""
+        after = self._rows[at + 1 :]
+        replied = [r for r in after if r.kind == "assistant"]
+        if not replied:
+            capped = self._controls()
+            if capped is not None:
+                return capped
+            request, sent = self._request(offer=False, flush=True)
+            tokens = self._estimate(sent)
+            if tokens <= self.config.budget.usable_limit:
+                self._emit(DispatchEvent(self.window.index, tokens, "continue", None))
+                request = replace(
+                    request,
+                    metadata={
+                        **request.metadata,
+                        "estimated_tokens": tokens,
+                        "request_bytes": sent,
+                    },
+                )
+                try:
+                    response = await self._provider.complete(request)
+                except ContextOverflowError:
+                    return None if self._rollover("legacy_flush") else self._pause_too_large()
+                self._record(sent, response, tokens)
+                return None
+            # No room for the flush step: seal without it, as the old path did.
+            return None if self._rollover("legacy_flush") else self._pause_too_large()
+        reply_at = max(i for i, r in enumerate(self._rows) if r.kind == "assistant")
+        tail = self._rows[reply_at + 1 :]
+        done = {str(r.metadata.get("tool_call_id")) for r in tail if r.kind == "tool_result"}
+        pending = [
+            r for r in tail if r.kind == "tool_call" and str(r.metadata.get("id")) not in done
+        ]
+        if pending:
+            await self._run_tools(pending, flush=True)
+            return None
+        return None if self._rollover("legacy_flush") else self._pause_too_large()
+
+
+class Runtime:
+    """The runtime's entry: a store, a model provider, a tool set and an event sink.
+
+    ``start`` creates a session; ``open`` loads one from the store. A session opened
+    from the store is paused until its ``run`` is awaited: a restart never continues by
+    itself and never resurrects queued input."""
+
+    def __init__(
+        self,
+        store: Store,
+        provider: ModelProvider,
+        *,
+        tools: ToolSet | None = None,
+        pricer: Pricer | None = None,
+        on_event: EventSink | None = None,
+        confirm: Any = approve_all,
+    ) -> None:
+        self.store = store
+        self.provider = provider
+        self.tools = tools if tools is not None else builtin_tools()
+        self.pricer = pricer
+        self.on_event = on_event
+        self.confirm = confirm
+
+    def start(self, task: str, config: SessionConfig, *, session_id: str | None = None) -> Session:
+        if not isinstance(task, str) or not task.strip():
+            raise ConfigError("the task must be a non-empty message")
+        workspace = config.workspace.resolve()
+        if not workspace.is_dir():
+            raise ConfigError(f"the workspace {str(workspace)!r} is not a directory")
+        config = replace(config, workspace=workspace)
+        info = self.store.create_session(
+            metadata={
+                "config": config.to_json(),
+                "model": self.provider.name,
+                "task": task,
+                "runtime": "ctxrelay",
+            },
+            session_id=session_id,
+        )
+        self.store.update_session(info.id, status="paused", metadata={"pause_reason": "new"})
+        # The task row is appended by the session's first run (from the metadata), so a
+        # crash between creating the session and appending it cannot lose the task.
+        return Session(self, info.id, config, resumed=False)
+
+    def open(
+        self,
+        session_id: str,
+        *,
+        max_turns: int | Literal["keep"] | None = "keep",
+        max_cost: float | Literal["keep"] | None = "keep",
+    ) -> Session:
+        """Load a stored session (paused). Raise or lower its caps for this and later
+        runs; ``None`` removes a cap."""
+        info = self.store.get_session(session_id)
+        raw = info.metadata.get("config")
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"session {session_id!r} was not created by the ctxrelay runtime")
+        config = SessionConfig.from_json(raw)
+        if max_turns != "keep":
+            config = replace(config, max_turns=max_turns)
+        if max_cost != "keep":
+            config = replace(config, max_cost=max_cost)
+        return Session(self, session_id, config, resumed=True)
+
+
+def reset_session(store: Store, session_id: str, *, history_available: bool = True) -> WindowInfo:
+    """Manual reset: seal the open window ``manual_reset`` and open a fresh one whose
+    lead-in carries nothing from before (the privacy floor: ``session_history`` never
+    returns rows before it)."""
+    info = store.get_session(session_id)
+    raw = info.metadata.get("config")
+    notes_file = DEFAULT_NOTES_FILE
+    workspace = Path(".")
+    if isinstance(raw, Mapping):
+        notes_file = str(raw.get("notes_file", notes_file))
+        workspace = Path(str(raw.get("workspace", ".")))
+    current = store.current_window(session_id)
+    lead = lead_in_row(
+        window_index=current.index + 1,
+        previous_window_id=None,
+        previous_seal_reason="manual_reset",
+        workspace=workspace,
+        notes_file=notes_file,
+        history_available=history_available,
+        carry_notes=False,
+    )
+    return store.reset(session_id, opening=[lead])

@@ -1,0 +1,73 @@
+"""The price seam: what one response cost, from its usage.
+
+The loop asks a :class:`Pricer` after every response and stores the answer per response
+row, per window and per session. Prices come from the project's one table
+(:mod:`ctxrelay.pricing`); a session may carry its own :class:`~ctxrelay.pricing.Prices`
+(then every response is priced with them), and a model the table does not know (the
+scripted one) costs 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any, Protocol, runtime_checkable
+
+from ctxrelay.pricing import DEFAULT_PRICES, Prices, PriceTable, cost
+from ctxrelay.runtime.model import Usage
+
+__all__ = [
+    "Pricer",
+    "Prices",
+    "TablePricer",
+    "ZeroPricer",
+    "default_pricer",
+    "prices_from_json",
+    "prices_to_json",
+]
+
+
+@runtime_checkable
+class Pricer(Protocol):
+    def cost_usd(self, model: str, usage: Usage) -> float:
+        """USD for one response of ``model`` (``provider:model`` or a bare id)."""
+        ...
+
+
+class ZeroPricer:
+    """Every response is free."""
+
+    def cost_usd(self, model: str, usage: Usage) -> float:
+        return 0.0
+
+
+class TablePricer:
+    """Prices from a table by model id (the project's table by default); ``default``
+    prices any model the table does not know. The scripted model is never looked up
+    in the table: a script named like a real model must not cost money."""
+
+    def __init__(self, table: PriceTable | None = None, *, default: Prices | None = None) -> None:
+        self._table = DEFAULT_PRICES if table is None else table
+        self._default = default
+
+    def cost_usd(self, model: str, usage: Usage) -> float:
+        kind, sep, bare = model.partition(":")
+        name = bare if sep else model
+        prices = None if kind == "scripted" else self._table.lookup(name)
+        prices = prices or self._default
+        return cost(usage, prices) if prices is not None else 0.0
+
+
+def default_pricer(prices: Prices | None = None) -> Pricer:
+    """The session's own prices if given, else the project's table."""
+    if prices is not None:
+        return TablePricer(PriceTable({}), default=prices)
+    return TablePricer()
+
+
+def prices_to_json(prices: Prices) -> dict[str, Any]:
+    return asdict(prices)
+
+
+def prices_from_json(raw: Mapping[str, Any]) -> Prices:
+    return Prices(**{k: raw[k] for k in raw})

@@ -1,0 +1,397 @@
+"""The OpenAI Chat Completions provider on the official ``openai`` SDK, for OpenAI and any
+compatible server (vLLM, Ollama, llama.cpp, LM Studio) through ``base_url``.
+
+Usage: ``prompt_tokens`` is the request's whole context; cached prompt tokens
+(``prompt_tokens_details.cached_tokens``) become ``cache_read_input_tokens`` and leave
+``input_tokens`` (the conversion is :func:`ctxrelay.pricing.openai_usage`, shared with the
+analyzer), so ``Usage.context_tokens`` equals ``prompt_tokens``. A server that reports no
+usage in its stream gets a conservative size estimate instead of a zero.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ctxrelay.errors import (
+    ContextOverflowError,
+    MalformedResponseError,
+    MissingExtraError,
+    ModelUnavailableError,
+    ProviderAuthError,
+    ProviderConnectionError,
+    ProviderStatusError,
+    ProviderTimeoutError,
+)
+from ctxrelay.pricing import openai_usage
+from ctxrelay.runtime.model import (
+    ModelRequest,
+    ModelResponse,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    Usage,
+)
+from ctxrelay.runtime.models import ModelInfo, lookup_model
+from ctxrelay.runtime.providers._common import (
+    RETRYABLE_STATUSES,
+    Attempt,
+    Failure,
+    RetryPolicy,
+    estimate_request_tokens,
+    run_with_retries,
+    transport_failure,
+)
+
+if TYPE_CHECKING:
+    import openai as openai_sdk
+
+__all__ = ["INVALID_ARGUMENTS_KEY", "OpenAIProvider", "create", "model_defaults"]
+
+# A tool call whose arguments are not a JSON object (small local models do this) reaches
+# the tool as ``{INVALID_ARGUMENTS_KEY: raw}``; tools answer with an input error the model
+# can correct, instead of the session failing.
+INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
+
+_TOO_LONG = re.compile(
+    r"maximum context length|context length|context window|too many tokens|"
+    r"prompt is too long|exceeds? the (available )?context",
+    re.IGNORECASE,
+)
+_FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
+def _sdk() -> Any:
+    try:
+        import openai
+    except ImportError:
+        raise MissingExtraError("the OpenAI provider", "openai") from None
+    return openai
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+    if not headers:
+        return None
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(key)
+        if value is None:
+            continue
+        try:
+            return float(value) * scale
+        except ValueError:
+            continue
+    return None
+
+
+def _api_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return str(error["message"])
+    return str(getattr(exc, "message", "") or exc)
+
+
+def _arguments(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {INVALID_ARGUMENTS_KEY: raw}
+    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
+
+
+class OpenAIProvider:
+    """``openai:MODEL``. The key comes from ``api_key`` or ``OPENAI_API_KEY``; with a
+    ``base_url`` (or ``OPENAI_BASE_URL``) no key is needed for servers that check none.
+    ``max_tokens_field``: OpenAI's own API wants ``max_completion_tokens``; many local
+    servers only read ``max_tokens`` (the default when a base URL is given)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        retry: RetryPolicy | None = None,
+        max_retries: int | None = None,
+        max_tokens_field: str | None = None,
+        client: openai_sdk.AsyncOpenAI | None = None,
+    ) -> None:
+        self.model = model
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        if max_retries is not None:
+            self.retry = replace(self.retry, max_retries=max_retries)
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.max_tokens_field = max_tokens_field or (
+            "max_tokens" if self.base_url else "max_completion_tokens"
+        )
+        self._who = (
+            f"the OpenAI-compatible server at {self.base_url}"
+            if self.base_url
+            else "the OpenAI API"
+        )
+        if client is not None:
+            self._client = client
+            return
+        sdk = _sdk()
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if not self.base_url:
+                raise ProviderAuthError(
+                    "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local "
+                    "server that needs none)"
+                )
+            key = "none"  # vLLM, Ollama and llama.cpp ignore it unless started with a key
+        self._client = sdk.AsyncOpenAI(
+            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
+        )
+
+    @property
+    def name(self) -> str:
+        return f"openai:{self.model}"
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    # -- the request --------------------------------------------------------------------
+
+    def request_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The ``chat.completions.create`` arguments for ``request``."""
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        for message in request.messages:
+            texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
+            if message.role == "assistant":
+                entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+                if message.tool_calls:
+                    entry["tool_calls"] = [
+                        {
+                            "id": call.id,
+                            "type": "function",
+                            "function": {
+                                "name": call.name,
+                                "arguments": json.dumps(dict(call.input), ensure_ascii=False),
+                            },
+                        }
+                        for call in message.tool_calls
+                    ]
+                elif entry["content"] is None:
+                    entry["content"] = ""
+                messages.append(entry)
+                continue
+            # Tool results are messages of their own and must directly follow the
+            # assistant turn that called them, before any new user text.
+            for block in message.content:
+                if isinstance(block, ToolResultBlock):
+                    content = block.content or "(no output)"
+                    if block.is_error:
+                        content = f"ERROR: {content}"
+                    messages.append(
+                        {"role": "tool", "tool_call_id": block.tool_call_id, "content": content}
+                    )
+            if texts or not any(isinstance(b, ToolResultBlock) for b in message.content):
+                messages.append({"role": "user", "content": "\n\n".join(texts) or "(empty)"})
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            self.max_tokens_field: request.max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": dict(t.input_schema),
+                    },
+                }
+                for t in request.tools
+            ]
+        return params
+
+    # -- the call -----------------------------------------------------------------------
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        params = self.request_params(request)
+
+        async def attempt(state: Attempt) -> ModelResponse:
+            texts: list[str] = []
+            calls: dict[int, dict[str, str]] = {}
+            finish: str | None = None
+            usage: Mapping[str, Any] | None = None
+            model = self.model
+            stream = await self._client.chat.completions.create(**params)
+            try:
+                async for chunk in stream:
+                    model = chunk.model or model
+                    if chunk.usage is not None:
+                        usage = chunk.usage.model_dump()
+                    for choice in chunk.choices:
+                        delta = choice.delta
+                        if delta.content:
+                            texts.append(delta.content)
+                            if on_text is not None:
+                                state.emitted = True
+                                on_text(delta.content)
+                        for part in delta.tool_calls or ():
+                            entry = calls.setdefault(part.index, {"id": "", "name": "", "args": ""})
+                            entry["id"] = part.id or entry["id"]
+                            if part.function is not None:
+                                entry["name"] += part.function.name or ""
+                                entry["args"] += part.function.arguments or ""
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+            finally:
+                await stream.close()
+            if finish is None:
+                raise MalformedResponseError(
+                    f"the response stream from {self._who} ended without a finish reason"
+                )
+            return self._response(
+                params, texts=texts, calls=calls, finish=finish, usage=usage, model=model
+            )
+
+        return await run_with_retries(attempt, self._classify, self.retry)
+
+    def _response(
+        self,
+        params: Mapping[str, Any],
+        *,
+        texts: list[str],
+        calls: Mapping[int, Mapping[str, str]],
+        finish: str,
+        usage: Mapping[str, Any] | None,
+        model: str,
+    ) -> ModelResponse:
+        tool_calls = tuple(
+            ToolCall(
+                id=entry["id"] or f"call_{index}",
+                name=entry["name"],
+                input=_arguments(entry["args"]),
+            )
+            for index, entry in sorted(calls.items())
+        )
+        text = "".join(texts)
+        if usage is not None:
+            counts = openai_usage(usage)
+        else:
+            counts = {
+                "input_tokens": estimate_request_tokens(
+                    {"messages": params["messages"], "tools": params.get("tools")}
+                ),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": estimate_request_tokens(
+                    [text, *(c["args"] for c in calls.values())]
+                ),
+            }
+        return ModelResponse(
+            text=text,
+            tool_calls=tool_calls,
+            usage=Usage(**counts),
+            stop_reason=_FINISH.get(finish, finish),
+            model=model,
+        )
+
+    def _classify(self, exc: BaseException) -> Failure | None:
+        sdk = _sdk()
+        who = self._who
+        if isinstance(exc, sdk.APIStatusError):
+            status = exc.status_code
+            detail = _api_message(exc)
+            code = getattr(exc, "code", None)
+            said = f"({status}: {detail})"
+            if status == 401:
+                return Failure(
+                    ProviderAuthError,
+                    f"{who} rejected the API key {said}; check OPENAI_API_KEY",
+                    False,
+                    status,
+                )
+            if status == 403:
+                return Failure(
+                    ProviderAuthError,
+                    f"{who} refused this API key access to {self.model} {said}",
+                    False,
+                    status,
+                )
+            if status == 404:
+                return Failure(
+                    ModelUnavailableError,
+                    f"{who} does not serve the model {self.model!r} {said}; check --model "
+                    "(and --base-url)",
+                    False,
+                    status,
+                )
+            if status == 413 or (
+                status == 400 and (code == "context_length_exceeded" or _TOO_LONG.search(detail))
+            ):
+                return Failure(
+                    ContextOverflowError,
+                    f"{who} refused the request as too long for {self.model} {said}",
+                    False,
+                    status,
+                )
+            if status == 429 and code == "insufficient_quota":
+                return Failure(
+                    ProviderStatusError,
+                    f"{who} says this key has no quota left {said}; check the account's billing",
+                    False,
+                    status,
+                )
+            if status in RETRYABLE_STATUSES:
+                busy = "is rate-limiting this key" if status == 429 else "failed"
+                retry_after = _retry_after(exc.response.headers if exc.response else None)
+                return Failure(
+                    ProviderStatusError,
+                    f"{who} {busy} {said}; try again later",
+                    True,
+                    status,
+                    retry_after,
+                )
+            return Failure(ProviderStatusError, f"{who} refused the request {said}", False, status)
+        if isinstance(exc, sdk.APITimeoutError):
+            return Failure(
+                ProviderTimeoutError,
+                f"{who} did not answer within {self.timeout:g} s; try again, or raise "
+                "--timeout for a slow server",
+                False,
+            )
+        if isinstance(exc, sdk.APIConnectionError):
+            cause = exc.__cause__
+            connect = cause is not None and type(cause).__name__.startswith("Connect")
+            if connect or cause is None:
+                return Failure(ProviderConnectionError, f"cannot reach {who}: {cause or exc}", True)
+            return Failure(
+                MalformedResponseError, f"the response stream from {who} broke off ({cause})", True
+            )
+        if isinstance(exc, sdk.APIError):  # an error object inside the stream
+            return Failure(
+                ProviderStatusError, f"{who} failed mid-stream ({_api_message(exc)})", True
+            )
+        return transport_failure(exc, who, self.timeout)
+
+
+def create(model: str, **options: Any) -> OpenAIProvider:
+    """The provider for ``openai:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
+    ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
+    return OpenAIProvider(model, **options)
+
+
+def model_defaults(model: str) -> ModelInfo | None:
+    """The registry's window and output reserve for ``model``, or ``None``."""
+    return lookup_model("openai", model)

@@ -1,0 +1,138 @@
+"""``ctxrelay run`` in-process: the JSON event stream, resume, caps and bad input."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+run_cli = importlib.import_module("ctxrelay.cli.run")
+
+
+def _script(tmp_path: Path, steps: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps(steps))
+    return path
+
+
+STEPS = [
+    {
+        "text": "a",
+        "tool_calls": [{"name": "write_file", "input": {"path": "a.txt", "content": "A"}}],
+        "input_tokens": 1_000,
+    },
+    {
+        "text": "b",
+        "tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}}],
+        "input_tokens": 5_200,
+    },
+    {
+        "text": "c",
+        "tool_calls": [{"name": "read_file", "input": {"path": "a.txt"}}],
+        "input_tokens": 6_100,
+    },
+    {"text": "d", "tool_calls": [{"name": "new_context", "input": {}}], "input_tokens": 6_300},
+    {"text": "finished", "input_tokens": 800},
+]
+
+
+def _events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _args(tmp_path: Path, *extra: str) -> list[str]:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    return [
+        "--db", str(tmp_path / "s.db"), "--model", f"scripted:{_script(tmp_path, STEPS)}",
+        "--limit", "10000", "--reserve", "2000", "--threshold", "60",
+        "--workspace", str(ws), *extra,
+    ]  # fmt: skip
+
+
+def test_json_stream_follows_the_contract(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "write and read a.txt"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    events = _events(out)
+    dispatches = [e for e in events if e["event"] == "dispatch"]
+    for e in dispatches:
+        assert {"event", "window", "tokens", "decision", "stage"} <= set(e)
+    assert [(e["window"], e["decision"], e["stage"]) for e in dispatches] == [
+        (1, "continue", None),
+        (1, "continue", None),
+        (1, "warn", "warning"),
+        (1, "warn", "handoff"),
+        (2, "continue", None),
+    ]
+    assert events[-1] == {
+        "event": "end",
+        "session_id": events[0]["session_id"],
+        "status": "done",
+        "reason": None,
+        "windows": 2,
+        "turns": 5,
+        "cost_usd": 0.0,
+    }
+    assert (tmp_path / "ws" / "a.txt").read_text() == "A"
+
+
+def test_caps_pause_with_exit_3_and_resume_continues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "--max-turns", "2", "task"])
+    out, err = capsys.readouterr()
+    assert code == run_cli.EXIT_PAUSED
+    assert "max-turns" in err
+    end = _events(out)[-1]
+    assert (end["status"], end["reason"], end["turns"]) == ("paused", "max_turns", 2)
+    sid = end["session_id"]
+    code = run_cli.main(
+        ["--db", str(tmp_path / "s.db"), "--resume", sid, "--json", "--max-turns", "50"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    events = _events(out)
+    assert events[0]["resumed"] is True
+    assert events[-1]["status"] == "done"
+    assert events[-1]["turns"] == 5
+
+
+def test_human_output_is_a_timeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = run_cli.main([*_args(tmp_path), "task"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "warn (handoff)" in out
+    assert "window 1 sealed (new_context)" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["task"], "--model is required"),
+        (["--model", "scripted:/nonexistent/steps.json", "task"], "does not exist"),
+        (["--model", "nope", "task"], "provider:model"),
+        (["--resume", "no-such-session"], "no session"),
+        ([], "give the task"),
+    ],
+)
+def test_bad_input_is_one_sentence_and_nonzero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    code = run_cli.main(["--db", str(tmp_path / "s.db"), *argv])
+    _, err = capsys.readouterr()
+    assert code != 0
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "--resume" in out
+    assert "Examples:" in out

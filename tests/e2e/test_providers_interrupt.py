@@ -1,0 +1,140 @@
+"""Ctrl-C during a real-provider run (a separate ``ctxrelay run`` process, SIGINT): one
+Ctrl-C finishes the step in flight and stops cleanly, a second aborts the request at
+once; either way nothing stored is lost and ``--resume`` finishes the task."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.testing import AnthropicServer, LocalServer, OpenAIServer, Step, ToolUse
+
+# Two ``ctxrelay run`` processes per case, each importing a provider SDK: about 10 s a
+# case on an idle machine, several times that under load.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+SERVERS: dict[str, tuple[type[LocalServer], str]] = {
+    "anthropic": (AnthropicServer, "claude-opus-4-6"),
+    "openai": (OpenAIServer, "gpt-4.1"),
+}
+
+
+def start(server: Any, provider: str, model: str, tmp: Path, *args: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, ANTHROPIC_API_KEY="test", OPENAI_API_KEY="test")
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from ctxrelay.cli import run; run()",
+            "run",
+            "--model",
+            f"{provider}:{model}",
+            "--base-url",
+            server.base_url,
+            "--db",
+            str(tmp / "sessions.db"),
+            "--workspace",
+            str(tmp),
+            "--limit",
+            "100000",
+            "--json",
+            "--yes",
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def wait_for_requests(server: LocalServer, count: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while len(server.requests) < count:
+        assert time.monotonic() < deadline, f"only {len(server.requests)} requests arrived"
+        time.sleep(0.02)
+
+
+def events(out: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("provider", "presses"),
+    [("anthropic", 1), ("openai", 2)],
+    ids=["anthropic-one-ctrl-c", "openai-two-ctrl-c"],
+)
+def test_ctrl_c_stops_cleanly_and_resume_finishes(
+    provider: str, presses: int, tmp_path: Path
+) -> None:
+    pytest.importorskip(provider)
+    server_type, model = SERVERS[provider]
+    (tmp_path / "a.txt").write_text("content\n")
+    # The second response is slow: Ctrl-C arrives while it is in flight.
+    slow = 1.5 if presses == 1 else 60.0
+    steps = [
+        Step(tool_calls=[ToolUse("read_file", {"path": "a.txt"})], input_tokens=100),
+        Step(tool_calls=[ToolUse("read_file", {"path": "a.txt"})], input_tokens=200, delay_s=slow),
+        Step(text="finished", input_tokens=300),
+    ]
+    with server_type(steps) as server:
+        proc = start(server, provider, model, tmp_path, "read a.txt twice")
+        try:
+            wait_for_requests(server, 2)
+            time.sleep(0.2)
+            started = time.monotonic()
+            for _ in range(presses):
+                proc.send_signal(signal.SIGINT)
+                time.sleep(0.3)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 130, err
+        assert "Traceback" not in err
+        first = events(out)
+        session_id = first[0]["session_id"]
+        if presses == 1:
+            # The step in flight finished (its response is stored) and then it stopped.
+            assert first[-1]["event"] == "end"
+            assert first[-1]["status"] == "stopped"
+            assert [e["context_tokens"] for e in first if e["event"] == "response"] == [100, 200]
+        else:
+            assert time.monotonic() - started < 15  # did not wait out the 60 s response
+            assert [e["context_tokens"] for e in first if e["event"] == "response"] == [100]
+
+        resumed = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from ctxrelay.cli import run; run()",
+                "run",
+                "--resume",
+                session_id,
+                "--base-url",
+                server.base_url,  # type: ignore[attr-defined]
+                "--db",
+                str(tmp_path / "sessions.db"),
+                "--json",
+                "--yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, ANTHROPIC_API_KEY="test", OPENAI_API_KEY="test"),
+            check=False,
+        )
+    assert resumed.returncode == 0, resumed.stderr
+    after = events(resumed.stdout)
+    assert after[-1]["status"] == "done"
+    responses = [e for e in after if e["event"] == "response"]
+    assert responses[-1]["text"] == "finished"

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import pytest
+
+from ctxrelay.pricing import DEFAULT_PRICES, Prices
+from ctxrelay.runtime.cost import TablePricer, default_pricer, prices_from_json, prices_to_json
+from ctxrelay.runtime.model import Usage
+
+
+def test_real_models_are_priced_from_the_project_table() -> None:
+    prices = DEFAULT_PRICES.lookup("claude-sonnet-4-5")
+    assert prices is not None
+    usage = Usage(input_tokens=1_000_000, output_tokens=0, cache_read_input_tokens=1_000_000)
+    got = default_pricer().cost_usd("anthropic:claude-sonnet-4-5", usage)
+    assert got == pytest.approx(prices.input + prices.cache_read)
+
+
+def test_scripted_and_unknown_models_cost_nothing() -> None:
+    usage = Usage(input_tokens=10_000, output_tokens=10_000)
+    assert default_pricer().cost_usd("scripted:claude-sonnet-4-5.json", usage) == 0.0
+    assert default_pricer().cost_usd("openai:no-such-model-xyz", usage) == 0.0
+
+
+def test_session_prices_apply_to_any_model_and_round_trip() -> None:
+    own = Prices(input=1.0, output=2.0, cache_write_5m=1.25, cache_write_1h=2.0, cache_read=0.1)
+    usage = Usage(input_tokens=1_000_000, output_tokens=500_000)
+    assert default_pricer(own).cost_usd("scripted:x.json", usage) == pytest.approx(2.0)
+    assert prices_from_json(prices_to_json(own)) == own
+    assert TablePricer(default=own).cost_usd("scripted:x", usage) == pytest.approx(2.0)

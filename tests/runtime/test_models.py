@@ -1,0 +1,99 @@
+"""The model registry: windows, reserves, flag overrides, unknown models, prices."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxrelay.errors import ConfigError, UnknownModelError
+from ctxrelay.runtime.models import (
+    DEFAULT_RESERVE_CAP,
+    MODELS,
+    canonical_model,
+    lookup_model,
+    resolve_model,
+)
+from ctxrelay.runtime.providers import model_defaults
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5"),
+        ("claude-opus-4-20250514", "claude-opus-4-0"),
+        ("claude-opus-4-6@20260101", "claude-opus-4-6"),
+        ("Claude-Haiku-4-5", "claude-haiku-4-5"),
+        ("openai/gpt-4o-2024-08-06", "gpt-4o"),
+        ("gpt-5-mini-2025-08-07", "gpt-5-mini"),
+        ("gpt-4.1", "gpt-4.1"),
+    ],
+)
+def test_canonical_ids(raw: str, key: str) -> None:
+    assert canonical_model(raw) == key
+
+
+def test_every_entry_resolves_with_a_reserve_that_leaves_room() -> None:
+    for provider, table in MODELS.items():
+        for model, (window, max_output) in table.items():
+            info = resolve_model(provider, model)
+            assert info.context_window == window
+            assert 0 < info.output_reserve <= min(max_output, DEFAULT_RESERVE_CAP)
+            assert info.output_reserve <= window // 4
+            assert info.known
+
+
+def test_known_windows() -> None:
+    assert resolve_model("anthropic", "claude-sonnet-4-5").context_window == 200_000
+    assert resolve_model("anthropic", "claude-opus-5-5").context_window == 1_000_000
+    assert resolve_model("openai", "gpt-4o").output_reserve == 16_384
+    assert resolve_model("openai", "gpt-5").output_reserve == DEFAULT_RESERVE_CAP
+
+
+def test_flags_override() -> None:
+    info = resolve_model("anthropic", "claude-haiku-4-5", limit=50_000, reserve=2_000)
+    assert (info.context_window, info.output_reserve) == (50_000, 2_000)
+    # A smaller --limit alone shrinks the default reserve with it.
+    assert resolve_model("openai", "gpt-4.1", limit=8_000).output_reserve == 2_000
+
+
+def test_unknown_model_asks_for_limit_in_one_sentence() -> None:
+    with pytest.raises(UnknownModelError) as info:
+        resolve_model("openai", "qwen2.5-coder:7b")
+    message = str(info.value)
+    assert "--limit" in message
+    assert "\n" not in message
+    assert message.count(". ") == 0
+    assert lookup_model("openai", "qwen2.5-coder:7b") is None
+    # The provider prefix matters: a Claude id is not an OpenAI model.
+    assert lookup_model("openai", "claude-opus-4-6") is None
+
+
+def test_unknown_model_with_limit() -> None:
+    info = resolve_model("openai", "llama3.1:8b", limit=8_192)
+    assert info.context_window == 8_192
+    assert info.output_reserve == 2_048
+    assert not info.known
+
+
+@pytest.mark.parametrize("reserve", [0, 8_192, 9_000])
+def test_reserve_must_leave_room(reserve: int) -> None:
+    with pytest.raises(ConfigError, match="--reserve"):
+        resolve_model("openai", "llama3.1:8b", limit=8_192, reserve=reserve)
+
+
+def test_prices_come_from_the_project_table() -> None:
+    from ctxrelay.pricing import DEFAULT_PRICES
+
+    info = resolve_model("anthropic", "claude-opus-4-6")
+    assert info.prices is DEFAULT_PRICES.lookup("claude-opus-4-6")
+    assert info.prices is not None
+    assert resolve_model("openai", "gpt-4o-mini").prices == DEFAULT_PRICES.lookup("gpt-4o-mini")
+
+
+def test_the_runtime_seam_reaches_the_registry() -> None:
+    pytest.importorskip("anthropic")
+    pytest.importorskip("openai")
+    found = model_defaults("anthropic:claude-sonnet-4-5-20250929")
+    assert found is not None
+    assert (found.context_window, found.output_reserve) == (200_000, DEFAULT_RESERVE_CAP)
+    assert model_defaults("openai:my-local-model") is None

@@ -1,0 +1,219 @@
+"""Histories written by older versions or torn by a crash resume without a second
+rollover; the legacy final-flush path still runs; a manual reset is a privacy floor."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.runtime import reset_session
+from ctxrelay.runtime.tools import ToolContext, builtin_tools
+from ctxrelay.store import NewRow
+from tests.runtime.helpers import Harness, call
+
+
+def _legacy_session(harness: Harness, *, replied: bool) -> str:
+    """A session as the pre-handoff version left it: a ``flush`` row asking for the
+    one memory-only step, written without the fields new rows carry."""
+    config = harness.config().to_json()
+    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
+    w = harness.store.current_window(info.id)
+    harness.store.append(
+        info.id,
+        w.id,
+        [
+            NewRow("user", "port the parser"),
+            NewRow("assistant", "reading", {"usage": {"input_tokens": 7_700}}),
+            NewRow("tool_call", "{}", {"id": "old_1", "name": "read_file", "input": {"path": "p"}}),
+            NewRow("tool_result", "p does not exist", {"tool_call_id": "old_1", "is_error": True}),
+            NewRow(
+                "flush",
+                "[xum] Final flush: write your memory notes now; this window "
+                "rolls over after this step.",
+                {"kind": "flush"},
+            ),
+        ],
+    )
+    if replied:
+        harness.store.append(
+            info.id,
+            w.id,
+            [
+                NewRow("assistant", "saving notes", {"usage": {"input_tokens": 7_800}}),
+                NewRow(
+                    "tool_call",
+                    "{}",
+                    {
+                        "id": "old_2",
+                        "name": "write_file",
+                        "input": {"path": "context-notes.md", "content": "legacy notes\n"},
+                    },
+                ),
+            ],
+        )
+    return info.id
+
+
+def test_legacy_flush_history_runs_its_memory_only_step_then_seals(harness: Harness) -> None:
+    sid = _legacy_session(harness, replied=False)
+    steps: list[dict[str, Any]] = [
+        {"text": "(unused: response 0 is in the history)"},
+        {
+            "text": "flushing",
+            "tool_calls": [
+                call("write_file", path="context-notes.md", content="flushed notes\n"),
+                call("read_file", path="elsewhere.txt"),
+            ],
+        },
+        {"text": "continuing in window 2", "input_tokens": 500},
+    ]
+    result = harness.resume(steps, sid)
+    assert result.status == "done"
+    assert harness.seals(sid) == ["legacy_flush", None]
+    received = harness.received()
+    assert received[0]["tools"] == ["write_file"]  # the memory-only step
+    assert "new_context" in received[1]["tools"]  # window 2 is ordinary again
+    w1, w2 = harness.store.windows(sid)
+    results = [r for r in harness.store.rows(sid, window_id=w1.id) if r.kind == "tool_result"]
+    assert [bool(r.metadata["is_error"]) for r in results[1:]] == [False, True]
+    lead = harness.store.rows(sid, window_id=w2.id)[0]
+    assert "flushed notes" in (lead.text or "")
+    assert harness.kinds(sid).count("flush") == 1
+
+
+def test_legacy_flush_reply_already_recorded_seals_without_another_call(
+    harness: Harness,
+) -> None:
+    sid = _legacy_session(harness, replied=True)
+    steps: list[dict[str, Any]] = [{}, {}, {"text": "window 2", "input_tokens": 400}]
+    result = harness.resume(steps, sid)
+    assert result.status == "done"
+    assert harness.seals(sid) == ["legacy_flush", None]
+    assert (harness.workspace / "context-notes.md").read_text() == "legacy notes\n"
+    assert [e["step"] for e in harness.received()] == [2]
+
+
+def test_torn_boundary_finishes_one_rollover(harness: Harness) -> None:
+    config = harness.config().to_json()
+    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
+    w = harness.store.current_window(info.id)
+    harness.store.append(
+        info.id,
+        w.id,
+        [
+            NewRow("user", "task"),
+            NewRow("assistant", "working"),
+            NewRow("boundary", "sealed", {"reason": "forced"}),
+        ],
+    )
+    result = harness.resume([{}, {"text": "window 2 goes on", "input_tokens": 300}], info.id)
+    assert result.status == "done"
+    assert harness.seals(info.id) == ["forced", None]
+    w2 = harness.store.windows(info.id)[1]
+    assert [r.kind for r in harness.store.rows(info.id, window_id=w2.id)] == [
+        "lead_in",
+        "user",
+        "assistant",
+    ]
+
+
+def test_sealed_window_without_its_opening_rows_is_repaired_not_rolled_again(
+    harness: Harness,
+) -> None:
+    config = harness.config().to_json()
+    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
+    w = harness.store.current_window(info.id)
+    harness.store.append(info.id, w.id, [NewRow("user", "task"), NewRow("assistant", "x")])
+    harness.store.rollover(
+        info.id, w.id, "new_context", boundary=NewRow("boundary", "sealed"), opening=[]
+    )
+    result = harness.resume([{}, {"text": "window 2", "input_tokens": 300}], info.id)
+    assert result.status == "done"
+    assert harness.seals(info.id) == ["new_context", None]
+    w2 = harness.store.windows(info.id)[1]
+    kinds = [r.kind for r in harness.store.rows(info.id, window_id=w2.id)]
+    assert kinds == ["lead_in", "user", "assistant"]
+
+
+def test_manual_reset_is_a_privacy_floor(harness: Harness) -> None:
+    steps = [
+        {
+            "text": "secret",
+            "tool_calls": [call("write_file", path="context-notes.md", content="SECRET-42")],
+        },
+        {"text": "stored SECRET-42"},
+        {
+            "text": "looking back",
+            "tool_calls": [
+                call("session_history", action="search", query="SECRET-42"),
+                call("session_history", action="list"),
+            ],
+        },
+        {"text": "nothing before the reset"},
+    ]
+    result = harness.run(steps)
+    sid = result.session_id
+    window = reset_session(harness.store, sid)
+    assert window.index == 2
+    assert harness.seals(sid) == ["manual_reset", None]
+    lead = harness.store.rows(sid, window_id=window.id)[0]
+    assert lead.kind == "lead_in"
+    assert "SECRET-42" not in (lead.text or "")
+    again = harness.resume(steps, sid, "start over")
+    assert again.status == "done"
+    search, listing = [
+        r for r in harness.store.rows(sid, window_id=window.id) if r.kind == "tool_result"
+    ]
+    assert search.text == "no rows of earlier windows contain 'SECRET-42'"
+    assert "window 1" not in (listing.text or "")
+    assert "window 2" in (listing.text or "")
+
+
+def test_session_history_reads_earlier_windows_of_this_session_only(
+    harness: Harness, tmp_path: Path
+) -> None:
+    steps = [
+        {"text": "marker-window-one", "tool_calls": [call("new_context")]},
+        {
+            "text": "looking",
+            "tool_calls": [
+                call("session_history", action="search", query="marker-window-one"),
+                call("session_history", action="read", window=1, offset=0, limit=3),
+            ],
+        },
+        {"text": "ok"},
+    ]
+    other = harness.run([{"text": "marker-window-one in another session"}])
+    result = harness.run(steps)
+    assert other.session_id != result.session_id
+    results = [r for r in harness.rows(result.session_id) if r.kind == "tool_result"][1:]
+    search, read = results
+    assert "window 1" in (search.text or "")
+    assert "another session" not in (search.text or "")
+    assert "[seq 1] user: do the task" in (read.text or "")
+
+
+def test_tool_context_carries_the_session(harness: Harness) -> None:
+    seen: list[ToolContext] = []
+
+    class Probe:
+        name = "probe"
+        description = "records its context"
+        replay_safe = True
+        input_schema = {"type": "object"}  # noqa: RUF012
+
+        async def run(self, args: Any, ctx: ToolContext) -> Any:
+            from ctxrelay.runtime.tools import ToolResult
+
+            seen.append(ctx)
+            return ToolResult("ok")
+
+    tools = builtin_tools()
+    tools.add(Probe())
+    result = harness.run([{"text": "p", "tool_calls": [call("probe")]}, {"text": "e"}], tools=tools)
+    (ctx,) = seen
+    assert ctx.session_id == result.session_id
+    assert ctx.window_index == 1
+    assert ctx.workspace == harness.workspace.resolve()
+    assert asyncio.run(ctx.confirm("anything")) is True
