@@ -75,3 +75,21 @@ def test_nothing_to_resume(project: Path) -> None:
     assert _start(project) is None
     _write(project, "")  # reserved and created empty: not a handoff yet
     assert _start(project) is None
+
+
+def test_every_start_seeds_the_usable_limit_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude import _state
+    from ctxrelay.claude._limit import usable_limit
+
+    assert _start(project, "startup") is None
+    doc = _state.session_state("fresh-1").read()
+    assert doc["usable_limit"] == usable_limit(200_000)
+    assert doc["mode"] == "manual"
+    monkeypatch.setenv("CTXRELAY_CONTEXT_WINDOW", "1000000")
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "off")
+    assert _start(project, "resume") is None
+    doc = _state.session_state("fresh-1").read()
+    assert doc["usable_limit"] == usable_limit(1_000_000)
+    assert doc["mode"] == "off"

@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _state
-from ctxrelay.claude.statusline import main, render
+from ctxrelay.claude.statusline import BAR_WIDTH, main, render
 from tests.claude._handoff import isolate
 
 # Two statusline payloads Claude Code 2.1.332 sent (interactive, scripted local model):
@@ -131,3 +133,48 @@ def test_help() -> None:
     out = io.StringIO()
     assert main(["statusline", "--help"], io.StringIO(""), out) == 0
     assert "example" in out.getvalue()
+
+
+def test_the_command_imports_no_rich_and_no_sdk(project: Path) -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from ctxrelay.cli import main\n"
+        "code = main(['claude', 'statusline'])\n"
+        "heavy = [m for m in ('rich', 'claude_agent_sdk', 'anthropic') if m in sys.modules]\n"
+        "print('HEAVY', heavy, code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=json.dumps(dict(AFTER, workspace={"project_dir": str(project)})),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "HEAVY [] 0" in done.stdout
+    assert "handoff in" in done.stdout
+
+
+@given(
+    tokens=st.one_of(st.none(), st.integers(0, 5_000_000)),
+    window=st.integers(1, 2_000_000),
+    mode=st.sampled_from(("manual", "auto", "off")),
+    phase=st.sampled_from((None, "writing", "ready", "failed")),
+)
+def test_render_is_one_line_with_a_full_bar_and_the_right_stage(
+    tokens: int | None, window: int, mode: str, phase: str | None
+) -> None:
+    line = render(tokens, window, mode=mode, handoff_phase=phase)
+    assert "\n" not in line
+    assert len(line.split(" ")[2]) == BAR_WIDTH
+    target = window * CONTEXT_PERCENT // 100
+    if mode == "off":
+        assert line.endswith("handoff off")
+    elif phase in ("writing", "ready"):
+        assert "handoff" in line
+    elif (tokens or 0) < target:
+        assert " · handoff in " in line
+    else:
+        assert " · handoff due " in line

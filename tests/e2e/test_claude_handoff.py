@@ -18,7 +18,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -444,37 +444,55 @@ def test_the_handoff_skill_names_a_fresh_path(
 
 
 def _pty_session(
-    cli: str, project: Path, env: dict[str, str], prompt: str, seconds: float
+    cli: str,
+    project: Path,
+    env: dict[str, str],
+    *,
+    prompt: str,
+    ready: Callable[[], bool],
+    done: Callable[[bytes], bool],
+    timeout: float = 90,
 ) -> bytes:
+    """Run the interactive UI on a terminal: wait until ``ready()``, type ``prompt``, and
+    read the screen until ``done(screen)`` (or ``timeout``)."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: Claude Code's interactive UI on a terminal
         os.chdir(project)
         os.execve(cli, [cli, "--model", MODEL], env)
     out = bytearray()
+    deadline = time.monotonic() + timeout
 
-    def pump(duration: float) -> None:
-        end = time.monotonic() + duration
-        while time.monotonic() < end:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if ready:
+    def pump(until: Callable[[], bool]) -> None:
+        while time.monotonic() < deadline and not until():
+            ready_fds, _, _ = select.select([fd], [], [], 0.2)
+            if ready_fds:
                 try:
                     out.extend(os.read(fd, 65536))
                 except OSError:
                     return
 
     try:
-        pump(10)
+        pump(ready)
+        settle = time.monotonic() + 1.0  # let the input box take focus
+        pump(lambda: time.monotonic() > settle)
         for ch in prompt.encode():
             os.write(fd, bytes([ch]))
-            pump(0.03)
-        pump(1)
+        typed = time.monotonic() + 0.5
+        pump(lambda: time.monotonic() > typed)
         os.write(fd, b"\r")
-        pump(seconds)
+        pump(lambda: done(bytes(out)))
     finally:
         os.kill(pid, 9)
         os.waitpid(pid, 0)
         os.close(fd)
     return bytes(out)
+
+
+_ANSI = re.compile(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07")
+
+
+def _screen(raw: bytes) -> str:
+    return _ANSI.sub(b"", raw).decode("utf-8", "replace")
 
 
 def test_statusline_on_real_payloads_counts_down_and_records_the_window(
@@ -503,13 +521,19 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
         )
     )
     context = AT + 4_000
+    pct = context * 100 // WINDOW
+
+    def payloads_seen() -> bool:
+        return captured.exists() and captured.stat().st_size > 0
+
     with AnthropicServer([Step(text="Looked.", **usage(context))]) as server:
         raw = _pty_session(
             env["CTXRELAY_CLAUDE_CLI"],
             project,
             {**env, "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color"},
-            "look around",
-            15,
+            prompt="look around",
+            ready=payloads_seen,
+            done=lambda screen: f"ctx {pct}%" in _screen(screen),
         )
         served = len(server.requests_to("/v1/messages"))
     assert served >= 1
@@ -524,14 +548,11 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     out = io.StringIO()
     statusline_main(["statusline"], io.StringIO(json.dumps(last)), out)
     line = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).strip()
-    pct = context * 100 // reported
+    assert reported == WINDOW
     assert line.startswith(f"ctx {pct}% ")
-    if reported == WINDOW:
-        assert "handoff due (60% reached, +4k): /ctxrelay:handoff" in line
+    assert "handoff due (60% reached, +4k): /ctxrelay:handoff" in line
     # …is what the user saw at the bottom of the terminal.
-    screen = re.sub(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07", b"", raw).decode(
-        "utf-8", "replace"
-    )
+    screen = _screen(raw)
     assert f"ctx {pct}%" in screen
     assert "handoff" in screen
     # The window reached the hooks' state.
