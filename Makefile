@@ -8,6 +8,7 @@ STAMP  := $(VENV)/.ctxrelay-installed
 .PHONY: setup demo test lint typecheck format check bench services clean
 
 $(STAMP): pyproject.toml
+	@bash scripts/ensure-python.sh $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
