@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget import Budget
+from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.claude import _state
-from ctxrelay.claude._limit import OUTPUT_RESERVE, deny_reason, usable_limit
+from ctxrelay.claude._limit import deny_reason, usable_limit
 from tests.claude._handoff import SESSION, Transcript, isolate
 
 WINDOW = 200_000
@@ -116,7 +117,7 @@ def test_the_fast_path_imports_neither_the_policy_nor_the_reader(
         "from ctxrelay.claude import hook\n"
         "out = io.StringIO()\n"
         "hook.main(io.StringIO(sys.argv[1]), out)\n"
-        "heavy = [m for m in ('ctxrelay.budget', 'ctxrelay.transcripts', 'pathlib', "
+        "heavy = [m for m in ('ctxrelay.budget._policy', 'ctxrelay.transcripts', 'pathlib', "
         "'ctxrelay.claude.config') if m in sys.modules]\n"
         "print(json.dumps({'out': out.getvalue(), 'heavy': heavy}))\n"
     )

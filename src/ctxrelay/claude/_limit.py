@@ -8,34 +8,32 @@ write. The reason reaches Claude as the tool result.
 
 The usable limit is the policy core's ``limit − output_reserve``
 (:class:`ctxrelay.budget.Budget`), with the window the Stop hook uses and
-:data:`OUTPUT_RESERVE`. Subagents are left alone: their own bounds tell them to report.
-Mode ``off`` turns this off too.
+:data:`ctxrelay.budget.bounds.MAIN_OUTPUT_RESERVE`. Subagents are left alone: their own
+bounds tell them to report. Mode ``off`` turns this off too.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
+from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE
+
+# Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
+# cost more than the rest of it (mypy reads any constant named TYPE_CHECKING as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 __all__ = [
     "ALLOWED_AT_LIMIT",
-    "OUTPUT_RESERVE",
     "TAIL_BYTES",
     "deny_reason",
     "limit_text",
     "refresh",
     "usable_limit",
 ]
-
-OUTPUT_RESERVE = 33_000
-"""Tokens kept free at the top of the main session's window: what Claude Code itself
-keeps below the window (20,000 for a response or summary, 13,000 of buffer; its
-auto-compaction would have started here). From this point on there is still room to
-write the handoff file."""
 
 ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 """Tools still allowed at the limit besides writing the handoff: bookkeeping that costs
@@ -62,7 +60,7 @@ def usable_limit(window: int) -> int:
     tenth of itself in reserve instead)."""
     from ctxrelay.budget import Budget
 
-    reserve = OUTPUT_RESERVE if window > 2 * OUTPUT_RESERVE else window // 10
+    reserve = MAIN_OUTPUT_RESERVE if window > 2 * MAIN_OUTPUT_RESERVE else window // 10
     return Budget(limit=window, output_reserve=reserve).usable_limit
 
 

@@ -42,14 +42,13 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
         module_name = HANDLERS.get(event) if isinstance(event, str) else None
         if module_name is None:
             return 0
-        import importlib
-
         try:
-            module = importlib.import_module(module_name)
+            __import__(module_name)  # not importlib: importing it costs the hook ~5%
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
             return 0  # an event this version does not handle yet
+        module = sys.modules[module_name]
         answer = module.handle(payload)
         if answer:
             out.write(json.dumps(answer))

@@ -397,8 +397,10 @@ def test_commands_without_a_printer_word_do_not_load_the_parser() -> None:
         "heavy = {'tree_sitter', 'ctxrelay.claude.guard._shell', 'typing', 'dataclasses'}\n"
         "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
         "assert bash.deny_reason('cat f', '/') is not None\n"
-        "assert 'tree_sitter' in sys.modules\n"
+        "assert 'tree_sitter._binding' in sys.modules\n"
+        "assert 'tree_sitter' not in sys.modules  # its __init__ (typing) is skipped\n"
         "assert 'tree_sitter_bash' not in sys.modules  # its __init__ is skipped\n"
+        "assert 'typing' not in sys.modules\n"
         "slow = {'dataclasses', 'inspect', 'importlib.util', 'importlib.resources'}\n"
         "assert not slow & set(sys.modules), slow & set(sys.modules)\n"
     )

@@ -8,14 +8,19 @@ option permutation (``cat f -n``), ``--`` and the obsolete ``head -5`` / ``tail 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Self
 
-from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange, Unit
+from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange
+
+TYPE_CHECKING = False  # annotations only: the hook need not import typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Self
+
+    from ctxrelay.claude.guard._model import Unit
+
+    Args = Sequence[str | None]
 
 __all__ = ["PRINTERS", "UNKNOWN_OPTION", "Plan", "plan"]
-
-Args = Sequence[str | None]
 
 UNKNOWN_OPTION = "-\x00"
 """Stands for an option word whose value the shell computes (``-$n``): no real argument

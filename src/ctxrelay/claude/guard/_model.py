@@ -10,14 +10,22 @@ milliseconds at every such call. ``tests/claude/guard`` pins the hook's imports.
 from __future__ import annotations
 
 import json
-from typing import Literal, Self
+
+# ``typing`` is not imported at run time either (mypy reads any constant named
+# TYPE_CHECKING as true): there ``Unit`` is a plain ``str`` in ``LineRange``'s base.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal, Self
+
+    Unit = Literal["line", "byte"]
+    _LineRangeBase = tuple[int | None, int | None, Unit]
+else:
+    _LineRangeBase = tuple[int | None, int | None, str]
 
 __all__ = ["WHOLE_FILE", "FilePrint", "LineRange", "Operand", "ReadCall", "Unit"]
 
-Unit = Literal["line", "byte"]
 
-
-class LineRange(tuple[int | None, int | None, Unit]):
+class LineRange(_LineRangeBase):
     """A printed range of a file, 1-based and inclusive.
 
     ``first``: the first line (or byte) printed; a negative value counts from the end

@@ -9,7 +9,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Mapping
+
+TYPE_CHECKING = False  # annotations only: the hook need not import typing
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 __all__ = ["deny_reason"]
 
