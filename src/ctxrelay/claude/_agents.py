@@ -14,10 +14,10 @@ Stdlib only: this runs in ``ctxrelay-hook``.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
 from ctxrelay.claude._statedir import cursor_path
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
@@ -113,7 +113,7 @@ def _load_cursor(cache: str | None, st: os.stat_result) -> dict[str, Any]:
         return _empty_cursor()
     try:
         with open(cache, encoding="utf-8") as fh:
-            cur = json.load(fh)
+            cur = _fastjson.loads(fh.read())
     except (OSError, ValueError):
         return _empty_cursor()
     ok = (
@@ -135,7 +135,7 @@ def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(cur, fh, separators=(",", ":"))
+            fh.write(_fastjson.dumps(cur, separators=(",", ":")))
         os.replace(tmp, cache)
     except OSError:
         # The cursor is only a speed-up: a read-only state dir costs re-reads, no more.
@@ -150,7 +150,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if b'"usage"' not in line and b'"compact_boundary"' not in line:
         return
     try:
-        record = json.loads(line)
+        record = _fastjson.loads(line)
     except (ValueError, RecursionError):
         return
     if not isinstance(record, dict):

@@ -14,9 +14,9 @@ bounds tell them to report. Mode ``off`` turns this off too.
 
 from __future__ import annotations
 
-import json
 import os
 
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE
 
 # Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
@@ -48,7 +48,7 @@ _SYNTHETIC = "<synthetic>"
 _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_*, unimported
 
 # This check runs on every main-session tool call, so its fast path imports nothing but
-# os and json (the hook has both loaded): the session's state document caches the usable
+# os and _fastjson (the hook has both loaded): the session's state document caches the usable
 # limit and the mode (written by SessionStart, Stop and the statusline through
 # :func:`refresh`), and the newest response's usage is read from the transcript's tail.
 # Only a call at or over the cached limit (or with nothing cached) takes the full path,
@@ -102,7 +102,7 @@ def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
         if not boundary and b'"usage"' not in line:
             continue
         try:
-            record = json.loads(line)
+            record = _fastjson.loads(line)
         except ValueError:
             continue
         if not isinstance(record, dict) or record.get("isSidechain") is True:
@@ -160,7 +160,7 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
 
     try:
         with open(session_doc_path(session_id), encoding="utf-8") as fh:
-            cached = json.load(fh)
+            cached = _fastjson.loads(fh.read())
     except (OSError, ValueError):
         cached = {}
     if not isinstance(cached, dict) or cached.get("limit_env", "") != _env_key():

@@ -9,7 +9,7 @@ milliseconds at every such call. ``tests/claude/guard`` pins the hook's imports.
 
 from __future__ import annotations
 
-import json
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 
 # ``typing`` is not imported at run time either (mypy reads any constant named
 # TYPE_CHECKING as true): there ``Unit`` is a plain ``str`` in ``LineRange``'s base.
@@ -189,5 +189,5 @@ class ReadCall(tuple[str, int | None, int | None, str]):
         )
 
     def __str__(self) -> str:
-        text = "Read " + json.dumps(self.tool_input(), ensure_ascii=False)
+        text = "Read " + _fastjson.dumps(self.tool_input(), ensure_ascii=False)
         return f"{text} ({self.note})" if self.note else text
