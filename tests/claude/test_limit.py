@@ -152,3 +152,22 @@ def test_the_fast_tail_read_agrees_with_the_shared_reader() -> None:
         if tokens is not None:
             assert reading is not None
             assert model == reading.model, path.name
+
+
+def test_a_transcript_without_responses_is_answered_from_its_tail(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tail read that began at the start of the file saw all of it: a new session's first
+    # calls need neither the config nor the shared reader.
+    from ctxrelay.claude import _limit
+
+    def full_check(*args: object, **kwargs: object) -> str | None:
+        raise AssertionError("the full path ran")
+
+    t = Transcript(tmp_path / "fresh.jsonl")
+    t.prompt("work")
+    monkeypatch.setattr(_limit, "_full_check", full_check)
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"})) is None
+    assert _limit._tail_context(str(t.path))[2] is True
+    (tmp_path / "empty.jsonl").write_text("")
+    assert _limit._tail_context(str(tmp_path / "empty.jsonl")) == (None, None, True)

@@ -78,7 +78,8 @@ def refresh(data: dict[str, Any], window: int, mode: str) -> None:
 
 def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
     """``(context, model, found)`` of the newest main-chain response in the last
-    :data:`TAIL_BYTES`; ``found`` is False when that tail holds no response."""
+    :data:`TAIL_BYTES`; ``found`` is False when that tail holds no response and the file
+    goes on before it."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -122,7 +123,8 @@ def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 total += value
         return total, model if isinstance(model, str) else None, True
-    return None, None, False
+    # A tail that began at the start is the whole file: there is nothing further back.
+    return None, None, start == 0
 
 
 def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> bool:

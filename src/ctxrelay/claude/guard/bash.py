@@ -8,13 +8,11 @@ reason names the Read call that shows the same file and range. A command that do
 parse is allowed: the guard never blocks what it cannot understand. Rules and examples:
 ``docs/guard.md``.
 
-This module is on the hook's start-up path, so it imports only ``re``: the parser and
-everything else load after :func:`might_print_file` says they are needed.
+This module is on the hook's start-up path, so it imports nothing: ``re``, the parser and
+everything else load after the cheap substring test of :func:`might_print_file`.
 """
 
 from __future__ import annotations
-
-import re
 
 TYPE_CHECKING = False  # not typing's: the hook need not import it
 if TYPE_CHECKING:
@@ -35,6 +33,8 @@ def might_print_file(command: str) -> bool:
     """A cheap test that is true for every command the guard could deny."""
     if not any(word in command for word in PRECHECK_WORDS):
         return False  # most commands: no regex compiled, nothing imported
+    import re
+
     return re.search(_PRECHECK, command) is not None
 
 
