@@ -1,7 +1,8 @@
 """Whole-process latency of ``ctxrelay-hook`` (DESIGN §8), measured in the same run as
 its baseline, a bare ``python -c pass`` of the same interpreter.
 
-- a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it);
+- a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it), and one
+  of an ordinary command (``git status``: no printer word, nothing parsed);
 - a main-thread ``PostToolUse`` of an ordinary tool (nothing to say: the common case);
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
@@ -148,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                 "tool_use_id": "toolu_1",
             }
         )
+        plain = json.dumps(
+            {**json.loads(bash), "tool_input": {"command": "git status", "description": "st"}}
+        )
         small, large = make_session(root, 1), make_session(root, 100)
         main_post = json.dumps(
             {
@@ -176,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
                 bash,
                 None,
             ),
+            "pre_bash_plain (git status)": ([HOOK], plain, None),
             # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
             "post_main (ordinary tool)": ([HOOK], main_post, None),
             "post_subagent_1mb": post(small),

@@ -128,8 +128,16 @@ def test_a_bash_command_that_prints_no_file(base: dict[str, Any], tmp_path: Path
     assert "ctxrelay.claude.guard.bash" in modules  # the guard did look at it
 
 
-def test_a_bash_command_that_prints_a_file(base: dict[str, Any], tmp_path: Path) -> None:
+def test_a_plain_bash_command_that_prints_a_file(base: dict[str, Any], tmp_path: Path) -> None:
     payload = _tool(base, "PreToolUse", "Bash", {"command": "cat big.txt"})
+    answer, modules = run_hook(payload, tmp_path / "state")
+    assert json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    _assert_absent(modules, PER_CALL)  # a plain command needs no parser
+    assert "ctxrelay.claude.guard._plain" in modules
+
+
+def test_a_bash_command_that_needs_the_parser(base: dict[str, Any], tmp_path: Path) -> None:
+    payload = _tool(base, "PreToolUse", "Bash", {"command": 'cd sub && cat "../big.txt"'})
     answer, modules = run_hook(payload, tmp_path / "state")
     assert json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
     # The parser's binary module imports re and enum itself; nothing else heavy comes.

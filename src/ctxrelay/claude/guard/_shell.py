@@ -17,6 +17,8 @@ import re
 
 from ctxrelay.claude.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
 from ctxrelay.claude.guard._model import FilePrint, Operand
+from ctxrelay.claude.guard._plain import PATH_MAX
+from ctxrelay.claude.guard._plain import resolve as _resolve
 
 TYPE_CHECKING = False  # annotations only: the hook need not import typing
 if TYPE_CHECKING:
@@ -112,9 +114,6 @@ VISIT_MAX = 20_000
 """Statements walked in one command at most: a machine-made script of a hundred thousand
 statements is judged by its first ones, so the hook answers well within its timeout."""
 
-PATH_MAX = 4096
-"""Longer words cannot name a file (the kernel refuses them), so they are no operand."""
-
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 # Programs that run the rest of their arguments as a command, with the options of each
@@ -204,19 +203,6 @@ def _word(src: bytes, node: Node) -> _Word:
     if value is None and node.type != "process_substitution" and raw.startswith("-"):
         value = UNKNOWN_OPTION  # "-$n", "-${1:-10}": an option whose value is unknown
     return _Word(raw, value, glob, node.type == "process_substitution")
-
-
-def _resolve(value: str, cwd: str | None) -> str | None:
-    """An absolute path for a literal path word, or ``None`` when the directory is unknown."""
-    if "\x00" in value:
-        return None  # no path holds a NUL byte
-    if value.startswith("~"):
-        value = os.path.expanduser(value)
-    if os.path.isabs(value):
-        return os.path.normpath(value)
-    if cwd is None:
-        return None
-    return os.path.normpath(os.path.join(cwd, value))
 
 
 class _Redirected:

@@ -44,6 +44,13 @@ def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | No
     ``cwd`` (absolute) is the directory the command runs in; relative paths in the
     result are made absolute against it (following any ``cd`` in the command).
     """
+    if not any(word in command for word in PRECHECK_WORDS):
+        return ()  # most commands: nothing imported
+    from ctxrelay.claude.guard._plain import plain_scan
+
+    found = plain_scan(command, cwd)  # ``cat big.txt``: no parser needed
+    if found is not None:
+        return found
     if not might_print_file(command):
         return ()
     from ctxrelay.claude.guard._shell import scan
