@@ -7,6 +7,8 @@ its baseline, a bare ``python -c pass`` of the same interpreter.
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
   file before and one new response was appended since (it runs after every tool call);
+- for reference (no target: once per turn, not per tool call), the main session's
+  ``Stop`` hook;
 - the three ways to start the hook: the console script ``ctxrelay-hook`` (what
   ``hooks.json`` runs), ``python -m ctxrelay.claude.hook``, and ``python -c`` importing it.
 
@@ -161,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
 
+        stop = json.dumps(
+            {
+                **{k: v for k, v in json.loads(main_post).items() if not k.startswith("tool")},
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            }
+        )
         # The first read of a file is one full pass (a hook installed mid-subagent);
         # measured once, reported, not part of the targets.
         cold = {
@@ -183,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
             "pre_bash_plain (git status)": ([HOOK], plain, None),
             # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
             "post_main (ordinary tool)": ([HOOK], main_post, None),
+            "stop (main turn end)": ([HOOK], stop, None),
             "post_subagent_1mb": post(small),
             "post_subagent_100mb": post(large),
         }
