@@ -1,11 +1,14 @@
 """Whole-process latency of ``ctxrelay-hook`` (DESIGN §8), measured in the same run as
 its baseline, a bare ``python -c pass`` of the same interpreter.
 
-- a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it);
+- a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it), and one
+  of an ordinary command (``git status``: no printer word, nothing parsed);
 - a main-thread ``PostToolUse`` of an ordinary tool (nothing to say: the common case);
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
   file before and one new response was appended since (it runs after every tool call);
+- for reference (no target: once per turn, not per tool call), the main session's
+  ``Stop`` hook;
 - the three ways to start the hook: the console script ``ctxrelay-hook`` (what
   ``hooks.json`` runs), ``python -m ctxrelay.claude.hook``, and ``python -c`` importing it.
 
@@ -148,6 +151,9 @@ def main(argv: list[str] | None = None) -> int:
                 "tool_use_id": "toolu_1",
             }
         )
+        plain = json.dumps(
+            {**json.loads(bash), "tool_input": {"command": "git status", "description": "st"}}
+        )
         small, large = make_session(root, 1), make_session(root, 100)
         main_post = json.dumps(
             {
@@ -157,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
             }
         )
 
+        stop = json.dumps(
+            {
+                **{k: v for k, v in json.loads(main_post).items() if not k.startswith("tool")},
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            }
+        )
         # The first read of a file is one full pass (a hook installed mid-subagent);
         # measured once, reported, not part of the targets.
         cold = {
@@ -176,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
                 bash,
                 None,
             ),
+            "pre_bash_plain (git status)": ([HOOK], plain, None),
             # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
             "post_main (ordinary tool)": ([HOOK], main_post, None),
+            "stop (main turn end)": ([HOOK], stop, None),
             "post_subagent_1mb": post(small),
             "post_subagent_100mb": post(large),
         }

@@ -24,6 +24,7 @@ from ctxrelay.budget.bounds import (
     HANDOFF_WAIT_TURNS,
     LONG_CONTEXT_WINDOW,
     MAIN_HANDOVERS,
+    MAIN_OUTPUT_RESERVE,
     READ_MAX_BYTES,
     REPORT_MAX_WORDS,
     SUBAGENT_CONTEXT_MAX,
@@ -62,6 +63,14 @@ def test_main_handover_modes() -> None:
     assert DEFAULT_MAIN_HANDOVER == "manual"
 
 
+def test_main_output_reserve_is_claude_codes_own_and_leaves_the_handoff_room() -> None:
+    # Claude Code keeps 20,000 tokens for a response or summary and 13,000 of buffer.
+    assert MAIN_OUTPUT_RESERVE == 20_000 + 13_000
+    # The context-percent handoff hint comes before the usable limit denies tool calls.
+    for window in (DEFAULT_CONTEXT_WINDOW, LONG_CONTEXT_WINDOW):
+        assert window * CONTEXT_PERCENT // 100 < window - MAIN_OUTPUT_RESERVE
+
+
 def test_handoff_wait_and_retry() -> None:
     assert HANDOFF_WAIT_TURNS >= 1
     assert HANDOFF_RETRY_MAX >= 0
@@ -75,19 +84,21 @@ def test_sizes() -> None:
 
 
 def test_every_bound_is_exported() -> None:
-    public = {n for n in vars(bounds) if n.isupper() and not n.startswith("_")}
+    public = {
+        n
+        for n in vars(bounds)
+        if n.isupper() and not n.startswith("_") and n != "TYPE_CHECKING"  # mypy's guard
+    }
     assert public <= set(bounds.__all__)
     assert all(hasattr(bounds, n) for n in bounds.__all__)
 
 
 def test_bounds_take_no_runtime_dependencies() -> None:
-    # The hook imports this module at every tool call: stdlib typing only.
+    # The hook imports this module at every tool call: nothing at import time (``typing``
+    # only for mypy, and for the ``MainHandover`` alias when it is asked for).
     source = Path(bounds.__file__).read_text(encoding="utf-8").splitlines()
     imports = [line for line in source if line.startswith(("import ", "from "))]
-    assert imports == [
-        "from __future__ import annotations",
-        "from typing import Final, Literal",
-    ]
+    assert imports == ["from __future__ import annotations"]
 
 
 # -- the brief's §6 bound list, parsed, equals the module --------------------------------

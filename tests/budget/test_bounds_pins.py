@@ -86,6 +86,7 @@ _COPIES = {
     "HAIKU_CONTEXT_MAX": bounds.HAIKU_CONTEXT_MAX,
     "READ_MAX_BYTES": bounds.READ_MAX_BYTES,
     "BASH_MAX_OUTPUT_LENGTH": bounds.BASH_MAX_OUTPUT_LENGTH,
+    "MAIN_OUTPUT_RESERVE": bounds.MAIN_OUTPUT_RESERVE,
 }
 
 
@@ -121,6 +122,7 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "READ_MAX_BYTES": f"{bounds.READ_MAX_BYTES // (1024 * 1024)} MiB",
         "BASH_MAX_OUTPUT_LENGTH": f"{bounds.BASH_MAX_OUTPUT_LENGTH:,} characters",
         "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
+        "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",
     }
     for name, value in expected.items():
         assert rows.get(name) == value, f"docs/claude-code.md: the {name} row"

@@ -11,6 +11,7 @@ from ctxrelay.budget.bounds import (
     HANDOFF_RETRY_MAX,
     HANDOFF_WAIT_TURNS,
 )
+from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.budget.triggers import MainTrigger
 from ctxrelay.claude._events.session_start import injection
 from ctxrelay.claude._events.stop import (
@@ -20,7 +21,7 @@ from ctxrelay.claude._events.stop import (
     reason_text,
     still_ready_text,
 )
-from ctxrelay.claude._limit import OUTPUT_RESERVE, limit_text, usable_limit
+from ctxrelay.claude._limit import limit_text, usable_limit
 from ctxrelay.claude.handoff import Handoff, resume_prompt, write_prompt
 from ctxrelay.cli.claude import SUBCOMMANDS
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget import Budget
+from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.claude import _state
-from ctxrelay.claude._limit import OUTPUT_RESERVE, deny_reason, usable_limit
+from ctxrelay.claude._limit import deny_reason, usable_limit
 from tests.claude._handoff import SESSION, Transcript, isolate
 
 WINDOW = 200_000
@@ -116,7 +117,7 @@ def test_the_fast_path_imports_neither_the_policy_nor_the_reader(
         "from ctxrelay.claude import hook\n"
         "out = io.StringIO()\n"
         "hook.main(io.StringIO(sys.argv[1]), out)\n"
-        "heavy = [m for m in ('ctxrelay.budget', 'ctxrelay.transcripts', 'pathlib', "
+        "heavy = [m for m in ('ctxrelay.budget._policy', 'ctxrelay.transcripts', 'pathlib', "
         "'ctxrelay.claude.config') if m in sys.modules]\n"
         "print(json.dumps({'out': out.getvalue(), 'heavy': heavy}))\n"
     )
@@ -151,3 +152,22 @@ def test_the_fast_tail_read_agrees_with_the_shared_reader() -> None:
         if tokens is not None:
             assert reading is not None
             assert model == reading.model, path.name
+
+
+def test_a_transcript_without_responses_is_answered_from_its_tail(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tail read that began at the start of the file saw all of it: a new session's first
+    # calls need neither the config nor the shared reader.
+    from ctxrelay.claude import _limit
+
+    def full_check(*args: object, **kwargs: object) -> str | None:
+        raise AssertionError("the full path ran")
+
+    t = Transcript(tmp_path / "fresh.jsonl")
+    t.prompt("work")
+    monkeypatch.setattr(_limit, "_full_check", full_check)
+    assert deny_reason(_payload(t, project, "Bash", {"command": "ls"})) is None
+    assert _limit._tail_context(str(t.path))[2] is True
+    (tmp_path / "empty.jsonl").write_text("")
+    assert _limit._tail_context(str(tmp_path / "empty.jsonl")) == (None, None, True)

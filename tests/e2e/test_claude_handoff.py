@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.claude._limit import OUTPUT_RESERVE
+from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import need

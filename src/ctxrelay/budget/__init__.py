@@ -10,10 +10,10 @@ policy's dataclasses and exact fractions at every tool call.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctxrelay.budget._policy import (
         DEFAULT_WARNING_LEAD,
         MIN_EFFECTIVE_THRESHOLD,
@@ -86,6 +86,8 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # here, not above: the hook imports this package, never these names
+
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value  # later lookups skip this function
     return value

@@ -7,7 +7,11 @@ each copy to update.
 
 from __future__ import annotations
 
-from typing import Final, Literal
+# Annotations only: the hooks import this module at every tool call, and ``typing`` would
+# cost more than the rest of them (mypy reads any constant named TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Final, Literal
 
 __all__ = [
     "AGENT_MAX_TURNS",
@@ -21,6 +25,7 @@ __all__ = [
     "HANDOFF_WAIT_TURNS",
     "LONG_CONTEXT_WINDOW",
     "MAIN_HANDOVERS",
+    "MAIN_OUTPUT_RESERVE",
     "READ_MAX_BYTES",
     "REPORT_MAX_WORDS",
     "SUBAGENT_CONTEXT_MAX",
@@ -61,7 +66,9 @@ HANDOFF_WAIT_TURNS: Final = 2
 HANDOFF_RETRY_MAX: Final = 1
 """Times the write prompt is submitted again when no handoff file appears."""
 
-MainHandover = Literal["manual", "auto", "off"]
+if TYPE_CHECKING:
+    MainHandover = Literal["manual", "auto", "off"]
+# At run time ``MainHandover`` is built on first use by ``__getattr__`` below.
 MAIN_HANDOVERS: Final[tuple[MainHandover, ...]] = ("manual", "auto", "off")
 DEFAULT_MAIN_HANDOVER: Final[MainHandover] = "manual"
 """Manual until the cost of a handoff is measured against a compaction (see
@@ -76,8 +83,26 @@ BASH_MAX_OUTPUT_LENGTH: Final = 4_000
 DISABLE_COMPACT: Final = 1
 """The settings snippet disables auto-compaction: the handoff replaces it."""
 
+MAIN_OUTPUT_RESERVE: Final = 33_000
+"""Tokens kept free at the top of the main session's window: what Claude Code itself
+keeps below the window (20,000 for a response or summary, 13,000 of buffer; its
+auto-compaction would have started here). From this point on there is still room to
+write the handoff file, so the main session's usable limit is the window less this."""
+
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """The window of a Claude model whose id does not say otherwise."""
 
 LONG_CONTEXT_WINDOW: Final = 1_000_000
 """The window of 1M-context models (ids ending in ``[1m]``)."""
+
+
+def __getattr__(name: str) -> object:
+    # PEP 562: the ``MainHandover`` alias (a real ``Literal`` for ``typing.get_args``) costs
+    # an import of ``typing``, paid only by code that asks for it.
+    if name == "MainHandover":
+        from typing import Literal
+
+        alias = Literal["manual", "auto", "off"]
+        globals()[name] = alias
+        return alias
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

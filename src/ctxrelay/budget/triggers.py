@@ -3,10 +3,6 @@ session hands off. Numbers in, decisions out; the hooks gather the numbers."""
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Iterable
-from typing import NamedTuple
-
 from ctxrelay.budget.bounds import (
     CONTEXT_PERCENT,
     DEFAULT_CONTEXT_WINDOW,
@@ -16,6 +12,16 @@ from ctxrelay.budget.bounds import (
     SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
 )
+
+# The subagent hook imports this module at every tool call: ``typing`` (annotations only;
+# mypy reads any constant named TYPE_CHECKING as true) and ``enum`` (``MainTrigger``,
+# loaded on first use by ``__getattr__`` below) are not imported with it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any, Self
+
+    from ctxrelay.budget._kinds import MainTrigger
 
 __all__ = [
     "MainTrigger",
@@ -47,19 +53,66 @@ def context_window_for(model: str | None, configured: int | None = None) -> int:
     return DEFAULT_CONTEXT_WINDOW
 
 
-class ReportNow(NamedTuple):
+_REPORT_NOW_FIELDS = (
+    "context_tokens",
+    "context_bound",
+    "turns_used",
+    "max_turns",
+    "over_context",
+    "few_turns",
+)
+
+
+class ReportNow(tuple[int, int, int, int | None, bool, bool]):
     """Why a subagent is told to report now, with the numbers that triggered it.
 
-    A NamedTuple rather than a dataclass: the hook imports this module at every tool
-    call, and ``dataclasses`` (with ``inspect``) would cost more than the rest of it.
+    An immutable tuple with named fields (equal and hashable by value): neither a
+    dataclass (``dataclasses`` imports ``inspect``) nor a ``typing.NamedTuple``, which
+    the hook would pay for at every tool call.
     """
 
-    context_tokens: int
-    context_bound: int
-    turns_used: int
-    max_turns: int | None
-    over_context: bool
-    few_turns: bool
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        context_tokens: int,
+        context_bound: int,
+        turns_used: int,
+        max_turns: int | None,
+        *,
+        over_context: bool,
+        few_turns: bool,
+    ) -> Self:
+        fields = (context_tokens, context_bound, turns_used, max_turns, over_context, few_turns)
+        return super().__new__(cls, fields)
+
+    @property
+    def context_tokens(self) -> int:
+        return self[0]
+
+    @property
+    def context_bound(self) -> int:
+        return self[1]
+
+    @property
+    def turns_used(self) -> int:
+        return self[2]
+
+    @property
+    def max_turns(self) -> int | None:
+        return self[3]
+
+    @property
+    def over_context(self) -> bool:
+        return self[4]
+
+    @property
+    def few_turns(self) -> bool:
+        return self[5]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={v!r}" for n, v in zip(_REPORT_NOW_FIELDS, self, strict=True))
+        return f"ReportNow({inner})"
 
     @property
     def turns_left(self) -> int | None:
@@ -101,20 +154,15 @@ def report_now(
     few = max_turns is not None and max_turns - turns_used <= TURNS_LEFT_AT
     if not (over or few):
         return None
-    return ReportNow(context_tokens, bound, turns_used, max_turns, over, few)
-
-
-class MainTrigger(enum.StrEnum):
-    """Kinds of main-session handoff triggers; each hints once per episode."""
-
-    CONTEXT = "context"
-    TASK_DONE = "task_done"
+    return ReportNow(context_tokens, bound, turns_used, max_turns, over_context=over, few_turns=few)
 
 
 def main_triggers(
     context_tokens: int, window: int, *, task_completed: bool
 ) -> frozenset[MainTrigger]:
     """The triggers that fire at the end of a main-session turn."""
+    from ctxrelay.budget._kinds import MainTrigger
+
     fired: set[MainTrigger] = set()
     if window > 0 and context_tokens * 100 >= window * CONTEXT_PERCENT:
         fired.add(MainTrigger.CONTEXT)
@@ -142,3 +190,12 @@ def completed_task_in(tool_calls: Iterable[tuple[str, object]]) -> bool:
             ):
                 return True
     return False
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MainTrigger":  # PEP 562: ``enum`` only for the code that uses it
+        from ctxrelay.budget._kinds import MainTrigger
+
+        globals()[name] = MainTrigger
+        return MainTrigger
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

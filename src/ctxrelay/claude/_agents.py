@@ -14,15 +14,19 @@ Stdlib only: this runs in ``ctxrelay-hook``.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import stat
-from typing import Any, NamedTuple
 
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
 from ctxrelay.claude._statedir import cursor_path
-from ctxrelay.transcripts import SYNTHETIC_MODEL, usage_of
+from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+
+# Annotations only (mypy reads any constant named TYPE_CHECKING as true): ``typing``
+# would cost the hook more than reading the transcript.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Self
 
 __all__ = [
     "PLUGIN_NAME",
@@ -56,17 +60,48 @@ def max_turns_for(agent_type: object) -> int | None:
     return None if name is None else AGENT_MAX_TURNS[name]
 
 
-class AgentReading(NamedTuple):
-    """A subagent's transcript as of now."""
+class AgentReading(tuple[int, int | None, str | None, bool]):
+    """A subagent's transcript as of now: an immutable tuple with named fields (not a
+    ``typing.NamedTuple``, whose import the hook would pay for at every tool call).
 
-    turns_used: int
-    """Model responses so far (unique ``message.id``)."""
-    context_tokens: int | None
-    """Context of its latest request; None before the first or after a compaction."""
-    model: str | None
-    ended_on_tool_call: bool
-    """Its latest response asked for a tool: if it has stopped, it stopped without a
-    final report."""
+    ``turns_used``: model responses so far (unique ``message.id``). ``context_tokens``:
+    context of its latest request; None before the first or after a compaction.
+    ``ended_on_tool_call``: its latest response asked for a tool; if it has stopped, it
+    stopped without a final report.
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        turns_used: int,
+        context_tokens: int | None,
+        model: str | None,
+        ended_on_tool_call: bool,
+    ) -> Self:
+        return super().__new__(cls, (turns_used, context_tokens, model, ended_on_tool_call))
+
+    @property
+    def turns_used(self) -> int:
+        return self[0]
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self[1]
+
+    @property
+    def model(self) -> str | None:
+        return self[2]
+
+    @property
+    def ended_on_tool_call(self) -> bool:
+        return self[3]
+
+    def __repr__(self) -> str:
+        return (
+            f"AgentReading(turns_used={self[0]!r}, context_tokens={self[1]!r}, "
+            f"model={self[2]!r}, ended_on_tool_call={self[3]!r})"
+        )
 
 
 def _empty_cursor() -> dict[str, Any]:
@@ -78,7 +113,7 @@ def _load_cursor(cache: str | None, st: os.stat_result) -> dict[str, Any]:
         return _empty_cursor()
     try:
         with open(cache, encoding="utf-8") as fh:
-            cur = json.load(fh)
+            cur = _fastjson.loads(fh.read())
     except (OSError, ValueError):
         return _empty_cursor()
     ok = (
@@ -100,10 +135,12 @@ def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(cur, fh, separators=(",", ":"))
+            fh.write(_fastjson.dumps(cur, separators=(",", ":")))
         os.replace(tmp, cache)
     except OSError:
         # The cursor is only a speed-up: a read-only state dir costs re-reads, no more.
+        import contextlib  # only here: the hook's normal path need not import it
+
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
@@ -113,7 +150,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if b'"usage"' not in line and b'"compact_boundary"' not in line:
         return
     try:
-        record = json.loads(line)
+        record = _fastjson.loads(line)
     except (ValueError, RecursionError):
         return
     if not isinstance(record, dict):
@@ -129,8 +166,8 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         return
     message_id = message.get("id")
     model = message.get("model")
-    usage = usage_of(message.get("usage"))
-    if not isinstance(message_id, str) or not message_id or usage is None:
+    context = context_of(message.get("usage"))
+    if not isinstance(message_id, str) or not message_id or context is None:
         return
     if model == SYNTHETIC_MODEL:
         return  # made up by Claude Code itself: no request was sent
@@ -151,7 +188,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     cur["latest"] = {
         "id": message_id,
         "model": model if isinstance(model, str) else None,
-        "ctx": usage.context_tokens,
+        "ctx": context,
         "tool": tool_call,
     }
 

@@ -8,34 +8,32 @@ write. The reason reaches Claude as the tool result.
 
 The usable limit is the policy core's ``limit − output_reserve``
 (:class:`ctxrelay.budget.Budget`), with the window the Stop hook uses and
-:data:`OUTPUT_RESERVE`. Subagents are left alone: their own bounds tell them to report.
-Mode ``off`` turns this off too.
+:data:`ctxrelay.budget.bounds.MAIN_OUTPUT_RESERVE`. Subagents are left alone: their own
+bounds tell them to report. Mode ``off`` turns this off too.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from typing import TYPE_CHECKING, Any
 
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
+from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE
+
+# Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
+# cost more than the rest of it (mypy reads any constant named TYPE_CHECKING as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
 __all__ = [
     "ALLOWED_AT_LIMIT",
-    "OUTPUT_RESERVE",
     "TAIL_BYTES",
     "deny_reason",
     "limit_text",
     "refresh",
     "usable_limit",
 ]
-
-OUTPUT_RESERVE = 33_000
-"""Tokens kept free at the top of the main session's window: what Claude Code itself
-keeps below the window (20,000 for a response or summary, 13,000 of buffer; its
-auto-compaction would have started here). From this point on there is still room to
-write the handoff file."""
 
 ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 """Tools still allowed at the limit besides writing the handoff: bookkeeping that costs
@@ -50,7 +48,7 @@ _SYNTHETIC = "<synthetic>"
 _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_*, unimported
 
 # This check runs on every main-session tool call, so its fast path imports nothing but
-# os and json (the hook has both loaded): the session's state document caches the usable
+# os and _fastjson (the hook has both loaded): the session's state document caches the usable
 # limit and the mode (written by SessionStart, Stop and the statusline through
 # :func:`refresh`), and the newest response's usage is read from the transcript's tail.
 # Only a call at or over the cached limit (or with nothing cached) takes the full path,
@@ -62,7 +60,7 @@ def usable_limit(window: int) -> int:
     tenth of itself in reserve instead)."""
     from ctxrelay.budget import Budget
 
-    reserve = OUTPUT_RESERVE if window > 2 * OUTPUT_RESERVE else window // 10
+    reserve = MAIN_OUTPUT_RESERVE if window > 2 * MAIN_OUTPUT_RESERVE else window // 10
     return Budget(limit=window, output_reserve=reserve).usable_limit
 
 
@@ -80,7 +78,8 @@ def refresh(data: dict[str, Any], window: int, mode: str) -> None:
 
 def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
     """``(context, model, found)`` of the newest main-chain response in the last
-    :data:`TAIL_BYTES`; ``found`` is False when that tail holds no response."""
+    :data:`TAIL_BYTES`; ``found`` is False when that tail holds no response and the file
+    goes on before it."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
@@ -104,7 +103,7 @@ def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
         if not boundary and b'"usage"' not in line:
             continue
         try:
-            record = json.loads(line)
+            record = _fastjson.loads(line)
         except ValueError:
             continue
         if not isinstance(record, dict) or record.get("isSidechain") is True:
@@ -124,7 +123,8 @@ def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 total += value
         return total, model if isinstance(model, str) else None, True
-    return None, None, False
+    # A tail that began at the start is the whole file: there is nothing further back.
+    return None, None, start == 0
 
 
 def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> bool:
@@ -162,7 +162,7 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
 
     try:
         with open(session_doc_path(session_id), encoding="utf-8") as fh:
-            cached = json.load(fh)
+            cached = _fastjson.loads(fh.read())
     except (OSError, ValueError):
         cached = {}
     if not isinstance(cached, dict) or cached.get("limit_env", "") != _env_key():

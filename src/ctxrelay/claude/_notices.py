@@ -45,7 +45,8 @@ __all__ = [
 
 _QUEUE = "subagent_notices"
 _CLAIMS = "subagent_notified"
-_TASK_ID = re.compile(r"<task-id>\s*([A-Za-z0-9][A-Za-z0-9_-]{0,127})\s*</task-id>")
+# Compiled on first use (``re`` caches it): a hook that imports this module need not.
+_TASK_ID = r"<task-id>\s*([A-Za-z0-9][A-Za-z0-9_-]{0,127})\s*</task-id>"
 _AGENT_TOOLS = (
     "Agent",
     "Task",
@@ -223,7 +224,7 @@ def ended_agents(payload: Mapping[str, Any]) -> list[tuple[str, str | None]]:
             found.append((agent_id, kind if isinstance(kind, str) else None))
     prompt = payload.get("prompt")
     if isinstance(prompt, str) and "<task-notification>" in prompt:
-        found.extend((agent_id, None) for agent_id in _TASK_ID.findall(prompt))
+        found.extend((agent_id, None) for agent_id in re.findall(_TASK_ID, prompt))
     return found
 
 

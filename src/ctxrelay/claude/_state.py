@@ -26,7 +26,6 @@ Stdlib only and imported by the hook: keep it free of heavy imports.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import time
@@ -221,6 +220,8 @@ def project_state(project_dir: str | os.PathLike[str], root: Path | None = None)
     keyed by the project directory's resolved path."""
     base = state_root() if root is None else root
     resolved = os.path.realpath(os.fspath(project_dir))
+    import hashlib  # here: loading OpenSSL costs every Stop hook more than its own work
+
     key = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return StateFile(base / "projects" / f"{key}.json")
 

@@ -85,7 +85,8 @@ MAX_RESUME_AGE_S = 24 * 3600
 """A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
 new start, not a resume (the file stays, and the resume prompt can still name it)."""
 
-_NAME = re.compile(r"^handoff-(\d{8}T\d{6}Z)(?:-(\d+))?\.md$")
+# Compiled on first use (``re`` caches it): the Stop hook imports this module every turn.
+_NAME = r"^handoff-(\d{8}T\d{6}Z)(?:-(\d+))?\.md$"
 _RESERVED_KEEP = 200
 
 
@@ -133,7 +134,7 @@ def new_handoff_path(
 
 
 def _sort_key(path: Path) -> tuple[str, int]:
-    match = _NAME.match(path.name)
+    match = re.match(_NAME, path.name)
     if match is None:
         return ("", 0)
     return (match.group(1), int(match.group(2) or 1))
@@ -146,7 +147,7 @@ def list_handoffs(project_dir: str | os.PathLike[str]) -> list[Path]:
         entries = list(folder.iterdir())
     except OSError:
         return []
-    files = [p for p in entries if _NAME.match(p.name) and p.is_file() and not p.is_symlink()]
+    files = [p for p in entries if re.match(_NAME, p.name) and p.is_file() and not p.is_symlink()]
     return sorted(files, key=_sort_key)
 
 
@@ -158,7 +159,7 @@ def is_handoff_path(project_dir: str | os.PathLike[str], path: str | os.PathLike
         candidate = Path(project_dir) / candidate
     folder = os.path.realpath(handoff_dir(project_dir))
     real = os.path.realpath(candidate)
-    return os.path.dirname(real) == folder and _NAME.match(os.path.basename(real)) is not None
+    return os.path.dirname(real) == folder and re.match(_NAME, os.path.basename(real)) is not None
 
 
 @dataclass(frozen=True, slots=True)

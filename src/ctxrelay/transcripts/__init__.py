@@ -10,31 +10,42 @@ truncated last line are skipped. Subagents have their own files, found with
 
 Two readers: :func:`latest_context` / :func:`agent_stats` for hooks (the tail of the
 file, stdlib only, fast to import) and :func:`scan` for the analyzer (one full pass).
+
+The names load on first use (PEP 562): the subagent hook imports ``_paths`` and
+``_counts`` alone, and must not pay for the analyzer's dataclasses at every tool call.
 """
 
-from ctxrelay.transcripts._paths import (
-    COMPACT_AGENT_PREFIX,
-    is_compaction_agent,
-    subagent_transcript,
-)
-from ctxrelay.transcripts._records import (
-    SYNTHETIC_MODEL,
-    AgentStats,
-    Compaction,
-    ContextReading,
-    Response,
-    Usage,
-    UsageDict,
-    usage_of,
-)
-from ctxrelay.transcripts._scan import Transcript, scan
-from ctxrelay.transcripts._tail import (
-    FIRST_CHUNK_BYTES,
-    TAIL_MAX_BYTES,
-    agent_stats,
-    latest_context,
-    lines_backwards,
-)
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+    from ctxrelay.transcripts._paths import (
+        COMPACT_AGENT_PREFIX,
+        is_compaction_agent,
+        subagent_transcript,
+    )
+    from ctxrelay.transcripts._records import (
+        AgentStats,
+        Compaction,
+        ContextReading,
+        Response,
+        Usage,
+        UsageDict,
+        usage_of,
+    )
+    from ctxrelay.transcripts._scan import Transcript, scan
+    from ctxrelay.transcripts._tail import (
+        FIRST_CHUNK_BYTES,
+        TAIL_MAX_BYTES,
+        agent_stats,
+        latest_context,
+        lines_backwards,
+    )
 
 __all__ = [
     "COMPACT_AGENT_PREFIX",
@@ -49,6 +60,7 @@ __all__ = [
     "Usage",
     "UsageDict",
     "agent_stats",
+    "context_of",
     "is_compaction_agent",
     "latest_context",
     "lines_backwards",
@@ -56,3 +68,40 @@ __all__ = [
     "subagent_transcript",
     "usage_of",
 ]
+
+_HOME: dict[str, str] = {
+    "SYNTHETIC_MODEL": "_counts",
+    "context_of": "_counts",
+    "COMPACT_AGENT_PREFIX": "_paths",
+    "is_compaction_agent": "_paths",
+    "subagent_transcript": "_paths",
+    "AgentStats": "_records",
+    "Compaction": "_records",
+    "ContextReading": "_records",
+    "Response": "_records",
+    "Usage": "_records",
+    "UsageDict": "_records",
+    "usage_of": "_records",
+    "Transcript": "_scan",
+    "scan": "_scan",
+    "FIRST_CHUNK_BYTES": "_tail",
+    "TAIL_MAX_BYTES": "_tail",
+    "agent_stats": "_tail",
+    "latest_context": "_tail",
+    "lines_backwards": "_tail",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = f"{__name__}.{home}"
+    __import__(module)  # not importlib: the hook would pay for importing it
+    value = getattr(sys.modules[module], name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

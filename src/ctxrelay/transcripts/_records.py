@@ -1,12 +1,15 @@
 """Values read from a Claude Code transcript and the parsing of one line into them.
 
-Stdlib only and no pathlib: the hook imports this on every subagent ``PostToolUse``.
+Stdlib only and no pathlib. The subagent hook's hot path needs only the counts, in
+:mod:`ctxrelay.transcripts._counts` (no ``dataclasses``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, TypedDict
+
+from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 
 __all__ = [
     "SYNTHETIC_MODEL",
@@ -21,10 +24,6 @@ __all__ = [
     "usage_of",
 ]
 
-SYNTHETIC_MODEL = "<synthetic>"
-"""The model Claude Code writes on responses it made up itself (API errors, interrupts):
-no request was sent, so they are neither requests nor context readings."""
-
 
 class UsageDict(TypedDict):
     """The four usage categories of DESIGN §7, as they appear in ``--json``."""
@@ -33,18 +32,6 @@ class UsageDict(TypedDict):
     cache_creation_input_tokens: int
     cache_read_input_tokens: int
     output_tokens: int
-
-
-def as_count(value: object) -> int:
-    """A token count from JSON: non-negative whole numbers only; anything else counts 0
-    (a wrong type in one field must not lose the rest of the line)."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value if value > 0 else 0
-    if isinstance(value, float) and value.is_integer() and value > 0:
-        return int(value)
-    return 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 
-from ctxrelay.errors import HookPayloadError
-
 TYPE_CHECKING = False  # not typing's: this module is on every hook's path
 if TYPE_CHECKING:
     from typing import Any
+
+    from ctxrelay.errors import HookPayloadError
 
 __all__ = ["deny", "handle"]
 
@@ -31,12 +31,19 @@ def deny(reason: str) -> dict[str, Any]:
     }
 
 
+def _bad(field: str, expected: str) -> HookPayloadError:
+    """The error for a malformed payload (``ctxrelay.errors`` loads only then)."""
+    from ctxrelay.errors import HookPayloadError
+
+    return HookPayloadError("PreToolUse", field, expected)
+
+
 def _cwd(payload: dict[str, Any]) -> str:
     if "cwd" not in payload:
         return os.getcwd()  # Claude Code runs hooks in the project directory
     cwd = payload["cwd"]
     if not isinstance(cwd, str) or not cwd or "\x00" in cwd:
-        raise HookPayloadError("PreToolUse", "cwd", "a directory path")
+        raise _bad("cwd", "a directory path")
     return os.path.abspath(cwd)
 
 
@@ -44,10 +51,10 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     """Deny a tool call that would print a file into the context; ``None`` allows it."""
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
-        raise HookPayloadError("PreToolUse", "tool_name", "a string")
+        raise _bad("tool_name", "a string")
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
-        raise HookPayloadError("PreToolUse", "tool_input", "an object")
+        raise _bad("tool_input", "an object")
     from ctxrelay.claude._limit import deny_reason as limit_reason
 
     reason = limit_reason(payload)  # at the usable limit: hand off now (claude2)
@@ -56,14 +63,14 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):
-            raise HookPayloadError("PreToolUse", "tool_input.command", "a string")
+            raise _bad("tool_input.command", "a string")
         from ctxrelay.claude.guard import bash
 
         reason = bash.deny_reason(command, _cwd(payload))
     elif tool == "Read":
         file_path = tool_input.get("file_path")
         if not isinstance(file_path, str):
-            raise HookPayloadError("PreToolUse", "tool_input.file_path", "a string")
+            raise _bad("tool_input.file_path", "a string")
         from ctxrelay.claude.guard import read
 
         reason = read.deny_reason(tool_input, _cwd(payload))

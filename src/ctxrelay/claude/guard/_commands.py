@@ -7,15 +7,19 @@ option permutation (``cat f -n``), ``--`` and the obsolete ``head -5`` / ``tail 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
-from typing import Self
+from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange
 
-from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange, Unit
+TYPE_CHECKING = False  # annotations only: the hook need not import typing
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Sequence
+    from typing import Self
+
+    from ctxrelay.claude.guard._model import Unit
+
+    Args = Sequence[str | None]
 
 __all__ = ["PRINTERS", "UNKNOWN_OPTION", "Plan", "plan"]
-
-Args = Sequence[str | None]
 
 UNKNOWN_OPTION = "-\x00"
 """Stands for an option word whose value the shell computes (``-$n``): no real argument
@@ -57,16 +61,25 @@ _SUFFIXES = {
     "G": 1024**3,
     "GiB": 1024**3,
 }
-# Patterns are compiled on first use (``re`` caches them): the hook imports this module
-# for every command that mentions cat/head/tail/sed, and most use one or two of them.
+# Patterns are compiled on first use (``re`` caches them), and ``re`` itself is imported
+# by the functions that need it: the hook imports this module for every command that
+# mentions cat/head/tail/sed, and ``cat f`` needs none of them.
 _COUNT = r"([+-]?)(\d+)([A-Za-z]*)\Z"
 _OBSOLETE = r"-(\d+)([cl]?)(f?)\Z"  # head -5, tail -20, tail -5c, tail -20f
+
+
+def _obsolete(arg: str) -> re.Match[str] | None:
+    import re
+
+    return re.match(_OBSOLETE, arg)
 
 
 def _count(text: str | None) -> tuple[str, int] | None:
     """``"5"`` → ``("", 5)``, ``"-5"`` → ``("-", 5)``, ``"+2K"`` → ``("+", 2048)``."""
     if text is None:
         return None
+    import re
+
     m = re.match(_COUNT, text)
     if m is None or m.group(3) not in _SUFFIXES:
         return None
@@ -154,7 +167,7 @@ def _head_tail(args: Args, *, tail: bool) -> Plan | None:
             if letter:
                 ranged = make(letter, _count(given))
             continue
-        old = re.match(_OBSOLETE, arg) if arg[1:2].isdigit() else None
+        old = _obsolete(arg) if arg[1:2].isdigit() else None
         if old is not None:
             unit = "c" if old.group(2) == "c" else "n"
             ranged = make(unit, ("", int(old.group(1))))
@@ -194,6 +207,8 @@ def _cap(r: LineRange, stop: int) -> LineRange | None:
 
 
 def _sed_ranges(script: str) -> tuple[LineRange, ...] | None:
+    import re
+
     ranges: list[LineRange] = []
     stop: int | None = None  # the last line printed before a quit
     for part in re.split(r"[;\n]", script):

@@ -9,15 +9,23 @@ milliseconds at every such call. ``tests/claude/guard`` pins the hook's imports.
 
 from __future__ import annotations
 
-import json
-from typing import Literal, Self
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
+
+# ``typing`` is not imported at run time either (mypy reads any constant named
+# TYPE_CHECKING as true): there ``Unit`` is a plain ``str`` in ``LineRange``'s base.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal, Self
+
+    Unit = Literal["line", "byte"]
+    _LineRangeBase = tuple[int | None, int | None, Unit]
+else:
+    _LineRangeBase = tuple[int | None, int | None, str]
 
 __all__ = ["WHOLE_FILE", "FilePrint", "LineRange", "Operand", "ReadCall", "Unit"]
 
-Unit = Literal["line", "byte"]
 
-
-class LineRange(tuple[int | None, int | None, Unit]):
+class LineRange(_LineRangeBase):
     """A printed range of a file, 1-based and inclusive.
 
     ``first``: the first line (or byte) printed; a negative value counts from the end
@@ -181,5 +189,5 @@ class ReadCall(tuple[str, int | None, int | None, str]):
         )
 
     def __str__(self) -> str:
-        text = "Read " + json.dumps(self.tool_input(), ensure_ascii=False)
+        text = "Read " + _fastjson.dumps(self.tool_input(), ensure_ascii=False)
         return f"{text} ({self.note})" if self.note else text

@@ -14,42 +14,63 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from ctxrelay.claude.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
 from ctxrelay.claude.guard._model import FilePrint, Operand
-from ctxrelay.errors import MissingExtraError
+from ctxrelay.claude.guard._plain import PATH_MAX
+from ctxrelay.claude.guard._plain import resolve as _resolve
 
+TYPE_CHECKING = False  # annotations only: the hook need not import typing
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
     from tree_sitter import Node, Parser
 
 __all__ = ["scan"]
 
 
-def _bash_language() -> object:
-    """tree-sitter-bash's language, loaded from its binary module alone when possible.
+def _binding(package: str, *, register: bool = False) -> Any:
+    """The ``_binding`` extension module of ``package``, loaded without running the
+    package's ``__init__``; ``None`` when it is not laid out that way.
 
-    The package's ``__init__`` imports ``importlib.resources`` (for a highlighting query
-    the guard never reads), which costs the hook process more than the parser itself;
-    loading its ``_binding`` extension directly skips it. Any other layout falls back to
-    the public ``tree_sitter_bash.language()``.
+    Both packages' ``__init__`` cost the hook process more than their parsers:
+    ``tree_sitter``'s imports ``typing`` (for one ``Protocol``), ``tree_sitter_bash``'s
+    ``importlib.resources`` (for a highlighting query the guard never reads).
+    ``register`` puts the module in ``sys.modules`` under its own name, so a later
+    ``import tree_sitter`` reuses it (one set of ``Node``/``Parser`` types per process).
     """
+    import sys
+
+    name = package + "._binding"
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        return loaded
     from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
 
-    spec = PathFinder.find_spec("tree_sitter_bash")  # finds, does not import
+    spec = PathFinder.find_spec(package)  # finds, does not import
     for folder in (spec.submodule_search_locations or []) if spec else []:
         for suffix in EXTENSION_SUFFIXES:
             path = os.path.join(folder, "_binding" + suffix)
             if not os.path.isfile(path):
                 continue
-            loader = ExtensionFileLoader("tree_sitter_bash._binding", path)
+            loader = ExtensionFileLoader(name, path)
             try:
-                binding = loader.create_module(ModuleSpec(loader.name, loader, origin=path))
-                loader.exec_module(binding)
-                return binding.language()
-            except Exception:  # any surprise: the public way below
-                break
+                module = loader.create_module(ModuleSpec(name, loader, origin=path))
+                loader.exec_module(module)
+            except Exception:  # any surprise: the caller's public way
+                return None
+            if register:
+                sys.modules.setdefault(name, module)
+            return module
+    return None
+
+
+def _bash_language() -> object:
+    """tree-sitter-bash's language, from its binary module alone when possible."""
+    binding = _binding("tree_sitter_bash")
+    if binding is not None:
+        return binding.language()
     import tree_sitter_bash
 
     return tree_sitter_bash.language()
@@ -59,12 +80,16 @@ def _bash_language() -> object:
 def _get_parser() -> Parser:
     """The Bash parser, created on first use (the hook pays for it only when needed)."""
     try:
-        import tree_sitter
-
+        tree_sitter = _binding("tree_sitter", register=True)
+        if tree_sitter is None:
+            import tree_sitter
         language = tree_sitter.Language(_bash_language())
     except ImportError as exc:
+        from ctxrelay.errors import MissingExtraError
+
         raise MissingExtraError("the Bash guard", "guard") from exc
-    return tree_sitter.Parser(language)
+    parser: Parser = tree_sitter.Parser(language)
+    return parser
 
 
 # Statements whose children run in sequence, in the same shell and with the same output.
@@ -88,9 +113,6 @@ _SEQUENCES = frozenset(
 VISIT_MAX = 20_000
 """Statements walked in one command at most: a machine-made script of a hundred thousand
 statements is judged by its first ones, so the hook answers well within its timeout."""
-
-PATH_MAX = 4096
-"""Longer words cannot name a file (the kernel refuses them), so they are no operand."""
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
@@ -181,19 +203,6 @@ def _word(src: bytes, node: Node) -> _Word:
     if value is None and node.type != "process_substitution" and raw.startswith("-"):
         value = UNKNOWN_OPTION  # "-$n", "-${1:-10}": an option whose value is unknown
     return _Word(raw, value, glob, node.type == "process_substitution")
-
-
-def _resolve(value: str, cwd: str | None) -> str | None:
-    """An absolute path for a literal path word, or ``None`` when the directory is unknown."""
-    if "\x00" in value:
-        return None  # no path holds a NUL byte
-    if value.startswith("~"):
-        value = os.path.expanduser(value)
-    if os.path.isabs(value):
-        return os.path.normpath(value)
-    if cwd is None:
-        return None
-    return os.path.normpath(os.path.join(cwd, value))
 
 
 class _Redirected:

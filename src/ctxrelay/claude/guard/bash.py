@@ -8,13 +8,11 @@ reason names the Read call that shows the same file and range. A command that do
 parse is allowed: the guard never blocks what it cannot understand. Rules and examples:
 ``docs/guard.md``.
 
-This module is on the hook's start-up path, so it imports only ``re``: the parser and
-everything else load after :func:`might_print_file` says they are needed.
+This module is on the hook's start-up path, so it imports nothing: ``re``, the parser and
+everything else load after the cheap substring test of :func:`might_print_file`.
 """
 
 from __future__ import annotations
-
-import re
 
 TYPE_CHECKING = False  # not typing's: the hook need not import it
 if TYPE_CHECKING:
@@ -35,6 +33,8 @@ def might_print_file(command: str) -> bool:
     """A cheap test that is true for every command the guard could deny."""
     if not any(word in command for word in PRECHECK_WORDS):
         return False  # most commands: no regex compiled, nothing imported
+    import re
+
     return re.search(_PRECHECK, command) is not None
 
 
@@ -44,6 +44,13 @@ def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | No
     ``cwd`` (absolute) is the directory the command runs in; relative paths in the
     result are made absolute against it (following any ``cd`` in the command).
     """
+    if not any(word in command for word in PRECHECK_WORDS):
+        return ()  # most commands: nothing imported
+    from ctxrelay.claude.guard._plain import plain_scan
+
+    found = plain_scan(command, cwd)  # ``cat big.txt``: no parser needed
+    if found is not None:
+        return found
     if not might_print_file(command):
         return ()
     from ctxrelay.claude.guard._shell import scan

@@ -1,0 +1,18 @@
+"""Kinds of main-session handoff triggers (re-exported by :mod:`ctxrelay.budget.triggers`).
+
+A module of its own because ``enum`` is expensive to import and the subagent hook, which
+imports ``triggers`` at every tool call, never needs it.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["MainTrigger"]
+
+
+class MainTrigger(enum.StrEnum):
+    """Kinds of main-session handoff triggers; each hints once per episode."""
+
+    CONTEXT = "context"
+    TASK_DONE = "task_done"

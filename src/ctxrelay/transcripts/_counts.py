@@ -1,0 +1,37 @@
+"""The token counts of a transcript line, with no imports at all.
+
+The subagent hook reads a usage object at every tool call and needs only its context, so
+this part of the reader stays free of ``dataclasses`` and ``typing``;
+:mod:`ctxrelay.transcripts._records` builds its values on the same rules.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CONTEXT_KEYS", "SYNTHETIC_MODEL", "as_count", "context_of"]
+
+SYNTHETIC_MODEL = "<synthetic>"
+"""The model Claude Code writes on responses it made up itself (API errors, interrupts):
+no request was sent, so they are neither requests nor context readings."""
+
+CONTEXT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+"""The usage fields whose sum is the size of the request a response answered (DESIGN §6)."""
+
+
+def as_count(value: object) -> int:
+    """A token count from JSON: non-negative whole numbers only; anything else counts 0
+    (a wrong type in one field must not lose the rest of the line)."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value if value > 0 else 0
+    if isinstance(value, float) and value.is_integer() and value > 0:
+        return int(value)
+    return 0
+
+
+def context_of(raw: object) -> int | None:
+    """The context of a ``message.usage`` object (``usage_of(raw).context_tokens``
+    without building a :class:`~ctxrelay.transcripts.Usage`); ``None`` when it is not one."""
+    if not isinstance(raw, dict):
+        return None
+    return sum(as_count(raw.get(key)) for key in CONTEXT_KEYS)

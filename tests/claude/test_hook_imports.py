@@ -1,0 +1,204 @@
+"""The modules each hook path imports, pinned, so its start-up time cannot silently regress.
+
+A hook runs as a fresh process at every tool call; what it imports is most of what it
+costs (``bench/hooks.py`` measures the time, DESIGN §8). Each case runs
+``ctxrelay.claude.hook`` in a fresh interpreter on a real payload, checks its answer, and
+lists the modules it imported beyond what the interpreter had at start.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SESSION = "5e55a0b1-7c1d-4e2f-9a3b-1d2c3b4a5f60"
+AGENT = "a1b2c3d4e5f60718"
+
+# Never on any hook path (with their submodules): the optional extras and the rest of
+# ctxrelay. Nor the parser's package ``__init__``s (the guard loads the parser's binary
+# modules alone, without them).
+NEVER_PACKAGES = (
+    "rich",
+    "sqlite3",
+    "asyncio",
+    "anthropic",
+    "openai",
+    "psycopg",
+    "claude_agent_sdk",
+    "ctxrelay.store",
+    "ctxrelay.runtime",
+    "ctxrelay.analyze",
+    "ctxrelay.cli",
+)
+NEVER = {*NEVER_PACKAGES, "tree_sitter", "tree_sitter_bash"}
+# Not on the paths that run at every tool call either: typing, dataclasses (inspect),
+# the policy core (fractions, decimal), json and re (and enum: ``ctxrelay._fastjson``
+# decodes with json's C codec), pathlib, the errors module, the analyzer's records.
+PER_CALL = NEVER | {
+    "typing",
+    "dataclasses",
+    "inspect",
+    "fractions",
+    "decimal",
+    "enum",
+    "re",
+    "json",
+    "pathlib",
+    "importlib.util",
+    "contextlib",
+    "ctxrelay.errors",
+    "ctxrelay.budget._policy",
+    "ctxrelay.transcripts._records",
+    "tree_sitter._binding",
+}
+
+_PROBE = """
+import io, sys
+before = set(sys.modules)
+from ctxrelay.claude import hook
+out = io.StringIO()
+hook.main(io.StringIO(sys.argv[1]), out)
+sys.stdout.write(out.getvalue() + "\\n" + "\\n".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def run_hook(payload: dict[str, Any], state: Path) -> tuple[str, set[str]]:
+    """The hook's answer and the modules it imported, from a fresh interpreter."""
+    env = {"CTXRELAY_STATE_DIR": str(state), "HOME": str(state), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    assert done.stderr == "", done.stderr  # the hook failed open: the case proves nothing
+    answer, _, modules = done.stdout.partition("\n")
+    return answer, set(modules.splitlines())
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> dict[str, Any]:
+    """A session's payload fields, with a main transcript at 20,000 tokens."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "big.txt").write_text("".join(f"{i}\n" for i in range(500)))
+    transcripts = tmp_path / "projects" / "-project"
+    transcripts.mkdir(parents=True)
+    main = transcripts / f"{SESSION}.jsonl"
+    main.write_text(json.dumps(_response(20_000, sidechain=False)) + "\n")
+    session = {"session_id": SESSION, "transcript_path": str(main), "cwd": str(project)}
+    # As in a real session: SessionStart ran first (it caches the usable limit).
+    start = {**session, "hook_event_name": "SessionStart", "source": "startup"}
+    assert run_hook(start, tmp_path / "state")[0] == ""
+    return session
+
+
+def _response(context: int, *, sidechain: bool) -> dict[str, Any]:
+    usage = {"input_tokens": 5, "cache_creation_input_tokens": 0}
+    usage["cache_read_input_tokens"] = context - 5
+    message = {"id": f"msg_{context}", "model": "claude-opus-4-8", "usage": usage}
+    record = {"isSidechain": sidechain, "type": "assistant", "message": message}
+    return record | ({"agentId": AGENT} if sidechain else {})
+
+
+def _tool(
+    base: dict[str, Any], event: str, tool: str, tool_input: dict[str, Any]
+) -> dict[str, Any]:
+    return {**base, "hook_event_name": event, "tool_name": tool, "tool_input": tool_input}
+
+
+def _assert_absent(modules: set[str], banned: set[str]) -> None:
+    loaded = sorted(
+        m for m in modules if m in banned or m.startswith(tuple(p + "." for p in NEVER_PACKAGES))
+    )
+    assert not loaded, f"the hook imported {loaded}"
+
+
+def test_a_bash_command_that_prints_no_file(base: dict[str, Any], tmp_path: Path) -> None:
+    payload = _tool(base, "PreToolUse", "Bash", {"command": "git status && ls -la src"})
+    answer, modules = run_hook(payload, tmp_path / "state")
+    assert answer == ""
+    _assert_absent(modules, PER_CALL)
+    assert "ctxrelay.claude.guard.bash" in modules  # the guard did look at it
+
+
+def test_a_plain_bash_command_that_prints_a_file(base: dict[str, Any], tmp_path: Path) -> None:
+    payload = _tool(base, "PreToolUse", "Bash", {"command": "cat big.txt"})
+    answer, modules = run_hook(payload, tmp_path / "state")
+    assert json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    _assert_absent(modules, PER_CALL)  # a plain command needs no parser
+    assert "ctxrelay.claude.guard._plain" in modules
+
+
+def test_a_bash_command_that_needs_the_parser(base: dict[str, Any], tmp_path: Path) -> None:
+    payload = _tool(base, "PreToolUse", "Bash", {"command": 'cd sub && cat "../big.txt"'})
+    answer, modules = run_hook(payload, tmp_path / "state")
+    assert json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    # The parser's binary module imports re and enum itself; nothing else heavy comes.
+    _assert_absent(modules, PER_CALL - {"tree_sitter._binding", "re", "enum"})
+    assert "tree_sitter._binding" in modules
+
+
+def test_a_read(base: dict[str, Any], tmp_path: Path) -> None:
+    payload = _tool(base, "PreToolUse", "Read", {"file_path": "big.txt"})
+    answer, modules = run_hook(payload, tmp_path / "state")
+    assert answer == ""
+    _assert_absent(modules, PER_CALL)
+    assert "ctxrelay.claude.guard.read" in modules
+
+
+def test_a_subagent_tool_call_over_its_bound(base: dict[str, Any], tmp_path: Path) -> None:
+    folder = Path(base["transcript_path"]).with_suffix("") / "subagents"
+    folder.mkdir(parents=True)
+    usage = {
+        "input_tokens": 5,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 150_000,
+    }
+    line = {
+        "isSidechain": True,
+        "agentId": AGENT,
+        "type": "assistant",
+        "message": {"id": "msg_1", "model": "claude-opus-4-8", "usage": usage, "content": []},
+    }
+    (folder / f"agent-{AGENT}.jsonl").write_text(json.dumps(line) + "\n")
+    payload = _tool(base, "PostToolUse", "Bash", {"command": "ls"})
+    payload.update(agent_id=AGENT, agent_type="ctxrelay:implementer", tool_response={})
+    answer, modules = run_hook(payload, tmp_path / "state")
+    assert "Report now" in json.loads(answer)["hookSpecificOutput"]["additionalContext"]
+    _assert_absent(modules, PER_CALL)
+    assert "ctxrelay.claude._agents" in modules
+
+
+@pytest.mark.parametrize(
+    ("event", "extra"),
+    [
+        ("PostToolUse", {"tool_name": "Read", "tool_input": {"file_path": "x"}}),
+        ("UserPromptSubmit", {"prompt": "go on"}),
+    ],
+)
+def test_an_ordinary_main_thread_call(
+    base: dict[str, Any], tmp_path: Path, event: str, extra: dict[str, Any]
+) -> None:
+    answer, modules = run_hook({**base, "hook_event_name": event, **extra}, tmp_path / "state")
+    assert answer == ""
+    _assert_absent(modules, PER_CALL)
+
+
+@pytest.mark.parametrize(
+    ("event", "extra"),
+    [("Stop", {"stop_hook_active": False}), ("SessionStart", {"source": "startup"})],
+)
+def test_once_per_turn_or_session(
+    base: dict[str, Any], tmp_path: Path, event: str, extra: dict[str, Any]
+) -> None:
+    answer, modules = run_hook({**base, "hook_event_name": event, **extra}, tmp_path / "state")
+    assert answer == ""
+    _assert_absent(modules, NEVER)
+    assert f"ctxrelay.claude._events.{event.lower().replace('start', '_start')}" in modules
