@@ -35,30 +35,24 @@ from typing import Literal
 
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
-from ctxrelay.budget.bounds import LONG_CONTEXT_WINDOW
+from ctxrelay.budget.bounds import (
+    CLAUDE_CODE_COMPACT_BUFFER,
+    CLAUDE_CODE_RESPONSE_RESERVE,
+    LONG_CONTEXT_WINDOW,
+    MAIN_OUTPUT_RESERVE,
+)
 from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.pricing import Prices, cost
 from ctxrelay.transcripts import Compaction, Response, Usage
 
 __all__ = [
     "CHARS_PER_TOKEN",
-    "CLAUDE_CODE_COMPACT_BUFFER",
-    "CLAUDE_CODE_OUTPUT_RESERVE",
     "Assumptions",
     "ReplayResult",
     "SimRequest",
     "measure_assumptions",
     "replay",
 ]
-
-CLAUDE_CODE_OUTPUT_RESERVE = 20_000
-"""Tokens Claude Code keeps free for a response; its window minus this is the usable
-limit of the replay (the handoff policy's ``output_reserve``)."""
-
-CLAUDE_CODE_COMPACT_BUFFER = 13_000
-"""Claude Code auto-compacts this far below the usable limit: 167,000 of a 200,000
-window, where the spotter corpus's three auto-compactions fired (preTokens 167,094,
-167,731 and 170,251 after a 5k step)."""
 
 CHARS_PER_TOKEN = 4
 """Characters per token when a size is known only as text (a compaction summary)."""
@@ -95,7 +89,8 @@ class Assumptions:
     base_tokens: int
     summary_tokens: int = DEFAULT_SUMMARY_TOKENS
     reload_tokens: int = DEFAULT_RELOAD_TOKENS
-    output_reserve: int = CLAUDE_CODE_OUTPUT_RESERVE
+    output_reserve: int = MAIN_OUTPUT_RESERVE
+    """The handoff policy's reserve: the plugin's usable limit, as it ships."""
     compact_buffer: int = CLAUDE_CODE_COMPACT_BUFFER
     notes_tokens: int = NOTES_TOKENS
     advisory_tokens: int = ADVISORY_TOKENS
@@ -117,7 +112,8 @@ class Assumptions:
 
     @property
     def compact_at(self) -> int:
-        return self.usable_limit - self.compact_buffer
+        """Claude Code's own auto-compaction point, whatever the handoff policy reserves."""
+        return self.limit - CLAUDE_CODE_RESPONSE_RESERVE - self.compact_buffer
 
     def as_dict(self) -> dict[str, object]:
         return {

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_MAX_TURNS",
     "BASH_MAX_OUTPUT_LENGTH",
+    "CLAUDE_CODE_COMPACT_BUFFER",
+    "CLAUDE_CODE_RESPONSE_RESERVE",
     "CONTEXT_PERCENT",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAIN_HANDOVER",
@@ -83,11 +85,17 @@ BASH_MAX_OUTPUT_LENGTH: Final = 4_000
 DISABLE_COMPACT: Final = 1
 """The settings snippet disables auto-compaction: the handoff replaces it."""
 
-MAIN_OUTPUT_RESERVE: Final = 33_000
-"""Tokens kept free at the top of the main session's window: what Claude Code itself
-keeps below the window (20,000 for a response or summary, 13,000 of buffer; its
-auto-compaction would have started here). From this point on there is still room to
-write the handoff file, so the main session's usable limit is the window less this."""
+CLAUDE_CODE_RESPONSE_RESERVE: Final = 20_000
+"""Tokens Claude Code keeps free below the window for a response or a summary."""
+
+CLAUDE_CODE_COMPACT_BUFFER: Final = 13_000
+"""How far below that Claude Code auto-compacts: 167,000 of a 200,000 window, where the
+spotter corpus's three auto-compactions fired (preTokens 167,094, 167,731, 170,251)."""
+
+MAIN_OUTPUT_RESERVE: Final = CLAUDE_CODE_RESPONSE_RESERVE + CLAUDE_CODE_COMPACT_BUFFER
+"""Tokens kept free at the top of the main session's window: where Claude Code's own
+auto-compaction would have started. From this point on there is still room to write the
+handoff file, so the main session's usable limit is the window less this."""
 
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """The window of a Claude model whose id does not say otherwise."""
