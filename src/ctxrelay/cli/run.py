@@ -24,7 +24,8 @@ from ctxrelay.cli._common import ArgumentParser, error, handle_errors
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
-from ctxrelay.runtime.providers import model_defaults, resolve, split_spec
+from ctxrelay.runtime.models import resolve_model
+from ctxrelay.runtime.providers import SCRIPTED_DEFAULTS, resolve, split_spec
 from ctxrelay.runtime.tools import ToolSet, approve_all, builtin_tools
 
 __all__ = [
@@ -245,24 +246,16 @@ async def _closing(run: Awaitable[RunResult], provider: object) -> RunResult:
 
 
 def _budget(args: argparse.Namespace) -> Budget:
-    defaults = model_defaults(args.model)
-    limit, reserve = args.limit, args.reserve
-    if limit is None:
-        if defaults is None:
-            raise ConfigError(
-                f"ctxrelay does not know the context window of {args.model!r}; pass --limit "
-                "(and --reserve)"
-            )
-        limit = defaults.context_window
-    if reserve is None:
-        reserve = (
-            defaults.output_reserve
-            if defaults is not None and defaults.output_reserve < limit
-            else limit // 8
-        )
+    # The registry owns the window and the output-reserve rule, for unknown models given
+    # --limit too; the scripted model plays a Claude-sized window unless --limit says so.
+    kind, model = split_spec(args.model)
+    limit = args.limit
+    if limit is None and kind == "scripted":
+        limit = SCRIPTED_DEFAULTS.context_window
+    info = resolve_model(kind, model, limit=limit, reserve=args.reserve)
     return Budget(
-        limit=limit,
-        output_reserve=reserve,
+        limit=info.context_window,
+        output_reserve=info.output_reserve,
         threshold=args.threshold,
         warning_lead=args.warning_lead,
     )
