@@ -171,3 +171,19 @@ def test_a_scripted_model_with_a_small_limit_reserves_by_the_same_rule(
     run_cli.main(argv)
     start = _events(capsys.readouterr().out)[0]
     assert start["usable_limit"] == 10_000 - default_reserve(DEFAULT_RESERVE_CAP, 10_000)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "kept"),
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://user:hunter2@127.0.0.1:8000/v1", False),  # a password in the URL
+        ("http://127.0.0.1:8000/v1?api-key=hunter2", False),  # a key in the query
+    ],
+)
+def test_a_session_remembers_provider_options_but_no_secret(base_url: str, kept: bool) -> None:
+    options = {"base_url": base_url, "timeout": 5.0, "api_key": "hunter2", "max_retries": 1}
+    remembered = run_cli._rememberable(options)
+    assert "api_key" not in remembered
+    assert ("base_url" in remembered) is kept
+    assert (remembered["timeout"], remembered["max_retries"]) == (5.0, 1)
