@@ -21,7 +21,8 @@ from ctxrelay.transcripts import Usage
         ("claude-opus-4-5-20251101", "Claude Opus 4.5"),
         ("claude-opus-4-1-20250805", "Claude Opus 4.1"),
         ("claude-opus-4-20250514", "Claude Opus 4"),
-        ("claude-opus-4-8", "Claude Opus 4.5+"),  # newer than the table: latest Opus
+        ("claude-opus-4-8", "Claude Opus 4.8"),
+        ("claude-opus-6", "Claude Opus 5.5+"),  # newer than the table: latest Opus
         ("claude-3-opus-20240229", "Claude Opus 3"),
         ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5"),
         ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "Claude Sonnet 4.5"),
@@ -30,7 +31,9 @@ from ctxrelay.transcripts import Usage
         ("claude-haiku-4-5-20251001", "Claude Haiku 4.5"),
         ("claude-3-5-haiku-20241022", "Claude Haiku 3.5"),
         ("claude-3-haiku-20240307", "Claude Haiku 3"),
-        ("claude-4-haiku-future", "Claude Haiku 4.5+"),
+        ("claude-4-haiku-future", "Claude Haiku 5.5+"),
+        ("claude-fable-6", "Claude Fable 5.2+"),
+        ("claude-mythos-5-2-20260601", "Claude Mythos 5.2"),
         ("gpt-4o-mini-2024-07-18", "GPT-4o mini"),
         ("gpt-4o", "GPT-4o"),
         ("openai/gpt-4.1-nano", "GPT-4.1 nano"),
@@ -61,6 +64,57 @@ def test_anthropic_multipliers() -> None:
         0.5,
     )
     assert opus.output == 25.0
+
+
+# (input, output, cache write 5m, cache write 1h, cache read) in USD per million tokens,
+# as the model catalog baked into the Claude Code CLI bundled with claude-agent-sdk
+# (2.1.332) prices each model id (its ``pricing_tiers``; checked with ``strings``).
+CLAUDE_CODE_PRICES = {
+    "claude-3-5-haiku": (0.8, 4, 1, 1.6, 0.08),
+    "claude-haiku-4-5": (1, 5, 1.25, 2, 0.1),
+    "claude-haiku-5-5": (0.1, 0.5, 0.125, 0.2, 0.01),
+    "claude-3-5-sonnet": (3, 15, 3.75, 6, 0.3),
+    "claude-3-7-sonnet": (3, 15, 3.75, 6, 0.3),
+    "claude-sonnet-4-0": (3, 15, 3.75, 6, 0.3),
+    "claude-sonnet-4-5": (3, 15, 3.75, 6, 0.3),
+    "claude-sonnet-4-6": (3, 15, 3.75, 6, 0.3),
+    "claude-sonnet-5": (2, 10, 2.5, 4, 0.2),
+    "claude-sonnet-5-5": (2, 10, 2.5, 4, 0.1),
+    "claude-opus-4-0": (15, 75, 18.75, 30, 1.5),
+    "claude-opus-4-1": (15, 75, 18.75, 30, 1.5),
+    "claude-opus-4-5": (5, 25, 6.25, 10, 0.5),
+    "claude-opus-4-6": (5, 25, 6.25, 10, 0.5),
+    "claude-opus-4-7": (5, 25, 6.25, 10, 0.5),
+    "claude-opus-4-8": (5, 25, 6.25, 10, 0.5),
+    "claude-opus-5": (5, 25, 6.25, 10, 0.5),
+    "claude-opus-5-5": (4, 20, 5, 8, 0.2),
+    "claude-fable-5": (10, 50, 12.5, 20, 1),
+    "claude-fable-5-1": (10, 50, 12.5, 20, 0.25),
+    "claude-fable-5-2": (8, 40, 10, 16, 0.2),
+    "claude-mythos-5": (10, 50, 12.5, 20, 1),
+    "claude-mythos-5-1": (10, 50, 12.5, 20, 0.25),
+    "claude-mythos-5-2": (8, 40, 10, 16, 0.2),
+}
+
+
+@pytest.mark.parametrize("model", sorted(CLAUDE_CODE_PRICES))
+def test_claude_prices_agree_with_the_claude_code_cli(model: str) -> None:
+    prices = DEFAULT_PRICES.lookup(model)
+    assert prices is not None
+    got = (prices.input, prices.output, prices.cache_write_5m, prices.cache_write_1h)
+    assert (*got, prices.cache_read) == pytest.approx(CLAUDE_CODE_PRICES[model])
+
+
+def test_haiku_5_5_prices_a_long_prompt_at_its_long_prompt_rates() -> None:
+    # The CLI's haiku_55 tier: above 100,000 prompt tokens (input + cache reads + cache
+    # writes) every category, output included, costs the long-prompt rate.
+    haiku = DEFAULT_PRICES["claude-haiku-5-5"]
+    short = {"input_tokens": 50_000, "cache_read_input_tokens": 50_000, "output_tokens": 1_000}
+    assert cost(short, haiku) == pytest.approx((50_000 * 0.1 + 50_000 * 0.01 + 1_000 * 0.5) / 1e6)
+    long = {**short, "cache_creation_input_tokens": 1}
+    expected = (50_000 * 0.5 + 50_000 * 0.05 + 1 * 0.625 + 1_000 * 2.5) / 1e6
+    assert cost(long, haiku) == pytest.approx(expected)
+    assert cost(Usage(50_000, 1, 50_000, 1_000), haiku) == pytest.approx(expected)
 
 
 def test_cost_of_each_category() -> None:
@@ -173,3 +227,8 @@ def test_a_file_entry_wins_over_a_longer_builtin_prefix(tmp_path: Path) -> None:
     assert sonnet.output == 15.0
     assert "claude-opus" in table
     assert len(table) == len(DEFAULT_PRICES)
+
+
+def test_long_prompt_rates_need_their_threshold() -> None:
+    with pytest.raises(ConfigError, match="long-prompt"):
+        Prices(1.0, 2.0, 1.0, 1.0, 0.1, long_prompt=Prices(2.0, 4.0, 2.0, 2.0, 0.2))

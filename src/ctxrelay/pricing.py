@@ -49,8 +49,17 @@ class Prices:
     cache_write_1h: float
     cache_read: float
     family: str = ""
+    long_prompt_above: int | None = None
+    """A request whose prompt (uncached input + cache writes + cache reads) is larger than
+    this many tokens costs ``long_prompt``'s rates in every category, output included."""
+    long_prompt: Prices | None = None
 
     def __post_init__(self) -> None:
+        if (self.long_prompt is None) != (self.long_prompt_above is None):
+            raise ConfigError(
+                f"the long-prompt prices of {self.family or 'a model'} need both the rates "
+                "and the prompt size above which they apply"
+            )
         for name in ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read"):
             value = getattr(self, name)
             if (
@@ -65,10 +74,20 @@ class Prices:
                 )
 
 
-def _anthropic(family: str, input: float, output: float) -> Prices:
-    # Anthropic's published multipliers: 5-minute writes 1.25x input, 1-hour writes 2x,
-    # reads 0.1x.
-    return Prices(input, output, input * 1.25, input * 2, input * 0.1, family)
+def _anthropic(
+    family: str,
+    input: float,
+    output: float,
+    cache_read: float | None = None,
+    *,
+    long_prompt: tuple[int, Prices] | None = None,
+) -> Prices:
+    # Anthropic's multipliers, as every pricing tier of Claude Code's model catalog has
+    # them: 5-minute writes 1.25x input, 1-hour writes 2x; reads 0.1x unless the tier
+    # gives its own read price.
+    read = input * 0.1 if cache_read is None else cache_read
+    above, rates = long_prompt if long_prompt is not None else (None, None)
+    return Prices(input, output, input * 1.25, input * 2, read, family, above, rates)
 
 
 def _openai(family: str, input: float, output: float, cached: float) -> Prices:
@@ -76,29 +95,53 @@ def _openai(family: str, input: float, output: float, cached: float) -> Prices:
     return Prices(input, output, input, input, cached, family)
 
 
+_HAIKU_55_LONG = (100_000, _anthropic("Claude Haiku 5.5, long prompt", 0.5, 2.5))
+"""Haiku 5.5 above 100,000 prompt tokens (Claude Code's ``haiku_55`` pricing tier)."""
+
 # Keys are model id prefixes (normalized: lower case, no provider prefix, no ``[1m]``);
 # the longest matching key wins. The bare family keys (``claude-opus`` ...) price ids of
 # a generation newer than this table at the family's latest generation.
+# The Claude prices are the ones the model catalog of the Claude Code CLI (2.1.332, the
+# one claude-agent-sdk bundles) gives each id, except Claude 3 Opus and 3 Haiku, which
+# it no longer lists (Anthropic's published prices). Not modelled: its fast mode, and
+# the 1.1x of requests served with ``inference_geo: "us"``.
 _DEFAULTS: dict[str, Prices] = {
     # Claude Opus
-    "claude-opus": _anthropic("Claude Opus 4.5+", 5.0, 25.0),
-    "claude-opus-4-5": _anthropic("Claude Opus 4.5", 5.0, 25.0),
+    "claude-opus": _anthropic("Claude Opus 5.5+", 4.0, 20.0, 0.2),
+    "claude-opus-5-5": _anthropic("Claude Opus 5.5", 4.0, 20.0, 0.2),
+    "claude-opus-5": _anthropic("Claude Opus 5", 5.0, 25.0),
+    "claude-opus-4-8": _anthropic("Claude Opus 4.8", 5.0, 25.0),
+    "claude-opus-4-7": _anthropic("Claude Opus 4.7", 5.0, 25.0),
     "claude-opus-4-6": _anthropic("Claude Opus 4.6", 5.0, 25.0),
+    "claude-opus-4-5": _anthropic("Claude Opus 4.5", 5.0, 25.0),
     "claude-opus-4-1": _anthropic("Claude Opus 4.1", 15.0, 75.0),
     "claude-opus-4-0": _anthropic("Claude Opus 4", 15.0, 75.0),
     "claude-opus-4-2025": _anthropic("Claude Opus 4", 15.0, 75.0),
     "claude-3-opus": _anthropic("Claude Opus 3", 15.0, 75.0),
     # Claude Sonnet
-    "claude-sonnet": _anthropic("Claude Sonnet 4.5+", 3.0, 15.0),
+    "claude-sonnet": _anthropic("Claude Sonnet 5.5+", 2.0, 10.0, 0.1),
+    "claude-sonnet-5-5": _anthropic("Claude Sonnet 5.5", 2.0, 10.0, 0.1),
+    "claude-sonnet-5": _anthropic("Claude Sonnet 5", 2.0, 10.0),
+    "claude-sonnet-4-6": _anthropic("Claude Sonnet 4.6", 3.0, 15.0),
     "claude-sonnet-4": _anthropic("Claude Sonnet 4", 3.0, 15.0),
     "claude-sonnet-4-5": _anthropic("Claude Sonnet 4.5", 3.0, 15.0),
     "claude-3-7-sonnet": _anthropic("Claude Sonnet 3.7", 3.0, 15.0),
     "claude-3-5-sonnet": _anthropic("Claude Sonnet 3.5", 3.0, 15.0),
     # Claude Haiku
-    "claude-haiku": _anthropic("Claude Haiku 4.5+", 1.0, 5.0),
+    "claude-haiku": _anthropic("Claude Haiku 5.5+", 0.1, 0.5, long_prompt=_HAIKU_55_LONG),
+    "claude-haiku-5-5": _anthropic("Claude Haiku 5.5", 0.1, 0.5, long_prompt=_HAIKU_55_LONG),
     "claude-haiku-4-5": _anthropic("Claude Haiku 4.5", 1.0, 5.0),
     "claude-3-5-haiku": _anthropic("Claude Haiku 3.5", 0.8, 4.0),
     "claude-3-haiku": _anthropic("Claude Haiku 3", 0.25, 1.25),
+    # Claude Fable and Mythos
+    "claude-fable": _anthropic("Claude Fable 5.2+", 8.0, 40.0, 0.2),
+    "claude-fable-5-2": _anthropic("Claude Fable 5.2", 8.0, 40.0, 0.2),
+    "claude-fable-5-1": _anthropic("Claude Fable 5.1", 10.0, 50.0, 0.25),
+    "claude-fable-5": _anthropic("Claude Fable 5", 10.0, 50.0),
+    "claude-mythos": _anthropic("Claude Mythos 5.2+", 8.0, 40.0, 0.2),
+    "claude-mythos-5-2": _anthropic("Claude Mythos 5.2", 8.0, 40.0, 0.2),
+    "claude-mythos-5-1": _anthropic("Claude Mythos 5.1", 10.0, 50.0, 0.25),
+    "claude-mythos-5": _anthropic("Claude Mythos 5", 10.0, 50.0),
     # OpenAI
     "gpt-5": _openai("GPT-5", 1.25, 10.0, 0.125),
     "gpt-5-mini": _openai("GPT-5 mini", 0.25, 2.0, 0.025),
@@ -114,7 +157,7 @@ _DEFAULTS: dict[str, Prices] = {
     "o4-mini": _openai("o4-mini", 1.10, 4.40, 0.275),
 }
 
-_FAMILIES = ("opus", "sonnet", "haiku")
+_FAMILIES = ("opus", "sonnet", "haiku", "fable", "mythos")
 
 
 def normalize_model(model: str) -> str:
@@ -199,8 +242,10 @@ class PriceTable(Mapping[str, Prices]):
 
 
 DEFAULT_PRICES = PriceTable(_DEFAULTS)
-"""List prices, standard tier, as the vendors published them (Anthropic: Claude 3 to 4.6;
-OpenAI: GPT-4o to GPT-5). Long-context surcharges (Sonnet above 200k) are not modelled."""
+"""List prices, standard tier: Claude as the Claude Code CLI's model catalog prices it
+(Claude 3.5 to 5.5, Haiku 5.5's long-prompt rates included), OpenAI as published (GPT-4o
+to GPT-5). Long-context surcharges the catalog does not carry (Sonnet 4.x above 200k in
+Anthropic's price list) are not modelled."""
 
 
 def _entry(key: str, raw: object, source: str) -> Prices:
@@ -311,6 +356,9 @@ def cost(usage: UsageLike | Mapping[str, Any], prices: Prices) -> float:
         read = _count(usage.cache_read_input_tokens)
         out = _count(usage.output_tokens)
     one_hour = min(one_hour, written)
+    above = prices.long_prompt_above
+    if prices.long_prompt is not None and above is not None and fresh + written + read > above:
+        prices = prices.long_prompt
     return (
         fresh * prices.input
         + (written - one_hour) * prices.cache_write_5m

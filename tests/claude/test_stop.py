@@ -8,10 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
+from ctxrelay.budget.bounds import (
+    AGENT_MAX_TURNS,
+    CONTEXT_PERCENT,
+    HANDOFF_RETRY_MAX,
+    HANDOFF_WAIT_TURNS,
+)
 from ctxrelay.claude import _state
 from ctxrelay.claude.config import set_value
 from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
+from tests.claude._session import Session
 
 WINDOW = 200_000
 AT = WINDOW * CONTEXT_PERCENT // 100
@@ -272,3 +278,88 @@ def _hook_in_process(payload: str) -> str:
 )
 def test_bad_payloads_fail_open(project: Path, payload: dict[str, object]) -> None:
     assert run_hook(payload) is None
+
+
+# -- stopped-short subagent notices at Stop ---------------------------------------------
+
+KIND = "ctxrelay:investigator"
+
+
+def _queued_stop(tmp_path: Path, agent_id: str = "a1") -> tuple[Session, Transcript]:
+    """A subagent of the session that stopped at its turn limit, its notice queued by
+    ``SubagentStop``; the main transcript to go on with."""
+    session = Session(tmp_path / "cc", session_id=SESSION)
+    session.start_agent(agent_id, KIND)
+    for _ in range(AGENT_MAX_TURNS["investigator"]):
+        session.respond(agent_id, 5_000)  # every response a tool call: no report
+    stop = session.payload(
+        "SubagentStop", agent_id, KIND, agent_transcript_path=str(session.agent_file(agent_id))
+    )
+    assert run_hook(stop) is None
+    return session, Transcript(session.transcript)
+
+
+def test_a_queued_notice_is_delivered_at_stop_once(project: Path, tmp_path: Path) -> None:
+    session, transcript = _queued_stop(tmp_path)
+    _turn(transcript, AT - 1)  # no handoff trigger: the notice is the whole answer
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert set(answer) == {"systemMessage"}  # to the user; Claude is not made to continue
+    assert (
+        "Subagent a1 (ctxrelay:investigator) stopped at its turn limit" in answer["systemMessage"]
+    )
+    assert str(session.agent_file("a1")) in answer["systemMessage"]
+    assert run_hook(stop_payload(transcript, project)) is None
+    prompt = session.payload("UserPromptSubmit", prompt="next")
+    assert run_hook(prompt) is None  # delivered once, not again at the next prompt
+
+
+def test_the_notice_joins_the_manual_hint(project: Path, tmp_path: Path) -> None:
+    _, transcript = _queued_stop(tmp_path)
+    _turn(transcript, AT)
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert "decision" not in answer
+    hint, notice = answer["systemMessage"].split("\n")
+    assert "/ctxrelay:handoff" in hint
+    assert notice.startswith("[ctxrelay] Subagent a1")
+
+
+def test_the_notice_rides_with_the_auto_write_prompt(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _auto(monkeypatch)
+    session, transcript = _queued_stop(tmp_path)
+    _turn(transcript, AT)
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert answer["decision"] == "block"
+    # Claude is continuing to write the handoff: it reads the notice and can say so there.
+    prompt, notice = answer["reason"].rsplit("\n\n", 1)
+    assert "## Next step" in prompt
+    assert notice.startswith("[ctxrelay] Subagent a1")
+    assert str(session.agent_file("a1")) in notice
+    assert "systemMessage" not in answer
+
+
+def test_the_notice_comes_when_the_handover_is_off(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "off")
+    _, transcript = _queued_stop(tmp_path)
+    _turn(transcript, AT)
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert set(answer) == {"systemMessage"}
+    assert "Subagent a1" in answer["systemMessage"]
+
+
+def test_a_subagents_stop_leaves_the_notice_for_the_main_thread(
+    project: Path, tmp_path: Path
+) -> None:
+    _, transcript = _queued_stop(tmp_path)
+    _turn(transcript, AT - 1)
+    assert run_hook(stop_payload(transcript, project, agent_id="a2")) is None
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert "Subagent a1" in answer["systemMessage"]

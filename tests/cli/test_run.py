@@ -136,3 +136,54 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "--resume" in out
     assert "Examples:" in out
+
+
+@pytest.mark.parametrize(
+    ("spec", "limit"),
+    [
+        ("openai:my-local-model", 8_192),  # unknown: the window comes from --limit
+        ("openai:gpt-4.1", 8_000),  # known, but --limit shrinks its window
+        ("anthropic:claude-sonnet-4-5", None),
+    ],
+)
+def test_the_output_reserve_follows_the_model_registry(spec: str, limit: int | None) -> None:
+    from ctxrelay.runtime.models import resolve_model
+    from ctxrelay.runtime.providers import split_spec
+
+    argv = ["--model", spec, "task"] + ([] if limit is None else ["--limit", str(limit)])
+    budget = run_cli._budget(run_cli._parser().parse_args(argv))
+    expected = resolve_model(*split_spec(spec), limit=limit)
+    assert (budget.limit, budget.output_reserve) == (
+        expected.context_window,
+        expected.output_reserve,
+    )
+
+
+def test_a_scripted_model_with_a_small_limit_reserves_by_the_same_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxrelay.runtime.models import DEFAULT_RESERVE_CAP, default_reserve
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    argv = ["--db", str(tmp_path / "s.db"), "--model", f"scripted:{_script(tmp_path, STEPS)}",
+            "--limit", "10000", "--workspace", str(ws), "--json", "go"]  # fmt: skip
+    run_cli.main(argv)
+    start = _events(capsys.readouterr().out)[0]
+    assert start["usable_limit"] == 10_000 - default_reserve(DEFAULT_RESERVE_CAP, 10_000)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "kept"),
+    [
+        ("http://127.0.0.1:8000/v1", True),
+        ("http://user:hunter2@127.0.0.1:8000/v1", False),  # a password in the URL
+        ("http://127.0.0.1:8000/v1?api-key=hunter2", False),  # a key in the query
+    ],
+)
+def test_a_session_remembers_provider_options_but_no_secret(base_url: str, kept: bool) -> None:
+    options = {"base_url": base_url, "timeout": 5.0, "api_key": "hunter2", "max_retries": 1}
+    remembered = run_cli._rememberable(options)
+    assert "api_key" not in remembered
+    assert ("base_url" in remembered) is kept
+    assert (remembered["timeout"], remembered["max_retries"]) == (5.0, 1)

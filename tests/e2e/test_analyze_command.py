@@ -17,11 +17,7 @@ pytestmark = pytest.mark.e2e
 
 def _command() -> list[str]:
     script = Path(sys.executable).with_name("ctxrelay")
-    return (
-        [str(script)]
-        if script.exists()
-        else [sys.executable, "-c", "import ctxrelay.cli as c; c.run()"]
-    )
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ctxrelay"]
 
 
 def test_analyze_json_over_the_transcript_corpus() -> None:

@@ -32,8 +32,8 @@ def start(server: Any, provider: str, model: str, tmp: Path, *args: str) -> subp
     return subprocess.Popen(
         [
             sys.executable,
-            "-c",
-            "from ctxrelay.cli import run; run()",
+            "-m",
+            "ctxrelay",
             "run",
             "--model",
             f"{provider}:{model}",
@@ -115,8 +115,8 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(
         resumed = subprocess.run(
             [
                 sys.executable,
-                "-c",
-                "from ctxrelay.cli import run; run()",
+                "-m",
+                "ctxrelay",
                 "run",
                 "--resume",
                 session_id,

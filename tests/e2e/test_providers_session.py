@@ -16,6 +16,7 @@ import pytest
 from ctxrelay.cli import main
 from ctxrelay.pricing import DEFAULT_PRICES, cost
 from ctxrelay.runtime.model import Usage
+from ctxrelay.store import open_store
 from ctxrelay.testing import AnthropicServer, Fault, LocalServer, OpenAIServer, Step, ToolUse
 
 pytestmark = pytest.mark.e2e
@@ -289,6 +290,18 @@ def test_429_then_success_within_one_run(
     assert response["context_tokens"] == 510
 
 
+def tool_batches(events: list[dict[str, Any]]) -> list[list[tuple[str, bool]]]:
+    """The ``(name, is_error)`` of the tool events after each response, sorted per
+    response: the order within a batch is the order the calls finished in."""
+    batches: list[list[tuple[str, bool]]] = []
+    for event in events:
+        if event["event"] == "response" and event["tool_calls"]:
+            batches.append([])
+        elif event["event"] == "tool":
+            batches[-1].append((event["name"], event["is_error"]))
+    return [sorted(batch) for batch in batches]
+
+
 def test_coding_agent_edits_and_runs_commands(
     wire: Wire, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -310,8 +323,13 @@ def test_coding_agent_edits_and_runs_commands(
         requests = server.requests_to(wire.route)
     assert code == 0, err
     assert (workspace / "app.py").read_text() == "print('relay')\n"
-    tools = [(e["name"], e["is_error"]) for e in events if e["event"] == "tool"]
-    assert tools == [("list_files", False), ("grep", False), ("edit_file", False), ("bash", False)]
+    # Calls of one response run concurrently and are reported as they finish: compare
+    # each response's batch as a multiset, the batches themselves in order.
+    assert tool_batches(events) == [
+        sorted([("list_files", False), ("grep", False)]),
+        [("edit_file", False)],
+        [("bash", False)],
+    ]
     offered = json.dumps(requests[0].body["tools"])
     for name in (
         "read_file",
@@ -390,3 +408,64 @@ def test_max_cost_counts_cache_tokens_and_resumes_with_a_higher_cap(
     assert code == 0, err
     assert events[-1]["status"] == "done"
     assert events[-1]["cost_usd"] == pytest.approx(3 * one, rel=0.05)
+
+
+def test_resume_reuses_the_provider_options_of_the_session_but_never_its_key(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("openai")
+    secret = "sk-local-secret-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    db = str(workspace.parent / "sessions.db")
+    steps = [
+        Step(tool_calls=read(), input_tokens=50),
+        Step(text="Done on the remembered server.", input_tokens=60),
+    ]
+    with OpenAIServer(steps, api_key=secret) as server:
+        first = ["run", "--model", "openai:gpt-4.1", "--base-url", server.base_url,
+                 "--timeout", "30", "--max-retries", "1", "--workspace", str(workspace),
+                 "--db", db, "--json", *BUDGET, "--max-turns", "1", "read a.txt"]  # fmt: skip
+        assert main(first) == 3  # paused by --max-turns after the first response
+        session_id = json.loads(capsys.readouterr().out.splitlines()[0])["session_id"]
+        # No --base-url: without the stored one the SDK would go to its public default.
+        again = ["run", "--resume", session_id, "--db", db, "--json", "--max-turns", "5"]
+        code = main(again)
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert len(server.requests_to("/v1/chat/completions")) == 2
+        base_url = server.base_url
+    events = [json.loads(line) for line in out.splitlines()]
+    assert events[-1]["status"] == "done"
+    store = open_store(db)
+    try:
+        stored = store.get_session(session_id).metadata
+    finally:
+        store.close()
+    assert stored["provider_options"] == {
+        "base_url": base_url,
+        "timeout": 30.0,
+        "max_retries": 1,
+    }
+    assert secret.encode() not in Path(db).read_bytes()
+
+
+def test_a_flag_on_resume_overrides_the_stored_provider_option(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    db = str(workspace.parent / "sessions.db")
+    with OpenAIServer([Step(tool_calls=read(), input_tokens=50)]) as old:
+        first = ["run", "--model", "openai:gpt-4.1", "--base-url", old.base_url,
+                 "--workspace", str(workspace), "--db", db, "--json", *BUDGET,
+                 "--max-turns", "1", "read a.txt"]  # fmt: skip
+        assert main(first) == 3
+        session_id = json.loads(capsys.readouterr().out.splitlines()[0])["session_id"]
+    with OpenAIServer([Step(text="Moved.", input_tokens=60)]) as moved:
+        again = ["run", "--resume", session_id, "--base-url", moved.base_url, "--db", db,
+                 "--json", "--max-turns", "5"]  # fmt: skip
+        code = main(again)
+        _, err = capsys.readouterr()
+        assert code == 0, err
+        assert len(moved.requests_to("/v1/chat/completions")) == 1

@@ -17,7 +17,7 @@ from ctxrelay.store import open_store
 
 pytestmark = pytest.mark.e2e
 
-CLI = [sys.executable, "-c", "from ctxrelay.cli import run; run()"]
+CLI = [sys.executable, "-m", "ctxrelay"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

@@ -27,3 +27,9 @@ def test_session_prices_apply_to_any_model_and_round_trip() -> None:
     assert default_pricer(own).cost_usd("scripted:x.json", usage) == pytest.approx(2.0)
     assert prices_from_json(prices_to_json(own)) == own
     assert TablePricer(default=own).cost_usd("scripted:x", usage) == pytest.approx(2.0)
+
+
+def test_prices_with_long_prompt_rates_survive_the_session_json() -> None:
+    haiku = DEFAULT_PRICES["claude-haiku-5-5"]
+    assert haiku.long_prompt is not None
+    assert prices_from_json(prices_to_json(haiku)) == haiku

@@ -25,7 +25,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
     5 s promise comes from the connect timeout the backends set."""
     env = {**os.environ, "PYTHONPATH": str(PROJECT / "src")}
     return subprocess.run(
-        [sys.executable, "-c", "from ctxrelay.cli import run; run()", *argv],
+        [sys.executable, "-m", "ctxrelay", *argv],
         capture_output=True,
         text=True,
         timeout=60,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -20,9 +20,24 @@ MODEL = "claude-opus-4-6"
 MESSAGES = [{"role": "user", "content": "hi"}]
 
 
+_CLIENTS: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    # An SDK client left open keeps its pooled connection until the garbage collector
+    # finds it, and the ResourceWarning then fails whichever later test is running.
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
 def client(server: AnthropicServer, **kwargs: Any) -> Any:
     kwargs.setdefault("max_retries", 0)
-    return anthropic.Anthropic(base_url=server.base_url, api_key="test", **kwargs)
+    kwargs.setdefault("api_key", "test")
+    made = anthropic.Anthropic(base_url=server.base_url, **kwargs)
+    _CLIENTS.append(made)
+    return made
 
 
 def sse_events(raw: str) -> list[tuple[str, dict[str, Any]]]:
@@ -238,7 +253,7 @@ def test_api_key_is_checked_when_set() -> None:
     with AnthropicServer([Step(text="ok")], api_key="right") as server:
         with pytest.raises(anthropic.AuthenticationError, match="invalid x-api-key"):
             client(server).messages.create(model=MODEL, max_tokens=8, messages=MESSAGES)
-        ok = anthropic.Anthropic(base_url=server.base_url, api_key="right", max_retries=0)
+        ok = client(server, api_key="right")
         assert (
             ok.messages.create(model=MODEL, max_tokens=8, messages=MESSAGES).content[0].text == "ok"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,9 +29,24 @@ STEP = Step(
 )
 
 
+_CLIENTS: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    # An SDK client left open keeps its pooled connection until the garbage collector
+    # finds it, and the ResourceWarning then fails whichever later test is running.
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
 def client(server: OpenAIServer, **kwargs: Any) -> Any:
     kwargs.setdefault("max_retries", 0)
-    return openai.OpenAI(base_url=server.base_url, api_key="test", **kwargs)
+    kwargs.setdefault("api_key", "test")
+    made = openai.OpenAI(base_url=server.base_url, **kwargs)
+    _CLIENTS.append(made)
+    return made
 
 
 def stream(server: OpenAIServer, include_usage: bool = True, **kwargs: Any) -> list[Any]:
@@ -149,7 +165,7 @@ def test_key_model_and_context_checks() -> None:
     with OpenAIServer(api_key="k", models=[MODEL], context_window=50) as server:
         with pytest.raises(openai.AuthenticationError):
             client(server).chat.completions.create(model=MODEL, messages=MESSAGES)
-        good = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=0)
+        good = client(server, api_key="k")
         with pytest.raises(openai.NotFoundError) as missing:
             good.chat.completions.create(model="gpt-nope", messages=MESSAGES)
         assert missing.value.code == "model_not_found"

@@ -7,7 +7,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-__all__ = ["main", "run"]
+__all__ = ["main"]
 
 # name -> (module, one-line help). A module exposes ``main(argv) -> int``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -54,8 +54,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     module = importlib.import_module(COMMANDS[name][0])
     code: int = module.main(rest)
     return code
-
-
-def run() -> None:
-    """Console-script entry point."""
-    sys.exit(main())

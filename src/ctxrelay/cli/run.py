@@ -15,17 +15,22 @@ import importlib
 import math
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from ctxrelay.budget import DEFAULT_WARNING_LEAD, Budget
 from ctxrelay.cli._common import ArgumentParser, error, handle_errors
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
-from ctxrelay.runtime.providers import model_defaults, resolve, split_spec
+from ctxrelay.runtime.models import resolve_model
+from ctxrelay.runtime.providers import SCRIPTED_DEFAULTS, resolve, split_spec
 from ctxrelay.runtime.tools import ToolSet, approve_all, builtin_tools
+
+if TYPE_CHECKING:
+    from ctxrelay.store import Store
 
 __all__ = [
     "EXIT_PAUSED",
@@ -115,7 +120,12 @@ def _parser() -> ArgumentParser:
     )
     parser.add_argument("message", nargs="?", help="the task (or, with --resume, a new message)")
     parser.add_argument("--model", help="provider:model, e.g. scripted:steps.json")
-    parser.add_argument("--resume", metavar="ID", help="continue a stored session")
+    parser.add_argument(
+        "--resume",
+        metavar="ID",
+        help="continue a stored session (with its model, --base-url, --timeout and "
+        "--max-retries unless given again; API keys come from the environment)",
+    )
     add_session_arguments(parser)
     budget = parser.add_argument_group("budget (new sessions; stored with the session)")
     budget.add_argument("--limit", type=_positive("--limit"), help="context window (tokens)")
@@ -244,25 +254,58 @@ async def _closing(run: Awaitable[RunResult], provider: object) -> RunResult:
                 await aclose()
 
 
+PROVIDER_OPTIONS_KEY = "provider_options"
+"""Session metadata key of the provider options ``--resume`` reuses."""
+_REMEMBERED_OPTIONS = ("base_url", "timeout", "max_retries")
+"""The provider options a session remembers: never a key or other secret (those stay in
+the environment, where the user put them)."""
+
+
+def _provider_flags(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.base_url:
+        options["base_url"] = args.base_url
+    if args.timeout is not None:
+        options["timeout"] = args.timeout
+    if args.max_retries is not None:
+        options["max_retries"] = args.max_retries
+    return options
+
+
+def _rememberable(options: Mapping[str, Any]) -> dict[str, Any]:
+    kept = {k: v for k, v in options.items() if k in _REMEMBERED_OPTIONS}
+    base_url = kept.get("base_url")
+    if isinstance(base_url, str):
+        parts = urlsplit(base_url)
+        if parts.password or parts.query:  # may carry a credential: not written down
+            del kept["base_url"]
+    return kept
+
+
+def _stored_provider_options(store: Store, session_id: str, model: str) -> dict[str, Any]:
+    """The options the session was created with, when it still runs on the same provider
+    (a ``--model`` of another provider on resume starts from none)."""
+    metadata = store.get_session(session_id).metadata
+    stored = metadata.get(PROVIDER_OPTIONS_KEY)
+    created_with = metadata.get("model")
+    if not isinstance(stored, Mapping) or not isinstance(created_with, str):
+        return {}
+    if split_spec(created_with)[0] != split_spec(model)[0]:
+        return {}
+    return _rememberable(stored)
+
+
 def _budget(args: argparse.Namespace) -> Budget:
-    defaults = model_defaults(args.model)
-    limit, reserve = args.limit, args.reserve
-    if limit is None:
-        if defaults is None:
-            raise ConfigError(
-                f"ctxrelay does not know the context window of {args.model!r}; pass --limit "
-                "(and --reserve)"
-            )
-        limit = defaults.context_window
-    if reserve is None:
-        reserve = (
-            defaults.output_reserve
-            if defaults is not None and defaults.output_reserve < limit
-            else limit // 8
-        )
+    # The registry owns the window and the output-reserve rule, for unknown models given
+    # --limit too; the scripted model plays a Claude-sized window unless --limit says so.
+    kind, model = split_spec(args.model)
+    limit = args.limit
+    if limit is None and kind == "scripted":
+        limit = SCRIPTED_DEFAULTS.context_window
+    info = resolve_model(kind, model, limit=limit, reserve=args.reserve)
     return Budget(
-        limit=limit,
-        output_reserve=reserve,
+        limit=info.context_window,
+        output_reserve=info.output_reserve,
         threshold=args.threshold,
         warning_lead=args.warning_lead,
     )
@@ -289,13 +332,10 @@ def main(
             if not isinstance(stored, str):
                 raise ConfigError(f"session {args.resume!r} has no stored model; pass --model")
             args.model = stored
-        options: dict[str, Any] = {}
-        if args.base_url:
-            options["base_url"] = args.base_url
-        if args.timeout is not None:
-            options["timeout"] = args.timeout
-        if args.max_retries is not None:
-            options["max_retries"] = args.max_retries
+        flags = _provider_flags(args)
+        options = dict(flags)
+        if args.resume is not None:
+            options = {**_stored_provider_options(store, args.resume, args.model), **flags}
         provider = resolve(args.model, **options)
         sink = (display or display_for)(args)
         runtime = Runtime(
@@ -323,6 +363,8 @@ def main(
                 **caps,
             )
             session = runtime.start(args.message, config)
+            if remembered := _rememberable(options):
+                store.update_session(session.id, metadata={PROVIDER_OPTIONS_KEY: remembered})
             message = None
         try:
             result = asyncio.run(_closing(run_session(session, message), provider))

@@ -70,4 +70,8 @@ def prices_to_json(prices: Prices) -> dict[str, Any]:
 
 
 def prices_from_json(raw: Mapping[str, Any]) -> Prices:
-    return Prices(**{k: raw[k] for k in raw})
+    fields = {k: raw[k] for k in raw}
+    nested = fields.get("long_prompt")
+    if isinstance(nested, Mapping):  # ``asdict`` wrote the long-prompt rates as a dict
+        fields["long_prompt"] = prices_from_json(nested)
+    return Prices(**fields)

@@ -247,6 +247,16 @@ def test_bash_timeout_kills_the_process_group(ws: Path) -> None:
     assert gone(child)  # the background child died with its group
 
 
+def test_bash_timeout_kills_grandchildren_that_let_go_of_the_output(ws: Path) -> None:
+    # A grandchild in a nested subshell with its output sent elsewhere does not hold the
+    # pipe open, so only the process-group kill (not the pipe closing) can stop it.
+    command = "(sleep 30 >/dev/null 2>&1 & echo grandchild $! > gc); sleep 30"
+    result = run(Bash(), {"command": command, "timeout_s": 0.5}, ws)
+    assert result.metadata["timed_out"] is True
+    grandchild = int((ws / "gc").read_text().split()[1])
+    assert gone(grandchild)
+
+
 def test_bash_asks_first_and_respects_a_no(ws: Path) -> None:
     asked: list[str] = []
 

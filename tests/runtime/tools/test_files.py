@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +122,18 @@ def test_atomic_write_failure_keeps_the_old_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
 
 
+@pytest.fixture(scope="module")
+def resolve_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One workspace for every hypothesis example (a function-scoped ``tmp_path`` would
+    be shared across examples anyway), under pytest's temp root and removed after."""
+    ws = tmp_path_factory.mktemp("resolve-ws").resolve()
+    yield ws
+    shutil.rmtree(ws, ignore_errors=True)
+
+
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30))
-def test_resolve_never_escapes(name: str) -> None:
-    ws = Path(tempfile.gettempdir()).resolve() / "ctxrelay-resolve-ws"
-    ws.mkdir(exist_ok=True)
+def test_resolve_never_escapes(resolve_ws: Path, name: str) -> None:
+    ws = resolve_ws
     try:
         target = resolve_in_workspace(ws, name)
     except WorkspaceError:

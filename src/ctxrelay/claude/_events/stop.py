@@ -14,6 +14,11 @@ happens depends on the mode (:mod:`ctxrelay.claude.config`):
   itself; interactively, the user is told to run ``/clear``.
 - ``off``: nothing.
 
+The Stop answer also carries the queued notices of subagents that stopped short
+(:func:`ctxrelay.claude._notices.main_thread_notice`), so they need not wait for the next
+prompt: in the ``systemMessage`` (to the user), or in the ``reason`` when the answer
+blocks (Claude reads it while it writes the handoff).
+
 An episode ends at a handoff (a handoff file written in this session) or ``/clear`` (a new
 session id, so a new state document). All state is in the session's state document,
 changed under its lock, so two Stop hooks never both hint or both start a handoff.
@@ -43,6 +48,7 @@ __all__ = [
     "ready_text",
     "reason_text",
     "still_ready_text",
+    "with_notice",
 ]
 
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
@@ -114,6 +120,38 @@ def _ready(path_text: object) -> Path | None:
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     if payload.get("agent_id"):
         return None  # a subagent's stop is SubagentStop's business
+    # The handover first: its state is saved before a notice is taken off the queue.
+    return with_notice(_handover(payload), _stopped_short_notice(payload))
+
+
+def _stopped_short_notice(payload: dict[str, Any]) -> str | None:
+    """Queued stopped-short subagent notices, each delivered once (whichever main-thread
+    hook answers first). Loads the notices machinery only when one may be queued."""
+    from ctxrelay.claude._statedir import notice_possible
+
+    if not notice_possible(payload):
+        return None
+    from ctxrelay.claude._notices import main_thread_notice
+
+    return main_thread_notice(payload)
+
+
+def with_notice(answer: dict[str, Any] | None, notice: str | None) -> dict[str, Any] | None:
+    """The Stop answer carrying ``notice`` too. A blocking answer (the auto write prompt)
+    gets it in its ``reason``: Claude is continuing and reads it; otherwise it goes to the
+    user in the ``systemMessage``, after any hint (Claude Code shows one message)."""
+    if notice is None:
+        return answer
+    out = dict(answer or {})
+    if out.get("decision") == "block":
+        out["reason"] = f"{out.get('reason', '')}\n\n{notice}".lstrip()
+        return out
+    shown = out.get("systemMessage")
+    out["systemMessage"] = f"{shown}\n{notice}" if shown else notice
+    return out
+
+
+def _handover(payload: dict[str, Any]) -> dict[str, Any] | None:
     session_id = payload.get("session_id")
     transcript = payload.get("transcript_path")
     if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):

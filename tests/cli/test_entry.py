@@ -1,0 +1,50 @@
+"""How the ``ctxrelay`` command is entered: ``python -m ctxrelay`` and the console script,
+both straight into ``ctxrelay.cli.main``."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+from ctxrelay import __version__
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def test_python_dash_m_runs_the_cli_and_passes_its_exit_code() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxrelay", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, f"ctxrelay {__version__}\n")
+    unknown = subprocess.run(
+        [sys.executable, "-m", "ctxrelay", "no-such-command"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert unknown.returncode == 2
+    assert "unknown command" in unknown.stderr
+
+
+def test_the_console_script_enters_main() -> None:
+    scripts = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["ctxrelay"] == "ctxrelay.cli:main"
+
+
+def test_cli_run_names_only_the_run_subcommand_module() -> None:
+    # The package once also defined a function ``run``, which importing the submodule
+    # silently replaced: ``from ctxrelay.cli import run`` meant one or the other.
+    cli = importlib.import_module("ctxrelay.cli")
+    assert "run" not in cli.__all__
+    run_module = importlib.import_module("ctxrelay.cli.run")
+    from ctxrelay.cli import run
+
+    assert run is run_module
