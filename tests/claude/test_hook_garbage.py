@@ -129,3 +129,25 @@ def test_a_transcript_that_is_a_directory_or_a_fifo_is_ignored(session: Session)
     path.unlink()
     path.mkdir()
     assert session.post_tool("a1", "ctxrelay:investigator") is None
+
+
+@pytest.mark.parametrize(
+    "document",
+    ['{"hook_event_name": 5}', '{"session_id": "s"}', "[]", "garbage", ""],
+)
+def test_malformed_payloads_get_one_stderr_line_and_no_stdout(
+    document: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = io.StringIO()
+    assert hook.main(io.StringIO(document), out) == 0
+    assert out.getvalue() == ""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("ctxrelay-hook: ignored")
+
+
+def test_an_event_ctxrelay_does_not_answer_is_silent(capsys: pytest.CaptureFixture[str]) -> None:
+    out = io.StringIO()
+    assert hook.main(io.StringIO('{"hook_event_name": "Notification"}'), out) == 0
+    assert out.getvalue() == ""
+    assert capsys.readouterr().err == ""

@@ -41,9 +41,11 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
         event = payload.get("hook_event_name")
-        module_name = HANDLERS.get(event) if isinstance(event, str) else None
+        if not isinstance(event, str):
+            raise ValueError("the hook payload has no hook_event_name string")
+        module_name = HANDLERS.get(event)
         if module_name is None:
-            return 0
+            return 0  # an event ctxrelay does not answer: nothing to say
         try:
             __import__(module_name)  # not importlib: importing it costs the hook ~5%
         except ModuleNotFoundError as exc:
