@@ -11,6 +11,7 @@ import pytest
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.claude.driver import _MAX_NUDGES, bundled_cli, main
+from tests.conftest import need
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
@@ -55,6 +56,6 @@ def test_waiting_turns_cover_the_hooks_retry() -> None:
 def test_bundled_cli_is_found_through_the_package() -> None:
     cli = bundled_cli()
     if cli is None:
-        pytest.skip("claude-agent-sdk without a bundled CLI")
+        need("CLAUDE", "claude-agent-sdk without a bundled Claude Code CLI")
     assert isinstance(cli, Path)
     assert cli.name == "claude"
