@@ -9,7 +9,6 @@ What the tests assert is what Claude Code showed or what the model was actually 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pty
@@ -28,7 +27,7 @@ from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude._limit import OUTPUT_RESERVE
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.conftest import need
+from tests.conftest import claude_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -37,19 +36,6 @@ WINDOW = 200_000
 AT = WINDOW * CONTEXT_PERCENT // 100
 BIN = Path(sys.executable).parent  # ctxrelay and ctxrelay-hook of this environment
 HANDOFF_RE = re.compile(r"(/[^\s\"'\\]+/\.ctxrelay/handoff/handoff-\d{8}T\d{6}Z(?:-\d+)?\.md)")
-
-
-def bundled_cli() -> Path:
-    """The CLI inside the installed claude-agent-sdk package."""
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        need("CLAUDE", "claude-agent-sdk is not installed (pip install 'ctxrelay[claude]')")
-    for location in spec.submodule_search_locations or ():
-        cli = Path(location) / "_bundled" / "claude"
-        if cli.is_file() and os.access(cli, os.X_OK):
-            return cli
-    need("CLAUDE", "claude-agent-sdk has no bundled Claude Code CLI")
-    raise AssertionError("unreachable")
 
 
 def usage(context: int) -> dict[str, int]:
@@ -98,7 +84,7 @@ def after_last_assistant(body: Mapping[str, Any]) -> str:
 def claude_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, Path, dict[str, str]]:
-    cli = bundled_cli()
+    cli = claude_cli()
     home = tmp_path / "home"
     project = tmp_path / "project"
     home.mkdir()

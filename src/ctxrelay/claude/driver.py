@@ -30,7 +30,7 @@ from typing import Any
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS, MAIN_HANDOVERS
 from ctxrelay.errors import ConfigError, CtxrelayError, MissingExtraError
 
-__all__ = ["CONTINUE_PROMPT", "DriverOptions", "RunOutcome", "bundled_cli", "main", "run_task"]
+__all__ = ["CONTINUE_PROMPT", "DriverOptions", "RunOutcome", "main", "run_task"]
 
 CONTINUE_PROMPT = "Continue."
 """What a session waiting for its handoff file gets as its next turn (headless, there is
@@ -65,16 +65,6 @@ class RunOutcome:
     sessions: list[str]
     handoffs: list[str]
     result: str | None
-
-
-def bundled_cli() -> Path | None:
-    """The Claude Code CLI bundled in ``claude-agent-sdk``, if installed."""
-    try:
-        import claude_agent_sdk
-    except ImportError:
-        return None
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return path if path.is_file() else None
 
 
 def _sdk() -> Any:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.claude._snippet import HOOK_COMMAND, plugin_dir, snippet
+from ctxrelay.claude.cli import cli_path
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
@@ -322,24 +323,6 @@ def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResul
 # -- doctor ---------------------------------------------------------------------------
 
 
-def _claude_cli() -> str | None:
-    """``claude`` on PATH, else the CLI bundled in the claude-agent-sdk package (found
-    through the package, never by a fixed path)."""
-    found = shutil.which("claude")
-    if found:
-        return found
-    import importlib.util
-
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "_bundled" / "claude"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
-
-
 def _timed(
     argv: list[str], stdin: str, runs: int
 ) -> tuple[float, subprocess.CompletedProcess[str]]:
@@ -389,7 +372,8 @@ def doctor(project: Path, home: Path, runs: int = 5) -> dict[str, Any]:
             problems.append(f"the hook exited {proc.returncode}: {proc.stderr.strip()[:200]}")
         if not checks["fails_open"]:
             problems.append("the hook does not fail open on malformed input")
-    cli = _claude_cli()
+    found = cli_path()
+    cli = None if found is None else str(found)
     checks["claude_cli"] = cli
     version = None
     if cli is not None:
