@@ -222,7 +222,8 @@ Show or set how the main session hands off to a fresh session.
 
 modes:
   manual  (default) at 60% of the window, and when a task is marked completed, Claude Code
-          shows a hint to run /ctxrelay:handoff; once for each kind in an episode
+          shows a hint to run the handoff skill (/ctxrelay-handoff after 'ctxrelay claude
+          install', /ctxrelay:handoff from the plugin); once for each kind in an episode
   auto    Claude is asked to write the handoff file itself; then the work continues in a
           fresh session (by itself under 'ctxrelay claude run', after /clear interactively)
   off     nothing

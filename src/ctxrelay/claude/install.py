@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -31,6 +32,7 @@ from typing import Any
 
 from ctxrelay.claude._snippet import HOOK_COMMAND, plugin_dir, snippet
 from ctxrelay.claude.cli import cli_path
+from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
@@ -53,6 +55,9 @@ MANIFEST_NAME = "ctxrelay-install.json"
 COPIED_DIRS = ("agents", "skills")
 """Plugin subdirectories copied into the scope's ``.claude/`` (a plugin install brings
 them itself; a settings install must copy them)."""
+
+_PLUGIN_SKILL_DIR = "handoff"
+"""The handoff skill's directory (and name) in the plugin: ``/ctxrelay:handoff``."""
 
 _ABSENT = {"absent": True}
 
@@ -235,16 +240,51 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _plugin_files() -> list[tuple[str, Path]]:
+def _installed_as(rel: str, content: bytes) -> tuple[str, bytes]:
+    """Where a plugin file goes in ``.claude/``, and its content there. The handoff skill
+    becomes ``skills/ctxrelay-handoff/`` named ``ctxrelay-handoff``: Claude Code runs an
+    installed skill by its own name (``/ctxrelay-handoff``), not by the plugin's
+    ``/ctxrelay:handoff``, and the prefix keeps a skill of yours called ``handoff``."""
+    prefix = f"skills/{_PLUGIN_SKILL_DIR}/"
+    if not rel.startswith(prefix):
+        return rel, content
+    rel = f"skills/{INSTALLED_SKILL}/{rel[len(prefix) :]}"
+    if rel.endswith("/SKILL.md"):
+        content = re.sub(
+            rb"(?m)^name:[ \t]*" + re.escape(_PLUGIN_SKILL_DIR.encode()) + rb"[ \t]*$",
+            b"name: " + INSTALLED_SKILL.encode(),
+            content,
+            count=1,
+        )
+    return rel, content
+
+
+def _plugin_files() -> list[tuple[str, bytes]]:
+    """Each file install copies: its path under the scope's ``.claude/``, its content."""
     root = plugin_dir()
-    found: list[tuple[str, Path]] = []
+    found: list[tuple[str, bytes]] = []
     for sub in COPIED_DIRS:
         base = root / sub
         if base.is_dir():
             found += [
-                (p.relative_to(root).as_posix(), p) for p in sorted(base.rglob("*")) if p.is_file()
+                _installed_as(p.relative_to(root).as_posix(), p.read_bytes())
+                for p in sorted(base.rglob("*"))
+                if p.is_file()
             ]
     return found
+
+
+def _remove_file(settings: Path, rel: str) -> None:
+    """Remove one copied file, and its directories up to ``.claude/`` once empty."""
+    dest = settings.parent / rel
+    dest.unlink()
+    for parent in dest.parents:
+        if parent == settings.parent:
+            break
+        try:
+            parent.rmdir()  # only when empty
+        except OSError:
+            break
 
 
 def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
@@ -267,19 +307,31 @@ def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
     elif "settings" not in manifest:
         manifest["settings"] = record
     files = _obj(manifest.get("files"))
-    for rel, src in _plugin_files():
+    shipped = _plugin_files()
+    for rel, content in shipped:
         dest = settings.parent / rel
+        digest = hashlib.sha256(content).hexdigest()
         if dest.exists():
-            if _digest(dest) == _digest(src):
-                files.setdefault(rel, _digest(src))
+            if _digest(dest) == digest:
+                files.setdefault(rel, digest)
             else:
                 result.files_kept.append(rel)  # the user's own file of that name
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
-        files[rel] = _digest(dest)
+        dest.write_bytes(content)
+        files[rel] = digest
         result.files_added.append(rel)
         result.changed = True
+    # A file an earlier version copied and this one no longer ships (the handoff skill
+    # once installed as skills/handoff/) goes, while unchanged.
+    for rel in sorted(set(files) - {rel for rel, _ in shipped}):
+        dest = settings.parent / rel
+        if dest.is_file() and _digest(dest) == files[rel]:
+            _remove_file(settings, rel)
+            result.files_removed.append(rel)
+            result.changed = True
+        if not dest.exists():
+            del files[rel]
     manifest["files"] = files
     manifest["version"] = 1
     _write_json(manifest_path, manifest)
@@ -304,16 +356,9 @@ def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResul
     for rel, digest in sorted(files.items()):
         dest = settings.parent / rel
         if dest.is_file() and _digest(dest) == digest:
-            dest.unlink()
+            _remove_file(settings, rel)
             result.files_removed.append(rel)
             result.changed = True
-            for parent in dest.parents:
-                if parent == settings.parent:
-                    break
-                try:
-                    parent.rmdir()  # only when empty
-                except OSError:
-                    break
         elif dest.exists():
             result.files_kept.append(rel)
     manifest_path.unlink(missing_ok=True)
@@ -415,7 +460,8 @@ examples:
 
 Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
 file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
-and .claude/skills/ (a file of yours with the same name is kept).""",
+and .claude/skills/ (a file of yours with the same name is kept); the handoff skill is
+then /ctxrelay-handoff.""",
     "uninstall": """Remove exactly what 'ctxrelay claude install' added, restoring what the
 snippet replaced (a value changed since install is kept).
 
