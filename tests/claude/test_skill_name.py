@@ -42,7 +42,7 @@ def installed_skill(base: Path) -> Path:
 
 
 def test_install_copies_the_skill_under_its_own_prefixed_name(project: Path) -> None:
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     skill = installed_skill(project)
     text = skill.read_text()
     assert f"\nname: {INSTALLED_SKILL}\n" in text
@@ -51,8 +51,8 @@ def test_install_copies_the_skill_under_its_own_prefixed_name(project: Path) -> 
     expected = PLUGIN_SKILL.read_text().replace("name: handoff", f"name: {INSTALLED_SKILL}", 1)
     assert text == expected
     assert not (project / ".claude" / "skills" / "handoff").exists()
-    assert main(["install", "--dir", str(project)]) == 0  # idempotent: still one copy
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0  # idempotent: still one copy
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert not (project / ".claude" / "skills").exists()
 
 
@@ -60,9 +60,9 @@ def test_a_skill_of_yours_called_handoff_is_left_alone(project: Path) -> None:
     mine = project / ".claude" / "skills" / "handoff" / "SKILL.md"
     mine.parent.mkdir(parents=True)
     mine.write_text("---\nname: handoff\ndescription: mine\n---\nmy own handoff\n")
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert installed_skill(project).is_file()
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert mine.read_text().endswith("my own handoff\n")
 
 
@@ -81,7 +81,7 @@ def _old_install(project: Path, edited: bool) -> Path:
 
 def test_reinstalling_over_an_earlier_version_moves_the_skill(project: Path) -> None:
     old = _old_install(project, edited=False)
-    assert main(["install", "--dir", str(project), "--json"]) == 0
+    assert main(["install", "--project-dir", str(project), "--json"]) == 0
     assert not old.exists()
     assert not old.parent.exists()
     assert installed_skill(project).is_file()
@@ -91,16 +91,16 @@ def test_reinstalling_over_an_earlier_version_moves_the_skill(project: Path) -> 
 
 def test_an_edited_copy_of_an_earlier_version_is_kept(project: Path) -> None:
     old = _old_install(project, edited=True)
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert old.read_text().endswith("my note\n")
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert old.read_text().endswith("my note\n")
     assert not installed_skill(project).exists()
 
 
 def test_the_name_follows_the_setup(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert skill_command(project) == PLUGIN  # nothing installed: only the plugin can be
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert skill_command(project) == INSTALLED
     assert skill_command() == INSTALLED  # the current directory is the project
     # A hook run from the plugin's hooks.json (Claude Code exports CLAUDE_PLUGIN_ROOT to
@@ -143,7 +143,7 @@ def test_hints_and_the_statusline_name_the_skill_of_the_setup(
 
     assert f"Run {PLUGIN} to" in hint_text([MainTrigger.CONTEXT], 130_000, 200_000)
     assert statusline().rstrip().endswith(f": {PLUGIN}\x1b[0m")
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert f"Run {INSTALLED} to" in hint_text([MainTrigger.TASK_DONE], None, 200_000)
     assert f"Run {INSTALLED} to" in failed_text(2)
     assert statusline().rstrip().endswith(f": {INSTALLED}\x1b[0m")

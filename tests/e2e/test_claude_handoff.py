@@ -109,7 +109,7 @@ def claude_env(
         monkeypatch.setenv(key, env[key])
     for key in ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(key, raising=False)
-    assert install_main(["install", "--dir", str(project), "--json"]) == 0
+    assert install_main(["install", "--project-dir", str(project), "--json"]) == 0
     return home, project, env
 
 
@@ -405,7 +405,7 @@ def test_at_the_usable_limit_tools_are_denied_but_the_handoff_write_runs(
 def _plugin_installed(env: dict[str, str], project: Path) -> None:
     """Swap the settings install for the plugin, installed from the repository's
     marketplace with the CLI's own commands."""
-    assert install_main(["uninstall", "--dir", str(project), "--json"]) == 0
+    assert install_main(["uninstall", "--project-dir", str(project), "--json"]) == 0
     assert not (project / ".claude" / "skills").exists()
     # Without an API key: with one, each plugin command first waits on a network check.
     plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}

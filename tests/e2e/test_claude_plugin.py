@@ -195,7 +195,7 @@ def main_script(*calls: ToolUse) -> Callable[[int], Step]:
 
 
 def installed(project: Path) -> None:
-    assert install_main(["install", "--dir", str(project), "--json"]) == 0
+    assert install_main(["install", "--project-dir", str(project), "--json"]) == 0
 
 
 # -- the tests ------------------------------------------------------------------------

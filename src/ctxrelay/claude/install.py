@@ -455,8 +455,9 @@ _HELP = {
     "install": """Merge ctxrelay's hooks and settings snippet into Claude Code's settings.json.
 
 examples:
-  ctxrelay claude install            # this project: .claude/settings.json
-  ctxrelay claude install --user     # every project: ~/.claude/settings.json
+  ctxrelay claude install                          # this project: .claude/settings.json
+  ctxrelay claude install --project-dir ../app     # another project
+  ctxrelay claude install --user                   # every project: ~/.claude/settings.json
 
 Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
 file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
@@ -490,10 +491,18 @@ def main(argv: Sequence[str]) -> int:
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--project", action="store_true", help="this project (the default)")
     scope.add_argument("--user", action="store_true", help="the user's settings")
-    parser.add_argument("--dir", type=Path, default=None, help="the project (default: cwd)")
+    parser.add_argument(
+        "--project-dir",
+        "--dir",  # its first name, kept as an alias
+        dest="project_dir",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="the project (default: the current directory)",
+    )
     parser.add_argument("--json", action="store_true", help="print only JSON")
     opts = parser.parse_args(rest)
-    project = (opts.dir or Path.cwd()).resolve()
+    project = (opts.project_dir or Path.cwd()).resolve()
     home = Path.home()
     if name == "doctor":
         report = doctor(project, home)
