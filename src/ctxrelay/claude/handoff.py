@@ -365,7 +365,11 @@ def main(argv: Sequence[str]) -> int:
             description=_DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        parser.add_argument("action", choices=("new-path", "list", "latest"))
+        parser.add_argument(
+            "action",
+            choices=("new-path", "list", "latest"),
+            help="reserve a fresh path, list the files, or print the newest",
+        )
         parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
         parser.add_argument("--json", action="store_true", help="print only JSON")
         args = parser.parse_args(list(args_in))

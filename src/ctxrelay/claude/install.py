@@ -467,14 +467,22 @@ then /ctxrelay-handoff.""",
 snippet replaced (a value changed since install is kept).
 
 examples:
-  ctxrelay claude uninstall
-  ctxrelay claude uninstall --user""",
+  ctxrelay claude uninstall                        # this project
+  ctxrelay claude uninstall --project-dir ../app   # another project
+  ctxrelay claude uninstall --user                 # ~/.claude/settings.json
+
+Settings files you changed after install keep your values; a copied agent or skill you
+edited is kept and listed.""",
     "doctor": """Check that the hook runs and fails open, how long it takes against a bare
 python, which Claude Code is present, and where the hooks are installed.
 
+It exits 0 when the hook works (even if the hooks are not installed yet: that is
+reported, not a failure), 1 when something is broken.
+
 examples:
-  ctxrelay claude doctor
-  ctxrelay claude doctor --json""",
+  ctxrelay claude doctor                          # this project
+  ctxrelay claude doctor --project-dir ../app     # another project
+  ctxrelay claude doctor --json                   # one JSON object, for scripts""",
 }
 
 
