@@ -151,3 +151,37 @@ def test_hints_and_the_statusline_name_the_skill_of_the_setup(
     assert "handoff" not in statusline().split("·")[1].split(")")[-1]
     # An explicit name wins (the docs show the installed one).
     assert f"Run {PLUGIN} to" in hint_text([MainTrigger.CONTEXT], 130_000, 200_000, PLUGIN)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="claude/_limit.py (_writes_handoff) lets only a skill named 'handoff' or "
+    "'<plugin>:handoff' through at the usable limit; it must accept INSTALLED_SKILL too. "
+    "_limit.py is being reworked on another branch, so the fix lands there.",
+)
+def test_the_installed_skill_still_runs_at_the_usable_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude._limit import OUTPUT_RESERVE, deny_reason
+    from tests.claude._handoff import SESSION, Transcript, isolate
+
+    project = isolate(monkeypatch, tmp_path)
+    t = Transcript(tmp_path / "t.jsonl")
+    t.prompt("work")
+    t.assistant(context=200_000 - OUTPUT_RESERVE, tools=[("Bash", {"command": "ls"})])
+
+    def call(skill: str) -> str | None:
+        return deny_reason(
+            {
+                "session_id": SESSION,
+                "transcript_path": str(t.path),
+                "cwd": str(project),
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Skill",
+                "tool_input": {"skill": skill},
+            }
+        )
+
+    assert call("ctxrelay:handoff") is None  # the plugin's name runs
+    assert call("some-other-skill") is not None  # at the limit, other skills do not
+    assert call(INSTALLED_SKILL) is None  # the installed name must run too
