@@ -40,3 +40,15 @@ def shared_dir() -> Path:
     if not SHARED.exists():
         need("CORPORA", f"the shared corpora are not at {SHARED}")
     return SHARED
+
+
+def claude_cli() -> Path:
+    """The Claude Code CLI bundled by claude-agent-sdk (``ctxrelay.claude.cli.cli_path``);
+    skips (or fails when ``CTXRELAY_REQUIRE_CLAUDE=1``) when it is absent."""
+    from ctxrelay.claude.cli import cli_path
+
+    found = cli_path(bundled=True)
+    if found is None:
+        need("CLAUDE", "no Claude Code CLI bundled by claude-agent-sdk (pip install '.[claude]')")
+    assert found is not None
+    return found

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import io
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 
 import pytest
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
-from ctxrelay.claude.driver import _MAX_NUDGES, bundled_cli, main
+from ctxrelay.claude.driver import _MAX_NUDGES, main
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
@@ -50,11 +49,3 @@ def test_bad_mode_is_a_usage_error() -> None:
 def test_waiting_turns_cover_the_hooks_retry() -> None:
     # Enough "Continue." turns for the Stop hook to wait, retry and give up.
     assert _MAX_NUDGES > HANDOFF_WAIT_TURNS * (HANDOFF_RETRY_MAX + 1)
-
-
-def test_bundled_cli_is_found_through_the_package() -> None:
-    cli = bundled_cli()
-    if cli is None:
-        pytest.skip("claude-agent-sdk without a bundled CLI")
-    assert isinstance(cli, Path)
-    assert cli.name == "claude"

@@ -41,7 +41,7 @@ def write_settings(project: Path, data: dict[str, Any]) -> None:
 
 def test_install_merges_keeps_a_backup_and_is_idempotent(project: Path) -> None:
     write_settings(project, USER_SETTINGS)
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     merged = settings_of(project)
     assert merged["env"] == {"FOO": "1", "BASH_MAX_OUTPUT_LENGTH": "4000", "DISABLE_COMPACT": "1"}
     assert merged["model"] == "opus"
@@ -54,7 +54,7 @@ def test_install_merges_keeps_a_backup_and_is_idempotent(project: Path) -> None:
     assert json.loads(backups[0].read_text()) == USER_SETTINGS
     assert (project / ".claude" / "agents" / "investigator.md").is_file()
 
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert settings_of(project) == merged  # nothing doubled
     assert len(list((project / ".claude").glob("settings.json.ctxrelay-backup-*"))) == 1
 
@@ -63,9 +63,9 @@ def test_uninstall_removes_exactly_what_install_added(project: Path) -> None:
     write_settings(project, USER_SETTINGS)
     (project / ".claude" / "agents").mkdir()
     (project / ".claude" / "agents" / "reviewer.md").write_text("my own reviewer\n")
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert (project / ".claude" / "agents" / "reviewer.md").read_text() == "my own reviewer\n"
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == USER_SETTINGS
     left = sorted(p.name for p in (project / ".claude" / "agents").iterdir())
     assert left == ["reviewer.md"]
@@ -75,19 +75,19 @@ def test_uninstall_removes_exactly_what_install_added(project: Path) -> None:
 def test_install_into_a_new_project_then_uninstall_leaves_no_settings_keys(
     project: Path,
 ) -> None:
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     assert settings_of(project) == snippet()
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == {}
     assert not (project / ".claude" / "agents").exists()
 
 
 def test_a_value_changed_after_install_survives_uninstall(project: Path) -> None:
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     data = settings_of(project)
     data["env"]["BASH_MAX_OUTPUT_LENGTH"] = "12000"
     write_settings(project, data)
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == {"env": {"BASH_MAX_OUTPUT_LENGTH": "12000"}}
 
 
@@ -97,7 +97,7 @@ def test_a_settings_file_it_cannot_parse_is_left_untouched(
 ) -> None:
     path = project / ".claude" / "settings.json"
     path.write_text(text)
-    assert main(["install", "--dir", str(project)]) == 1
+    assert main(["install", "--project-dir", str(project)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "nothing was changed" in err or "is not" in err
@@ -114,7 +114,7 @@ def test_user_scope_writes_the_users_settings(project: Path, tmp_path: Path) -> 
 
 def test_uninstall_without_a_record_removes_what_equals_the_snippet(project: Path) -> None:
     write_settings(project, snippet())  # e.g. pasted by hand, or copied from elsewhere
-    assert main(["uninstall", "--dir", str(project)]) == 0
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == {}
 
 
@@ -156,9 +156,9 @@ def test_doctor_reports_the_hook_and_the_cli(
 
     bin_dir = str(Path(sys.executable).parent)
     monkeypatch.setenv("PATH", bin_dir + os.pathsep + os.environ.get("PATH", ""))
-    assert main(["install", "--dir", str(project)]) == 0
+    assert main(["install", "--project-dir", str(project)]) == 0
     capsys.readouterr()
-    code = main(["doctor", "--dir", str(project), "--json"])
+    code = main(["doctor", "--project-dir", str(project), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert report["hook_command"].endswith(HOOK_COMMAND)
     assert report["hook_exit"] == 0
@@ -167,3 +167,16 @@ def test_doctor_reports_the_hook_and_the_cli(
     assert report["installed"]["project"]["hooks"] == len(snippet()["hooks"])
     if report["claude_version"] is not None:
         assert code == 0
+
+
+@pytest.mark.parametrize("flag", ["--project-dir", "--dir"])
+def test_the_project_is_named_like_every_other_subcommand(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str
+) -> None:
+    # --project-dir, as in config, run and handoff; --dir (its first name) still works.
+    monkeypatch.chdir(tmp_path)
+    assert main(["install", flag, str(project)]) == 0
+    assert HOOK_COMMAND in json.dumps(settings_of(project)["hooks"])
+    assert not (tmp_path / ".claude").exists()  # not the current directory
+    assert main(["uninstall", flag, str(project)]) == 0
+    assert "hooks" not in settings_of(project)

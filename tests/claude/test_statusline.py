@@ -99,7 +99,9 @@ def test_render_stages() -> None:
     line = render(target - 5_000, window)
     assert line.startswith("ctx 57% █████▊░░░░ 115k/200k")
     assert line.endswith("handoff in 5k (60%)")
-    assert "handoff due (60% reached, +2k): /ctxrelay:handoff" in render(target + 2_000, window)
+    due = render(target + 2_000, window, command="/ctxrelay-handoff")
+    assert "handoff due (60% reached, +2k): /ctxrelay-handoff" in due
+    assert render(target + 2_000, window).endswith("handoff due (60% reached, +2k)")
     assert render(target + 2_000, window, mode="auto").endswith("+2k)")
     assert render(10, window, mode="off").endswith("handoff off")
     assert render(10, window, handoff_phase="writing").endswith("writing the file…")

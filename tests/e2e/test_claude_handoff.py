@@ -9,7 +9,6 @@ What the tests assert is what Claude Code showed or what the model was actually 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import pty
@@ -26,30 +25,20 @@ import pytest
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
+from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.conftest import need
+from tests.conftest import claude_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 MODEL = "claude-sonnet-4-5"  # a 200k window for Claude Code and for the model-id rule
 WINDOW = 200_000
 AT = WINDOW * CONTEXT_PERCENT // 100
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # holds the plugin's marketplace
 BIN = Path(sys.executable).parent  # ctxrelay and ctxrelay-hook of this environment
+INSTALLED = f"/{INSTALLED_SKILL}"  # the handoff skill after `ctxrelay claude install`
 HANDOFF_RE = re.compile(r"(/[^\s\"'\\]+/\.ctxrelay/handoff/handoff-\d{8}T\d{6}Z(?:-\d+)?\.md)")
-
-
-def bundled_cli() -> Path:
-    """The CLI inside the installed claude-agent-sdk package."""
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        need("CLAUDE", "claude-agent-sdk is not installed (pip install 'ctxrelay[claude]')")
-    for location in spec.submodule_search_locations or ():
-        cli = Path(location) / "_bundled" / "claude"
-        if cli.is_file() and os.access(cli, os.X_OK):
-            return cli
-    need("CLAUDE", "claude-agent-sdk has no bundled Claude Code CLI")
-    raise AssertionError("unreachable")
 
 
 def usage(context: int) -> dict[str, int]:
@@ -98,7 +87,7 @@ def after_last_assistant(body: Mapping[str, Any]) -> str:
 def claude_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, Path, dict[str, str]]:
-    cli = bundled_cli()
+    cli = claude_cli()
     home = tmp_path / "home"
     project = tmp_path / "project"
     home.mkdir()
@@ -120,7 +109,7 @@ def claude_env(
         monkeypatch.setenv(key, env[key])
     for key in ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW", "CLAUDE_PROJECT_DIR"):
         monkeypatch.delenv(key, raising=False)
-    assert install_main(["install", "--dir", str(project), "--json"]) == 0
+    assert install_main(["install", "--project-dir", str(project), "--json"]) == 0
     return home, project, env
 
 
@@ -221,7 +210,7 @@ def test_manual_hints_at_60_percent_and_for_a_completed_task_once_each(
 
     # Turn 1 crossed 60% of the 200k window: one hint, with the numbers.
     assert len(shown[0]) == 1
-    assert "/ctxrelay:handoff" in shown[0][0]
+    assert f"Run {INSTALLED} to" in shown[0][0]  # the name that works after install
     assert f"{AT + 1_000:,} tokens" in shown[0][0]
     assert f"handoff point is {CONTEXT_PERCENT}%" in shown[0][0]
     # Turn 2 is still over 60%: no second context hint in this episode.
@@ -229,11 +218,11 @@ def test_manual_hints_at_60_percent_and_for_a_completed_task_once_each(
     # Turn 3 completed a task (TaskUpdate): the task hint, once.
     assert len(shown[2]) == 1
     assert "task was just marked completed" in shown[2][0]
-    assert "/ctxrelay:handoff" in shown[2][0]
+    assert f"Run {INSTALLED} to" in shown[2][0]
     # Turn 4 completed another: no second task hint.
     assert shown[3] == []
     # The hint is for the user: it never reached the model.
-    assert "Run /ctxrelay:handoff" not in sent
+    assert f"Run {INSTALLED}" not in sent
 
 
 # -- auto mode under `ctxrelay claude run` -----------------------------------------------
@@ -413,31 +402,74 @@ def test_at_the_usable_limit_tools_are_denied_but_the_handoff_write_runs(
     assert "LIMIT-NEXT" in files[0].read_text()  # the handoff Write was allowed
 
 
-def test_the_handoff_skill_names_a_fresh_path(
-    claude_env: tuple[Path, Path, dict[str, str]],
-) -> None:
-    from ctxrelay.claude._snippet import plugin_dir
-
-    _, project, env = claude_env
-    with AnthropicServer([Step(text="Will write it.", **usage(40_000))]) as server:
-        claude(
-            env,
-            project,
-            server,
-            "/ctxrelay:handoff focus on the parser next",
-            "--plugin-dir",
-            str(plugin_dir()),
+def _plugin_installed(env: dict[str, str], project: Path) -> None:
+    """Swap the settings install for the plugin, installed from the repository's
+    marketplace with the CLI's own commands."""
+    assert install_main(["uninstall", "--project-dir", str(project), "--json"]) == 0
+    assert not (project / ".claude" / "skills").exists()
+    # Without an API key: with one, each plugin command first waits on a network check.
+    plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
+    for args in (
+        ("plugin", "marketplace", "add", str(PROJECT_ROOT)),
+        ("plugin", "install", "ctxrelay@ctxrelay", "--scope", "project"),
+    ):
+        done = subprocess.run(
+            [env["CTXRELAY_CLAUDE_CLI"], *args],
+            cwd=project,
+            env=plugin_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
         )
-        requests = bodies(server)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("route", ["install", "plugin"])
+def test_the_command_the_hint_names_runs_the_handoff_skill(
+    claude_env: tuple[Path, Path, dict[str, str]], route: str
+) -> None:
+    _, project, env = claude_env
+    if route == "plugin":
+        _plugin_installed(env, project)
+    expected = INSTALLED if route == "install" else "/ctxrelay:handoff"
+
+    def route_by_turn(body: Mapping[str, Any]) -> Step:
+        marker, _ = position(body, r"TASK-[A-Z]+")
+        if marker == "TASK-WORK":
+            return Step(text="Worked.", **usage(AT + 1_000))
+        return Step(text="Will write it.", **usage(40_000))
+
+    with AnthropicServer(route_by_turn) as server:
+        events, _ = claude(env, project, server, "TASK-WORK read the code")
+        hints = shown_to_user(events)
+        assert len(hints) == 1, hints
+        named = re.search(r"Run (/\S+) to write a handoff file", hints[0])
+        assert named is not None, hints[0]
+        command = named.group(1)
+        assert command == expected
+        # The user types exactly what the hint said, with a note for the next session.
+        events, _ = claude(env, project, server, f"{command} TASK-SKILL focus on the parser")
+        requests = [b for b in bodies(server) if "TASK-SKILL" in json.dumps(b["messages"])]
     assert requests
     sent = "\n".join(t for m in requests[0]["messages"] for t in _texts(m.get("content")))
+    # The skill ran: Claude Code ran its `ctxrelay claude handoff new-path` and sent its
+    # body (an unknown command would reach the model as the bare text typed).
     found = HANDOFF_RE.search(sent)
     assert found is not None, sent[-3000:]
     path = Path(found.group(1))
     assert path.parent == (project / ".ctxrelay" / "handoff").resolve()
     assert not path.exists()  # reserved for Claude to write, not created
-    assert "focus on the parser next" in sent
+    assert "focus on the parser" in sent
     assert "## Commands that matter" in sent
+    # The other route's name is not a command here: it reaches the model as typed text.
+    other = "/ctxrelay:handoff" if route == "install" else INSTALLED
+    with AnthropicServer([Step(text="?", **usage(40_000))]) as server:
+        claude(env, project, server, f"{other} TASK-OTHER")
+        sent = json.dumps(bodies(server)[0]["messages"])
+    assert "TASK-OTHER" in sent
+    assert not HANDOFF_RE.search(sent)
+    assert "## Commands that matter" not in sent
 
 
 # -- the statusline, in the interactive CLI ---------------------------------------------
@@ -550,7 +582,7 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     line = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).strip()
     assert reported == WINDOW
     assert line.startswith(f"ctx {pct}% ")
-    assert "handoff due (60% reached, +4k): /ctxrelay:handoff" in line
+    assert f"handoff due (60% reached, +4k): {INSTALLED}" in line
     # …is what the user saw at the bottom of the terminal.
     screen = _screen(raw)
     assert f"ctx {pct}%" in screen

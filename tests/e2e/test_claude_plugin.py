@@ -11,7 +11,6 @@ What the tests assert is what the model was actually sent.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -34,26 +33,13 @@ from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.hook import HANDLERS
 from ctxrelay.claude.install import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.conftest import need
+from tests.conftest import claude_cli
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NOTE = "[ctxrelay] Report now"
 NOTICE = "[ctxrelay] Subagent"
-
-
-def bundled_cli() -> Path:
-    """The CLI inside the installed claude-agent-sdk package (found through the package)."""
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        need("CLAUDE", "claude-agent-sdk is not installed (pip install 'ctxrelay[claude]')")
-    for location in spec.submodule_search_locations or ():
-        cli = Path(location) / "_bundled" / "claude"
-        if cli.is_file() and os.access(cli, os.X_OK):
-            return cli
-    need("CLAUDE", "claude-agent-sdk has no bundled Claude Code CLI")
-    raise AssertionError("unreachable")
 
 
 # -- routing by content ---------------------------------------------------------------
@@ -158,7 +144,7 @@ def run_claude(
     extra_args: tuple[str, ...] = (),
     timeout: float = 300,
 ) -> Run:
-    cli = bundled_cli()
+    cli = claude_cli()
 
     def route(body: Mapping[str, Any]) -> Step:
         marker, turns = marker_of(body)
@@ -209,7 +195,7 @@ def main_script(*calls: ToolUse) -> Callable[[int], Step]:
 
 
 def installed(project: Path) -> None:
-    assert install_main(["install", "--dir", str(project), "--json"]) == 0
+    assert install_main(["install", "--project-dir", str(project), "--json"]) == 0
 
 
 # -- the tests ------------------------------------------------------------------------
@@ -352,7 +338,7 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
     claude_env: tuple[Path, Path, dict[str, str]],
 ) -> None:
     home, project, env = claude_env
-    cli = str(bundled_cli())
+    cli = str(claude_cli())
 
     # Without an API key: with one, each plugin command first waits ~18 s on a network
     # check that cannot succeed here.

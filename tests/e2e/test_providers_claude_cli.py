@@ -13,20 +13,9 @@ from typing import Any
 import pytest
 
 from ctxrelay.testing import AnthropicServer, Step, ToolUse, route_by_content
-from tests.conftest import need
+from tests.conftest import claude_cli
 
 pytestmark = pytest.mark.e2e
-
-
-def claude_cli() -> Path:
-    try:
-        import claude_agent_sdk
-    except ImportError:
-        need("CLAUDE", "claude-agent-sdk is not installed")
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    if not path.exists():
-        need("CLAUDE", f"the bundled Claude Code CLI is not at {path}")
-    return path
 
 
 def run_cli(

@@ -135,7 +135,10 @@ def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> boo
         return isinstance(target, str) and is_handoff_path(project, target)
     if tool == "Skill":
         skill = tool_input.get("skill") or tool_input.get("command") or tool_input.get("name")
-        return isinstance(skill, str) and skill.rsplit(":", 1)[-1].strip("/ ") == "handoff"
+        # The plugin's skill is ``ctxrelay:handoff``; an installed copy is ``ctxrelay-handoff``
+        # (``handoff.INSTALLED_SKILL``, not imported here: this path must stay light).
+        name = skill.rsplit(":", 1)[-1].strip("/ ") if isinstance(skill, str) else None
+        return name in ("handoff", "ctxrelay-handoff")
     return False
 
 

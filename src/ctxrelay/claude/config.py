@@ -222,7 +222,8 @@ Show or set how the main session hands off to a fresh session.
 
 modes:
   manual  (default) at 60% of the window, and when a task is marked completed, Claude Code
-          shows a hint to run /ctxrelay:handoff; once for each kind in an episode
+          shows a hint to run the handoff skill (/ctxrelay-handoff after 'ctxrelay claude
+          install', /ctxrelay:handoff from the plugin); once for each kind in an episode
   auto    Claude is asked to write the handoff file itself; then the work continues in a
           fresh session (by itself under 'ctxrelay claude run', after /clear interactively)
   off     nothing
@@ -250,12 +251,22 @@ def main(argv: Sequence[str]) -> int:
             description=_DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        parser.add_argument("--mode", choices=MAIN_HANDOVERS, help="set the handoff mode")
         parser.add_argument(
-            "--window", metavar="TOKENS|auto", help="set the context window ('auto' unsets it)"
+            "--mode",
+            choices=MAIN_HANDOVERS,
+            help=f"set the handoff mode (default: leave it; unset anywhere, it is "
+            f"{DEFAULT_MAIN_HANDOVER})",
+        )
+        parser.add_argument(
+            "--window",
+            metavar="TOKENS|auto",
+            help="set the context window; 'auto' unsets it (default: leave it; unset, the "
+            "window comes from the statusline, else the model id)",
         )
         where = parser.add_mutually_exclusive_group()
-        where.add_argument("--project", action="store_true", help="write the project file")
+        where.add_argument(
+            "--project", action="store_true", help="write the project file (the default)"
+        )
         where.add_argument("--user", action="store_true", help="write the user file")
         parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
         parser.add_argument("--json", action="store_true", help="print only JSON")

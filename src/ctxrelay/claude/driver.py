@@ -30,7 +30,11 @@ from typing import Any
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS, MAIN_HANDOVERS
 from ctxrelay.errors import ConfigError, CtxrelayError, MissingExtraError
 
-__all__ = ["CONTINUE_PROMPT", "DriverOptions", "RunOutcome", "bundled_cli", "main", "run_task"]
+__all__ = ["CONTINUE_PROMPT", "MAX_SESSIONS", "DriverOptions", "RunOutcome", "main", "run_task"]
+
+MAX_SESSIONS = 5
+"""Fresh sessions one run starts at most (``--max-sessions``): a task that hands off more
+often than this stops with status ``max_sessions`` rather than running on unattended."""
 
 CONTINUE_PROMPT = "Continue."
 """What a session waiting for its handoff file gets as its next turn (headless, there is
@@ -50,7 +54,7 @@ class DriverOptions:
     model: str | None = None
     mode: str | None = None
     permission_mode: str = "acceptEdits"
-    max_sessions: int = 5
+    max_sessions: int = MAX_SESSIONS
     max_turns: int | None = None
     cli_path: Path | None = None
     plugin_dirs: tuple[Path, ...] = ()
@@ -65,16 +69,6 @@ class RunOutcome:
     sessions: list[str]
     handoffs: list[str]
     result: str | None
-
-
-def bundled_cli() -> Path | None:
-    """The Claude Code CLI bundled in ``claude-agent-sdk``, if installed."""
-    try:
-        import claude_agent_sdk
-    except ImportError:
-        return None
-    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return path if path.is_file() else None
 
 
 def _sdk() -> Any:
@@ -199,9 +193,14 @@ The ctxrelay hooks must be installed ('ctxrelay claude install', or --plugin-dir
 .ctxrelay/handoff/handoff-<UTC time>.md at 60% of the window or when a task is completed,
 and this command starts the fresh session with the resume prompt.
 
+It exits 0 when the task is done, 1 when it stopped at --max-sessions or on an error.
+--json prints one event per line: session, text, tool, result, handoff, end.
+
 examples:
   ctxrelay claude run --mode auto "migrate the tests to pytest"
   ctxrelay claude run --mode auto --max-sessions 3 --json "fix the failing build"
+  ctxrelay claude run --project-dir ../app --model claude-sonnet-4-5 "add a CLI flag"
+  ctxrelay claude run --plugin-dir ./plugin "..."   (hooks from a plugin, not settings)
   ctxrelay claude run --permission-mode bypassPermissions "..."   (sandboxes only)
 """
 
@@ -220,7 +219,12 @@ def main(argv: Sequence[str]) -> int:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         parser.add_argument("task", help="what Claude should do")
-        parser.add_argument("--mode", choices=MAIN_HANDOVERS, help="handoff mode for this run")
+        parser.add_argument(
+            "--mode",
+            choices=MAIN_HANDOVERS,
+            help="handoff mode for this run (default: the configured one, see "
+            "'ctxrelay claude config')",
+        )
         parser.add_argument("--model", help="the model (default: Claude Code's)")
         parser.add_argument("--project-dir", metavar="DIR", help="where to work (default: .)")
         parser.add_argument(
@@ -229,11 +233,31 @@ def main(argv: Sequence[str]) -> int:
             choices=("default", "acceptEdits", "plan", "bypassPermissions"),
             help="Claude Code's permission mode (default: acceptEdits)",
         )
-        parser.add_argument("--max-sessions", type=int, default=5, help="fresh sessions at most")
-        parser.add_argument("--max-turns", type=int, help="turns per prompt at most")
-        parser.add_argument("--claude", metavar="PATH", help="the Claude Code CLI to run")
         parser.add_argument(
-            "--plugin-dir", action="append", default=[], metavar="DIR", help="load a plugin"
+            "--max-sessions",
+            type=int,
+            default=MAX_SESSIONS,
+            metavar="N",
+            help="fresh sessions at most, the first included (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--max-turns",
+            type=int,
+            metavar="N",
+            help="turns per prompt at most (default: no limit)",
+        )
+        parser.add_argument(
+            "--claude",
+            metavar="PATH",
+            help="the Claude Code CLI to run (default: the one bundled with claude-agent-sdk)",
+        )
+        parser.add_argument(
+            "--plugin-dir",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="load a plugin directory; repeat for more (default: none, the installed "
+            "settings bring the hooks)",
         )
         parser.add_argument("--json", action="store_true", help="print one JSON event per line")
         args = parser.parse_args(list(args_in))

@@ -28,6 +28,7 @@ from ctxrelay.claude import _state
 __all__ = [
     "HANDOFF_DIR",
     "INJECT_MAX_BYTES",
+    "INSTALLED_SKILL",
     "LAYOUT",
     "MAX_RESUME_AGE_S",
     "SECTIONS",
@@ -41,6 +42,7 @@ __all__ = [
     "new_handoff_path",
     "read_handoff",
     "resume_prompt",
+    "skill_command",
     "write_prompt",
 ]
 
@@ -84,6 +86,40 @@ longer file is cut and the session is told to read the rest."""
 MAX_RESUME_AGE_S = 24 * 3600
 """A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
 new start, not a resume (the file stays, and the resume prompt can still name it)."""
+
+INSTALLED_SKILL = "ctxrelay-handoff"
+"""The handoff skill's name where ``ctxrelay claude install`` copies it
+(``.claude/skills/ctxrelay-handoff/SKILL.md``): a project or user skill is run by its own
+name, ``/ctxrelay-handoff``; the prefix keeps it apart from a skill of yours called
+``handoff``. From the plugin the same skill is ``/ctxrelay:handoff``."""
+
+_PLUGIN_SKILL = "ctxrelay:handoff"
+
+
+def skill_command(project_dir: str | os.PathLike[str] | None = None) -> str:
+    """The slash command that runs the handoff skill in this setup: the one name every
+    hint gives the user.
+
+    Claude Code 2.1.332 runs a plugin's skill as ``/ctxrelay:handoff`` and an installed
+    one as ``/ctxrelay-handoff``; a name it does not know is sent to the model as plain
+    text, silently. It exports ``CLAUDE_PLUGIN_ROOT`` to the hooks of a plugin only, so a
+    hook run from the plugin names the plugin's form. Otherwise (a hook from
+    ``settings.json``, the statusline) the installed skill's file decides: in the project
+    (``CLAUDE_PROJECT_DIR``, else ``project_dir``, else the current directory) or the
+    user's ``~/.claude``. Without either, the plugin's form."""
+    if os.environ.get("CLAUDE_PLUGIN_ROOT"):
+        return f"/{_PLUGIN_SKILL}"
+    from ctxrelay.claude.config import project_dir_of
+
+    skill = Path(".claude") / "skills" / INSTALLED_SKILL / "SKILL.md"
+    for base in (project_dir_of(project_dir), Path.home()):
+        try:
+            if (base / skill).is_file():
+                return f"/{INSTALLED_SKILL}"
+        except OSError:
+            continue
+    return f"/{_PLUGIN_SKILL}"
+
 
 # Compiled on first use (``re`` caches it): the Stop hook imports this module every turn.
 _NAME = r"^handoff-(\d{8}T\d{6}Z)(?:-(\d+))?\.md$"
@@ -302,13 +338,14 @@ def resume_prompt(
     )
 
 
-# -- `ctxrelay claude handoff`: what the /ctxrelay:handoff skill runs -------------------
+# -- `ctxrelay claude handoff`: what the handoff skill runs ----------------------------
 
 _DESCRIPTION = """\
 Handoff files of this project (.ctxrelay/handoff/).
 
-The /ctxrelay:handoff skill runs 'ctxrelay claude handoff new-path' to get the path it
-asks Claude to write: a fresh name that no other handoff has, even within one second.
+The handoff skill (/ctxrelay-handoff after 'ctxrelay claude install', /ctxrelay:handoff
+from the plugin) runs 'ctxrelay claude handoff new-path' to get the path it asks Claude to
+write: a fresh name that no other handoff has, even within one second.
 
 examples:
   ctxrelay claude handoff new-path      reserve and print a fresh handoff path
@@ -329,7 +366,11 @@ def main(argv: Sequence[str]) -> int:
             description=_DESCRIPTION,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        parser.add_argument("action", choices=("new-path", "list", "latest"))
+        parser.add_argument(
+            "action",
+            choices=("new-path", "list", "latest"),
+            help="reserve a fresh path, list the files, or print the newest",
+        )
         parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
         parser.add_argument("--json", action="store_true", help="print only JSON")
         args = parser.parse_args(list(args_in))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -30,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.claude._snippet import HOOK_COMMAND, plugin_dir, snippet
+from ctxrelay.claude.cli import cli_path
+from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
@@ -52,6 +55,9 @@ MANIFEST_NAME = "ctxrelay-install.json"
 COPIED_DIRS = ("agents", "skills")
 """Plugin subdirectories copied into the scope's ``.claude/`` (a plugin install brings
 them itself; a settings install must copy them)."""
+
+_PLUGIN_SKILL_DIR = "handoff"
+"""The handoff skill's directory (and name) in the plugin: ``/ctxrelay:handoff``."""
 
 _ABSENT = {"absent": True}
 
@@ -234,16 +240,51 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _plugin_files() -> list[tuple[str, Path]]:
+def _installed_as(rel: str, content: bytes) -> tuple[str, bytes]:
+    """Where a plugin file goes in ``.claude/``, and its content there. The handoff skill
+    becomes ``skills/ctxrelay-handoff/`` named ``ctxrelay-handoff``: Claude Code runs an
+    installed skill by its own name (``/ctxrelay-handoff``), not by the plugin's
+    ``/ctxrelay:handoff``, and the prefix keeps a skill of yours called ``handoff``."""
+    prefix = f"skills/{_PLUGIN_SKILL_DIR}/"
+    if not rel.startswith(prefix):
+        return rel, content
+    rel = f"skills/{INSTALLED_SKILL}/{rel[len(prefix) :]}"
+    if rel.endswith("/SKILL.md"):
+        content = re.sub(
+            rb"(?m)^name:[ \t]*" + re.escape(_PLUGIN_SKILL_DIR.encode()) + rb"[ \t]*$",
+            b"name: " + INSTALLED_SKILL.encode(),
+            content,
+            count=1,
+        )
+    return rel, content
+
+
+def _plugin_files() -> list[tuple[str, bytes]]:
+    """Each file install copies: its path under the scope's ``.claude/``, its content."""
     root = plugin_dir()
-    found: list[tuple[str, Path]] = []
+    found: list[tuple[str, bytes]] = []
     for sub in COPIED_DIRS:
         base = root / sub
         if base.is_dir():
             found += [
-                (p.relative_to(root).as_posix(), p) for p in sorted(base.rglob("*")) if p.is_file()
+                _installed_as(p.relative_to(root).as_posix(), p.read_bytes())
+                for p in sorted(base.rglob("*"))
+                if p.is_file()
             ]
     return found
+
+
+def _remove_file(settings: Path, rel: str) -> None:
+    """Remove one copied file, and its directories up to ``.claude/`` once empty."""
+    dest = settings.parent / rel
+    dest.unlink()
+    for parent in dest.parents:
+        if parent == settings.parent:
+            break
+        try:
+            parent.rmdir()  # only when empty
+        except OSError:
+            break
 
 
 def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
@@ -266,19 +307,31 @@ def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
     elif "settings" not in manifest:
         manifest["settings"] = record
     files = _obj(manifest.get("files"))
-    for rel, src in _plugin_files():
+    shipped = _plugin_files()
+    for rel, content in shipped:
         dest = settings.parent / rel
+        digest = hashlib.sha256(content).hexdigest()
         if dest.exists():
-            if _digest(dest) == _digest(src):
-                files.setdefault(rel, _digest(src))
+            if _digest(dest) == digest:
+                files.setdefault(rel, digest)
             else:
                 result.files_kept.append(rel)  # the user's own file of that name
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
-        files[rel] = _digest(dest)
+        dest.write_bytes(content)
+        files[rel] = digest
         result.files_added.append(rel)
         result.changed = True
+    # A file an earlier version copied and this one no longer ships (the handoff skill
+    # once installed as skills/handoff/) goes, while unchanged.
+    for rel in sorted(set(files) - {rel for rel, _ in shipped}):
+        dest = settings.parent / rel
+        if dest.is_file() and _digest(dest) == files[rel]:
+            _remove_file(settings, rel)
+            result.files_removed.append(rel)
+            result.changed = True
+        if not dest.exists():
+            del files[rel]
     manifest["files"] = files
     manifest["version"] = 1
     _write_json(manifest_path, manifest)
@@ -303,16 +356,9 @@ def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResul
     for rel, digest in sorted(files.items()):
         dest = settings.parent / rel
         if dest.is_file() and _digest(dest) == digest:
-            dest.unlink()
+            _remove_file(settings, rel)
             result.files_removed.append(rel)
             result.changed = True
-            for parent in dest.parents:
-                if parent == settings.parent:
-                    break
-                try:
-                    parent.rmdir()  # only when empty
-                except OSError:
-                    break
         elif dest.exists():
             result.files_kept.append(rel)
     manifest_path.unlink(missing_ok=True)
@@ -320,24 +366,6 @@ def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResul
 
 
 # -- doctor ---------------------------------------------------------------------------
-
-
-def _claude_cli() -> str | None:
-    """``claude`` on PATH, else the CLI bundled in the claude-agent-sdk package (found
-    through the package, never by a fixed path)."""
-    found = shutil.which("claude")
-    if found:
-        return found
-    import importlib.util
-
-    spec = importlib.util.find_spec("claude_agent_sdk")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "_bundled" / "claude"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
 
 
 def _timed(
@@ -389,7 +417,8 @@ def doctor(project: Path, home: Path, runs: int = 5) -> dict[str, Any]:
             problems.append(f"the hook exited {proc.returncode}: {proc.stderr.strip()[:200]}")
         if not checks["fails_open"]:
             problems.append("the hook does not fail open on malformed input")
-    cli = _claude_cli()
+    found = cli_path()
+    cli = None if found is None else str(found)
     checks["claude_cli"] = cli
     version = None
     if cli is not None:
@@ -426,24 +455,34 @@ _HELP = {
     "install": """Merge ctxrelay's hooks and settings snippet into Claude Code's settings.json.
 
 examples:
-  ctxrelay claude install            # this project: .claude/settings.json
-  ctxrelay claude install --user     # every project: ~/.claude/settings.json
+  ctxrelay claude install                          # this project: .claude/settings.json
+  ctxrelay claude install --project-dir ../app     # another project
+  ctxrelay claude install --user                   # every project: ~/.claude/settings.json
 
 Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
 file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
-and .claude/skills/ (a file of yours with the same name is kept).""",
+and .claude/skills/ (a file of yours with the same name is kept); the handoff skill is
+then /ctxrelay-handoff.""",
     "uninstall": """Remove exactly what 'ctxrelay claude install' added, restoring what the
 snippet replaced (a value changed since install is kept).
 
 examples:
-  ctxrelay claude uninstall
-  ctxrelay claude uninstall --user""",
+  ctxrelay claude uninstall                        # this project
+  ctxrelay claude uninstall --project-dir ../app   # another project
+  ctxrelay claude uninstall --user                 # ~/.claude/settings.json
+
+Settings files you changed after install keep your values; a copied agent or skill you
+edited is kept and listed.""",
     "doctor": """Check that the hook runs and fails open, how long it takes against a bare
 python, which Claude Code is present, and where the hooks are installed.
 
+It exits 0 when the hook works (even if the hooks are not installed yet: that is
+reported, not a failure), 1 when something is broken.
+
 examples:
-  ctxrelay claude doctor
-  ctxrelay claude doctor --json""",
+  ctxrelay claude doctor                          # this project
+  ctxrelay claude doctor --project-dir ../app     # another project
+  ctxrelay claude doctor --json                   # one JSON object, for scripts""",
 }
 
 
@@ -460,10 +499,18 @@ def main(argv: Sequence[str]) -> int:
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--project", action="store_true", help="this project (the default)")
     scope.add_argument("--user", action="store_true", help="the user's settings")
-    parser.add_argument("--dir", type=Path, default=None, help="the project (default: cwd)")
+    parser.add_argument(
+        "--project-dir",
+        "--dir",  # its first name, kept as an alias
+        dest="project_dir",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="the project (default: the current directory)",
+    )
     parser.add_argument("--json", action="store_true", help="print only JSON")
     opts = parser.parse_args(rest)
-    project = (opts.dir or Path.cwd()).resolve()
+    project = (opts.project_dir or Path.cwd()).resolve()
     home = Path.home()
     if name == "doctor":
         report = doctor(project, home)

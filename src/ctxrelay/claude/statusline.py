@@ -76,8 +76,10 @@ def render(
     mode: str = "manual",
     handoff_phase: str | None = None,
     color: bool = False,
+    command: str | None = None,
 ) -> str:
-    """One statusline: ``ctx 13% ██▍░░░░░░░ 125.5k/1M · handoff in 474.5k``."""
+    """One statusline: ``ctx 13% ██▍░░░░░░░ 125.5k/1M · handoff in 474.5k``. In manual
+    mode, a due handoff names ``command``, the skill to run (when given)."""
     used = tokens or 0
     share = used / window if window > 0 else 0.0
     target = window * CONTEXT_PERCENT // 100
@@ -94,7 +96,7 @@ def render(
         tail, level = "handoff ready: /clear to continue", 2
     elif used >= target:
         tail = f"handoff due ({CONTEXT_PERCENT}% reached, +{_short(used - target)})"
-        tail += ": /ctxrelay:handoff" if mode == "manual" else ""
+        tail += f": {command}" if mode == "manual" and command else ""
         level = 2
     else:
         left = target - used
@@ -148,8 +150,18 @@ def _line(payload: Any) -> str:
                 doc.update(lambda data: refresh(data, window, cfg.main_handover))
     except Exception:  # a broken state dir must not blank the statusline
         pass
+    command = None
+    if cfg.main_handover == "manual":
+        from ctxrelay.claude.handoff import skill_command
+
+        command = skill_command(project)
     return render(
-        _context_tokens(info), window, mode=cfg.main_handover, handoff_phase=phase, color=True
+        _context_tokens(info),
+        window,
+        mode=cfg.main_handover,
+        handoff_phase=phase,
+        color=True,
+        command=command,
     )
 
 

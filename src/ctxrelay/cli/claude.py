@@ -28,6 +28,14 @@ dumps are guarded, and the statusline counts down.
 
 subcommands:
 {lines}
+
+examples:
+  ctxrelay claude install               # hooks, statusline, agents, the handoff skill
+  ctxrelay claude doctor                # does the hook run, and how fast
+  ctxrelay claude config --mode auto    # hand off without being asked
+  ctxrelay claude run --mode auto "fix the failing build"
+
+'ctxrelay claude SUBCOMMAND --help' shows each one's options, defaults and examples.
 """
 
 

@@ -4,8 +4,9 @@ Triggers (:func:`ctxrelay.budget.triggers.main_triggers`): the context reaches
 ``CONTEXT_PERCENT`` of the window, and a task was marked completed during the turn. What
 happens depends on the mode (:mod:`ctxrelay.claude.config`):
 
-- ``manual``: a ``systemMessage`` the user sees, asking to run ``/ctxrelay:handoff``; once
-  for each kind of trigger in an episode.
+- ``manual``: a ``systemMessage`` the user sees, asking to run the handoff skill (by the
+  name that works here, :func:`ctxrelay.claude.handoff.skill_command`); once for each kind
+  of trigger in an episode.
 - ``auto``: the hook answers ``{"decision": "block", "reason": <write prompt>}``, which
   Claude Code turns into a "Stop hook feedback" user message: Claude keeps going and
   writes the handoff file. The hook then waits up to ``HANDOFF_WAIT_TURNS`` turns for the
@@ -65,11 +66,14 @@ def reason_text(trigger: MainTrigger, tokens: int | None, window: int) -> str:
     return "a task was just marked completed, a natural point to continue in a fresh session"
 
 
-def hint_text(triggers: list[MainTrigger], tokens: int | None, window: int) -> str:
-    """The manual mode's hint to the user."""
+def hint_text(
+    triggers: list[MainTrigger], tokens: int | None, window: int, command: str | None = None
+) -> str:
+    """The manual mode's hint to the user; ``command`` defaults to the skill's name here."""
     why = "; ".join(reason_text(t, tokens, window) for t in triggers)
+    command = command or handoff.skill_command()
     return (
-        f"ctxrelay: {why[0].upper()}{why[1:]}. Run /ctxrelay:handoff to write a handoff "
+        f"ctxrelay: {why[0].upper()}{why[1:]}. Run {command} to write a handoff "
         "file, then /clear: the fresh session resumes from it."
     )
 
@@ -87,11 +91,12 @@ def still_ready_text(path: Path) -> str:
     return f"ctxrelay: a handoff is ready at {path}. Run /clear to continue in a fresh session."
 
 
-def failed_text(times: int) -> str:
+def failed_text(times: int, command: str | None = None) -> str:
     """Auto mode, to the user: Claude never wrote the file."""
+    command = command or handoff.skill_command()
     return (
         f"ctxrelay: no handoff file appeared after the write prompt was sent {times} times. "
-        "Run /ctxrelay:handoff to write one, then /clear."
+        f"Run {command} to write one, then /clear."
     )
 
 
