@@ -430,21 +430,3 @@ class AnthropicServer(LocalServer):
             }
             stream.write(_sse("error", {"type": "error", "error": error}))
             stream.end()
-
-    def _broken_json(self, handler: _Handler, message: Mapping[str, Any], fault: Fault) -> None:
-        data = json.dumps(message).encode()
-        if fault.kind == "stream_error":
-            self._error(handler, Fault.http(fault.status, fault.message))
-            return
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        if fault.kind == "garbage":
-            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
-            handler.wfile.flush()
-            return
-        if fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-        handler.wfile.write(data[: len(data) // 2])
-        _Stream(handler).cut()

@@ -15,7 +15,6 @@ from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
     _Handler,
-    _Stream,
     estimate_tokens,
 )
 
@@ -276,22 +275,7 @@ class OpenAIServer(LocalServer):
         if fault is None:
             handler.send_json(200, payload, headers)
             return
-        data = json.dumps(payload).encode()
-        if fault.kind == "stream_error":
-            self._error(handler, Fault.http(fault.status, fault.message))
-            return
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        if fault.kind == "garbage":
-            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
-            handler.wfile.flush()
-            return
-        if fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-        handler.wfile.write(data[: len(data) // 2])
-        _Stream(handler).cut()
+        self._broken_json(handler, payload, fault)
 
     def _usage(self, step: Step, prompt: Mapping[str, Any]) -> dict[str, Any]:
         cached = step.cache_creation_input_tokens + step.cache_read_input_tokens

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, ClassVar, Self
 
-from ctxrelay.testing._script import Router, Script, Step
+from ctxrelay.testing._script import Fault, Router, Script, Step
 
 __all__ = ["LocalServer", "RecordedRequest"]
 
@@ -285,3 +285,28 @@ class LocalServer:
 
     def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
         raise NotImplementedError
+
+    def _error(self, handler: _Handler, fault: Fault) -> None:
+        """Answer with ``fault.status`` in the wire format's error shape."""
+        raise NotImplementedError
+
+    def _broken_json(self, handler: _Handler, payload: Any, fault: Fault) -> None:
+        """A non-streamed answer that breaks as ``fault`` says: an error status instead
+        (``stream_error``), a body that is not JSON (``garbage``), or half the body and a
+        cut connection (``truncate``; ``stall_mid`` waits first)."""
+        data = json.dumps(payload).encode()
+        if fault.kind == "stream_error":
+            self._error(handler, Fault.http(fault.status, fault.message))
+            return
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        if fault.kind == "garbage":
+            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
+            handler.wfile.flush()
+            return
+        if fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+        handler.wfile.write(data[: len(data) // 2])
+        _Stream(handler).cut()
