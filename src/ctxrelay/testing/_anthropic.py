@@ -256,17 +256,10 @@ class AnthropicServer(LocalServer):
                 )
                 return
 
-        step = self.script.next_step(body)
-        if self.sleep(step.delay_s):
+        step = self._take_step(handler, body)
+        if step is None:
             return
         fault = step.fault
-        if fault is not None and fault.kind == "status":
-            self._error(handler, fault)
-            return
-        if fault is not None and fault.kind == "stall":
-            self.sleep(fault.stall_s)
-            handler.close_connection = True
-            return
 
         usage = self._usage(step, prompt)
         blocks = self._blocks(step)

@@ -286,6 +286,23 @@ class LocalServer:
     def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
         raise NotImplementedError
 
+    def _take_step(self, handler: _Handler, body: Mapping[str, Any]) -> Step | None:
+        """The script's next step for a valid request, after its delay; ``None`` when the
+        request is already answered: the server is stopping, the step's fault is an error
+        status (sent), or a stall (waited out, then the connection is dropped)."""
+        step = self.script.next_step(body)
+        if self.sleep(step.delay_s):
+            return None
+        fault = step.fault
+        if fault is not None and fault.kind == "status":
+            self._error(handler, fault)
+            return None
+        if fault is not None and fault.kind == "stall":
+            self.sleep(fault.stall_s)
+            handler.close_connection = True
+            return None
+        return step
+
     def _error(self, handler: _Handler, fault: Fault) -> None:
         """Answer with ``fault.status`` in the wire format's error shape."""
         raise NotImplementedError
