@@ -116,22 +116,18 @@ def plot_sessions(
                 )
             if result.policy.kind == "handoff" and result.policy.threshold is not None:
                 budget = Budget(a.limit, a.output_reserve, result.policy.threshold)
-                if budget.handoff_target is not None:
-                    ax.axhline(
-                        budget.handoff_target,
-                        color=color,
-                        linestyle="-.",
-                        linewidth=0.9,
-                        label=f"{result.policy} target {budget.handoff_target:,}",
-                    )
-                if budget.warning_at is not None:
-                    ax.axhline(
-                        budget.warning_at,
-                        color=color,
-                        linestyle=":",
-                        linewidth=0.8,
-                        label=f"{result.policy} warning {budget.warning_at:,}",
-                    )
+                for level, style, width, what in (
+                    (budget.handoff_target, "-.", 0.9, "target"),
+                    (budget.warning_at, ":", 0.8, "warning"),
+                ):
+                    if level is not None:
+                        ax.axhline(
+                            level,
+                            color=color,
+                            linestyle=style,
+                            linewidth=width,
+                            label=f"{result.policy} {what} {level:,}",
+                        )
         t = report.transcript
         ax.set_title(
             f"{report.session_id[:8]}  ·  {t.model or 'unknown model'}  ·  "
