@@ -5,8 +5,6 @@ message_delta, message_stop), the JSON form, count_tokens, models, and real erro
 from __future__ import annotations
 
 import json
-import math
-import uuid
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -17,6 +15,8 @@ from ctxrelay.testing._server import (
     _Handler,
     _Stream,
     estimate_tokens,
+    new_id,
+    retry_headers,
 )
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicServer", "conversation_problem"]
@@ -44,10 +44,6 @@ _DEFAULT_MESSAGES: dict[int, str] = {
     504: "Request timed out",
     529: "Overloaded",
 }
-
-
-def _id(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex[:24]
 
 
 def _sse(event: str, data: Mapping[str, Any]) -> bytes:
@@ -141,10 +137,9 @@ class AnthropicServer(LocalServer):
         context_window: int | None = None,
         model: str | None = None,
     ) -> None:
-        super().__init__(script, model=model)
-        self.api_key = api_key
-        self.models = None if models is None else frozenset(models)
-        self.context_window = context_window
+        super().__init__(
+            script, api_key=api_key, models=models, context_window=context_window, model=model
+        )
 
     @property
     def base_url(self) -> str:
@@ -191,21 +186,14 @@ class AnthropicServer(LocalServer):
         data = [self._model_info(i) for i in ids]
         return {"data": data, "has_more": False, "first_id": ids[0], "last_id": ids[-1]}
 
-    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
-        if self.api_key is None:
-            return True
-        bearer = record.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if self.api_key in (record.headers.get("x-api-key"), bearer):
-            return True
-        self._error(handler, Fault.http(401))
-        return False
+    def _presented_keys(self, record: RecordedRequest) -> tuple[str | None, ...]:
+        # Claude Code and the SDK send ``x-api-key``; ``ANTHROPIC_AUTH_TOKEN`` a bearer.
+        return (record.headers.get("x-api-key"), *super()._presented_keys(record))
 
     def _error(self, handler: _Handler, fault: Fault) -> None:
         status = fault.status
-        headers = {"request-id": _id("req_")}
-        if fault.retry_after is not None:
-            headers["retry-after"] = str(math.ceil(fault.retry_after))
-            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        headers = {"request-id": new_id("req_")}
+        headers.update(retry_headers(fault))
         if status in (429, 529) or status >= 500:
             headers["x-should-retry"] = "true"
         payload = {
@@ -265,7 +253,7 @@ class AnthropicServer(LocalServer):
         blocks = self._blocks(step)
         stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
         message = {
-            "id": _id("msg_"),
+            "id": new_id("msg_"),
             "type": "message",
             "role": "assistant",
             "model": model,
@@ -274,7 +262,7 @@ class AnthropicServer(LocalServer):
             "stop_sequence": None,
             "usage": usage,
         }
-        headers = {"request-id": _id("req_")}
+        headers = {"request-id": new_id("req_")}
         if body.get("stream"):
             self._stream(handler, message, fault, headers)
         elif fault is None:
@@ -316,7 +304,7 @@ class AnthropicServer(LocalServer):
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": call.id or _id("toolu_"),
+                    "id": call.id or new_id("toolu_"),
                     "name": call.name,
                     "input": dict(call.input),
                 }

@@ -5,8 +5,6 @@ llama.cpp) does: streaming chunks with tool_calls deltas, the final usage chunk 
 from __future__ import annotations
 
 import json
-import math
-import uuid
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -16,6 +14,8 @@ from ctxrelay.testing._server import (
     RecordedRequest,
     _Handler,
     estimate_tokens,
+    new_id,
+    retry_headers,
 )
 
 __all__ = ["OpenAIServer", "tool_message_problem"]
@@ -44,10 +44,6 @@ _FINISH = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
-
-
-def _id(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex[:24]
 
 
 def _data(payload: Mapping[str, Any] | str) -> bytes:
@@ -115,10 +111,9 @@ class OpenAIServer(LocalServer):
         stream_usage: bool = True,
         tool_call_index: bool = True,
     ) -> None:
-        super().__init__(script, model=model)
-        self.api_key = api_key
-        self.models = None if models is None else frozenset(models)
-        self.context_window = context_window
+        super().__init__(
+            script, api_key=api_key, models=models, context_window=context_window, model=model
+        )
         self.stream_usage = stream_usage
         self.tool_call_index = tool_call_index
 
@@ -146,10 +141,8 @@ class OpenAIServer(LocalServer):
 
     def _error(self, handler: _Handler, fault: Fault, *, code: str | bool | None = True) -> None:
         etype, default_code, message = _ERRORS.get(fault.status, ("server_error", None, "error"))
-        headers = {"x-request-id": _id("req_")}
-        if fault.retry_after is not None:
-            headers["retry-after"] = str(math.ceil(fault.retry_after))
-            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        headers = {"x-request-id": new_id("req_")}
+        headers.update(retry_headers(fault))
         error = {
             "message": fault.message or message,
             "type": etype,
@@ -157,15 +150,6 @@ class OpenAIServer(LocalServer):
             "code": fault.code or (default_code if code is True else code),
         }
         handler.send_json(fault.status, {"error": error}, headers)
-
-    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
-        if self.api_key is None:
-            return True
-        bearer = record.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if bearer == self.api_key:
-            return True
-        self._error(handler, Fault.http(401))
-        return False
 
     def _completions(self, handler: _Handler, record: RecordedRequest) -> None:
         if not self._authorized(handler, record):
@@ -219,7 +203,7 @@ class OpenAIServer(LocalServer):
         usage = self._usage(step, prompt)
         calls = [
             {
-                "id": call.id or _id("call_"),
+                "id": call.id or new_id("call_"),
                 "type": "function",
                 "function": {"name": call.name, "arguments": json.dumps(dict(call.input))},
             }
@@ -228,12 +212,12 @@ class OpenAIServer(LocalServer):
         reason = step.stop_reason or ("tool_use" if calls else "end_turn")
         finish = _FINISH.get(reason, reason)
         base = {
-            "id": _id("chatcmpl-"),
+            "id": new_id("chatcmpl-"),
             "created": self.now(),
             "model": model,
             "system_fingerprint": "fp_ctxrelay",
         }
-        headers = {"x-request-id": _id("req_")}
+        headers = {"x-request-id": new_id("req_")}
         if body.get("stream"):
             options = body.get("stream_options")
             include_usage = (

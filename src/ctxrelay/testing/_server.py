@@ -7,11 +7,13 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import socket
 import threading
 import time
+import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -37,6 +39,21 @@ class RecordedRequest:
     def route(self) -> str:
         """The path without its query string, e.g. ``/v1/messages``."""
         return self.path.split("?", 1)[0]
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id in the wire formats' style (``msg_…``, ``req_…``, ``call_…``)."""
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def retry_headers(fault: Fault) -> dict[str, str]:
+    """The wait a fault asks for, in both headers the SDKs read."""
+    if fault.retry_after is None:
+        return {}
+    return {
+        "retry-after": str(math.ceil(fault.retry_after)),
+        "retry-after-ms": str(int(fault.retry_after * 1000)),
+    }
 
 
 def estimate_tokens(value: Any) -> int:
@@ -168,6 +185,8 @@ class LocalServer:
     Use as a context manager (``with AnthropicServer(steps) as srv: ...``) or call
     ``start()``/``stop()``. ``requests`` lists every request received; ``unknown`` the ones
     on routes this server does not implement (answered with the provider's 404 shape).
+    ``api_key``, ``models`` and ``context_window`` turn on the checks a real API makes
+    (each wire format words the refusals its own way).
     """
 
     wire: ClassVar[str] = ""
@@ -176,9 +195,15 @@ class LocalServer:
         self,
         script: Script | Router | Iterable[Step] | None = None,
         *,
+        api_key: str | None = None,
+        models: Collection[str] | None = None,
+        context_window: int | None = None,
         model: str | None = None,
     ) -> None:
         self.script = Script.coerce(script)
+        self.api_key = api_key
+        self.models = None if models is None else frozenset(models)
+        self.context_window = context_window
         self.model = model
         self._requests: list[RecordedRequest] = []
         self._unknown: list[RecordedRequest] = []
@@ -285,6 +310,17 @@ class LocalServer:
 
     def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
         raise NotImplementedError
+
+    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
+        """True when no key is set or the request presents it; else answers 401."""
+        if self.api_key is None or self.api_key in self._presented_keys(record):
+            return True
+        self._error(handler, Fault.http(401))
+        return False
+
+    def _presented_keys(self, record: RecordedRequest) -> tuple[str | None, ...]:
+        """The keys a request presents: ``Authorization: Bearer <key>``."""
+        return (record.headers.get("authorization", "").removeprefix("Bearer ").strip(),)
 
     def _take_step(self, handler: _Handler, body: Mapping[str, Any]) -> Step | None:
         """The script's next step for a valid request, after its delay; ``None`` when the
