@@ -67,21 +67,19 @@ def tool_message_problem(messages: list[Any]) -> str | None:
             pending.remove(call_id)
             continue
         if pending:
-            return (
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not "
-                f"have response messages: {', '.join(pending)}"
-            )
+            return _unanswered(pending)
         if role == "assistant":
             calls = message.get("tool_calls") or []
             pending = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
-    if pending:
-        return (
-            "An assistant message with 'tool_calls' must be followed by tool messages "
-            "responding to each 'tool_call_id'. The following tool_call_ids did not "
-            f"have response messages: {', '.join(pending)}"
-        )
-    return None
+    return _unanswered(pending) if pending else None
+
+
+def _unanswered(pending: list[str]) -> str:
+    return (
+        "An assistant message with 'tool_calls' must be followed by tool messages "
+        "responding to each 'tool_call_id'. The following tool_call_ids did not "
+        f"have response messages: {', '.join(pending)}"
+    )
 
 
 class OpenAIServer(LocalServer):
