@@ -8,7 +8,7 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from ctxrelay.errors import (
@@ -51,6 +51,15 @@ class RetryPolicy:
     base_delay: float = 1.0
     max_delay: float = 30.0
     max_retry_after: float = 60.0
+
+    @classmethod
+    def resolve(cls, policy: RetryPolicy | None, max_retries: int | None) -> RetryPolicy:
+        """A provider's policy: the one given (else the default), with ``max_retries``
+        (the ``--max-retries`` option) taking precedence when set."""
+        policy = policy or cls()
+        if max_retries is None:
+            return policy
+        return replace(policy, max_retries=max_retries)
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after:

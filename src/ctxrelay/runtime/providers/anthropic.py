@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
@@ -92,9 +91,7 @@ class AnthropicProvider:
     ) -> None:
         self.model = model
         self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        if max_retries is not None:
-            self.retry = replace(self.retry, max_retries=max_retries)
+        self.retry = RetryPolicy.resolve(retry, max_retries)
         self.cache = cache
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._who = (

@@ -14,7 +14,6 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
@@ -117,9 +116,7 @@ class OpenAIProvider:
     ) -> None:
         self.model = model
         self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        if max_retries is not None:
-            self.retry = replace(self.retry, max_retries=max_retries)
+        self.retry = RetryPolicy.resolve(retry, max_retries)
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.max_tokens_field = max_tokens_field or (
             "max_tokens" if self.base_url else "max_completion_tokens"
