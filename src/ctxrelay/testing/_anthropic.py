@@ -5,10 +5,10 @@ message_delta, message_stop), the JSON form, count_tokens, models, and real erro
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from ctxrelay.testing._script import Fault, Router, Script, Step
+from ctxrelay.testing._script import Fault, Step
 from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
@@ -127,19 +127,6 @@ class AnthropicServer(LocalServer):
     """
 
     wire: ClassVar[str] = "anthropic"
-
-    def __init__(
-        self,
-        script: Script | Router | Iterable[Step] | None = None,
-        *,
-        api_key: str | None = None,
-        models: Collection[str] | None = None,
-        context_window: int | None = None,
-        model: str | None = None,
-    ) -> None:
-        super().__init__(
-            script, api_key=api_key, models=models, context_window=context_window, model=model
-        )
 
     @property
     def base_url(self) -> str:
