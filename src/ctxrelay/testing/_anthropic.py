@@ -13,7 +13,6 @@ from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
     _Handler,
-    _Stream,
     estimate_tokens,
     new_id,
     retry_headers,
@@ -127,6 +126,9 @@ class AnthropicServer(LocalServer):
     """
 
     wire: ClassVar[str] = "anthropic"
+    _CUT_EVENT: ClassVar[bytes] = b'event: content_block_delta\ndata: {"type":"content_block_del'
+    _GARBLED_EVENT: ClassVar[bytes] = b"event: content_block_delta\ndata: {this is not json\n\n"
+    _LAST_EVENT: ClassVar[bytes] = _sse("message_stop", {"type": "message_stop"})
 
     @property
     def base_url(self) -> str:
@@ -251,7 +253,9 @@ class AnthropicServer(LocalServer):
         }
         headers = {"request-id": new_id("req_")}
         if body.get("stream"):
-            self._stream(handler, message, fault, headers)
+            # Faults strike after message_start and the first block began: the client has
+            # already seen usage and some content, as when a real connection breaks.
+            self._send_stream(handler, list(self._events(message)), fault, headers, head=3)
         elif fault is None:
             handler.send_json(200, message, headers)
         else:
@@ -359,42 +363,11 @@ class AnthropicServer(LocalServer):
         )
         yield _sse("message_stop", {"type": "message_stop"})
 
-    def _stream(
-        self,
-        handler: _Handler,
-        message: Mapping[str, Any],
-        fault: Fault | None,
-        headers: Mapping[str, str],
-    ) -> None:
-        stream = handler.start_stream(headers)
-        events = list(self._events(message))
-        if fault is None:
-            for event in events:
-                stream.write(event)
-            stream.end()
-            return
-        # Faults strike after message_start and the first block began: the client has
-        # already seen usage and some content, as when a real connection breaks.
-        for event in events[:3]:
-            stream.write(event)
-        self._stream_fault(stream, fault)
-
-    def _stream_fault(self, stream: _Stream, fault: Fault) -> None:
-        if fault.kind == "truncate":
-            stream.write(b'event: content_block_delta\ndata: {"type":"content_block_del')
-            stream.cut()
-        elif fault.kind == "garbage":
-            stream.write(b"event: content_block_delta\ndata: {this is not json\n\n")
-            stream.write(_sse("message_stop", {"type": "message_stop"}))
-            stream.end()
-        elif fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-            stream.cut()
-        else:  # stream_error: the API's in-stream error event
-            status = fault.status if fault.status in ANTHROPIC_ERROR_TYPES else 529
-            error = {
-                "type": ANTHROPIC_ERROR_TYPES[status],
-                "message": fault.message or _DEFAULT_MESSAGES[status],
-            }
-            stream.write(_sse("error", {"type": "error", "error": error}))
-            stream.end()
+    def _stream_error(self, fault: Fault) -> bytes:
+        """The API's in-stream ``error`` event."""
+        status = fault.status if fault.status in ANTHROPIC_ERROR_TYPES else 529
+        error = {
+            "type": ANTHROPIC_ERROR_TYPES[status],
+            "message": fault.message or _DEFAULT_MESSAGES[status],
+        }
+        return _sse("error", {"type": "error", "error": error})

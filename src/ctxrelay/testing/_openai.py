@@ -97,6 +97,9 @@ class OpenAIServer(LocalServer):
     """
 
     wire: ClassVar[str] = "openai"
+    _CUT_EVENT: ClassVar[bytes] = b'data: {"id":"chatcmpl-trunc","object":"chat.compl'
+    _GARBLED_EVENT: ClassVar[bytes] = b"data: {this is not json\n\n"
+    _LAST_EVENT: ClassVar[bytes] = _data("[DONE]")
 
     def __init__(
         self,
@@ -331,33 +334,17 @@ class OpenAIServer(LocalServer):
             events.append(
                 _data(dict(base, object="chat.completion.chunk", choices=[], usage=usage))
             )
-        events.append(_data("[DONE]"))
+        events.append(self._LAST_EVENT)
 
-        stream = handler.start_stream(headers)
-        if fault is None:
-            for event in events:
-                stream.write(event)
-            stream.end()
-            return
-        for event in events[:2]:
-            stream.write(event)
-        if fault.kind == "truncate":
-            stream.write(b'data: {"id":"chatcmpl-trunc","object":"chat.compl')
-            stream.cut()
-        elif fault.kind == "garbage":
-            stream.write(b"data: {this is not json\n\n")
-            stream.write(_data("[DONE]"))
-            stream.end()
-        elif fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-            stream.cut()
-        else:  # stream_error: an error object in the stream, as the API sends mid-stream
-            etype, code, message = _ERRORS.get(fault.status, _ERRORS[500])
-            error = {
-                "message": fault.message or message,
-                "type": etype,
-                "param": None,
-                "code": code,
-            }
-            stream.write(_data({"error": error}))
-            stream.end()
+        self._send_stream(handler, events, fault, headers, head=2)
+
+    def _stream_error(self, fault: Fault) -> bytes:
+        """An error object in the stream, as the API sends mid-stream."""
+        etype, code, message = _ERRORS.get(fault.status, _ERRORS[500])
+        error = {
+            "message": fault.message or message,
+            "type": etype,
+            "param": None,
+            "code": code,
+        }
+        return _data({"error": error})

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -342,6 +342,50 @@ class LocalServer:
     def _error(self, handler: _Handler, fault: Fault) -> None:
         """Answer with ``fault.status`` in the wire format's error shape."""
         raise NotImplementedError
+
+    # A streamed answer's fault events, in the wire format: an event cut off mid-way, one
+    # that is not JSON, and the stream's last event (sent after the garbled one).
+    _CUT_EVENT: ClassVar[bytes] = b""
+    _GARBLED_EVENT: ClassVar[bytes] = b""
+    _LAST_EVENT: ClassVar[bytes] = b""
+
+    def _stream_error(self, fault: Fault) -> bytes:
+        """The wire format's in-stream error event for ``fault``."""
+        raise NotImplementedError
+
+    def _send_stream(
+        self,
+        handler: _Handler,
+        events: Sequence[bytes],
+        fault: Fault | None,
+        headers: Mapping[str, str],
+        *,
+        head: int,
+    ) -> None:
+        """Stream ``events``; with a fault, only the first ``head`` of them, then break as
+        the fault says: cut mid-event (``truncate``), a garbled event (``garbage``), a
+        stall then a cut (``stall_mid``), or the in-stream error event (``stream_error``)."""
+        stream = handler.start_stream(headers)
+        if fault is None:
+            for event in events:
+                stream.write(event)
+            stream.end()
+            return
+        for event in events[:head]:
+            stream.write(event)
+        if fault.kind == "truncate":
+            stream.write(self._CUT_EVENT)
+            stream.cut()
+        elif fault.kind == "garbage":
+            stream.write(self._GARBLED_EVENT)
+            stream.write(self._LAST_EVENT)
+            stream.end()
+        elif fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+            stream.cut()
+        else:
+            stream.write(self._stream_error(fault))
+            stream.end()
 
     def _broken_json(self, handler: _Handler, payload: Any, fault: Fault) -> None:
         """A non-streamed answer that breaks as ``fault`` says: an error status instead
