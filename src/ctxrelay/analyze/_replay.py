@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxrelay._sizes import NOTES_MAX_BYTES
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import LONG_CONTEXT_WINDOW
@@ -70,8 +71,11 @@ DEFAULT_RELOAD_TOKENS = 8_000
 """What a fresh chain reloads beyond its base and summary or notes (files re-read, task
 lists) when the session recorded no compaction to measure it (the corpus's mean ~7,900)."""
 
-NOTES_TOKENS = 2_000
-"""The notes checkpoint: the 8 KiB notes cap at ``CHARS_PER_TOKEN``."""
+NOTES_TOKENS = NOTES_MAX_BYTES // CHARS_PER_TOKEN
+"""The notes checkpoint: the runtime's notes cap at ``CHARS_PER_TOKEN``, the figure the
+summary a compaction writes is measured with, so the two policies' checkpoints weigh
+alike. The cap counts bytes: notes are prose, a byte a character, and any other
+character only shortens what the cap holds."""
 
 ADVISORY_TOKENS = 200
 """An advisory (warning or handoff request) added to the context."""
