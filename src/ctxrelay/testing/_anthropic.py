@@ -12,6 +12,7 @@ from ctxrelay.testing._script import Fault, Step
 from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
+    Refusal,
     _Handler,
     estimate_tokens,
     new_id,
@@ -200,42 +201,36 @@ class AnthropicServer(LocalServer):
 
     # -- /v1/messages -------------------------------------------------------------------
 
-    def _messages(self, handler: _Handler, record: RecordedRequest) -> None:
-        if not self._authorized(handler, record):
-            return
-        body = record.body
-        if not isinstance(body, Mapping):
-            self._invalid(handler, "The request body is not valid JSON.")
-            return
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            self._invalid(handler, "model: Field required")
-            return
-        if not isinstance(body.get("messages"), list):
-            self._invalid(handler, "messages: Field required")
-            return
-        if not isinstance(body.get("max_tokens"), int):
-            self._invalid(handler, "max_tokens: Field required")
-            return
-        problem = conversation_problem(body["messages"])
-        if problem is not None:
-            self._invalid(handler, problem)
-            return
-        if self.models is not None and model not in self.models:
-            self._error(handler, Fault.http(404, f"model: {model}"))
-            return
-        prompt = {k: body.get(k) for k in ("system", "messages", "tools")}
-        if self.context_window is not None:
-            tokens = estimate_tokens(prompt)
-            if tokens > self.context_window:
-                self._invalid(
-                    handler, f"prompt is too long: {tokens} tokens > {self.context_window} maximum"
-                )
-                return
+    _REQUIRED: ClassVar[tuple[tuple[str, type], ...]] = (
+        ("model", str),
+        ("messages", list),
+        ("max_tokens", int),
+    )
+    _PROMPT_KEYS: ClassVar[tuple[str, ...]] = ("system", "messages", "tools")
 
-        step = self._take_step(handler, body)
-        if step is None:
+    def _refuse(self, handler: _Handler, why: Refusal, detail: Any) -> None:
+        if why == "model":
+            self._error(handler, Fault.http(404, f"model: {detail}"))
+        elif why == "body":
+            self._invalid(handler, "The request body is not valid JSON.")
+        elif why == "field":
+            self._invalid(handler, f"{detail}: Field required")
+        elif why == "too_long":
+            self._invalid(
+                handler, f"prompt is too long: {detail} tokens > {self.context_window} maximum"
+            )
+        else:
+            self._invalid(handler, str(detail))
+
+    def _conversation_problem(self, messages: list[Any]) -> str | None:
+        return conversation_problem(messages)
+
+    def _messages(self, handler: _Handler, record: RecordedRequest) -> None:
+        accepted = self._accept(handler, record)
+        if accepted is None:
             return
+        body, prompt, step = accepted
+        model = body["model"]
         fault = step.fault
 
         usage = self._usage(step, prompt)

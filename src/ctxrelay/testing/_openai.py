@@ -12,6 +12,7 @@ from ctxrelay.testing._script import Fault, Router, Script, Step
 from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
+    Refusal,
     _Handler,
     estimate_tokens,
     new_id,
@@ -152,53 +153,42 @@ class OpenAIServer(LocalServer):
         }
         handler.send_json(fault.status, {"error": error}, headers)
 
-    def _completions(self, handler: _Handler, record: RecordedRequest) -> None:
-        if not self._authorized(handler, record):
-            return
-        body = record.body
-        if not isinstance(body, Mapping):
-            self._error(
-                handler,
-                Fault.http(400, "We could not parse the JSON body of your request."),
-                code=None,
-            )
-            return
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            self._error(handler, Fault.http(400, "you must provide a model parameter"), code=None)
-            return
-        if not isinstance(body.get("messages"), list):
-            self._error(
-                handler, Fault.http(400, "Missing required parameter: 'messages'."), code=None
-            )
-            return
-        problem = tool_message_problem(body["messages"])
-        if problem is not None:
-            self._error(handler, Fault.http(400, problem), code=None)
-            return
-        if self.models is not None and model not in self.models:
-            self._error(
-                handler,
-                Fault.http(
-                    404, f"The model `{model}` does not exist or you do not have access to it."
-                ),
-            )
-            return
-        prompt = {k: body.get(k) for k in ("messages", "tools")}
-        if self.context_window is not None:
-            tokens = estimate_tokens(prompt)
-            if tokens > self.context_window:
-                too_long = (
-                    f"This model's maximum context length is {self.context_window} tokens. "
-                    f"However, your messages resulted in {tokens} tokens. "
-                    "Please reduce the length of the messages."
-                )
-                self._error(handler, Fault.http(400, too_long), code="context_length_exceeded")
-                return
+    _REQUIRED: ClassVar[tuple[tuple[str, type], ...]] = (("model", str), ("messages", list))
+    _PROMPT_KEYS: ClassVar[tuple[str, ...]] = ("messages", "tools")
+    _MISSING: ClassVar[dict[str, str]] = {
+        "model": "you must provide a model parameter",
+        "messages": "Missing required parameter: 'messages'.",
+    }
 
-        step = self._take_step(handler, body)
-        if step is None:
+    def _refuse(self, handler: _Handler, why: Refusal, detail: Any) -> None:
+        if why == "model":
+            message = f"The model `{detail}` does not exist or you do not have access to it."
+            self._error(handler, Fault.http(404, message))
+        elif why == "too_long":
+            too_long = (
+                f"This model's maximum context length is {self.context_window} tokens. "
+                f"However, your messages resulted in {detail} tokens. "
+                "Please reduce the length of the messages."
+            )
+            self._error(handler, Fault.http(400, too_long), code="context_length_exceeded")
+        else:
+            if why == "body":
+                message = "We could not parse the JSON body of your request."
+            elif why == "field":
+                message = self._MISSING[detail]
+            else:
+                message = str(detail)
+            self._error(handler, Fault.http(400, message), code=None)
+
+    def _conversation_problem(self, messages: list[Any]) -> str | None:
+        return tool_message_problem(messages)
+
+    def _completions(self, handler: _Handler, record: RecordedRequest) -> None:
+        accepted = self._accept(handler, record)
+        if accepted is None:
             return
+        body, prompt, step = accepted
+        model = body["model"]
         fault = step.fault
 
         usage = self._usage(step, prompt)

@@ -17,11 +17,14 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
 from ctxrelay.testing._script import Fault, Router, Script, Step
 
-__all__ = ["LocalServer", "RecordedRequest"]
+__all__ = ["LocalServer", "RecordedRequest", "Refusal"]
+
+Refusal = Literal["body", "field", "conversation", "model", "too_long"]
+"""Why a request is refused before it reaches the script (see ``LocalServer._refuse``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,6 +324,55 @@ class LocalServer:
     def _presented_keys(self, record: RecordedRequest) -> tuple[str | None, ...]:
         """The keys a request presents: ``Authorization: Bearer <key>``."""
         return (record.headers.get("authorization", "").removeprefix("Bearer ").strip(),)
+
+    # How the wire format reads a request: its required fields in the order the API checks
+    # them (with the type each must have), and the fields that make up the prompt.
+    _REQUIRED: ClassVar[tuple[tuple[str, type], ...]] = ()
+    _PROMPT_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def _refuse(self, handler: _Handler, why: Refusal, detail: Any) -> None:
+        """Answer a request the real API refuses, in its words: ``body`` (not JSON),
+        ``field`` (``detail``: the missing field), ``conversation`` (``detail``: what is
+        wrong with it), ``model`` (``detail``: a model not served), ``too_long``
+        (``detail``: the prompt's estimated tokens)."""
+        raise NotImplementedError
+
+    def _conversation_problem(self, messages: list[Any]) -> str | None:
+        """What the real API would refuse in ``messages`` (``None``: nothing)."""
+        return None
+
+    def _accept(
+        self, handler: _Handler, record: RecordedRequest
+    ) -> tuple[Mapping[str, Any], dict[str, Any], Step] | None:
+        """Check a request as the real API does (key, JSON body, required fields, the
+        conversation, the model, the window), then take the script's step: ``(body,
+        prompt, step)``, or ``None`` when the request is already answered."""
+        if not self._authorized(handler, record):
+            return None
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return None
+        for name, kind in self._REQUIRED:
+            value = body.get(name)
+            if not isinstance(value, kind) or (kind is str and not value):
+                self._refuse(handler, "field", name)
+                return None
+        problem = self._conversation_problem(body["messages"])
+        if problem is not None:
+            self._refuse(handler, "conversation", problem)
+            return None
+        if self.models is not None and body["model"] not in self.models:
+            self._refuse(handler, "model", body["model"])
+            return None
+        prompt = {k: body.get(k) for k in self._PROMPT_KEYS}
+        if self.context_window is not None:
+            tokens = estimate_tokens(prompt)
+            if tokens > self.context_window:
+                self._refuse(handler, "too_long", tokens)
+                return None
+        step = self._take_step(handler, body)
+        return None if step is None else (body, prompt, step)
 
     def _take_step(self, handler: _Handler, body: Mapping[str, Any]) -> Step | None:
         """The script's next step for a valid request, after its delay; ``None`` when the
