@@ -145,7 +145,7 @@ class AnthropicServer(LocalServer):
             handler.send_json(200, {"status": "ok"})
             return
         if record.method == "POST" and route == "/v1/messages":
-            self._messages(handler, record)
+            self._serve(handler, record)
             return
         if record.method == "POST" and route == "/v1/messages/count_tokens":
             if not self._authorized(handler, record):
@@ -225,11 +225,9 @@ class AnthropicServer(LocalServer):
     def _conversation_problem(self, messages: list[Any]) -> str | None:
         return conversation_problem(messages)
 
-    def _messages(self, handler: _Handler, record: RecordedRequest) -> None:
-        accepted = self._accept(handler, record)
-        if accepted is None:
-            return
-        body, prompt, step = accepted
+    def _answer(
+        self, handler: _Handler, body: Mapping[str, Any], prompt: dict[str, Any], step: Step
+    ) -> None:
         model = body["model"]
         fault = step.fault
 

@@ -129,7 +129,7 @@ class OpenAIServer(LocalServer):
             handler.send_json(200, {"status": "ok"})
             return
         if record.method == "POST" and route == "/v1/chat/completions":
-            self._completions(handler, record)
+            self._serve(handler, record)
             return
         if record.method == "GET" and route == "/v1/models":
             ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
@@ -183,11 +183,9 @@ class OpenAIServer(LocalServer):
     def _conversation_problem(self, messages: list[Any]) -> str | None:
         return tool_message_problem(messages)
 
-    def _completions(self, handler: _Handler, record: RecordedRequest) -> None:
-        accepted = self._accept(handler, record)
-        if accepted is None:
-            return
-        body, prompt, step = accepted
+    def _answer(
+        self, handler: _Handler, body: Mapping[str, Any], prompt: dict[str, Any], step: Step
+    ) -> None:
         model = body["model"]
         fault = step.fault
 

@@ -341,38 +341,44 @@ class LocalServer:
         """What the real API would refuse in ``messages`` (``None``: nothing)."""
         return None
 
-    def _accept(
-        self, handler: _Handler, record: RecordedRequest
-    ) -> tuple[Mapping[str, Any], dict[str, Any], Step] | None:
-        """Check a request as the real API does (key, JSON body, required fields, the
-        conversation, the model, the window), then take the script's step: ``(body,
-        prompt, step)``, or ``None`` when the request is already answered."""
+    def _serve(self, handler: _Handler, record: RecordedRequest) -> None:
+        """The model route: check the request as the real API does (key, JSON body,
+        required fields, the conversation, the model, the window), take the script's
+        step, and let the wire format answer it."""
         if not self._authorized(handler, record):
-            return None
+            return
         body = record.body
         if not isinstance(body, Mapping):
             self._refuse(handler, "body", None)
-            return None
+            return
         for name, kind in self._REQUIRED:
             value = body.get(name)
             if not isinstance(value, kind) or (kind is str and not value):
                 self._refuse(handler, "field", name)
-                return None
+                return
         problem = self._conversation_problem(body["messages"])
         if problem is not None:
             self._refuse(handler, "conversation", problem)
-            return None
+            return
         if self.models is not None and body["model"] not in self.models:
             self._refuse(handler, "model", body["model"])
-            return None
+            return
         prompt = {k: body.get(k) for k in self._PROMPT_KEYS}
         if self.context_window is not None:
             tokens = estimate_tokens(prompt)
             if tokens > self.context_window:
                 self._refuse(handler, "too_long", tokens)
-                return None
+                return
         step = self._take_step(handler, body)
-        return None if step is None else (body, prompt, step)
+        if step is not None:
+            self._answer(handler, body, prompt, step)
+
+    def _answer(
+        self, handler: _Handler, body: Mapping[str, Any], prompt: dict[str, Any], step: Step
+    ) -> None:
+        """Answer an accepted request with the script's ``step`` (``prompt``: the
+        request's prompt fields, for estimated usage)."""
+        raise NotImplementedError
 
     def _take_step(self, handler: _Handler, body: Mapping[str, Any]) -> Step | None:
         """The script's next step for a valid request, after its delay; ``None`` when the
