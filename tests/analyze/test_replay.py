@@ -246,3 +246,23 @@ def test_a_recorded_request_over_200k_means_the_long_window() -> None:
     assert "limit" in a.measured
     assert measure_assumptions(chain[:2], [], model="claude-sonnet-4-5").limit == 200_000
     assert measure_assumptions(chain, [], model="claude-sonnet-4-5", limit=300_000).limit == 300_000
+
+
+def test_notes_checkpoint_is_the_runtimes_cap_in_tokens() -> None:
+    from ctxrelay.analyze._replay import CHARS_PER_TOKEN, NOTES_TOKENS
+    from ctxrelay.runtime.tools import NOTES_MAX_BYTES
+
+    assert NOTES_TOKENS == NOTES_MAX_BYTES // CHARS_PER_TOKEN
+    assert Assumptions(limit=200_000, base_tokens=1).notes_tokens == NOTES_TOKENS
+
+
+def test_the_analyzer_does_not_load_the_runtime() -> None:
+    import subprocess
+    import sys
+
+    loaded = "any(m.startswith('ctxrelay.runtime') for m in sys.modules)"
+    code = f"import sys, ctxrelay.analyze; print({loaded})"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"

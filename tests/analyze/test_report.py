@@ -128,6 +128,34 @@ def test_unknown_model_is_reported_unpriced(tmp_path: Path) -> None:
     assert all(p["cost_usd"] is None for p in data["whatif"]["policies"])
 
 
+def test_totals_claim_no_cost_for_sessions_that_could_not_be_priced(tmp_path: Path) -> None:
+    unparsable = write(tmp_path / "garbage.jsonl", [b"not json at all", {"also": "nothing"}])
+    local = write(tmp_path / "local.jsonl", [assistant("m1", read=1000, model="llama-local")])
+    priced = write(tmp_path / "priced.jsonl", [assistant("m2", read=1000, output=50)])
+
+    # Named files are reported even when nothing in them parses (as the CLI does).
+    alone = report_json([analyze_session(unparsable)])
+    assert alone["sessions"][0]["cost_usd"] is None
+    totals = alone["totals"]
+    assert (totals["cost_usd"], totals["unpriced_sessions"], totals["unpriced_models"]) == (
+        None,
+        1,
+        [],
+    )
+    assert all(p["cost_usd"] is None and p["sessions"] == 0 for p in totals["policies"])
+
+    mixed = report_json([analyze_session(p) for p in (unparsable, local, priced)])
+    cost_of = {s["path"]: s["cost_usd"] for s in mixed["sessions"]}
+    known = cost_of[str(priced)]
+    assert isinstance(known, float)
+    assert known > 0
+    totals = mixed["totals"]
+    # The priced session's cost, the other two counted and named, not added as 0.
+    assert totals["cost_usd"] == known
+    assert (totals["unpriced_sessions"], totals["unpriced_models"]) == (2, ["llama-local"])
+    assert all(p["sessions"] == 1 for p in totals["policies"])
+
+
 def test_a_copied_session_keeps_its_subagents(tmp_path: Path) -> None:
     src = corpus_path(SPOTTER)
     name = "258c7280-ae70-4798-800f-63464d01a85d"

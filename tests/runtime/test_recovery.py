@@ -13,15 +13,20 @@ from ctxrelay.store import NewRow
 from tests.runtime.helpers import Harness, call
 
 
-def _legacy_session(harness: Harness, *, replied: bool) -> str:
-    """A session as the pre-handoff version left it: a ``flush`` row asking for the
-    one memory-only step, written without the fields new rows carry."""
+def _stored(harness: Harness, rows: list[NewRow]) -> tuple[str, str]:
+    """(session id, window id) of a session an older version stored with ``rows``."""
     config = harness.config().to_json()
     info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
     w = harness.store.current_window(info.id)
-    harness.store.append(
-        info.id,
-        w.id,
+    harness.store.append(info.id, w.id, rows)
+    return info.id, w.id
+
+
+def _legacy_session(harness: Harness, *, replied: bool) -> str:
+    """A session as the pre-handoff version left it: a ``flush`` row asking for the
+    one memory-only step, written without the fields new rows carry."""
+    sid, wid = _stored(
+        harness,
         [
             NewRow("user", "port the parser"),
             NewRow("assistant", "reading", {"usage": {"input_tokens": 7_700}}),
@@ -37,8 +42,8 @@ def _legacy_session(harness: Harness, *, replied: bool) -> str:
     )
     if replied:
         harness.store.append(
-            info.id,
-            w.id,
+            sid,
+            wid,
             [
                 NewRow("assistant", "saving notes", {"usage": {"input_tokens": 7_800}}),
                 NewRow(
@@ -52,7 +57,7 @@ def _legacy_session(harness: Harness, *, replied: bool) -> str:
                 ),
             ],
         )
-    return info.id
+    return sid
 
 
 def test_legacy_flush_history_runs_its_memory_only_step_then_seals(harness: Harness) -> None:
@@ -95,23 +100,19 @@ def test_legacy_flush_reply_already_recorded_seals_without_another_call(
 
 
 def test_torn_boundary_finishes_one_rollover(harness: Harness) -> None:
-    config = harness.config().to_json()
-    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
-    w = harness.store.current_window(info.id)
-    harness.store.append(
-        info.id,
-        w.id,
+    sid, _ = _stored(
+        harness,
         [
             NewRow("user", "task"),
             NewRow("assistant", "working"),
             NewRow("boundary", "sealed", {"reason": "forced"}),
         ],
     )
-    result = harness.resume([{}, {"text": "window 2 goes on", "input_tokens": 300}], info.id)
+    result = harness.resume([{}, {"text": "window 2 goes on", "input_tokens": 300}], sid)
     assert result.status == "done"
-    assert harness.seals(info.id) == ["forced", None]
-    w2 = harness.store.windows(info.id)[1]
-    assert [r.kind for r in harness.store.rows(info.id, window_id=w2.id)] == [
+    assert harness.seals(sid) == ["forced", None]
+    w2 = harness.store.windows(sid)[1]
+    assert [r.kind for r in harness.store.rows(sid, window_id=w2.id)] == [
         "lead_in",
         "user",
         "assistant",
@@ -121,18 +122,15 @@ def test_torn_boundary_finishes_one_rollover(harness: Harness) -> None:
 def test_sealed_window_without_its_opening_rows_is_repaired_not_rolled_again(
     harness: Harness,
 ) -> None:
-    config = harness.config().to_json()
-    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
-    w = harness.store.current_window(info.id)
-    harness.store.append(info.id, w.id, [NewRow("user", "task"), NewRow("assistant", "x")])
+    sid, wid = _stored(harness, [NewRow("user", "task"), NewRow("assistant", "x")])
     harness.store.rollover(
-        info.id, w.id, "new_context", boundary=NewRow("boundary", "sealed"), opening=[]
+        sid, wid, "new_context", boundary=NewRow("boundary", "sealed"), opening=[]
     )
-    result = harness.resume([{}, {"text": "window 2", "input_tokens": 300}], info.id)
+    result = harness.resume([{}, {"text": "window 2", "input_tokens": 300}], sid)
     assert result.status == "done"
-    assert harness.seals(info.id) == ["new_context", None]
-    w2 = harness.store.windows(info.id)[1]
-    kinds = [r.kind for r in harness.store.rows(info.id, window_id=w2.id)]
+    assert harness.seals(sid) == ["new_context", None]
+    w2 = harness.store.windows(sid)[1]
+    kinds = [r.kind for r in harness.store.rows(sid, window_id=w2.id)]
     assert kinds == ["lead_in", "user", "assistant"]
 
 

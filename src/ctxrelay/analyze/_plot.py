@@ -62,6 +62,16 @@ def _label(result: ReplayResult) -> str:
     return f"{result.policy}: {money}{tail}"
 
 
+def _levels(ax: Any, *lines: tuple[int | None, str, str, float, str]) -> None:
+    """Horizontal lines ``(tokens, color, style, width, name)``, labelled with their
+    level; a level of ``None`` (a bound the policy does not have) draws nothing."""
+    for level, color, style, width, name in lines:
+        if level is not None:
+            ax.axhline(
+                level, color=color, linestyle=style, linewidth=width, label=f"{name} {level:,}"
+            )
+
+
 def plot_sessions(
     reports: Sequence[SessionReport], path: str | os.PathLike[str]
 ) -> list[SessionReport]:
@@ -75,20 +85,11 @@ def plot_sessions(
     fig, axes = plt.subplots(panels, 1, figsize=(12, 3.4 * panels), squeeze=False)
     for ax, report in zip((row[0] for row in axes), chosen, strict=False):
         a = report.assumptions
-        ax.axhline(a.limit, color="black", linewidth=1.2, label=f"limit {a.limit:,}")
-        ax.axhline(
-            a.usable_limit,
-            color="black",
-            linestyle="--",
-            linewidth=0.8,
-            label=f"usable {a.usable_limit:,}",
-        )
-        ax.axhline(
-            a.compact_at,
-            color="#7f7f7f",
-            linestyle=":",
-            linewidth=0.9,
-            label=f"auto-compact {a.compact_at:,}",
+        _levels(
+            ax,
+            (a.limit, "black", "-", 1.2, "limit"),
+            (a.usable_limit, "black", "--", 0.8, "usable"),
+            (a.compact_at, "#7f7f7f", ":", 0.9, "auto-compact"),
         )
         for k, result in enumerate(report.replays):
             color = _COLORS[k % len(_COLORS)]
@@ -116,22 +117,11 @@ def plot_sessions(
                 )
             if result.policy.kind == "handoff" and result.policy.threshold is not None:
                 budget = Budget(a.limit, a.output_reserve, result.policy.threshold)
-                if budget.handoff_target is not None:
-                    ax.axhline(
-                        budget.handoff_target,
-                        color=color,
-                        linestyle="-.",
-                        linewidth=0.9,
-                        label=f"{result.policy} target {budget.handoff_target:,}",
-                    )
-                if budget.warning_at is not None:
-                    ax.axhline(
-                        budget.warning_at,
-                        color=color,
-                        linestyle=":",
-                        linewidth=0.8,
-                        label=f"{result.policy} warning {budget.warning_at:,}",
-                    )
+                _levels(
+                    ax,
+                    (budget.handoff_target, color, "-.", 0.9, f"{result.policy} target"),
+                    (budget.warning_at, color, ":", 0.8, f"{result.policy} warning"),
+                )
         t = report.transcript
         ax.set_title(
             f"{report.session_id[:8]}  ·  {t.model or 'unknown model'}  ·  "

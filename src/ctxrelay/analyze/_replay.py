@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxrelay._sizes import NOTES_MAX_BYTES
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
@@ -64,8 +65,11 @@ DEFAULT_RELOAD_TOKENS = 8_000
 """What a fresh chain reloads beyond its base and summary or notes (files re-read, task
 lists) when the session recorded no compaction to measure it (the corpus's mean ~7,900)."""
 
-NOTES_TOKENS = 2_000
-"""The notes checkpoint: the 8 KiB notes cap at ``CHARS_PER_TOKEN``."""
+NOTES_TOKENS = NOTES_MAX_BYTES // CHARS_PER_TOKEN
+"""The notes checkpoint: the runtime's notes cap at ``CHARS_PER_TOKEN``, the figure the
+summary a compaction writes is measured with, so the two policies' checkpoints weigh
+alike. The cap counts bytes: notes are prose, a byte a character, and any other
+character only shortens what the cap holds."""
 
 ADVISORY_TOKENS = 200
 """An advisory (warning or handoff request) added to the context."""
@@ -285,27 +289,32 @@ def _split(written: int, like: Usage | None, one_hour_default: bool) -> int:
     return written if one_hour_default else 0
 
 
-def _recorded_usage(
+def _recorded(
     response: Response,
+    index: int,
     tokens: int,
+    window: int,
+    a: Assumptions,
     *,
     cold: bool,
     added: int,
-    one_hour_default: bool,
-    warm_prefix: int = 0,
-) -> Usage:
+) -> SimRequest:
+    """The replayed stand-in for recorded request ``index`` at ``tokens`` of context: the
+    recording's fresh input and output, its cache writes (plus ``added`` tokens the policy
+    put in), the rest read from the cache."""
     u = response.usage
     fresh = min(u.input_tokens, tokens)
     # A cold cache writes everything but a still-cached prefix; a warm one writes what
     # the recording wrote.
     room = tokens - fresh
     if cold:
-        written = room - min(warm_prefix, room)
+        written = room - min(a.warm_prefix_tokens, room)
     else:
         written = min(u.cache_creation_input_tokens + added, room)
     read = tokens - fresh - written
-    one_hour = _split(written, u, one_hour_default)
-    return Usage(fresh, written, read, u.output_tokens, one_hour)
+    one_hour = _split(written, u, a.one_hour_writes)
+    usage = Usage(fresh, written, read, u.output_tokens, one_hour)
+    return SimRequest(tokens, usage, window, "recorded", index)
 
 
 def _added_usage(tokens: int, cached: int, output: int, one_hour_default: bool) -> Usage:
@@ -401,15 +410,7 @@ def _replay_compact(
             prev, cold = None, True
         if tokens > a.usable_limit:
             tokens, clamped = a.usable_limit, clamped + 1
-        usage = _recorded_usage(
-            response,
-            tokens,
-            cold=cold,
-            added=0,
-            one_hour_default=a.one_hour_writes,
-            warm_prefix=a.warm_prefix_tokens,
-        )
-        out.append(SimRequest(tokens, usage, window, "recorded", i))
+        out.append(_recorded(response, i, tokens, window, a, cold=cold, added=0))
         prev, prev_out, cold = tokens, response.usage.output_tokens, False
     return ReplayResult(
         policy,
@@ -489,15 +490,7 @@ def _replay_handoff(
                 due = a.handoff_lag
             else:
                 warnings += 1
-        usage = _recorded_usage(
-            response,
-            tokens,
-            cold=cold,
-            added=added,
-            one_hour_default=a.one_hour_writes,
-            warm_prefix=a.warm_prefix_tokens,
-        )
-        out.append(SimRequest(tokens, usage, window, "recorded", i))
+        out.append(_recorded(response, i, tokens, window, a, cold=cold, added=added))
         prev, prev_out, cold = tokens, response.usage.output_tokens, False
     return ReplayResult(
         policy,

@@ -363,7 +363,12 @@ def analyze_transcript(
 
 
 def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[str, Any]:
-    """Sums over all sessions: each policy's cost, and the sweep's recommendation."""
+    """Sums over all sessions: each policy's cost, and the sweep's recommendation.
+
+    A cost is summed over the sessions that could be priced, as each session sums the
+    parts it could price: ``unpriced_sessions`` counts the others (``cost_usd`` null),
+    ``unpriced_models`` names the models without a price, and a sum over no priced
+    session is ``null``, never a claimed 0."""
     by_policy: dict[str, dict[str, Any]] = {}
     for report in reports:
         for result in report.replays:
@@ -383,11 +388,14 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
             entry["rollovers"] += result.rollovers + result.forced_rollovers
             entry["compactions"] += result.compactions
     for entry in by_policy.values():
-        entry["cost_usd"] = round(entry["cost_usd"], 6)
+        entry["cost_usd"] = round(entry["cost_usd"], 6) if entry["sessions"] else None
+    priced = [r.cost_usd for r in reports if r.cost_usd is not None]
     out: dict[str, Any] = {
         "sessions": len(reports),
         "requests": sum(r.transcript.requests for r in reports),
-        "cost_usd": round(sum(r.cost_usd or 0.0 for r in reports), 6),
+        "cost_usd": round(sum(priced), 6) if priced or not reports else None,
+        "unpriced_sessions": len(reports) - len(priced),
+        "unpriced_models": sorted({m for r in reports for m in r.unpriced_models}),
         "policies": list(by_policy.values()),
     }
     if sweep is not None:

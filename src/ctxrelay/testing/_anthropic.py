@@ -5,18 +5,18 @@ message_delta, message_stop), the JSON form, count_tokens, models, and real erro
 from __future__ import annotations
 
 import json
-import math
-import uuid
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from ctxrelay.testing._script import Fault, Router, Script, Step
+from ctxrelay.testing._script import Fault, Step
 from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
+    Refusal,
     _Handler,
-    _Stream,
     estimate_tokens,
+    new_id,
+    retry_headers,
 )
 
 __all__ = ["ANTHROPIC_ERROR_TYPES", "AnthropicServer", "conversation_problem"]
@@ -44,10 +44,6 @@ _DEFAULT_MESSAGES: dict[int, str] = {
     504: "Request timed out",
     529: "Overloaded",
 }
-
-
-def _id(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex[:24]
 
 
 def _sse(event: str, data: Mapping[str, Any]) -> bytes:
@@ -131,20 +127,9 @@ class AnthropicServer(LocalServer):
     """
 
     wire: ClassVar[str] = "anthropic"
-
-    def __init__(
-        self,
-        script: Script | Router | Iterable[Step] | None = None,
-        *,
-        api_key: str | None = None,
-        models: Collection[str] | None = None,
-        context_window: int | None = None,
-        model: str | None = None,
-    ) -> None:
-        super().__init__(script, model=model)
-        self.api_key = api_key
-        self.models = None if models is None else frozenset(models)
-        self.context_window = context_window
+    _CUT_EVENT: ClassVar[bytes] = b'event: content_block_delta\ndata: {"type":"content_block_del'
+    _GARBLED_EVENT: ClassVar[bytes] = b"event: content_block_delta\ndata: {this is not json\n\n"
+    _LAST_EVENT: ClassVar[bytes] = _sse("message_stop", {"type": "message_stop"})
 
     @property
     def base_url(self) -> str:
@@ -160,7 +145,7 @@ class AnthropicServer(LocalServer):
             handler.send_json(200, {"status": "ok"})
             return
         if record.method == "POST" and route == "/v1/messages":
-            self._messages(handler, record)
+            self._serve(handler, record)
             return
         if record.method == "POST" and route == "/v1/messages/count_tokens":
             if not self._authorized(handler, record):
@@ -191,21 +176,14 @@ class AnthropicServer(LocalServer):
         data = [self._model_info(i) for i in ids]
         return {"data": data, "has_more": False, "first_id": ids[0], "last_id": ids[-1]}
 
-    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
-        if self.api_key is None:
-            return True
-        bearer = record.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if self.api_key in (record.headers.get("x-api-key"), bearer):
-            return True
-        self._error(handler, Fault.http(401))
-        return False
+    def _presented_keys(self, record: RecordedRequest) -> tuple[str | None, ...]:
+        # Claude Code and the SDK send ``x-api-key``; ``ANTHROPIC_AUTH_TOKEN`` a bearer.
+        return (record.headers.get("x-api-key"), *super()._presented_keys(record))
 
     def _error(self, handler: _Handler, fault: Fault) -> None:
         status = fault.status
-        headers = {"request-id": _id("req_")}
-        if fault.retry_after is not None:
-            headers["retry-after"] = str(math.ceil(fault.retry_after))
-            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        headers = {"request-id": new_id("req_")}
+        headers.update(retry_headers(fault))
         if status in (429, 529) or status >= 500:
             headers["x-should-retry"] = "true"
         payload = {
@@ -223,56 +201,41 @@ class AnthropicServer(LocalServer):
 
     # -- /v1/messages -------------------------------------------------------------------
 
-    def _messages(self, handler: _Handler, record: RecordedRequest) -> None:
-        if not self._authorized(handler, record):
-            return
-        body = record.body
-        if not isinstance(body, Mapping):
-            self._invalid(handler, "The request body is not valid JSON.")
-            return
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            self._invalid(handler, "model: Field required")
-            return
-        if not isinstance(body.get("messages"), list):
-            self._invalid(handler, "messages: Field required")
-            return
-        if not isinstance(body.get("max_tokens"), int):
-            self._invalid(handler, "max_tokens: Field required")
-            return
-        problem = conversation_problem(body["messages"])
-        if problem is not None:
-            self._invalid(handler, problem)
-            return
-        if self.models is not None and model not in self.models:
-            self._error(handler, Fault.http(404, f"model: {model}"))
-            return
-        prompt = {k: body.get(k) for k in ("system", "messages", "tools")}
-        if self.context_window is not None:
-            tokens = estimate_tokens(prompt)
-            if tokens > self.context_window:
-                self._invalid(
-                    handler, f"prompt is too long: {tokens} tokens > {self.context_window} maximum"
-                )
-                return
+    _REQUIRED: ClassVar[tuple[tuple[str, type], ...]] = (
+        ("model", str),
+        ("messages", list),
+        ("max_tokens", int),
+    )
+    _PROMPT_KEYS: ClassVar[tuple[str, ...]] = ("system", "messages", "tools")
 
-        step = self.script.next_step(body)
-        if self.sleep(step.delay_s):
-            return
+    def _refuse(self, handler: _Handler, why: Refusal, detail: Any) -> None:
+        if why == "model":
+            self._error(handler, Fault.http(404, f"model: {detail}"))
+        elif why == "body":
+            self._invalid(handler, "The request body is not valid JSON.")
+        elif why == "field":
+            self._invalid(handler, f"{detail}: Field required")
+        elif why == "too_long":
+            self._invalid(
+                handler, f"prompt is too long: {detail} tokens > {self.context_window} maximum"
+            )
+        else:
+            self._invalid(handler, str(detail))
+
+    def _conversation_problem(self, messages: list[Any]) -> str | None:
+        return conversation_problem(messages)
+
+    def _answer(
+        self, handler: _Handler, body: Mapping[str, Any], prompt: dict[str, Any], step: Step
+    ) -> None:
+        model = body["model"]
         fault = step.fault
-        if fault is not None and fault.kind == "status":
-            self._error(handler, fault)
-            return
-        if fault is not None and fault.kind == "stall":
-            self.sleep(fault.stall_s)
-            handler.close_connection = True
-            return
 
         usage = self._usage(step, prompt)
         blocks = self._blocks(step)
         stop_reason = step.stop_reason or ("tool_use" if step.tool_calls else "end_turn")
         message = {
-            "id": _id("msg_"),
+            "id": new_id("msg_"),
             "type": "message",
             "role": "assistant",
             "model": model,
@@ -281,9 +244,11 @@ class AnthropicServer(LocalServer):
             "stop_sequence": None,
             "usage": usage,
         }
-        headers = {"request-id": _id("req_")}
+        headers = {"request-id": new_id("req_")}
         if body.get("stream"):
-            self._stream(handler, message, fault, headers)
+            # Faults strike after message_start and the first block began: the client has
+            # already seen usage and some content, as when a real connection breaks.
+            self._send_stream(handler, list(self._events(message)), fault, headers, head=3)
         elif fault is None:
             handler.send_json(200, message, headers)
         else:
@@ -323,7 +288,7 @@ class AnthropicServer(LocalServer):
             blocks.append(
                 {
                     "type": "tool_use",
-                    "id": call.id or _id("toolu_"),
+                    "id": call.id or new_id("toolu_"),
                     "name": call.name,
                     "input": dict(call.input),
                 }
@@ -391,60 +356,11 @@ class AnthropicServer(LocalServer):
         )
         yield _sse("message_stop", {"type": "message_stop"})
 
-    def _stream(
-        self,
-        handler: _Handler,
-        message: Mapping[str, Any],
-        fault: Fault | None,
-        headers: Mapping[str, str],
-    ) -> None:
-        stream = handler.start_stream(headers)
-        events = list(self._events(message))
-        if fault is None:
-            for event in events:
-                stream.write(event)
-            stream.end()
-            return
-        # Faults strike after message_start and the first block began: the client has
-        # already seen usage and some content, as when a real connection breaks.
-        for event in events[:3]:
-            stream.write(event)
-        self._stream_fault(stream, fault)
-
-    def _stream_fault(self, stream: _Stream, fault: Fault) -> None:
-        if fault.kind == "truncate":
-            stream.write(b'event: content_block_delta\ndata: {"type":"content_block_del')
-            stream.cut()
-        elif fault.kind == "garbage":
-            stream.write(b"event: content_block_delta\ndata: {this is not json\n\n")
-            stream.write(_sse("message_stop", {"type": "message_stop"}))
-            stream.end()
-        elif fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-            stream.cut()
-        else:  # stream_error: the API's in-stream error event
-            status = fault.status if fault.status in ANTHROPIC_ERROR_TYPES else 529
-            error = {
-                "type": ANTHROPIC_ERROR_TYPES[status],
-                "message": fault.message or _DEFAULT_MESSAGES[status],
-            }
-            stream.write(_sse("error", {"type": "error", "error": error}))
-            stream.end()
-
-    def _broken_json(self, handler: _Handler, message: Mapping[str, Any], fault: Fault) -> None:
-        data = json.dumps(message).encode()
-        if fault.kind == "stream_error":
-            self._error(handler, Fault.http(fault.status, fault.message))
-            return
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        if fault.kind == "garbage":
-            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
-            handler.wfile.flush()
-            return
-        if fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-        handler.wfile.write(data[: len(data) // 2])
-        _Stream(handler).cut()
+    def _stream_error(self, fault: Fault) -> bytes:
+        """The API's in-stream ``error`` event."""
+        status = fault.status if fault.status in ANTHROPIC_ERROR_TYPES else 529
+        error = {
+            "type": ANTHROPIC_ERROR_TYPES[status],
+            "message": fault.message or _DEFAULT_MESSAGES[status],
+        }
+        return _sse("error", {"type": "error", "error": error})

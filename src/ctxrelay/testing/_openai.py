@@ -5,8 +5,6 @@ llama.cpp) does: streaming chunks with tool_calls deltas, the final usage chunk 
 from __future__ import annotations
 
 import json
-import math
-import uuid
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -14,9 +12,11 @@ from ctxrelay.testing._script import Fault, Router, Script, Step
 from ctxrelay.testing._server import (
     LocalServer,
     RecordedRequest,
+    Refusal,
     _Handler,
-    _Stream,
     estimate_tokens,
+    new_id,
+    retry_headers,
 )
 
 __all__ = ["OpenAIServer", "tool_message_problem"]
@@ -47,10 +47,6 @@ _FINISH = {
 }
 
 
-def _id(prefix: str) -> str:
-    return prefix + uuid.uuid4().hex[:24]
-
-
 def _data(payload: Mapping[str, Any] | str) -> bytes:
     text = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"data: {text}\n\n".encode()
@@ -72,21 +68,19 @@ def tool_message_problem(messages: list[Any]) -> str | None:
             pending.remove(call_id)
             continue
         if pending:
-            return (
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not "
-                f"have response messages: {', '.join(pending)}"
-            )
+            return _unanswered(pending)
         if role == "assistant":
             calls = message.get("tool_calls") or []
             pending = [str(c.get("id")) for c in calls if isinstance(c, Mapping)]
-    if pending:
-        return (
-            "An assistant message with 'tool_calls' must be followed by tool messages "
-            "responding to each 'tool_call_id'. The following tool_call_ids did not "
-            f"have response messages: {', '.join(pending)}"
-        )
-    return None
+    return _unanswered(pending) if pending else None
+
+
+def _unanswered(pending: list[str]) -> str:
+    return (
+        "An assistant message with 'tool_calls' must be followed by tool messages "
+        "responding to each 'tool_call_id'. The following tool_call_ids did not "
+        f"have response messages: {', '.join(pending)}"
+    )
 
 
 class OpenAIServer(LocalServer):
@@ -104,6 +98,9 @@ class OpenAIServer(LocalServer):
     """
 
     wire: ClassVar[str] = "openai"
+    _CUT_EVENT: ClassVar[bytes] = b'data: {"id":"chatcmpl-trunc","object":"chat.compl'
+    _GARBLED_EVENT: ClassVar[bytes] = b"data: {this is not json\n\n"
+    _LAST_EVENT: ClassVar[bytes] = _data("[DONE]")
 
     def __init__(
         self,
@@ -116,10 +113,9 @@ class OpenAIServer(LocalServer):
         stream_usage: bool = True,
         tool_call_index: bool = True,
     ) -> None:
-        super().__init__(script, model=model)
-        self.api_key = api_key
-        self.models = None if models is None else frozenset(models)
-        self.context_window = context_window
+        super().__init__(
+            script, api_key=api_key, models=models, context_window=context_window, model=model
+        )
         self.stream_usage = stream_usage
         self.tool_call_index = tool_call_index
 
@@ -133,7 +129,7 @@ class OpenAIServer(LocalServer):
             handler.send_json(200, {"status": "ok"})
             return
         if record.method == "POST" and route == "/v1/chat/completions":
-            self._completions(handler, record)
+            self._serve(handler, record)
             return
         if record.method == "GET" and route == "/v1/models":
             ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
@@ -147,10 +143,8 @@ class OpenAIServer(LocalServer):
 
     def _error(self, handler: _Handler, fault: Fault, *, code: str | bool | None = True) -> None:
         etype, default_code, message = _ERRORS.get(fault.status, ("server_error", None, "error"))
-        headers = {"x-request-id": _id("req_")}
-        if fault.retry_after is not None:
-            headers["retry-after"] = str(math.ceil(fault.retry_after))
-            headers["retry-after-ms"] = str(int(fault.retry_after * 1000))
+        headers = {"x-request-id": new_id("req_")}
+        headers.update(retry_headers(fault))
         error = {
             "message": fault.message or message,
             "type": etype,
@@ -159,75 +153,46 @@ class OpenAIServer(LocalServer):
         }
         handler.send_json(fault.status, {"error": error}, headers)
 
-    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
-        if self.api_key is None:
-            return True
-        bearer = record.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if bearer == self.api_key:
-            return True
-        self._error(handler, Fault.http(401))
-        return False
+    _REQUIRED: ClassVar[tuple[tuple[str, type], ...]] = (("model", str), ("messages", list))
+    _PROMPT_KEYS: ClassVar[tuple[str, ...]] = ("messages", "tools")
+    _MISSING: ClassVar[dict[str, str]] = {
+        "model": "you must provide a model parameter",
+        "messages": "Missing required parameter: 'messages'.",
+    }
 
-    def _completions(self, handler: _Handler, record: RecordedRequest) -> None:
-        if not self._authorized(handler, record):
-            return
-        body = record.body
-        if not isinstance(body, Mapping):
-            self._error(
-                handler,
-                Fault.http(400, "We could not parse the JSON body of your request."),
-                code=None,
+    def _refuse(self, handler: _Handler, why: Refusal, detail: Any) -> None:
+        if why == "model":
+            message = f"The model `{detail}` does not exist or you do not have access to it."
+            self._error(handler, Fault.http(404, message))
+        elif why == "too_long":
+            too_long = (
+                f"This model's maximum context length is {self.context_window} tokens. "
+                f"However, your messages resulted in {detail} tokens. "
+                "Please reduce the length of the messages."
             )
-            return
-        model = body.get("model")
-        if not isinstance(model, str) or not model:
-            self._error(handler, Fault.http(400, "you must provide a model parameter"), code=None)
-            return
-        if not isinstance(body.get("messages"), list):
-            self._error(
-                handler, Fault.http(400, "Missing required parameter: 'messages'."), code=None
-            )
-            return
-        problem = tool_message_problem(body["messages"])
-        if problem is not None:
-            self._error(handler, Fault.http(400, problem), code=None)
-            return
-        if self.models is not None and model not in self.models:
-            self._error(
-                handler,
-                Fault.http(
-                    404, f"The model `{model}` does not exist or you do not have access to it."
-                ),
-            )
-            return
-        prompt = {k: body.get(k) for k in ("messages", "tools")}
-        if self.context_window is not None:
-            tokens = estimate_tokens(prompt)
-            if tokens > self.context_window:
-                too_long = (
-                    f"This model's maximum context length is {self.context_window} tokens. "
-                    f"However, your messages resulted in {tokens} tokens. "
-                    "Please reduce the length of the messages."
-                )
-                self._error(handler, Fault.http(400, too_long), code="context_length_exceeded")
-                return
+            self._error(handler, Fault.http(400, too_long), code="context_length_exceeded")
+        else:
+            if why == "body":
+                message = "We could not parse the JSON body of your request."
+            elif why == "field":
+                message = self._MISSING[detail]
+            else:
+                message = str(detail)
+            self._error(handler, Fault.http(400, message), code=None)
 
-        step = self.script.next_step(body)
-        if self.sleep(step.delay_s):
-            return
+    def _conversation_problem(self, messages: list[Any]) -> str | None:
+        return tool_message_problem(messages)
+
+    def _answer(
+        self, handler: _Handler, body: Mapping[str, Any], prompt: dict[str, Any], step: Step
+    ) -> None:
+        model = body["model"]
         fault = step.fault
-        if fault is not None and fault.kind == "status":
-            self._error(handler, fault)
-            return
-        if fault is not None and fault.kind == "stall":
-            self.sleep(fault.stall_s)
-            handler.close_connection = True
-            return
 
         usage = self._usage(step, prompt)
         calls = [
             {
-                "id": call.id or _id("call_"),
+                "id": call.id or new_id("call_"),
                 "type": "function",
                 "function": {"name": call.name, "arguments": json.dumps(dict(call.input))},
             }
@@ -236,12 +201,12 @@ class OpenAIServer(LocalServer):
         reason = step.stop_reason or ("tool_use" if calls else "end_turn")
         finish = _FINISH.get(reason, reason)
         base = {
-            "id": _id("chatcmpl-"),
+            "id": new_id("chatcmpl-"),
             "created": self.now(),
             "model": model,
             "system_fingerprint": "fp_ctxrelay",
         }
-        headers = {"x-request-id": _id("req_")}
+        headers = {"x-request-id": new_id("req_")}
         if body.get("stream"):
             options = body.get("stream_options")
             include_usage = (
@@ -276,22 +241,7 @@ class OpenAIServer(LocalServer):
         if fault is None:
             handler.send_json(200, payload, headers)
             return
-        data = json.dumps(payload).encode()
-        if fault.kind == "stream_error":
-            self._error(handler, Fault.http(fault.status, fault.message))
-            return
-        handler.send_response(200)
-        handler.send_header("content-type", "application/json")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        if fault.kind == "garbage":
-            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
-            handler.wfile.flush()
-            return
-        if fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-        handler.wfile.write(data[: len(data) // 2])
-        _Stream(handler).cut()
+        self._broken_json(handler, payload, fault)
 
     def _usage(self, step: Step, prompt: Mapping[str, Any]) -> dict[str, Any]:
         cached = step.cache_creation_input_tokens + step.cache_read_input_tokens
@@ -372,33 +322,17 @@ class OpenAIServer(LocalServer):
             events.append(
                 _data(dict(base, object="chat.completion.chunk", choices=[], usage=usage))
             )
-        events.append(_data("[DONE]"))
+        events.append(self._LAST_EVENT)
 
-        stream = handler.start_stream(headers)
-        if fault is None:
-            for event in events:
-                stream.write(event)
-            stream.end()
-            return
-        for event in events[:2]:
-            stream.write(event)
-        if fault.kind == "truncate":
-            stream.write(b'data: {"id":"chatcmpl-trunc","object":"chat.compl')
-            stream.cut()
-        elif fault.kind == "garbage":
-            stream.write(b"data: {this is not json\n\n")
-            stream.write(_data("[DONE]"))
-            stream.end()
-        elif fault.kind == "stall_mid":
-            self.sleep(fault.stall_s)
-            stream.cut()
-        else:  # stream_error: an error object in the stream, as the API sends mid-stream
-            etype, code, message = _ERRORS.get(fault.status, _ERRORS[500])
-            error = {
-                "message": fault.message or message,
-                "type": etype,
-                "param": None,
-                "code": code,
-            }
-            stream.write(_data({"error": error}))
-            stream.end()
+        self._send_stream(handler, events, fault, headers, head=2)
+
+    def _stream_error(self, fault: Fault) -> bytes:
+        """An error object in the stream, as the API sends mid-stream."""
+        etype, code, message = _ERRORS.get(fault.status, _ERRORS[500])
+        error = {
+            "message": fault.message or message,
+            "type": etype,
+            "param": None,
+            "code": code,
+        }
+        return _data({"error": error})

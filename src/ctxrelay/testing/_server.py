@@ -7,19 +7,24 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import socket
 import threading
 import time
+import uuid
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Literal, Self
 
-from ctxrelay.testing._script import Router, Script, Step
+from ctxrelay.testing._script import Fault, Router, Script, Step
 
-__all__ = ["LocalServer", "RecordedRequest"]
+__all__ = ["LocalServer", "RecordedRequest", "Refusal"]
+
+Refusal = Literal["body", "field", "conversation", "model", "too_long"]
+"""Why a request is refused before it reaches the script (see ``LocalServer._refuse``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,21 @@ class RecordedRequest:
     def route(self) -> str:
         """The path without its query string, e.g. ``/v1/messages``."""
         return self.path.split("?", 1)[0]
+
+
+def new_id(prefix: str) -> str:
+    """A fresh id in the wire formats' style (``msg_…``, ``req_…``, ``call_…``)."""
+    return prefix + uuid.uuid4().hex[:24]
+
+
+def retry_headers(fault: Fault) -> dict[str, str]:
+    """The wait a fault asks for, in both headers the SDKs read."""
+    if fault.retry_after is None:
+        return {}
+    return {
+        "retry-after": str(math.ceil(fault.retry_after)),
+        "retry-after-ms": str(int(fault.retry_after * 1000)),
+    }
 
 
 def estimate_tokens(value: Any) -> int:
@@ -168,6 +188,8 @@ class LocalServer:
     Use as a context manager (``with AnthropicServer(steps) as srv: ...``) or call
     ``start()``/``stop()``. ``requests`` lists every request received; ``unknown`` the ones
     on routes this server does not implement (answered with the provider's 404 shape).
+    ``api_key``, ``models`` and ``context_window`` turn on the checks a real API makes
+    (each wire format words the refusals its own way).
     """
 
     wire: ClassVar[str] = ""
@@ -176,9 +198,15 @@ class LocalServer:
         self,
         script: Script | Router | Iterable[Step] | None = None,
         *,
+        api_key: str | None = None,
+        models: Collection[str] | None = None,
+        context_window: int | None = None,
         model: str | None = None,
     ) -> None:
         self.script = Script.coerce(script)
+        self.api_key = api_key
+        self.models = None if models is None else frozenset(models)
+        self.context_window = context_window
         self.model = model
         self._requests: list[RecordedRequest] = []
         self._unknown: list[RecordedRequest] = []
@@ -285,3 +313,155 @@ class LocalServer:
 
     def _dispatch(self, handler: _Handler, record: RecordedRequest) -> None:
         raise NotImplementedError
+
+    def _authorized(self, handler: _Handler, record: RecordedRequest) -> bool:
+        """True when no key is set or the request presents it; else answers 401."""
+        if self.api_key is None or self.api_key in self._presented_keys(record):
+            return True
+        self._error(handler, Fault.http(401))
+        return False
+
+    def _presented_keys(self, record: RecordedRequest) -> tuple[str | None, ...]:
+        """The keys a request presents: ``Authorization: Bearer <key>``."""
+        return (record.headers.get("authorization", "").removeprefix("Bearer ").strip(),)
+
+    # How the wire format reads a request: its required fields in the order the API checks
+    # them (with the type each must have), and the fields that make up the prompt.
+    _REQUIRED: ClassVar[tuple[tuple[str, type], ...]] = ()
+    _PROMPT_KEYS: ClassVar[tuple[str, ...]] = ()
+
+    def _refuse(self, handler: _Handler, why: Refusal, detail: Any) -> None:
+        """Answer a request the real API refuses, in its words: ``body`` (not JSON),
+        ``field`` (``detail``: the missing field), ``conversation`` (``detail``: what is
+        wrong with it), ``model`` (``detail``: a model not served), ``too_long``
+        (``detail``: the prompt's estimated tokens)."""
+        raise NotImplementedError
+
+    def _conversation_problem(self, messages: list[Any]) -> str | None:
+        """What the real API would refuse in ``messages`` (``None``: nothing)."""
+        return None
+
+    def _serve(self, handler: _Handler, record: RecordedRequest) -> None:
+        """The model route: check the request as the real API does (key, JSON body,
+        required fields, the conversation, the model, the window), take the script's
+        step, and let the wire format answer it."""
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return
+        for name, kind in self._REQUIRED:
+            value = body.get(name)
+            if not isinstance(value, kind) or (kind is str and not value):
+                self._refuse(handler, "field", name)
+                return
+        problem = self._conversation_problem(body["messages"])
+        if problem is not None:
+            self._refuse(handler, "conversation", problem)
+            return
+        if self.models is not None and body["model"] not in self.models:
+            self._refuse(handler, "model", body["model"])
+            return
+        prompt = {k: body.get(k) for k in self._PROMPT_KEYS}
+        if self.context_window is not None:
+            tokens = estimate_tokens(prompt)
+            if tokens > self.context_window:
+                self._refuse(handler, "too_long", tokens)
+                return
+        step = self._take_step(handler, body)
+        if step is not None:
+            self._answer(handler, body, prompt, step)
+
+    def _answer(
+        self, handler: _Handler, body: Mapping[str, Any], prompt: dict[str, Any], step: Step
+    ) -> None:
+        """Answer an accepted request with the script's ``step`` (``prompt``: the
+        request's prompt fields, for estimated usage)."""
+        raise NotImplementedError
+
+    def _take_step(self, handler: _Handler, body: Mapping[str, Any]) -> Step | None:
+        """The script's next step for a valid request, after its delay; ``None`` when the
+        request is already answered: the server is stopping, the step's fault is an error
+        status (sent), or a stall (waited out, then the connection is dropped)."""
+        step = self.script.next_step(body)
+        if self.sleep(step.delay_s):
+            return None
+        fault = step.fault
+        if fault is not None and fault.kind == "status":
+            self._error(handler, fault)
+            return None
+        if fault is not None and fault.kind == "stall":
+            self.sleep(fault.stall_s)
+            handler.close_connection = True
+            return None
+        return step
+
+    def _error(self, handler: _Handler, fault: Fault) -> None:
+        """Answer with ``fault.status`` in the wire format's error shape."""
+        raise NotImplementedError
+
+    # A streamed answer's fault events, in the wire format: an event cut off mid-way, one
+    # that is not JSON, and the stream's last event (sent after the garbled one).
+    _CUT_EVENT: ClassVar[bytes] = b""
+    _GARBLED_EVENT: ClassVar[bytes] = b""
+    _LAST_EVENT: ClassVar[bytes] = b""
+
+    def _stream_error(self, fault: Fault) -> bytes:
+        """The wire format's in-stream error event for ``fault``."""
+        raise NotImplementedError
+
+    def _send_stream(
+        self,
+        handler: _Handler,
+        events: Sequence[bytes],
+        fault: Fault | None,
+        headers: Mapping[str, str],
+        *,
+        head: int,
+    ) -> None:
+        """Stream ``events``; with a fault, only the first ``head`` of them, then break as
+        the fault says: cut mid-event (``truncate``), a garbled event (``garbage``), a
+        stall then a cut (``stall_mid``), or the in-stream error event (``stream_error``)."""
+        stream = handler.start_stream(headers)
+        if fault is None:
+            for event in events:
+                stream.write(event)
+            stream.end()
+            return
+        for event in events[:head]:
+            stream.write(event)
+        if fault.kind == "truncate":
+            stream.write(self._CUT_EVENT)
+            stream.cut()
+        elif fault.kind == "garbage":
+            stream.write(self._GARBLED_EVENT)
+            stream.write(self._LAST_EVENT)
+            stream.end()
+        elif fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+            stream.cut()
+        else:
+            stream.write(self._stream_error(fault))
+            stream.end()
+
+    def _broken_json(self, handler: _Handler, payload: Any, fault: Fault) -> None:
+        """A non-streamed answer that breaks as ``fault`` says: an error status instead
+        (``stream_error``), a body that is not JSON (``garbage``), or half the body and a
+        cut connection (``truncate``; ``stall_mid`` waits first)."""
+        data = json.dumps(payload).encode()
+        if fault.kind == "stream_error":
+            self._error(handler, Fault.http(fault.status, fault.message))
+            return
+        handler.send_response(200)
+        handler.send_header("content-type", "application/json")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        if fault.kind == "garbage":
+            handler.wfile.write(b"{this is not json" + b" " * (len(data) - 17))
+            handler.wfile.flush()
+            return
+        if fault.kind == "stall_mid":
+            self.sleep(fault.stall_s)
+        handler.wfile.write(data[: len(data) // 2])
+        _Stream(handler).cut()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from typing import Any
 
@@ -26,14 +25,13 @@ from ctxrelay.runtime.model import (
     ToolResultBlock,
     ToolSpec,
 )
-from ctxrelay.runtime.providers._common import RetryPolicy
 from ctxrelay.testing import AnthropicServer, Fault, Step, ToolUse
+from tests.runtime.providers._helpers import FAST, complete_once
 
 pytest.importorskip("anthropic")
 from ctxrelay.runtime.providers.anthropic import AnthropicProvider
 
 MODEL = "claude-opus-4-6"
-FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 READ = ToolSpec(
     "read_file",
     "Read a file of the workspace.",
@@ -53,13 +51,7 @@ def provider(server: AnthropicServer, **kwargs: Any) -> AnthropicProvider:
 
 
 def complete(p: AnthropicProvider, request: ModelRequest = REQUEST, **kwargs: Any) -> Any:
-    async def go() -> Any:
-        try:
-            return await p.complete(request, **kwargs)
-        finally:
-            await p.aclose()
-
-    return asyncio.run(go())
+    return complete_once(p, request, **kwargs)
 
 
 def test_streams_text_tool_calls_and_cache_usage() -> None:

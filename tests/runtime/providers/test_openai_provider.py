@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -25,14 +24,13 @@ from ctxrelay.runtime.model import (
     ToolResultBlock,
     ToolSpec,
 )
-from ctxrelay.runtime.providers._common import RetryPolicy
 from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
+from tests.runtime.providers._helpers import FAST, complete_once
 
 pytest.importorskip("openai")
 from ctxrelay.runtime.providers.openai import OpenAIProvider
 
 MODEL = "gpt-4.1"
-FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
 GREP = ToolSpec(
     "grep",
     "Search files.",
@@ -52,13 +50,7 @@ def provider(server: OpenAIServer, **kwargs: Any) -> OpenAIProvider:
 
 
 def complete(p: OpenAIProvider, request: ModelRequest = REQUEST, **kwargs: Any) -> Any:
-    async def go() -> Any:
-        try:
-            return await p.complete(request, **kwargs)
-        finally:
-            await p.aclose()
-
-    return asyncio.run(go())
+    return complete_once(p, request, **kwargs)
 
 
 def test_streams_text_tool_calls_and_cached_usage() -> None:

@@ -99,3 +99,11 @@ def test_backoff_doubles_with_jitter_and_caps() -> None:
 def test_estimate_is_conservative() -> None:
     assert estimate_request_tokens("x" * 3_000) >= 1_000
     assert estimate_request_tokens("") >= 1
+
+
+def test_max_retries_overrides_the_given_policy_only() -> None:
+    given = RetryPolicy(max_retries=7, base_delay=0.5)
+    assert RetryPolicy.resolve(None, None) == RetryPolicy()
+    assert RetryPolicy.resolve(given, None) is given
+    assert RetryPolicy.resolve(given, 1) == RetryPolicy(max_retries=1, base_delay=0.5)
+    assert RetryPolicy.resolve(None, 0) == RetryPolicy(max_retries=0)

@@ -1,17 +1,21 @@
-"""What the real providers share: the retry loop with backoff, the transport errors of
-the SDKs' HTTP client, and the rough size estimate used when a server reports no usage."""
+"""What the real providers share: the retry loop with backoff, how an SDK's HTTP status
+error maps to a failure, the transport errors of the SDKs' HTTP client, and the rough size
+estimate used when a server reports no usage."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import random
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from ctxrelay.errors import (
+    ContextOverflowError,
     MalformedResponseError,
+    ModelUnavailableError,
+    ProviderAuthError,
     ProviderConnectionError,
     ProviderError,
     ProviderStatusError,
@@ -22,8 +26,12 @@ __all__ = [
     "Attempt",
     "Failure",
     "RetryPolicy",
+    "StatusReply",
+    "api_message",
     "estimate_request_tokens",
     "run_with_retries",
+    "status_failure",
+    "timeout_failure",
     "transport_failure",
 ]
 
@@ -43,6 +51,15 @@ class RetryPolicy:
     base_delay: float = 1.0
     max_delay: float = 30.0
     max_retry_after: float = 60.0
+
+    @classmethod
+    def resolve(cls, policy: RetryPolicy | None, max_retries: int | None) -> RetryPolicy:
+        """A provider's policy: the one given (else the default), with ``max_retries``
+        (the ``--max-retries`` option) taking precedence when set."""
+        policy = policy or cls()
+        if max_retries is None:
+            return policy
+        return replace(policy, max_retries=max_retries)
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and 0 <= retry_after <= self.max_retry_after:
@@ -105,6 +122,115 @@ async def run_with_retries(
                 raise failure.error(spent) from exc
             await sleep(policy.delay(attempt.number, failure.retry_after))
             attempt = Attempt(number=attempt.number + 1)
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """The wait a server asked for, in seconds (``retry-after-ms`` before ``retry-after``);
+    ``None`` when it named none or none that parses."""
+    if not headers:
+        return None
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(key)
+        if value is None:
+            continue
+        try:
+            return float(value) * scale
+        except ValueError:
+            continue
+    return None
+
+
+def api_message(exc: Any) -> str:
+    """The server's own sentence from an SDK error: ``{"error": {"message": ...}}`` (or a
+    bare ``{"message": ...}``) in its body, else the SDK's message."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return str(error["message"])
+    return str(getattr(exc, "message", "") or exc)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusReply:
+    """What an SDK's status error says: the HTTP status, the server's sentence, and the
+    wait it asked for."""
+
+    status: int
+    detail: str
+    retry_after: float | None
+
+    @classmethod
+    def of(cls, exc: Any) -> StatusReply:
+        """Read an SDK's ``APIStatusError`` (both SDKs shape it alike)."""
+        response = getattr(exc, "response", None)
+        return cls(
+            exc.status_code,
+            api_message(exc),
+            _retry_after(response.headers if response else None),
+        )
+
+    @property
+    def said(self) -> str:
+        return f"({self.status}: {self.detail})"
+
+
+def status_failure(
+    reply: StatusReply,
+    *,
+    who: str,
+    model: str,
+    key_env: str,
+    too_long: bool,
+    busy: str,
+) -> Failure:
+    """The failure for an HTTP status both providers read alike: a rejected key (check
+    ``key_env``), a model the server does not serve, a request ``too_long`` for the model
+    (the provider knows its servers' wording), a status worth retrying (the server ``busy``
+    as the provider words it), or a plain refusal. Provider-only cases come first, in the
+    provider."""
+    status, said = reply.status, reply.said
+    if status == 401:
+        return Failure(
+            ProviderAuthError, f"{who} rejected the API key {said}; check {key_env}", False, status
+        )
+    if status == 403:
+        return Failure(
+            ProviderAuthError, f"{who} refused this API key access to {model} {said}", False, status
+        )
+    if status == 404:
+        return Failure(
+            ModelUnavailableError,
+            f"{who} does not serve the model {model!r} {said}; check --model (and --base-url)",
+            False,
+            status,
+        )
+    if too_long:
+        return Failure(
+            ContextOverflowError,
+            f"{who} refused the request as too long for {model} {said}",
+            False,
+            status,
+        )
+    if status in RETRYABLE_STATUSES:
+        return Failure(
+            ProviderStatusError,
+            f"{who} {busy} {said}; try again later",
+            True,
+            status,
+            reply.retry_after,
+        )
+    return Failure(ProviderStatusError, f"{who} refused the request {said}", False, status)
+
+
+def timeout_failure(who: str, timeout: float) -> Failure:
+    """The failure for an SDK's own timeout (no answer at all within ``timeout``)."""
+    return Failure(
+        ProviderTimeoutError,
+        f"{who} did not answer within {timeout:g} s; try again, or raise --timeout for a "
+        "slow server",
+        False,
+    )
 
 
 def _transport_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

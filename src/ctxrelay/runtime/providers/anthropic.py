@@ -14,17 +14,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
-    ContextOverflowError,
     MissingExtraError,
-    ModelUnavailableError,
     ProviderAuthError,
     ProviderConnectionError,
     ProviderStatusError,
-    ProviderTimeoutError,
 )
 from ctxrelay.runtime.model import (
     Message,
@@ -37,11 +33,13 @@ from ctxrelay.runtime.model import (
 )
 from ctxrelay.runtime.models import ModelInfo, lookup_model
 from ctxrelay.runtime.providers._common import (
-    RETRYABLE_STATUSES,
     Attempt,
     Failure,
     RetryPolicy,
+    StatusReply,
     run_with_retries,
+    status_failure,
+    timeout_failure,
     transport_failure,
 )
 
@@ -64,29 +62,6 @@ def _sdk() -> Any:
     except ImportError:
         raise MissingExtraError("the Anthropic provider", "anthropic") from None
     return anthropic
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    if not headers:
-        return None
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(key)
-        if value is None:
-            continue
-        try:
-            return float(value) * scale
-        except ValueError:
-            continue
-    return None
-
-
-def _api_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return str(getattr(exc, "message", "") or exc)
 
 
 def _api_error_type(exc: Any) -> str:
@@ -116,9 +91,7 @@ class AnthropicProvider:
     ) -> None:
         self.model = model
         self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        if max_retries is not None:
-            self.retry = replace(self.retry, max_retries=max_retries)
+        self.retry = RetryPolicy.resolve(retry, max_retries)
         self.cache = cache
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
         self._who = (
@@ -263,65 +236,27 @@ class AnthropicProvider:
         sdk = _sdk()
         who = self._who
         if isinstance(exc, sdk.APIStatusError):
-            status = exc.status_code
-            detail = _api_message(exc)
-            said = f"({status}: {detail})"
-            if status == 401:
-                return Failure(
-                    ProviderAuthError,
-                    f"{who} rejected the API key {said}; check ANTHROPIC_API_KEY",
-                    False,
-                    status,
-                )
-            if status == 403:
-                return Failure(
-                    ProviderAuthError,
-                    f"{who} refused this API key access to {self.model} {said}",
-                    False,
-                    status,
-                )
-            if status == 404:
-                return Failure(
-                    ModelUnavailableError,
-                    f"{who} does not serve the model {self.model!r} {said}; check --model "
-                    "(and --base-url)",
-                    False,
-                    status,
-                )
-            if status == 413 or (status == 400 and _TOO_LONG.search(detail)):
-                return Failure(
-                    ContextOverflowError,
-                    f"{who} refused the request as too long for {self.model} {said}",
-                    False,
-                    status,
-                )
-            retry_after = _retry_after(exc.response.headers if exc.response else None)
-            if status < 400:
+            reply = StatusReply.of(exc)
+            if reply.status < 400:
                 # An ``event: error`` inside a 200 stream: overloaded or a server fault.
                 kind = _api_error_type(exc) or "api_error"
                 return Failure(
                     ProviderStatusError,
-                    f"{who} failed mid-stream ({kind}: {detail})",
+                    f"{who} failed mid-stream ({kind}: {reply.detail})",
                     kind in ("overloaded_error", "api_error", "rate_limit_error"),
-                    status,
+                    reply.status,
                 )
-            if status in RETRYABLE_STATUSES:
-                busy = "is overloaded" if status in (429, 529) else "failed"
-                return Failure(
-                    ProviderStatusError,
-                    f"{who} {busy} {said}; try again later",
-                    True,
-                    status,
-                    retry_after,
-                )
-            return Failure(ProviderStatusError, f"{who} refused the request {said}", False, status)
-        if isinstance(exc, sdk.APITimeoutError):
-            return Failure(
-                ProviderTimeoutError,
-                f"{who} did not answer within {self.timeout:g} s; try again, or raise "
-                "--timeout for a slow server",
-                False,
+            return status_failure(
+                reply,
+                who=who,
+                model=self.model,
+                key_env="ANTHROPIC_API_KEY",
+                too_long=reply.status == 413
+                or (reply.status == 400 and bool(_TOO_LONG.search(reply.detail))),
+                busy="is overloaded" if reply.status in (429, 529) else "failed",
             )
+        if isinstance(exc, sdk.APITimeoutError):
+            return timeout_failure(who, self.timeout)
         if isinstance(exc, sdk.APIConnectionError):
             return Failure(
                 ProviderConnectionError,

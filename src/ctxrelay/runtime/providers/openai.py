@@ -14,18 +14,14 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
-    ContextOverflowError,
     MalformedResponseError,
     MissingExtraError,
-    ModelUnavailableError,
     ProviderAuthError,
     ProviderConnectionError,
     ProviderStatusError,
-    ProviderTimeoutError,
 )
 from ctxrelay.pricing import openai_usage
 from ctxrelay.runtime.model import (
@@ -38,12 +34,15 @@ from ctxrelay.runtime.model import (
 )
 from ctxrelay.runtime.models import ModelInfo, lookup_model
 from ctxrelay.runtime.providers._common import (
-    RETRYABLE_STATUSES,
     Attempt,
     Failure,
     RetryPolicy,
+    StatusReply,
+    api_message,
     estimate_request_tokens,
     run_with_retries,
+    status_failure,
+    timeout_failure,
     transport_failure,
 )
 
@@ -71,29 +70,6 @@ def _sdk() -> Any:
     except ImportError:
         raise MissingExtraError("the OpenAI provider", "openai") from None
     return openai
-
-
-def _retry_after(headers: Mapping[str, str] | None) -> float | None:
-    if not headers:
-        return None
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(key)
-        if value is None:
-            continue
-        try:
-            return float(value) * scale
-        except ValueError:
-            continue
-    return None
-
-
-def _api_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, Mapping):
-        error = body.get("error", body)
-        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
-            return str(error["message"])
-    return str(getattr(exc, "message", "") or exc)
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -140,9 +116,7 @@ class OpenAIProvider:
     ) -> None:
         self.model = model
         self.timeout = timeout
-        self.retry = retry or RetryPolicy()
-        if max_retries is not None:
-            self.retry = replace(self.retry, max_retries=max_retries)
+        self.retry = RetryPolicy.resolve(retry, max_retries)
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         self.max_tokens_field = max_tokens_field or (
             "max_tokens" if self.base_url else "max_completion_tokens"
@@ -327,66 +301,30 @@ class OpenAIProvider:
         sdk = _sdk()
         who = self._who
         if isinstance(exc, sdk.APIStatusError):
-            status = exc.status_code
-            detail = _api_message(exc)
+            reply = StatusReply.of(exc)
             code = getattr(exc, "code", None)
-            said = f"({status}: {detail})"
-            if status == 401:
-                return Failure(
-                    ProviderAuthError,
-                    f"{who} rejected the API key {said}; check OPENAI_API_KEY",
-                    False,
-                    status,
-                )
-            if status == 403:
-                return Failure(
-                    ProviderAuthError,
-                    f"{who} refused this API key access to {self.model} {said}",
-                    False,
-                    status,
-                )
-            if status == 404:
-                return Failure(
-                    ModelUnavailableError,
-                    f"{who} does not serve the model {self.model!r} {said}; check --model "
-                    "(and --base-url)",
-                    False,
-                    status,
-                )
-            if status == 413 or (
-                status == 400 and (code == "context_length_exceeded" or _TOO_LONG.search(detail))
-            ):
-                return Failure(
-                    ContextOverflowError,
-                    f"{who} refused the request as too long for {self.model} {said}",
-                    False,
-                    status,
-                )
-            if status == 429 and code == "insufficient_quota":
+            if reply.status == 429 and code == "insufficient_quota":
                 return Failure(
                     ProviderStatusError,
-                    f"{who} says this key has no quota left {said}; check the account's billing",
+                    f"{who} says this key has no quota left {reply.said}; check the account's "
+                    "billing",
                     False,
-                    status,
+                    reply.status,
                 )
-            if status in RETRYABLE_STATUSES:
-                busy = "is rate-limiting this key" if status == 429 else "failed"
-                retry_after = _retry_after(exc.response.headers if exc.response else None)
-                return Failure(
-                    ProviderStatusError,
-                    f"{who} {busy} {said}; try again later",
-                    True,
-                    status,
-                    retry_after,
-                )
-            return Failure(ProviderStatusError, f"{who} refused the request {said}", False, status)
-        if isinstance(exc, sdk.APITimeoutError):
-            return Failure(
-                ProviderTimeoutError,
-                f"{who} did not answer within {self.timeout:g} s; try again, or raise "
-                "--timeout for a slow server",
-                False,
+            return status_failure(
+                reply,
+                who=who,
+                model=self.model,
+                key_env="OPENAI_API_KEY",
+                too_long=reply.status == 413
+                or (
+                    reply.status == 400
+                    and (code == "context_length_exceeded" or bool(_TOO_LONG.search(reply.detail)))
+                ),
+                busy="is rate-limiting this key" if reply.status == 429 else "failed",
             )
+        if isinstance(exc, sdk.APITimeoutError):
+            return timeout_failure(who, self.timeout)
         if isinstance(exc, sdk.APIConnectionError):
             cause = exc.__cause__
             connect = cause is not None and type(cause).__name__.startswith("Connect")
@@ -397,7 +335,7 @@ class OpenAIProvider:
             )
         if isinstance(exc, sdk.APIError):  # an error object inside the stream
             return Failure(
-                ProviderStatusError, f"{who} failed mid-stream ({_api_message(exc)})", True
+                ProviderStatusError, f"{who} failed mid-stream ({api_message(exc)})", True
             )
         return transport_failure(exc, who, self.timeout)
 
