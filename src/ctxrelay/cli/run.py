@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ctxrelay.budget import DEFAULT_WARNING_LEAD, Budget
-from ctxrelay.cli._common import ArgumentParser, error, handle_errors
+from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
@@ -268,7 +268,7 @@ def _budget(args: argparse.Namespace) -> Budget:
     )
 
 
-@handle_errors
+@handle_errors(flags=BUDGET_FLAGS)
 def main(
     argv: Sequence[str],
     *,
