@@ -262,6 +262,16 @@ def test_simulate_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "call `new_context`" in flat
 
 
+def test_text_tables_keep_the_bracketed_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    # rich would read "[ctxrelay]" (and any "[bold]") in the wording as a markup tag.
+    plan = run_text(capsys, "plan", *BASE, "--text")
+    assert plan.count("[ctxrelay] Context warning") == 1
+    assert plan.count("[ctxrelay] Context handoff requested") == 1
+    simulated = run_text(capsys, "simulate", *BASE, "--tokens", DONE_WHEN_TOKENS, "--text")
+    assert "[ctxrelay] Context warning" in simulated
+    assert "[ctxrelay] Context handoff requested" in simulated
+
+
 # -- bad input: one sentence on stderr naming the value, non-zero exit, no traceback ------
 
 BAD_INPUTS = [

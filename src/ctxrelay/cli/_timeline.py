@@ -102,8 +102,9 @@ class Timeline:
             marks += f" · target {event.handoff_target:,}" if event.handoff_target else " · Off"
             verb = "resumed" if event.resumed else "started"
             out.print(
-                f"[bold]session {event.session_id}[/bold] {verb} in window {event.window} "
-                f"on {event.model}\n[dim]{marks} · usable limit {event.usable_limit:,}[/dim]"
+                f"[bold]session {_escape(event.session_id)}[/bold] {verb} in window "
+                f"{event.window} on {_escape(event.model)}\n"
+                f"[dim]{marks} · usable limit {event.usable_limit:,}[/dim]"
             )
         elif isinstance(event, DispatchEvent):
             self.dispatches += 1
@@ -135,7 +136,7 @@ class Timeline:
         elif isinstance(event, ToolEvent):
             mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
             summary = _escape(_short(event.summary, 56))
-            out.print(f"       {mark} {event.name}: [dim]{summary}[/dim]")
+            out.print(f"       {mark} {_escape(event.name)}: [dim]{summary}[/dim]")
         elif isinstance(event, RolloverEvent):
             notes = f"notes {event.notes_bytes:,} B" if event.notes_bytes else "no notes"
             out.print(

@@ -339,8 +339,11 @@ def _plan(budget: Budget, capability: Capability, *, as_json: bool, text: bool) 
     out = console()
     out.print(table)
     if text:
+        from rich.markup import escape
+
+        # The wording starts with "[ctxrelay]", which rich would read as a markup tag.
         for stage, wording in _texts(budget, capability).items():
-            out.print(f"\n[bold]{stage}[/bold] ({capability.value}):\n{wording}")
+            out.print(f"\n[bold]{stage}[/bold] ({capability.value}):\n{escape(wording)}")
 
 
 _STYLE = {
@@ -366,11 +369,13 @@ def _simulate(
         return
     render_timeline(budget, steps, title="ctxrelay policy simulation")
     if text:
+        from rich.markup import escape
+
         out = console()
         for step in steps:
             if step.decision.stage is not None:
                 wording = advisory_text(budget, step.decision.stage, step.tokens, capability)
-                out.print(f"\n[bold]dispatch at {step.tokens:,} tokens:[/bold]\n{wording}")
+                out.print(f"\n[bold]dispatch at {step.tokens:,} tokens:[/bold]\n{escape(wording)}")
 
 
 def render_timeline(budget: Budget, steps: Sequence[Step], *, title: str) -> None:
