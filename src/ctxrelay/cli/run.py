@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from ctxrelay.budget import DEFAULT_WARNING_LEAD, Budget
+from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
 from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
@@ -136,7 +136,7 @@ def _parser() -> ArgumentParser:
         "--workspace", type=Path, default=None, help="directory the file tools work in (cwd)"
     )
     budget.add_argument(
-        "--notes-file", default=None, help="notes checkpoint file (default context-notes.md)"
+        "--notes-file", default=None, help=f"notes checkpoint file (default {DEFAULT_NOTES_FILE})"
     )
     budget.add_argument(
         "--new-context",
