@@ -136,3 +136,14 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "--resume" in out
     assert "Examples:" in out
+
+
+def test_help_names_every_exit_status_and_the_budget_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run_cli.main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    status = out.split("Exit status:")[1]
+    for code in ("0 done", "3 paused", "130 stopped by Ctrl-C", "1 error", "2 bad usage"):
+        assert code in status
+    assert "--limit and --reserve default from the model registry" in out

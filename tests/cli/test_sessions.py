@@ -196,6 +196,14 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     assert "postgresql://" in out
 
 
+@pytest.mark.parametrize("action", ["list", "show", "history", "reset"])
+def test_each_action_help_teaches(capsys: pytest.CaptureFixture[str], action: str) -> None:
+    assert main(["sessions", action, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Examples:" in out
+    assert f"ctxrelay sessions {action} " in out.split("Examples:")[1]
+
+
 def test_list_before_the_first_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -58,8 +58,12 @@ Examples:
   ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
   ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
 
-Exit status: 0 done, 3 paused by a cap (resume with a higher one), 1 error or a safe
-pause that needs you (the request cannot fit, Off blocked at the limit, provider error).
+--limit and --reserve default from the model registry (the model's context window and
+output reserve; see docs/providers.md); a model it does not know needs --limit.
+
+Exit status: 0 done, 3 paused by a cap (resume with a higher one), 130 stopped by
+Ctrl-C (resumable), 1 error or a safe pause that needs you (the request cannot fit, Off
+blocked at the limit, provider error), 2 bad usage.
 """
 
 
@@ -118,8 +122,16 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--resume", metavar="ID", help="continue a stored session")
     add_session_arguments(parser)
     budget = parser.add_argument_group("budget (new sessions; stored with the session)")
-    budget.add_argument("--limit", type=_positive("--limit"), help="context window (tokens)")
-    budget.add_argument("--reserve", type=_positive("--reserve"), help="output reserve (tokens)")
+    budget.add_argument(
+        "--limit",
+        type=_positive("--limit"),
+        help="context window (tokens; default: the model registry's)",
+    )
+    budget.add_argument(
+        "--reserve",
+        type=_positive("--reserve"),
+        help="output reserve (tokens; default: the model registry's, else limit/8)",
+    )
     budget.add_argument(
         "--threshold",
         type=_number("--threshold"),
