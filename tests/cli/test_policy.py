@@ -392,6 +392,18 @@ def test_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "plan a budget" in out
 
 
+def test_top_level_help_has_examples_of_real_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ctxrelay.cli import COMMANDS
+
+    assert main(["--help"]) == 0
+    examples = capsys.readouterr().out.split("Examples:")[1].split("\n\n")[0]
+    lines = [line.split() for line in examples.strip().splitlines()]
+    assert len(lines) >= 2
+    assert all(words[0] == "ctxrelay" and words[1] in COMMANDS for words in lines)
+
+
 def test_no_command_prints_usage_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "usage: ctxrelay" in capsys.readouterr().out
