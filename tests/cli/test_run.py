@@ -138,6 +138,20 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Examples:" in out
 
 
+def test_a_task_too_large_for_any_window_is_a_block_in_the_json_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "z" * 60_000])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "nothing was sent" in err
+    events = _events(out)
+    dispatches = [e for e in events if e["event"] == "dispatch"]
+    assert [(d["decision"], d.get("reason")) for d in dispatches] == [("block", "too_large")]
+    assert not any(e["event"] == "rollover" for e in events)
+    assert events[-1]["event"] == "end"
+
+
 def test_help_names_every_exit_status_and_the_budget_defaults(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -226,6 +226,10 @@ def test_safe_pause_when_even_a_fresh_window_cannot_hold_the_request(harness: Ha
     assert len(harness.received()) == 1
     assert harness.seals(result.session_id) == [None]  # nothing rolled over in vain
     assert harness.store.get_session(result.session_id).status == "paused"
+    # The event says what happened: a rejection, not a rollover that never took place.
+    last = harness.dispatches()[-1]
+    assert (last.decision, last.reason) == ("block", "too_large")
+    assert not any(isinstance(e, RolloverEvent) for e in harness.events)
 
 
 def test_a_task_too_large_for_any_window_is_rejected_before_any_provider_call(
@@ -234,6 +238,16 @@ def test_a_task_too_large_for_any_window_is_rejected_before_any_provider_call(
     result = harness.run([{"text": "never"}], task="z" * 40_000)
     assert (result.status, result.reason) == ("paused", "too_large")
     assert harness.received() == []
+    (dispatch,) = harness.dispatches()
+    assert dispatch.to_json() == {
+        "event": "dispatch",
+        "window": 1,
+        "tokens": dispatch.tokens,
+        "decision": "block",
+        "stage": None,
+        "reason": "too_large",
+    }
+    assert harness.seals(result.session_id) == [None]
 
 
 def test_new_context_seals_after_siblings_and_opens_a_lead_in(harness: Harness) -> None:

@@ -72,7 +72,9 @@ class DispatchEvent(Event):
     stage: str | None
     skipped: str | None = None
     reason: str | None = None
-    """For a rollover: ``forced`` or ``emergency``."""
+    """For a rollover: ``forced`` or ``emergency``. For a block: ``too_large`` when not
+    even a fresh window would hold the request (nothing is sent, nothing is sealed);
+    none when the policy is Off and the request is over the usable limit."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
