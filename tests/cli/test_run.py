@@ -152,6 +152,22 @@ def test_a_task_too_large_for_any_window_is_a_block_in_the_json_stream(
     assert events[-1]["event"] == "end"
 
 
+def test_a_cost_cap_on_an_unpriced_model_warns_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "--max-cost", "2", "task"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    notices = [e for e in _events(out) if e["event"] == "notice"]
+    assert [n["code"] for n in notices] == ["max_cost_unpriced"]
+    assert err.count("\n") == 1
+    assert err.startswith("ctxrelay: warning: --max-cost $2.0000 cannot be enforced")
+    assert run_cli.main([*_args(tmp_path), "--max-cost", "2", "task"]) == 0
+    assert capsys.readouterr().err == err  # the timeline says it on stderr too
+    assert run_cli.main([*_args(tmp_path), "--json", "task"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_help_names_every_exit_status_and_the_budget_defaults(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

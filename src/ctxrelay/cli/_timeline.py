@@ -7,6 +7,7 @@ end), and the decision; advisories, tool calls and rollovers indented under it.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from ctxrelay.runtime.events import (
@@ -14,6 +15,7 @@ from ctxrelay.runtime.events import (
     DispatchEvent,
     EndEvent,
     Event,
+    NoticeEvent,
     PauseEvent,
     ResponseEvent,
     RolloverEvent,
@@ -29,13 +31,21 @@ __all__ = ["JsonLines", "Timeline"]
 _STYLE = {"continue": "green", "warn": "yellow", "rollover": "magenta", "block": "red"}
 
 
+def _notice(event: NoticeEvent) -> None:
+    sys.stderr.write(f"ctxrelay: warning: {event.message}\n")
+    sys.stderr.flush()
+
+
 class JsonLines:
-    """``--json``: one JSON object per event on stdout, nothing else."""
+    """``--json``: one JSON object per event on stdout, nothing else (a notice also goes
+    to stderr, for the person watching)."""
 
     def __call__(self, event: Event) -> None:
         from ctxrelay.cli._common import print_json
 
         print_json(event.to_json())
+        if isinstance(event, NoticeEvent):
+            _notice(event)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -143,6 +153,8 @@ class Timeline:
                 f"  [magenta]━━ window {event.from_window} sealed ({event.reason}) → "
                 f"window {event.to_window}: lead-in, {notes}[/magenta]"
             )
+        elif isinstance(event, NoticeEvent):
+            _notice(event)
         elif isinstance(event, PauseEvent):
             out.print(f"[red]paused ({event.reason}):[/red] {_escape(event.message)}")
         elif isinstance(event, EndEvent):

@@ -51,6 +51,7 @@ from ctxrelay.runtime.cost import (
     Prices,
     default_pricer,
     prices_from_json,
+    prices_model,
     prices_to_json,
 )
 from ctxrelay.runtime.estimate import (
@@ -65,6 +66,7 @@ from ctxrelay.runtime.events import (
     EndEvent,
     Event,
     EventSink,
+    NoticeEvent,
     PauseEvent,
     ResponseEvent,
     RolloverEvent,
@@ -355,6 +357,7 @@ class Session:
                     self._provider.name,
                 )
             )
+            self._warn_unenforceable_cost_cap()
             try:
                 status, reason = await self._loop()
             except ProviderError as exc:
@@ -552,6 +555,21 @@ class Session:
 
     def _pause_too_large(self) -> _Outcome:
         return "paused", "too_large"
+
+    def _warn_unenforceable_cost_cap(self) -> None:
+        """A cost cap on a model without prices (a local server, the scripted model)
+        would silently never pause: say so once, at the start of the run."""
+        cap = self.config.max_cost
+        model = self._provider.name
+        if cap is None or cap <= 0 or prices_model(self._pricer, model):
+            return
+        self._emit(
+            NoticeEvent(
+                "max_cost_unpriced",
+                f"--max-cost ${cap:.4f} cannot be enforced: ctxrelay has no prices for "
+                f"{model}, so its responses count as $0; use --max-turns to bound the run",
+            )
+        )
 
     def _controls(self) -> _Outcome | None:
         cfg = self.config
