@@ -67,9 +67,11 @@ def test_demo_crosses_every_stage_and_is_deterministic(
 def test_demo_tells_where_the_session_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = demo.main(["--db", str(tmp_path / "d.db"), "--workspace", str(tmp_path / "w")])
+    workspace = tmp_path / "w[bold]"  # a path is text, not rich markup
+    code = demo.main(["--db", str(tmp_path / "d.db"), "--workspace", str(workspace)])
     out = capsys.readouterr().out
     assert code == 0
+    assert str(workspace) in "".join(out.split("\n"))
     assert "ctxrelay sessions show" in out
     assert "warn (handoff)" in out
     assert "rollover (forced)" in out

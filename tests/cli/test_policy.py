@@ -262,6 +262,16 @@ def test_simulate_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "call `new_context`" in flat
 
 
+def test_text_tables_keep_the_bracketed_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    # rich would read "[ctxrelay]" (and any "[bold]") in the wording as a markup tag.
+    plan = run_text(capsys, "plan", *BASE, "--text")
+    assert plan.count("[ctxrelay] Context warning") == 1
+    assert plan.count("[ctxrelay] Context handoff requested") == 1
+    simulated = run_text(capsys, "simulate", *BASE, "--tokens", DONE_WHEN_TOKENS, "--text")
+    assert "[ctxrelay] Context warning" in simulated
+    assert "[ctxrelay] Context handoff requested" in simulated
+
+
 # -- bad input: one sentence on stderr naming the value, non-zero exit, no traceback ------
 
 BAD_INPUTS = [
@@ -380,6 +390,18 @@ def test_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage: ctxrelay" in out
     assert "policy" in out
     assert "plan a budget" in out
+
+
+def test_top_level_help_has_examples_of_real_commands(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ctxrelay.cli import COMMANDS
+
+    assert main(["--help"]) == 0
+    examples = capsys.readouterr().out.split("Examples:")[1].split("\n\n")[0]
+    lines = [line.split() for line in examples.strip().splitlines()]
+    assert len(lines) >= 2
+    assert all(words[0] == "ctxrelay" and words[1] in COMMANDS for words in lines)
 
 
 def test_no_command_prints_usage_and_fails(capsys: pytest.CaptureFixture[str]) -> None:

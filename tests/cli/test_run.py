@@ -187,3 +187,44 @@ def test_a_session_remembers_provider_options_but_no_secret(base_url: str, kept:
     assert "api_key" not in remembered
     assert ("base_url" in remembered) is kept
     assert (remembered["timeout"], remembered["max_retries"]) == (5.0, 1)
+
+
+def test_a_task_too_large_for_any_window_is_a_block_in_the_json_stream(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "z" * 60_000])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "nothing was sent" in err
+    events = _events(out)
+    dispatches = [e for e in events if e["event"] == "dispatch"]
+    assert [(d["decision"], d.get("reason")) for d in dispatches] == [("block", "too_large")]
+    assert not any(e["event"] == "rollover" for e in events)
+    assert events[-1]["event"] == "end"
+
+
+def test_a_cost_cap_on_an_unpriced_model_warns_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "--max-cost", "2", "task"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    notices = [e for e in _events(out) if e["event"] == "notice"]
+    assert [n["code"] for n in notices] == ["max_cost_unpriced"]
+    assert err.count("\n") == 1
+    assert err.startswith("ctxrelay: warning: --max-cost $2.0000 cannot be enforced")
+    assert run_cli.main([*_args(tmp_path), "--max-cost", "2", "task"]) == 0
+    assert capsys.readouterr().err == err  # the timeline says it on stderr too
+    assert run_cli.main([*_args(tmp_path), "--json", "task"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_help_names_every_exit_status_and_the_budget_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert run_cli.main(["--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    status = out.split("Exit status:")[1]
+    for code in ("0 done", "3 paused", "130 stopped by Ctrl-C", "1 error", "2 bad usage"):
+        assert code in status
+    assert "--limit and --reserve default from the model registry" in out

@@ -108,6 +108,35 @@ def test_list_history_and_reset(store_target: str, capsys: pytest.CaptureFixture
     assert [w["seal_reason"] for w in shown["windows"]] == ["new_context", "manual_reset", None]
 
 
+def test_history_with_a_tool_call_only_response(
+    store_target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = open_store(store_target)
+    try:
+        session = store.create_session()
+        window = store.current_window(session.id)
+        store.append(
+            session.id,
+            window.id,
+            [NewRow("user", "read foo.py"), NewRow("assistant", "", {"tool_calls": 1})],
+        )
+    finally:
+        store.close()
+    sid = session.id
+    hits = _json(
+        capsys, ["sessions", "history", sid, "--db", store_target, "--search", "foo", "--json"]
+    )
+    assert isinstance(hits, dict)
+    assert [h["kind"] for h in hits["hits"]] == ["user"]
+    read = _json(
+        capsys, ["sessions", "history", sid, "--db", store_target, "--window", "1", "--json"]
+    )
+    assert isinstance(read, dict)
+    assert [r["text"] for r in read["rows"]] == ["read foo.py", ""]
+    for flag, value in (("--search", "foo"), ("--window", "1")):
+        assert main(["sessions", "history", sid, "--db", store_target, flag, value]) == 0
+
+
 def test_tables_for_people(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = str(tmp_path / "s.db")
     sid = _seed(db)
@@ -165,6 +194,14 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Examples:" in out
     assert "postgresql://" in out
+
+
+@pytest.mark.parametrize("action", ["list", "show", "history", "reset"])
+def test_each_action_help_teaches(capsys: pytest.CaptureFixture[str], action: str) -> None:
+    assert main(["sessions", action, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "Examples:" in out
+    assert f"ctxrelay sessions {action} " in out.split("Examples:")[1]
 
 
 def test_list_before_the_first_session(

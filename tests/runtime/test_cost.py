@@ -33,3 +33,22 @@ def test_prices_with_long_prompt_rates_survive_the_session_json() -> None:
     haiku = DEFAULT_PRICES["claude-haiku-5-5"]
     assert haiku.long_prompt is not None
     assert prices_from_json(prices_to_json(haiku)) == haiku
+
+
+def test_which_models_have_prices() -> None:
+    from ctxrelay.runtime.cost import Pricer, ZeroPricer, prices_model
+
+    pricer = default_pricer()
+    assert prices_model(pricer, "anthropic:claude-sonnet-4-5")
+    assert not prices_model(pricer, "openai:qwen2.5-coder:7b")  # a local server's model
+    assert not prices_model(pricer, "scripted:claude-sonnet-4-5.json")
+    own = default_pricer(prices_from_json(prices_to_json(DEFAULT_PRICES["claude-sonnet-4-5"])))
+    assert prices_model(own, "openai:qwen2.5-coder:7b")
+    assert not prices_model(ZeroPricer(), "anthropic:claude-sonnet-4-5")
+
+    class Flat:
+        def cost_usd(self, model: str, usage: Usage) -> float:
+            return 1.0
+
+    flat: Pricer = Flat()
+    assert prices_model(flat, "anything")  # a pricer that cannot tell counts as priced

@@ -12,7 +12,7 @@ import pytest
 
 from ctxrelay.budget import Budget, Capability, Stage, handoff_text
 from ctxrelay.runtime import Runtime
-from ctxrelay.runtime.events import AdvisoryEvent, RolloverEvent
+from ctxrelay.runtime.events import AdvisoryEvent, NoticeEvent, RolloverEvent, StartEvent
 from ctxrelay.runtime.model import ModelRequest, ModelResponse, TextBlock
 from ctxrelay.runtime.providers.scripted import ScriptedProvider, load_steps
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, builtin_tools
@@ -226,6 +226,10 @@ def test_safe_pause_when_even_a_fresh_window_cannot_hold_the_request(harness: Ha
     assert len(harness.received()) == 1
     assert harness.seals(result.session_id) == [None]  # nothing rolled over in vain
     assert harness.store.get_session(result.session_id).status == "paused"
+    # The event says what happened: a rejection, not a rollover that never took place.
+    last = harness.dispatches()[-1]
+    assert (last.decision, last.reason) == ("block", "too_large")
+    assert not any(isinstance(e, RolloverEvent) for e in harness.events)
 
 
 def test_a_task_too_large_for_any_window_is_rejected_before_any_provider_call(
@@ -234,6 +238,16 @@ def test_a_task_too_large_for_any_window_is_rejected_before_any_provider_call(
     result = harness.run([{"text": "never"}], task="z" * 40_000)
     assert (result.status, result.reason) == ("paused", "too_large")
     assert harness.received() == []
+    (dispatch,) = harness.dispatches()
+    assert dispatch.to_json() == {
+        "event": "dispatch",
+        "window": 1,
+        "tokens": dispatch.tokens,
+        "decision": "block",
+        "stage": None,
+        "reason": "too_large",
+    }
+    assert harness.seals(result.session_id) == [None]
 
 
 def test_new_context_seals_after_siblings_and_opens_a_lead_in(harness: Harness) -> None:
@@ -500,6 +514,25 @@ def test_caps_pause_and_resume_with_a_higher_cap_and_cost_is_stored(harness: Har
     assert done.status == "done"
     assert done.turns == 4
     assert [e["step"] for e in harness.received()] == [0, 1, 2, 3]
+
+
+def test_a_cost_cap_on_an_unpriced_model_is_announced_once(harness: Harness) -> None:
+    steps = [{"text": "a", "tool_calls": [call("list_files", path=".")]}, {"text": "b"}]
+    result = harness.run(steps, max_cost=5.0)
+    assert result.status == "done"  # the cap never trips at $0
+    notices = [e for e in harness.events if isinstance(e, NoticeEvent)]
+    assert [n.code for n in notices] == ["max_cost_unpriced"]
+    assert "scripted:test" in notices[0].message
+    assert isinstance(harness.events[0], StartEvent)
+    assert harness.events[1] is notices[0]  # at the start, before any dispatch
+    harness.events.clear()
+    from ctxrelay.runtime import Prices
+
+    prices = Prices(input=3.0, output=15.0, cache_write_5m=3.75, cache_write_1h=6.0, cache_read=0.3)
+    harness.run(steps, max_cost=5.0, prices=prices)  # priced: enforceable, no notice
+    harness.run(steps)  # no cap, no notice
+    harness.run(steps, max_cost=0.0)  # a zero cap pauses at once: enforceable
+    assert not any(isinstance(e, NoticeEvent) for e in harness.events)
 
 
 def test_scripted_model_costs_nothing_without_prices(harness: Harness) -> None:

@@ -192,6 +192,31 @@ def test_session_history_reads_earlier_windows_of_this_session_only(
     assert "[seq 1] user: do the task" in (read.text or "")
 
 
+def test_session_history_steps_over_tool_call_only_responses(harness: Harness) -> None:
+    # A response with tool calls and no text is stored as an assistant row with text "";
+    # on SQLite such a row once made both search and read fail.
+    steps = [
+        {"tool_calls": [call("list_files", path=".")]},
+        {"text": "marker-one", "tool_calls": [call("new_context")]},
+        {
+            "tool_calls": [
+                call("session_history", action="search", query="marker-one"),
+                call("session_history", action="read", window=1),
+            ],
+        },
+        {"text": "done"},
+    ]
+    result = harness.run(steps)
+    assert result.status == "done"
+    first = harness.store.windows(result.session_id)[0]
+    assert "" in [r.text for r in harness.store.rows(result.session_id, window_id=first.id)]
+    search, read = [r for r in harness.rows(result.session_id) if r.kind == "tool_result"][-2:]
+    assert not search.metadata.get("is_error"), search.text
+    assert not read.metadata.get("is_error"), read.text
+    assert "marker-one" in (search.text or "")
+    assert "[seq 1] user: do the task" in (read.text or "")
+
+
 def test_tool_context_carries_the_session(harness: Harness) -> None:
     seen: list[ToolContext] = []
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
 
 from ctxrelay.budget import BudgetValueError
 from ctxrelay.errors import CtxrelayError
@@ -16,13 +18,18 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "BUDGET_FLAGS",
     "EXIT_ERROR",
     "EXIT_USAGE",
+    "NUMBER",
     "ArgumentParser",
+    "budget_error_message",
     "console",
     "error",
+    "flag_requirement",
     "handle_errors",
     "print_json",
+    "shown_value",
 ]
 
 EXIT_ERROR = 1
@@ -47,27 +54,93 @@ def error(message: str, code: int = EXIT_ERROR) -> int:
     return code
 
 
-def handle_errors(func: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
-    """Turn expected errors into one line on stderr and a non-zero exit, never a traceback."""
+BUDGET_FLAGS: Mapping[str, str] = MappingProxyType(
+    {
+        "limit": "--limit",
+        "output_reserve": "--reserve",
+        "threshold": "--threshold",
+        "warning_lead": "--warning-lead",
+    }
+)
+"""Budget field -> the flag that sets it, so a core error names what the user typed."""
 
-    @functools.wraps(func)
-    def wrapper(argv: Sequence[str]) -> int:
-        try:
-            return func(argv)
-        except SystemExit as exc:  # --help / --version from argparse
-            return exc.code if isinstance(exc.code, int) else 0
-        except UsageError as exc:
-            sys.stderr.write(f"{exc}\n")
-            return EXIT_USAGE
-        except BudgetValueError as exc:
-            return error(f"{exc}", EXIT_USAGE)
-        except CtxrelayError as exc:
-            return error(str(exc))
-        except KeyboardInterrupt:
-            sys.stderr.write("ctxrelay: interrupted\n")
-            return 130
+# Plain ASCII numerals only: ``int()``/``float()`` also take "nan", "1e999" and digits of
+# other scripts, which a budget never needs and which would be shown back confusingly.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)")
 
-    return wrapper
+
+def shown_value(value: object) -> str:
+    """A value as an error message shows it: numbers bare (``101``, not ``101.0``),
+    anything else quoted."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and NUMBER.fullmatch(value):
+        return value
+    return repr(value)
+
+
+def flag_requirement(requirement: str, flags: Mapping[str, str]) -> str:
+    """A core requirement with the fields it mentions named as flags
+    (``smaller than the limit (1000)`` -> ``smaller than --limit (1000)``)."""
+    for field, flag in flags.items():
+        requirement = requirement.replace(f"the {field}", flag)
+    return requirement
+
+
+def budget_error_message(exc: BudgetValueError, flags: Mapping[str, str]) -> str:
+    """The core's error in the user's words: the flag instead of the field name."""
+    flag = flags.get(exc.field)
+    if flag is None:
+        return str(exc)
+    return (
+        f"{flag} must be {flag_requirement(exc.requirement, flags)}, got {shown_value(exc.value)}"
+    )
+
+
+_Main = TypeVar("_Main", bound=Callable[..., int])
+
+
+@overload
+def handle_errors(func: _Main, /) -> _Main: ...
+
+
+@overload
+def handle_errors(*, flags: Mapping[str, str]) -> Callable[[_Main], _Main]: ...
+
+
+def handle_errors(
+    func: _Main | None = None, /, *, flags: Mapping[str, str] | None = None
+) -> _Main | Callable[[_Main], _Main]:
+    """Turn expected errors into one line on stderr and a non-zero exit, never a traceback.
+
+    ``@handle_errors(flags=BUDGET_FLAGS)`` on a command whose options set a budget makes
+    the core's :class:`BudgetValueError` name the flag (``--reserve``), not the field.
+    """
+    names: Mapping[str, str] = flags or {}
+
+    def decorate(main: _Main) -> _Main:
+        @functools.wraps(main)
+        def wrapper(argv: Sequence[str], *args: Any, **kwargs: Any) -> int:
+            try:
+                return main(argv, *args, **kwargs)
+            except SystemExit as exc:  # --help / --version from argparse
+                return exc.code if isinstance(exc.code, int) else 0
+            except UsageError as exc:
+                sys.stderr.write(f"{exc}\n")
+                return EXIT_USAGE
+            except BudgetValueError as exc:
+                return error(budget_error_message(exc, names), EXIT_USAGE)
+            except CtxrelayError as exc:
+                return error(str(exc))
+            except KeyboardInterrupt:
+                sys.stderr.write("ctxrelay: interrupted\n")
+                return 130
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate if func is None else decorate(func)
 
 
 def print_json(value: Any) -> None:

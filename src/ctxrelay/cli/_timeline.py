@@ -7,6 +7,7 @@ end), and the decision; advisories, tool calls and rollovers indented under it.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from ctxrelay.runtime.events import (
@@ -14,6 +15,7 @@ from ctxrelay.runtime.events import (
     DispatchEvent,
     EndEvent,
     Event,
+    NoticeEvent,
     PauseEvent,
     ResponseEvent,
     RolloverEvent,
@@ -29,13 +31,21 @@ __all__ = ["JsonLines", "Timeline"]
 _STYLE = {"continue": "green", "warn": "yellow", "rollover": "magenta", "block": "red"}
 
 
+def _notice(event: NoticeEvent) -> None:
+    sys.stderr.write(f"ctxrelay: warning: {event.message}\n")
+    sys.stderr.flush()
+
+
 class JsonLines:
-    """``--json``: one JSON object per event on stdout, nothing else."""
+    """``--json``: one JSON object per event on stdout, nothing else (a notice also goes
+    to stderr, for the person watching)."""
 
     def __call__(self, event: Event) -> None:
         from ctxrelay.cli._common import print_json
 
         print_json(event.to_json())
+        if isinstance(event, NoticeEvent):
+            _notice(event)
 
     def close(self) -> None:
         """Nothing to release."""
@@ -102,8 +112,9 @@ class Timeline:
             marks += f" · target {event.handoff_target:,}" if event.handoff_target else " · Off"
             verb = "resumed" if event.resumed else "started"
             out.print(
-                f"[bold]session {event.session_id}[/bold] {verb} in window {event.window} "
-                f"on {event.model}\n[dim]{marks} · usable limit {event.usable_limit:,}[/dim]"
+                f"[bold]session {_escape(event.session_id)}[/bold] {verb} in window "
+                f"{event.window} on {_escape(event.model)}\n"
+                f"[dim]{marks} · usable limit {event.usable_limit:,}[/dim]"
             )
         elif isinstance(event, DispatchEvent):
             self.dispatches += 1
@@ -135,13 +146,15 @@ class Timeline:
         elif isinstance(event, ToolEvent):
             mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
             summary = _escape(_short(event.summary, 56))
-            out.print(f"       {mark} {event.name}: [dim]{summary}[/dim]")
+            out.print(f"       {mark} {_escape(event.name)}: [dim]{summary}[/dim]")
         elif isinstance(event, RolloverEvent):
             notes = f"notes {event.notes_bytes:,} B" if event.notes_bytes else "no notes"
             out.print(
                 f"  [magenta]━━ window {event.from_window} sealed ({event.reason}) → "
                 f"window {event.to_window}: lead-in, {notes}[/magenta]"
             )
+        elif isinstance(event, NoticeEvent):
+            _notice(event)
         elif isinstance(event, PauseEvent):
             out.print(f"[red]paused ({event.reason}):[/red] {_escape(event.message)}")
         elif isinstance(event, EndEvent):

@@ -167,7 +167,7 @@ def main(argv: Sequence[str]) -> int:
     _render(reports, sweep)
     if args.plot:
         shown = ", ".join(r.session_id[:8] for r in plotted)
-        console().print(f"Plot written to {args.plot} ({shown}).")
+        console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
     return 0
 
 
@@ -222,6 +222,7 @@ def _money(value: float | None) -> str:
 
 
 def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from ctxrelay.analyze import sweep_totals
@@ -245,8 +246,8 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             else "-"
         )
         table.add_row(
-            r.session_id[:8],
-            t.model or "-",
+            escape(r.session_id[:8]),
+            escape(t.model or "-"),
             f"{t.requests:,}",
             f"{t.peak_context_tokens:,}",
             f"{t.final_context_tokens:,}",
@@ -277,7 +278,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
                 f"  ↻{restarts}"
             )
             sums[k] += result.cost_usd or 0.0
-        whatif.add_row(r.session_id[:8], *cells)
+        whatif.add_row(escape(r.session_id[:8]), *cells)
     whatif.add_row("total", *[_money(s) for s in sums], style="bold")
     whatif.caption = "cost · peak context · ↻ compactions or rollovers"
     out.print(whatif)
@@ -304,7 +305,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
         out.print(table)
         if best is not None:
             per = ", ".join(
-                f"{r.session_id[:8]} {rec.threshold:g}%"
+                f"{escape(r.session_id[:8])} {rec.threshold:g}%"
                 for r in reports
                 if (rec := r.recommended()) is not None and r.transcript.requests
             )
@@ -328,7 +329,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             return f"{value:,}" + ("" if name in m else " (default)")
 
         measured.add_row(
-            r.session_id[:8],
+            escape(r.session_id[:8]),
             f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
             f"{a.base_tokens:,}",
             cell("summary_tokens", a.summary_tokens),
@@ -339,6 +340,6 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
     unpriced = sorted({m for r in reports for m in r.unpriced_models})
     if unpriced:
         out.print(
-            f"[yellow]No prices for {', '.join(unpriced)}: their cost is left out; add them "
-            "with --prices FILE.[/yellow]"
+            f"[yellow]No prices for {escape(', '.join(unpriced))}: their cost is left out; "
+            "add them with --prices FILE.[/yellow]"
         )

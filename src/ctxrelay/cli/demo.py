@@ -84,6 +84,7 @@ def main(argv: Sequence[str]) -> int:
         out = console()
         out.print(
             f"\nThe session is stored in {where}; the project it edited is in {workspace}.\n"
-            f"Inspect it with:\n  ctxrelay sessions show {result.session_id}{db}"
+            f"Inspect it with:\n  ctxrelay sessions show {result.session_id}{db}",
+            markup=False,  # paths may hold "[...]"
         )
     return exit_code(result)

@@ -20,7 +20,16 @@ from ctxrelay.budget import (
     advisory_text,
     simulate,
 )
-from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+from ctxrelay.cli._common import (
+    BUDGET_FLAGS,
+    NUMBER,
+    ArgumentParser,
+    console,
+    flag_requirement,
+    handle_errors,
+    print_json,
+    shown_value,
+)
 
 __all__ = [
     "FlagValueError",
@@ -80,24 +89,15 @@ class FlagValueError(BudgetValueError):
 
     def __init__(self, flag: str, text: object, requirement: str) -> None:
         super().__init__(flag, text, requirement)
-        shown = text if isinstance(text, str) and _NUMBER.fullmatch(text) else repr(text)
-        self.args = (f"{flag} must be {requirement}, got {shown}",)
+        self.args = (f"{flag} must be {requirement}, got {shown_value(text)}",)
 
 
-# Plain ASCII numerals only: ``int()``/``float()`` also take "nan", "1e999" and digits of
-# other scripts, which a budget never needs and which would be shown back confusingly.
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)")
 _WHOLE = re.compile(r"[+-]?[0-9]+(?:_[0-9]+)*")
 _MAX_DIGITS = 15  # a float keeps any 15 significant decimal digits exactly
 
-# Budget field -> the flag that sets it, so core errors name what the user typed.
-_FLAGS = {
-    "limit": "--limit",
-    "output_reserve": "--reserve",
-    "threshold": "--threshold",
-    "warning_lead": "--warning-lead",
-}
-_VALUE_FLAGS = frozenset({*_FLAGS.values(), "--tokens", "--advisory-tokens"})
+# Every field a policy error can name -> the flag that sets it.
+_FLAGS = {**BUDGET_FLAGS, "tokens": "--tokens", "advisory_tokens": "--advisory-tokens"}
+_VALUE_FLAGS = frozenset(_FLAGS.values())
 
 
 def parse_whole(flag: str, value: object) -> int:
@@ -116,7 +116,7 @@ def parse_percent(flag: str, value: object) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     text = str(value).strip()
-    if not _NUMBER.fullmatch(text):
+    if not NUMBER.fullmatch(text):
         raise FlagValueError(flag, str(value), "a number (a percentage such as 60 or 62.5)")
     number = float(text)
     if math.isfinite(number) and Fraction(repr(number)) != Fraction(text):
@@ -198,9 +198,10 @@ def budget_from_args(args: argparse.Namespace) -> Budget:
     except FlagValueError:
         raise
     except BudgetValueError as exc:
-        requirement = exc.requirement.replace("the limit", "--limit")
         raise FlagValueError(
-            _FLAGS.get(exc.field, exc.field), str(typed.get(exc.field, exc.value)), requirement
+            _FLAGS.get(exc.field, exc.field),
+            str(typed.get(exc.field, exc.value)),
+            flag_requirement(exc.requirement, _FLAGS),
         ) from None
 
 
@@ -292,7 +293,7 @@ def _texts(budget: Budget, capability: Capability) -> dict[str, str]:
     return texts
 
 
-@handle_errors
+@handle_errors(flags=_FLAGS)
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(_glue_values(list(argv)))
     budget = budget_from_args(args)
@@ -338,8 +339,11 @@ def _plan(budget: Budget, capability: Capability, *, as_json: bool, text: bool) 
     out = console()
     out.print(table)
     if text:
+        from rich.markup import escape
+
+        # The wording starts with "[ctxrelay]", which rich would read as a markup tag.
         for stage, wording in _texts(budget, capability).items():
-            out.print(f"\n[bold]{stage}[/bold] ({capability.value}):\n{wording}")
+            out.print(f"\n[bold]{stage}[/bold] ({capability.value}):\n{escape(wording)}")
 
 
 _STYLE = {
@@ -365,11 +369,13 @@ def _simulate(
         return
     render_timeline(budget, steps, title="ctxrelay policy simulation")
     if text:
+        from rich.markup import escape
+
         out = console()
         for step in steps:
             if step.decision.stage is not None:
                 wording = advisory_text(budget, step.decision.stage, step.tokens, capability)
-                out.print(f"\n[bold]dispatch at {step.tokens:,} tokens:[/bold]\n{wording}")
+                out.print(f"\n[bold]dispatch at {step.tokens:,} tokens:[/bold]\n{escape(wording)}")
 
 
 def render_timeline(budget: Budget, steps: Sequence[Step], *, title: str) -> None:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from ctxrelay.budget import DEFAULT_WARNING_LEAD, Budget
-from ctxrelay.cli._common import ArgumentParser, error, handle_errors
+from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
+from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
@@ -63,8 +63,12 @@ Examples:
   ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
   ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
 
-Exit status: 0 done, 3 paused by a cap (resume with a higher one), 1 error or a safe
-pause that needs you (the request cannot fit, Off blocked at the limit, provider error).
+--limit and --reserve default from the model registry (the model's context window and
+output reserve; see docs/providers.md); a model it does not know needs --limit.
+
+Exit status: 0 done, 3 paused by a cap (resume with a higher one), 130 stopped by
+Ctrl-C (resumable), 1 error or a safe pause that needs you (the request cannot fit, Off
+blocked at the limit, provider error), 2 bad usage.
 """
 
 
@@ -128,8 +132,16 @@ def _parser() -> ArgumentParser:
     )
     add_session_arguments(parser)
     budget = parser.add_argument_group("budget (new sessions; stored with the session)")
-    budget.add_argument("--limit", type=_positive("--limit"), help="context window (tokens)")
-    budget.add_argument("--reserve", type=_positive("--reserve"), help="output reserve (tokens)")
+    budget.add_argument(
+        "--limit",
+        type=_positive("--limit"),
+        help="context window (tokens; default: the model registry's)",
+    )
+    budget.add_argument(
+        "--reserve",
+        type=_positive("--reserve"),
+        help="output reserve (tokens; default: the model registry's, else limit/8)",
+    )
     budget.add_argument(
         "--threshold",
         type=_number("--threshold"),
@@ -146,7 +158,7 @@ def _parser() -> ArgumentParser:
         "--workspace", type=Path, default=None, help="directory the file tools work in (cwd)"
     )
     budget.add_argument(
-        "--notes-file", default=None, help="notes checkpoint file (default context-notes.md)"
+        "--notes-file", default=None, help=f"notes checkpoint file (default {DEFAULT_NOTES_FILE})"
     )
     budget.add_argument(
         "--new-context",
@@ -311,7 +323,7 @@ def _budget(args: argparse.Namespace) -> Budget:
     )
 
 
-@handle_errors
+@handle_errors(flags=BUDGET_FLAGS)
 def main(
     argv: Sequence[str],
     *,

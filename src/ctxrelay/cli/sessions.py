@@ -47,6 +47,52 @@ Examples:
   ctxrelay sessions list --db postgresql://ctx:secret@127.0.0.1:5432/ctxrelay
 """
 
+_LIST_HELP = """\
+List the sessions of a store, newest first: id, when it was created, its status, how
+many windows it has and why each sealed window was sealed.
+
+Examples:
+  ctxrelay sessions list
+  ctxrelay sessions list --limit 5 --json
+  ctxrelay sessions list --db postgresql://ctx:secret@127.0.0.1:5432/ctxrelay
+"""
+
+_SHOW_HELP = """\
+Show every window of a session and every row in it: the host's full view, including
+windows hidden from the agent by a reset. --json prints the documented JSON contract
+({"session_id", "windows": [{"index", "id", "seal_reason", "rows"}]}).
+
+Examples:
+  ctxrelay sessions show 3f9c                 # a unique prefix of the id is enough
+  ctxrelay sessions show 3f9c --width 200     # wider text column
+  ctxrelay sessions show 3f9c --json | jq '.windows[].seal_reason'
+"""
+
+_HISTORY_HELP = """\
+Show what the agent's session_history tool sees: only this session, only windows after
+the newest reset. Without options: the visible windows. --search TEXT: case-insensitive
+matches, newest first, with an excerpt of each. --window N: the rows of window N, paged
+with --offset and --limit. Results are bounded like the tool's (16 KiB of text).
+
+Examples:
+  ctxrelay sessions history 3f9c
+  ctxrelay sessions history 3f9c --search "pytest -k"
+  ctxrelay sessions history 3f9c --window 2 --offset 40 --limit 20
+  ctxrelay sessions history 3f9c --search TODO --json
+"""
+
+_RESET_HELP = """\
+Seal the open window of a session with manual_reset and open a fresh one. From then on
+session_history never shows the agent anything from before the reset (the privacy floor);
+`sessions show` still does. A running dispatch of the session is waited for (--wait).
+The next message to the session starts in the new window.
+
+Examples:
+  ctxrelay sessions reset 3f9c
+  ctxrelay sessions reset 3f9c --wait 60 --json
+  ctxrelay run --resume 3f9c "start over from the plan in notes.md"   # afterwards
+"""
+
 #: How long ``reset`` waits for a dispatch of the session to finish.
 RESET_WAIT_S = 10.0
 
@@ -313,19 +359,43 @@ def _parser() -> ArgumentParser:
         "--db", help=f"store file or URL (default: ${DB_ENV} or the user data directory)"
     )
     common.add_argument("--json", action="store_true", help="print only JSON")
-    listing = sub.add_parser("list", parents=[common], help="sessions, newest first")
+    listing = sub.add_parser(
+        "list",
+        parents=[common],
+        help="sessions, newest first",
+        description=_LIST_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     listing.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
-    show = sub.add_parser("show", parents=[common], help="all windows and rows of a session")
+    show = sub.add_parser(
+        "show",
+        parents=[common],
+        help="all windows and rows of a session",
+        description=_SHOW_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     show.add_argument("id", help="session id (or a unique prefix)")
     show.add_argument("--width", type=int, default=100, help="text column width in tables")
-    hist = sub.add_parser("history", parents=[common], help="what the agent's session_history sees")
+    hist = sub.add_parser(
+        "history",
+        parents=[common],
+        help="what the agent's session_history sees",
+        description=_HISTORY_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     hist.add_argument("id", help="session id (or a unique prefix)")
     hist.add_argument("--search", metavar="TEXT", help="case-insensitive text search")
     hist.add_argument("--window", type=int, metavar="N", help="read rows of window N")
     hist.add_argument("--offset", type=int, default=0, help="first row to read (default 0)")
     hist.add_argument("--limit", type=int, help="rows or hits (default 50 / 20; at most 500)")
     hist.add_argument("--width", type=int, default=100, help="text column width in tables")
-    reset = sub.add_parser("reset", parents=[common], help="manual reset (the privacy floor)")
+    reset = sub.add_parser(
+        "reset",
+        parents=[common],
+        help="manual reset (the privacy floor)",
+        description=_RESET_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     reset.add_argument("id", help="session id (or a unique prefix)")
     reset.add_argument(
         "--wait",

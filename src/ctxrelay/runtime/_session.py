@@ -51,6 +51,7 @@ from ctxrelay.runtime.cost import (
     Prices,
     default_pricer,
     prices_from_json,
+    prices_model,
     prices_to_json,
 )
 from ctxrelay.runtime.estimate import (
@@ -65,6 +66,7 @@ from ctxrelay.runtime.events import (
     EndEvent,
     Event,
     EventSink,
+    NoticeEvent,
     PauseEvent,
     ResponseEvent,
     RolloverEvent,
@@ -355,6 +357,7 @@ class Session:
                     self._provider.name,
                 )
             )
+            self._warn_unenforceable_cost_cap()
             try:
                 status, reason = await self._loop()
             except ProviderError as exc:
@@ -553,6 +556,21 @@ class Session:
     def _pause_too_large(self) -> _Outcome:
         return "paused", "too_large"
 
+    def _warn_unenforceable_cost_cap(self) -> None:
+        """A cost cap on a model without prices (a local server, the scripted model)
+        would silently never pause: say so once, at the start of the run."""
+        cap = self.config.max_cost
+        model = self._provider.name
+        if cap is None or cap <= 0 or prices_model(self._pricer, model):
+            return
+        self._emit(
+            NoticeEvent(
+                "max_cost_unpriced",
+                f"--max-cost ${cap:.4f} cannot be enforced: ctxrelay has no prices for "
+                f"{model}, so its responses count as $0; use --max-turns to bound the run",
+            )
+        )
+
     def _controls(self) -> _Outcome | None:
         cfg = self.config
         if cfg.max_turns is not None and self._totals.turns >= cfg.max_turns:
@@ -614,8 +632,15 @@ class Session:
         )
         if decision.action is Action.ROLLOVER:
             reason: SealReason = "emergency" if self._overflowed() else "forced"
+            opening = self._opening(reason)
+            if opening is None:
+                # Not even a fresh window holds it: the request is rejected before any
+                # provider call and nothing is sealed, so the event says block, not
+                # rollover.
+                self._emit(DispatchEvent(window.index, tokens, "block", None, reason="too_large"))
+                return self._pause_too_large()
             self._emit(DispatchEvent(window.index, tokens, "rollover", None, reason=reason))
-            return None if self._rollover(reason) else self._pause_too_large()
+            return None if self._rollover(reason, opening) else self._pause_too_large()
         if decision.action is Action.BLOCK:
             self._emit(DispatchEvent(window.index, tokens, "block", None))
             return self._pause(
@@ -794,10 +819,42 @@ class Session:
     def _fake_rows(self, rows: Sequence[NewRow]) -> list[Row]:
         return [Row(0, self.id, "0" * 32, 0, r.kind, r.text, r.metadata, 0.0) for r in rows]
 
-    def _rollover(self, reason: SealReason) -> bool:
+    def _rollover(self, reason: SealReason, opening: tuple[NewRow, NewRow] | None = None) -> bool:
         """Seal the open window and open the next with its lead-in and the triggering
         message, in one store transaction. ``False`` (nothing changed) when even a
-        fresh window could not hold the first request."""
+        fresh window could not hold the first request. ``opening`` is what
+        :meth:`_opening` already built for this reason, if the caller asked first."""
+        opening = opening or self._opening(reason)
+        if opening is None:
+            return False
+        lead, trigger = opening
+        window = self.window
+        usable = self.config.budget.usable_limit
+        boundary = NewRow(
+            "boundary",
+            f"window {window.index} sealed ({reason})",
+            {"reason": reason, "budgetTokens": usable},
+        )
+        new = self._store.rollover(
+            self.id, window.id, reason, boundary=boundary, opening=[lead, trigger]
+        )
+        self._window = new
+        self._view = WindowView(self._store.rows(self.id, window_id=new.id))
+        # The totals so far, per window and session, at each window boundary (every
+        # response row carries its own cost; the end of a run writes them again).
+        self._store.update_session(self.id, metadata=self._totals.to_json())
+        notes_bytes = lead.metadata.get("notes_bytes")
+        self._emit(
+            RolloverEvent(
+                window.index, new.index, reason, int(notes_bytes) if notes_bytes else None
+            )
+        )
+        return True
+
+    def _opening(self, reason: SealReason) -> tuple[NewRow, NewRow] | None:
+        """The lead-in and triggering message of the window a rollover would open, or
+        ``None`` (with the message set) when even that fresh window could not hold its
+        first request."""
         cfg = self.config
         window = self.window
         usable = cfg.budget.usable_limit
@@ -821,27 +878,8 @@ class Session:
         needed = self._estimate(size, fresh)
         if needed > usable:
             self._message = str(RequestTooLargeError(needed, usable))
-            return False
-        boundary = NewRow(
-            "boundary",
-            f"window {window.index} sealed ({reason})",
-            {"reason": reason, "budgetTokens": usable},
-        )
-        new = self._store.rollover(
-            self.id, window.id, reason, boundary=boundary, opening=[lead, trigger]
-        )
-        self._window = new
-        self._view = WindowView(self._store.rows(self.id, window_id=new.id))
-        # The totals so far, per window and session, at each window boundary (every
-        # response row carries its own cost; the end of a run writes them again).
-        self._store.update_session(self.id, metadata=self._totals.to_json())
-        notes_bytes = lead.metadata.get("notes_bytes")
-        self._emit(
-            RolloverEvent(
-                window.index, new.index, reason, int(notes_bytes) if notes_bytes else None
-            )
-        )
-        return True
+            return None
+        return lead, trigger
 
     def _repair_boundary(self, boundary: Row) -> bool:
         """An older history appended a boundary without sealing (a torn batch): finish

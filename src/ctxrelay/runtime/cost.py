@@ -23,15 +23,26 @@ __all__ = [
     "ZeroPricer",
     "default_pricer",
     "prices_from_json",
+    "prices_model",
     "prices_to_json",
 ]
 
 
 @runtime_checkable
 class Pricer(Protocol):
+    """Prices responses. A pricer may also have ``knows(model) -> bool`` (see
+    :func:`prices_model`); without it every model counts as priced."""
+
     def cost_usd(self, model: str, usage: Usage) -> float:
         """USD for one response of ``model`` (``provider:model`` or a bare id)."""
         ...
+
+
+def prices_model(pricer: Pricer, model: str) -> bool:
+    """Whether ``pricer`` has real prices for ``model``: if not, its responses count as
+    $0 and a ``max_cost`` cap can never be reached."""
+    knows = getattr(pricer, "knows", None)
+    return True if knows is None else bool(knows(model))
 
 
 class ZeroPricer:
@@ -39,6 +50,10 @@ class ZeroPricer:
 
     def cost_usd(self, model: str, usage: Usage) -> float:
         return 0.0
+
+    def knows(self, model: str) -> bool:
+        """No model has a price here (so a cost cap can never be reached)."""
+        return False
 
 
 class TablePricer:
@@ -51,11 +66,18 @@ class TablePricer:
         self._default = default
 
     def cost_usd(self, model: str, usage: Usage) -> float:
+        prices = self._prices(model)
+        return cost(usage, prices) if prices is not None else 0.0
+
+    def knows(self, model: str) -> bool:
+        """Whether ``model`` has prices; an unknown one costs 0 and never reaches a cap."""
+        return self._prices(model) is not None
+
+    def _prices(self, model: str) -> Prices | None:
         kind, sep, bare = model.partition(":")
         name = bare if sep else model
         prices = None if kind == "scripted" else self._table.lookup(name)
-        prices = prices or self._default
-        return cost(usage, prices) if prices is not None else 0.0
+        return prices or self._default
 
 
 def default_pricer(prices: Prices | None = None) -> Pricer:

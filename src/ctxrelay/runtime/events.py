@@ -19,6 +19,7 @@ __all__ = [
     "EndEvent",
     "Event",
     "EventSink",
+    "NoticeEvent",
     "PauseEvent",
     "ResponseEvent",
     "RolloverEvent",
@@ -72,7 +73,9 @@ class DispatchEvent(Event):
     stage: str | None
     skipped: str | None = None
     reason: str | None = None
-    """For a rollover: ``forced`` or ``emergency``."""
+    """For a rollover: ``forced`` or ``emergency``. For a block: ``too_large`` when not
+    even a fresh window would hold the request (nothing is sent, nothing is sealed);
+    none when the policy is Off and the request is over the usable limit."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -168,6 +171,19 @@ class RolloverEvent(Event):
             "reason": self.reason,
             "notes_bytes": self.notes_bytes,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeEvent(Event):
+    """Something the user should know that changes nothing in the run, e.g. a cap that
+    cannot be enforced (``code`` ``max_cost_unpriced``)."""
+
+    kind: ClassVar[str] = "notice"
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.kind, "code": self.code, "message": self.message}
 
 
 @dataclass(frozen=True, slots=True)

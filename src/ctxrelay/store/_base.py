@@ -164,6 +164,15 @@ class SqlStore(ABC):
     text_head_sql = "substr(CAST(r.text AS BLOB), 1, ?)"
     text_bytes_sql = "length(CAST(r.text AS BLOB))"
 
+    @staticmethod
+    def _head_bytes(value: Any) -> bytes:
+        """The fetched ``text_head_sql`` value as bytes.
+
+        SQLite's ``substr`` of an empty blob is NULL, not an empty blob, so a row with
+        ``text = ''`` (a tool-call-only assistant response) comes back as ``None``.
+        """
+        return b"" if value is None else bytes(value)
+
     @abstractmethod
     def dispatch_lock(
         self, session_id: str, *, timeout: float = 0.0
@@ -602,7 +611,7 @@ class SqlStore(ABC):
                     break
                 before = int(page[-1][3])
                 for raw in page:
-                    head = bytes(raw[9])
+                    head = self._head_bytes(raw[9])
                     scanned += len(head)
                     if scanned > HISTORY_SCAN_MAX_BYTES:
                         break
@@ -655,7 +664,7 @@ class SqlStore(ABC):
                     continue
                 if budget <= 0:
                     break
-                head = bytes(raw[8])
+                head = self._head_bytes(raw[8])
                 total = int(raw[9])
                 text, _ = _cut_utf8(head, 0, budget)
                 used = len(text.encode("utf-8"))

@@ -450,6 +450,29 @@ class StoreConformance:
         with pytest.raises(WindowNotFoundError):
             store.history_read(session.id, 0)
 
+    def test_history_handles_empty_and_missing_text(self, store: Store) -> None:
+        # A tool-call-only assistant response is stored with text "" (or no text at all);
+        # search and read must step over such rows, not fail on them.
+        session = store.create_session()
+        window = store.current_window(session.id)
+        store.append(
+            session.id,
+            window.id,
+            [
+                NewRow("user", "find the needle"),
+                NewRow("assistant", "", {"tool_calls": [{"name": "read_file"}]}),
+                NewRow("assistant", None),
+                NewRow("tool_result", "needle found"),
+            ],
+        )
+        hits = store.history_search(session.id, "needle")
+        assert [h.row.text for h in hits] == ["needle found", "find the needle"]
+        assert store.history_search(session.id, "absent") == []
+        rows = store.history_read(session.id, 1)
+        assert [r.text for r in rows] == ["find the needle", "", None, "needle found"]
+        assert all(r.text_bytes is None for r in rows)
+        assert rows[1].metadata == {"tool_calls": [{"name": "read_file"}]}
+
     def test_history_read_cuts_text_to_16_kib(self, store: Store) -> None:
         session = store.create_session()
         window = store.current_window(session.id)

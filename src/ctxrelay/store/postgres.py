@@ -55,6 +55,9 @@ CONNECT_TIMEOUT_S = 5
 #: Namespace (first key) of the two-key advisory lock that serialises migrations.
 _MIGRATE_LOCK_CLASS = 0x63747872
 
+# Spelled out, not built from ROW_KINDS/SEAL_REASONS: migration 1 is history and must not
+# change with the tuples. A new kind or reason needs a new migration;
+# tests/store/test_schema.py fails until the live schema admits exactly the tuples.
 _KINDS = "'user','assistant','tool_call','tool_result','warning','boundary','lead_in','flush'"
 _REASONS = "'new_context','forced','emergency','manual_reset','legacy_flush'"
 

@@ -46,6 +46,9 @@ APPLICATION_ID = 0x63747872
 #: RETURNING (used to reserve sequence numbers in one statement) needs SQLite 3.35.
 MIN_SQLITE = (3, 35, 0)
 
+# Spelled out, not built from ROW_KINDS/SEAL_REASONS: migration 1 is history and must not
+# change with the tuples. A new kind or reason needs a new migration;
+# tests/store/test_schema.py fails until the live schema admits exactly the tuples.
 _KINDS = "'user','assistant','tool_call','tool_result','warning','boundary','lead_in','flush'"
 _REASONS = "'new_context','forced','emergency','manual_reset','legacy_flush'"
 

@@ -131,6 +131,47 @@ def resolve_ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     shutil.rmtree(ws, ignore_errors=True)
 
 
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o7777
+
+
+def test_atomic_write_keeps_the_mode_of_an_existing_file(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_bytes(b"#!/bin/sh\n")
+    script.chmod(0o755)
+    atomic_write(script, b"#!/bin/sh\necho hi\n")
+    assert _mode(script) == 0o755
+    shared = tmp_path / "shared.txt"
+    shared.write_bytes(b"a")
+    shared.chmod(0o640)
+    atomic_write(shared, b"b")
+    assert _mode(shared) == 0o640
+
+
+def test_atomic_write_gives_a_new_file_the_umask_mode(tmp_path: Path) -> None:
+    old = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "new.txt", b"x")
+    finally:
+        os.umask(old)
+    # As open(..., "w") would have made it, not mkstemp's private 0600.
+    assert _mode(tmp_path / "new.txt") == 0o640
+
+
+def test_write_and_edit_tools_keep_the_executable_bit(tmp_path: Path) -> None:
+    from ctxrelay.runtime.tools.coding import EditFile
+
+    script = tmp_path / "build.sh"
+    script.write_text("#!/bin/sh\necho one\n")
+    script.chmod(0o755)
+    edit = {"path": "build.sh", "old_string": "one", "new_string": "two"}
+    assert not _run(EditFile(), edit, tmp_path).is_error
+    assert _mode(script) == 0o755
+    assert not _run(WriteFile(), {"path": "build.sh", "content": "#!/bin/sh\n"}, tmp_path).is_error
+    assert _mode(script) == 0o755
+    assert script.read_text() == "#!/bin/sh\n"
+
+
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30))
 def test_resolve_never_escapes(resolve_ws: Path, name: str) -> None:
     ws = resolve_ws

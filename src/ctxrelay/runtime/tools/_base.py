@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ctxrelay.budget import DEFAULT_NOTES_FILE
 from ctxrelay.runtime.model import ToolSpec
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class ToolContext:
     window_index: int
     call_id: str
     host: ToolHost
-    notes_file: str = "context-notes.md"
+    notes_file: str = DEFAULT_NOTES_FILE
     confirm: Callable[[str], Awaitable[bool]] = approve_all
 
 

@@ -53,13 +53,40 @@ def resolve_in_workspace(workspace: Path, path: str) -> Path:
     return target
 
 
+def _umask() -> int:
+    """The process umask, read without changing it where the platform allows (setting it
+    to read it back is a race with other threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+def _target_mode(target: Path) -> int:
+    """The permission bits the written file should have: an existing file keeps its own
+    (an edited script stays executable), a new one gets what ``open(..., "w")`` gives."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
 def atomic_write(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` so that a reader (or a crash) sees the old file or
-    the new one, never a torn mix: temp file in the same directory, fsync, rename."""
+    the new one, never a torn mix: temp file in the same directory, fsync, rename.
+    The file keeps its mode (``mkstemp`` alone would leave it 0600)."""
     target.parent.mkdir(parents=True, exist_ok=True)
+    mode = _target_mode(target)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
