@@ -64,7 +64,8 @@ Examples:
   ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
 
 --limit and --reserve default from the model registry (the model's context window and
-output reserve; see docs/providers.md); a model it does not know needs --limit.
+its output-reserve rule; see docs/providers.md). A model it does not know needs --limit;
+the scripted model plays a Claude-sized window unless --limit says otherwise.
 
 Exit status: 0 done, 3 paused by a cap (resume with a higher one), 130 stopped by
 Ctrl-C (resumable), 1 error or a safe pause that needs you (the request cannot fit, Off
@@ -140,7 +141,7 @@ def _parser() -> ArgumentParser:
     budget.add_argument(
         "--reserve",
         type=_positive("--reserve"),
-        help="output reserve (tokens; default: the model registry's, else limit/8)",
+        help="output reserve (tokens; default: the model registry's rule for the window)",
     )
     budget.add_argument(
         "--threshold",
