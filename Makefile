@@ -12,6 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m compileall -q src >/dev/null
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -23,7 +24,10 @@ demo: setup
 services:
 	@bash scripts/ensure-services.sh
 
+# Byte-compile first, as installing a wheel does: the hooks Claude Code starts on every
+# tool call must not recompile ctxrelay from source each time (PYTHONDONTWRITEBYTECODE).
 test: setup services
+	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup

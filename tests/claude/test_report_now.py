@@ -171,3 +171,34 @@ def test_the_real_capture_payload_gets_the_note(tmp_path: Path) -> None:
     note = note_of(run_hook(post))
     assert note is not None
     assert "105,005 tokens" in note
+
+
+def test_a_call_whose_response_is_not_written_yet_still_counts_its_turn(
+    session: Session,
+) -> None:
+    # Claude Code 2.1.332 sometimes fires PostToolUse before it has written the response
+    # that made the call; the hook counts that response from the payload's tool_use_id.
+    kind = "ctxrelay:investigator"
+    max_turns = AGENT_MAX_TURNS["investigator"]
+    session.start_agent("a1", kind)
+    for _ in range(max_turns - TURNS_LEFT_AT - 1):
+        session.respond("a1", 20_000)  # its tool calls are all "toolu_0"
+    ahead = session.payload(
+        "PostToolUse",
+        "a1",
+        kind,
+        tool_name="Bash",
+        tool_input={"command": "ls"},
+        tool_response={"stdout": "", "stderr": "", "interrupted": False},
+        tool_use_id="toolu_not_written_yet",
+    )
+    note = note_of(run_hook(ahead))
+    assert note is not None
+    used = max_turns - TURNS_LEFT_AT
+    assert f"used {used} of your {max_turns} turns ({TURNS_LEFT_AT} left" in note
+    # Once the response is written, the same call is read from the transcript: no
+    # double count.
+    session.respond("a1", 20_000)
+    note = note_of(session.post_tool("a1", kind))
+    assert note is not None
+    assert f"used {used} of your {max_turns} turns" in note

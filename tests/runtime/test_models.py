@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ctxrelay.errors import ConfigError, UnknownModelError
+from ctxrelay.budget import BudgetValueError
+from ctxrelay.errors import UnknownModelError
 from ctxrelay.runtime.models import (
     DEFAULT_RESERVE_CAP,
     MODELS,
@@ -77,7 +78,7 @@ def test_unknown_model_with_limit() -> None:
 
 @pytest.mark.parametrize("reserve", [0, 8_192, 9_000])
 def test_reserve_must_leave_room(reserve: int) -> None:
-    with pytest.raises(ConfigError, match="--reserve"):
+    with pytest.raises(BudgetValueError, match="output_reserve"):
         resolve_model("openai", "llama3.1:8b", limit=8_192, reserve=reserve)
 
 

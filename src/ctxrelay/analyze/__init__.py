@@ -34,6 +34,7 @@ from ctxrelay.analyze._report import (
     recommend,
     report_json,
     sweep_totals,
+    totals_json,
 )
 from ctxrelay.analyze._store import analyze_store
 
@@ -61,4 +62,5 @@ __all__ = [
     "replay",
     "report_json",
     "sweep_totals",
+    "totals_json",
 ]

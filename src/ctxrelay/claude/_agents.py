@@ -41,7 +41,7 @@ PLUGIN_NAME = "ctxrelay"
 """The plugin's name: Claude Code calls its agents ``ctxrelay:<name>``."""
 
 _RECENT_IDS = 16  # one response's lines are adjacent; 16 ids covers any interleaving seen
-_CURSOR_VERSION = 1
+_CURSOR_VERSION = 2  # 2: the latest response keeps its tool-call ids
 _CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
 
 
@@ -60,14 +60,14 @@ def max_turns_for(agent_type: object) -> int | None:
     return None if name is None else AGENT_MAX_TURNS[name]
 
 
-class AgentReading(tuple[int, int | None, str | None, bool]):
+class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...]]):
     """A subagent's transcript as of now: an immutable tuple with named fields (not a
     ``typing.NamedTuple``, whose import the hook would pay for at every tool call).
 
     ``turns_used``: model responses so far (unique ``message.id``). ``context_tokens``:
     context of its latest request; None before the first or after a compaction.
     ``ended_on_tool_call``: its latest response asked for a tool; if it has stopped, it
-    stopped without a final report.
+    stopped without a final report. ``tool_ids``: the ids of that response's tool calls.
     """
 
     __slots__ = ()
@@ -78,8 +78,11 @@ class AgentReading(tuple[int, int | None, str | None, bool]):
         context_tokens: int | None,
         model: str | None,
         ended_on_tool_call: bool,
+        tool_ids: tuple[str, ...] = (),
     ) -> Self:
-        return super().__new__(cls, (turns_used, context_tokens, model, ended_on_tool_call))
+        return super().__new__(
+            cls, (turns_used, context_tokens, model, ended_on_tool_call, tool_ids)
+        )
 
     @property
     def turns_used(self) -> int:
@@ -97,10 +100,14 @@ class AgentReading(tuple[int, int | None, str | None, bool]):
     def ended_on_tool_call(self) -> bool:
         return self[3]
 
+    @property
+    def tool_ids(self) -> tuple[str, ...]:
+        return self[4]
+
     def __repr__(self) -> str:
         return (
             f"AgentReading(turns_used={self[0]!r}, context_tokens={self[1]!r}, "
-            f"model={self[2]!r}, ended_on_tool_call={self[3]!r})"
+            f"model={self[2]!r}, ended_on_tool_call={self[3]!r}, tool_ids={self[4]!r})"
         )
 
 
@@ -172,8 +179,16 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if model == SYNTHETIC_MODEL:
         return  # made up by Claude Code itself: no request was sent
     content = message.get("content")
-    tool_call = isinstance(content, list) and any(
-        isinstance(block, dict) and block.get("type") == "tool_use" for block in content
+    ids = [
+        block["id"]
+        for block in (content if isinstance(content, list) else ())
+        if isinstance(block, dict)
+        and block.get("type") == "tool_use"
+        and isinstance(block.get("id"), str)
+    ]
+    tool_call = bool(ids) or (
+        isinstance(content, list)
+        and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
     )
     recent: list[str] = cur["recent"]
     latest = cur.get("latest")
@@ -181,6 +196,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         # Another line of a response already counted (one line per content block).
         if latest is not None and latest.get("id") == message_id:
             latest["tool"] = bool(latest.get("tool")) or tool_call
+            latest["tools"] = [*latest.get("tools", ()), *ids][-_RECENT_IDS:]
         return
     recent.append(message_id)
     del recent[:-_RECENT_IDS]
@@ -190,6 +206,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         "model": model if isinstance(model, str) else None,
         "ctx": context,
         "tool": tool_call,
+        "tools": ids,
     }
 
 
@@ -232,9 +249,11 @@ def read_agent(path: str, cache: str | None = None) -> AgentReading | None:
         return AgentReading(cur["turns"], None, None, False)
     ctx = latest.get("ctx")
     model = latest.get("model")
+    tools = latest.get("tools")
     return AgentReading(
         cur["turns"],
         ctx if isinstance(ctx, int) else None,
         model if isinstance(model, str) else None,
         bool(latest.get("tool")),
+        tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else (),
     )

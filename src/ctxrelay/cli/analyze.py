@@ -225,7 +225,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ctxrelay.analyze import sweep_totals
+    from ctxrelay.analyze import sweep_totals, totals_json
     from ctxrelay.analyze._report import recommend
 
     out = console()
@@ -255,11 +255,14 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             agents,
             _money(r.cost_usd),
         )
-    total = sum(r.cost_usd or 0.0 for r in reports)
+    totals = totals_json(reports, None)
+    total = totals["cost_usd"]
+    unpriced = totals["unpriced_sessions"]
     table.caption = (
         f"{_count(len(reports), 'session')}, "
         f"{_count(sum(r.transcript.requests for r in reports), 'request')}, "
         f"{_money(total)} (main chain + compaction summaries + subagents)"
+        + (f"; {_count(unpriced, 'session')} without a price" if unpriced else "")
     )
     out.print(table)
 
@@ -268,18 +271,17 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
     whatif.add_column("session")
     for name in policies:
         whatif.add_column(name, justify="right")
-    sums = [0.0] * len(policies)
+    by_policy = {p["policy"]: p["cost_usd"] for p in totals["policies"]}
     for r in reports:
         cells = []
-        for k, result in enumerate(r.replays):
+        for result in r.replays:
             restarts = result.rollovers + result.forced_rollovers + result.compactions
             cells.append(
                 f"{_money(result.cost_usd)}  peak {result.peak_context_tokens / 1000:,.0f}k"
                 f"  ↻{restarts}"
             )
-            sums[k] += result.cost_usd or 0.0
         whatif.add_row(escape(r.session_id[:8]), *cells)
-    whatif.add_row("total", *[_money(s) for s in sums], style="bold")
+    whatif.add_row("total", *[_money(by_policy.get(name)) for name in policies], style="bold")
     whatif.caption = "cost · peak context · ↻ compactions or rollovers"
     out.print(whatif)
 

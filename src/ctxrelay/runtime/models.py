@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from ctxrelay.errors import ConfigError, UnknownModelError
+from ctxrelay.budget import Budget, BudgetValueError
+from ctxrelay.errors import UnknownModelError
 
 if TYPE_CHECKING:
     from ctxrelay.pricing import Prices
@@ -150,8 +151,8 @@ def resolve_model(
     """The model's budget inputs with the flags laid over the registry.
 
     Raises :class:`UnknownModelError` (asking for ``--limit``) when the registry does not
-    know the model and no limit is given, :class:`ConfigError` for a reserve that leaves
-    no room."""
+    know the model and no limit is given, and the policy core's ``BudgetValueError`` for a
+    window or reserve it rejects."""
     info = lookup_model(provider, model)
     if info is None:
         if limit is None:
@@ -169,15 +170,15 @@ def resolve_model(
             known=False,
         )
     window = limit if limit is not None else info.context_window
+    # The policy core owns the rules for these values (and the CLI words its errors by
+    # flag): check them there, never a second copy here.
     if window <= 0:
-        raise ConfigError(f"--limit must be a positive number of tokens, got {window}")
+        Budget(limit=window, output_reserve=0)
     if reserve is None:
         reserve = min(info.output_reserve, default_reserve(info.max_output_tokens, window))
-    if not 0 < reserve < window:
-        raise ConfigError(
-            f"--reserve must be more than 0 and less than the window of {window:,} tokens, "
-            f"got {reserve:,}"
-        )
+    if reserve == 0:  # the run's own rule: the reserve is the room for the model's answer
+        raise BudgetValueError("output_reserve", reserve, "more than 0 for a model to answer")
+    Budget(limit=window, output_reserve=reserve)
     return ModelInfo(
         provider=provider,
         model=model,

@@ -21,6 +21,10 @@ __all__ = ["handle"]
 
 EVENT = "PostToolUse"
 
+_LAG_WAIT_S = 0.5
+"""How long a subagent's hook waits for the transcript to show the response that made
+the tool call (only when it is missing; the usual case reads it at once)."""
+
 
 def _context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": text}}
@@ -41,13 +45,27 @@ def subagent_note(payload: dict[str, Any]) -> str | None:
     path = subagent_transcript(transcript, session_id, agent_id)
     if path is None:
         return None
-    reading = read_agent(path, cursor_path(session_id, agent_id))
+    cursor = cursor_path(session_id, agent_id)
+    reading = read_agent(path, cursor)
     if reading is None:
         return None
+    turns_used = reading.turns_used
+    call = payload.get("tool_use_id")
+    if isinstance(call, str) and call and call not in reading.tool_ids:
+        # The response that made this call is not in the transcript yet: Claude Code
+        # 2.1.332 sometimes writes it after PostToolUse fires. Give it a moment, then
+        # count it anyway (it exists: it made the call), with the context known so far.
+        import time
+
+        deadline = time.monotonic() + _LAG_WAIT_S
+        while call not in reading.tool_ids and time.monotonic() < deadline:
+            time.sleep(0.02)
+            reading = read_agent(path, cursor) or reading
+        turns_used = reading.turns_used + (call not in reading.tool_ids)
     decision = report_now(
         reading.context_tokens or 0,
         model=reading.model,
-        turns_used=reading.turns_used,
+        turns_used=turns_used,
         max_turns=max_turns_for(payload.get("agent_type")),
     )
     return None if decision is None else decision.note()
