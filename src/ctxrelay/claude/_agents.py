@@ -179,17 +179,13 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if model == SYNTHETIC_MODEL:
         return  # made up by Claude Code itself: no request was sent
     content = message.get("content")
-    ids = [
-        block["id"]
+    calls = [
+        block
         for block in (content if isinstance(content, list) else ())
-        if isinstance(block, dict)
-        and block.get("type") == "tool_use"
-        and isinstance(block.get("id"), str)
+        if isinstance(block, dict) and block.get("type") == "tool_use"
     ]
-    tool_call = bool(ids) or (
-        isinstance(content, list)
-        and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content)
-    )
+    ids = [call["id"] for call in calls if isinstance(call.get("id"), str)]
+    tool_call = bool(calls)
     recent: list[str] = cur["recent"]
     latest = cur.get("latest")
     if message_id in recent:

@@ -172,13 +172,11 @@ def resolve_model(
     window = limit if limit is not None else info.context_window
     # The policy core owns the rules for these values (and the CLI words its errors by
     # flag): check them there, never a second copy here.
-    if window <= 0:
-        Budget(limit=window, output_reserve=0)
     if reserve is None:
         reserve = min(info.output_reserve, default_reserve(info.max_output_tokens, window))
+    Budget(limit=window, output_reserve=reserve)  # raises BudgetValueError, limit first
     if reserve == 0:  # the run's own rule: the reserve is the room for the model's answer
         raise BudgetValueError("output_reserve", reserve, "more than 0 for a model to answer")
-    Budget(limit=window, output_reserve=reserve)
     return ModelInfo(
         provider=provider,
         model=model,
