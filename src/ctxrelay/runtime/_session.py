@@ -22,22 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from ctxrelay.budget import (
-    DEFAULT_NOTES_FILE,
-    Action,
-    Budget,
-    Capability,
-    Stage,
-    advisory_metadata,
-    advisory_text,
-    evaluate,
-)
+from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Capability
 from ctxrelay.errors import (
     ConfigError,
     ContextOverflowError,
@@ -45,15 +35,9 @@ from ctxrelay.errors import (
     RequestTooLargeError,
     SessionBusyError,
 )
+from ctxrelay.runtime._config import SessionConfig
 from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
-from ctxrelay.runtime.cost import (
-    Pricer,
-    Prices,
-    default_pricer,
-    prices_from_json,
-    prices_model,
-    prices_to_json,
-)
+from ctxrelay.runtime.cost import Pricer, default_pricer, prices_model
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
     message_bytes,
@@ -81,112 +65,24 @@ from ctxrelay.runtime.model import (
     TextBlock,
     Usage,
 )
+from ctxrelay.runtime.plan import (
+    LastResponse,
+    WindowState,
+    capability_for,
+    estimate_request,
+    guard_request,
+    plan_dispatch,
+)
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
 from ctxrelay.runtime.tools.files import resolve_in_workspace
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
-__all__ = [
-    "DEFAULT_SYSTEM",
-    "NewContextPolicy",
-    "RunResult",
-    "Runtime",
-    "Session",
-    "SessionConfig",
-    "reset_session",
-]
-
-NewContextPolicy = Literal["offered", "conditional", "forbidden"]
-
-DEFAULT_SYSTEM = (
-    "You are a careful software agent working in a workspace directory through tools. "
-    "Work in small units and keep a notes file current (goal, what is done, what is "
-    "next, decisions, files touched). When ctxrelay asks you to hand off, finish the "
-    "unit you are in, checkpoint the notes, confirm the write, and then call "
-    "new_context in a later step."
-)
+__all__ = ["RunResult", "Runtime", "Session", "reset_session"]
 
 _CARRY_CAP = 64 * 1024
 """Bytes of one unseen row carried into the next window's opening message."""
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
-
-_ADVISORY_WRAP_TOKENS = 32
-"""Tokens allowed for an advisory's JSON wrapping, on top of its text's estimate."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionConfig:
-    """How a session runs; stored with the session so ``--resume`` needs no flags.
-
-    ``new_context``: ``offered`` (the tool is there), ``conditional`` (it may be hidden by
-    deferred tools or middleware: the handoff request says "if it is available") or
-    ``forbidden`` (tool policy: the agent only checkpoints; the window rolls over at the
-    limit). ``max_turns`` counts model responses in the session; ``max_cost`` is USD.
-    """
-
-    budget: Budget
-    workspace: Path
-    system: str = DEFAULT_SYSTEM
-    notes_file: str = DEFAULT_NOTES_FILE
-    new_context: NewContextPolicy = "offered"
-    active: bool = True
-    max_output_tokens: int | None = None
-    max_turns: int | None = None
-    max_cost: float | None = None
-    prices: Prices | None = None
-
-    def __post_init__(self) -> None:
-        if self.new_context not in ("offered", "conditional", "forbidden"):
-            raise ConfigError("new_context must be offered, conditional or forbidden")
-        if self.max_turns is not None and (isinstance(self.max_turns, bool) or self.max_turns < 0):
-            raise ConfigError(f"max_turns must be zero or more, got {self.max_turns!r}")
-        if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost >= 0):
-            raise ConfigError(f"max_cost must be zero or more USD, got {self.max_cost!r}")
-        if self.max_output_tokens is not None and self.max_output_tokens <= 0:
-            raise ConfigError("max_output_tokens must be positive")
-
-    def to_json(self) -> dict[str, Any]:
-        b = self.budget
-        return {
-            "limit": b.limit,
-            "output_reserve": b.output_reserve,
-            "threshold": b.threshold,
-            "warning_lead": b.warning_lead,
-            "workspace": str(self.workspace),
-            "system": self.system,
-            "notes_file": self.notes_file,
-            "new_context": self.new_context,
-            "active": self.active,
-            "max_output_tokens": self.max_output_tokens,
-            "max_turns": self.max_turns,
-            "max_cost": self.max_cost,
-            "prices": prices_to_json(self.prices) if self.prices else None,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> SessionConfig:
-        try:
-            budget = Budget(
-                limit=int(raw["limit"]),
-                output_reserve=int(raw["output_reserve"]),
-                threshold=raw["threshold"],
-                warning_lead=raw["warning_lead"],
-            )
-            prices = raw.get("prices")
-            return cls(
-                budget=budget,
-                workspace=Path(raw["workspace"]),
-                system=str(raw.get("system", DEFAULT_SYSTEM)),
-                notes_file=str(raw.get("notes_file", DEFAULT_NOTES_FILE)),
-                new_context=raw.get("new_context", "offered"),
-                active=bool(raw.get("active", True)),
-                max_output_tokens=raw.get("max_output_tokens"),
-                max_turns=raw.get("max_turns"),
-                max_cost=raw.get("max_cost"),
-                prices=prices_from_json(prices) if prices else None,
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"the stored session configuration is unusable: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,15 +326,11 @@ class Session:
         return "session_history" in self._tools
 
     def _capability(self) -> Capability:
-        if (
-            self.config.new_context == "forbidden"
-            or "new_context" not in self._tools
-            or not self._history_available
-        ):
-            return Capability.DEGRADED
-        if self.config.new_context == "conditional":
-            return Capability.CONDITIONAL
-        return Capability.FULL
+        return capability_for(
+            self.config.new_context,
+            new_context_tool="new_context" in self._tools,
+            session_history=self._history_available,
+        )
 
     def _offer_new_context(self) -> bool:
         return not self.config.budget.off and self._capability() is not Capability.DEGRADED
@@ -529,25 +421,19 @@ class Session:
         return request, fixed + size
 
     def _estimate(self, now: int, view: WindowView | None = None) -> int:
-        """Tokens of a request of ``now`` bytes: the provider's count of the window's last
-        request, plus that response's output, plus an estimate of what was appended."""
+        """Tokens of a request of ``now`` bytes (see :func:`estimate_request`)."""
         view = self._view if view is None else view
         last = view.rows[view.last_assistant] if view.last_assistant >= 0 else None
         if last is None or "request_bytes" not in last.metadata:
             return self._estimator.estimate_bytes(now)
         meta = last.metadata
-        delta = max(0, now - int(meta["request_bytes"]))
-        # The reply is counted exactly (its output tokens) plus an estimate of the rest,
-        # or entirely by the estimate, whichever is larger: the guard errs high.
-        exact = int(meta.get("output_tokens", 0)) + self._estimator.estimate_bytes(
-            max(0, delta - int(meta.get("message_bytes", 0)))
+        reply = LastResponse(
+            int(meta["context_tokens"]),
+            int(meta.get("output_tokens", 0)),
+            int(meta["request_bytes"]),
+            int(meta.get("message_bytes", 0)),
         )
-        return int(meta["context_tokens"]) + max(exact, self._estimator.estimate_bytes(delta))
-
-    def _overflowed(self) -> bool:
-        """Whether the provider counted a request of this window above the usable
-        limit: the window overflowed after admission, so its rollover is an emergency."""
-        return self._view.max_context > self.config.budget.usable_limit
+        return estimate_request(now, reply, self._estimator.estimate_bytes)
 
     def _pause(self, reason: str, message: str) -> _Outcome:
         self._message = message
@@ -607,31 +493,21 @@ class Session:
             final = self._estimate(sent)
         # Claims derive from the durable advisory rows of the window (this process
         # holds the dispatch lock, so the rows it has are the rows the store has).
-        claimed = {Stage(s) for s in self._view.claims if s in Stage._value2member_map_}
-        advisory_tokens = 0
-        first_stage = budget.warning_at or budget.handoff_target
-        if first_stage is not None and tokens >= first_stage:  # only then can one be due
-            # The text plus its wrapping in the request (a text block in a message).
-            advisory_tokens = _ADVISORY_WRAP_TOKENS + self._estimator.estimate(
-                advisory_text(
-                    budget,
-                    Stage.HANDOFF,
-                    tokens,
-                    capability,
-                    notes_file=cfg.notes_file,
-                    history_available=self._history_available,
-                )
-            )
-        decision = evaluate(
+        plan = plan_dispatch(
             budget,
             tokens,
-            advisory_tokens=advisory_tokens,
-            claimed=claimed,
-            active=cfg.active,
+            window=WindowState(
+                window.id, window.index, frozenset(self._view.claims), self._view.max_context
+            ),
             capability=capability,
+            history_available=self._history_available,
+            notes_file=cfg.notes_file,
+            active=cfg.active,
+            estimate_text=self._estimator.estimate,
         )
-        if decision.action is Action.ROLLOVER:
-            reason: SealReason = "emergency" if self._overflowed() else "forced"
+        action = plan.action
+        if action is Action.ROLLOVER:
+            reason = plan.seal_reason or "forced"
             opening = self._opening(reason)
             if opening is None:
                 # Not even a fresh window holds it: the request is rejected before any
@@ -641,47 +517,31 @@ class Session:
                 return self._pause_too_large()
             self._emit(DispatchEvent(window.index, tokens, "rollover", None, reason=reason))
             return None if self._rollover(reason, opening) else self._pause_too_large()
-        if decision.action is Action.BLOCK:
+        if action is Action.BLOCK:
             self._emit(DispatchEvent(window.index, tokens, "block", None))
-            return self._pause(
-                "limit",
-                f"the request needs about {tokens:,} tokens, over the usable limit of "
-                f"{budget.usable_limit:,}, and the policy is Off (it blocks instead of "
-                "rolling over); nothing was sent",
-            )
-        if decision.action is Action.WARN and decision.stage is not None:
-            stage = decision.stage
-            text = advisory_text(
-                budget,
-                stage,
-                tokens,
-                capability,
-                notes_file=cfg.notes_file,
-                history_available=self._history_available,
-            )
-            meta = dict(advisory_metadata(budget, stage, tokens))
-            row = self._store.append_advisory(
-                self.id, window.id, stage.value, NewRow("warning", text, meta)
-            )
-            if row is not None:
-                self._view.extend([row])
-                self._emit(DispatchEvent(window.index, tokens, "warn", stage.value))
-                self._emit(AdvisoryEvent(window.index, stage.value, tokens, text))
+            return self._pause("limit", plan.message or "")
+        row = plan.advisory
+        if row is not None and plan.stage is not None:
+            stage = plan.stage.value
+            added = self._store.append_advisory(self.id, window.id, stage, row)
+            if added is not None:
+                self._view.extend([added])
+                self._emit(DispatchEvent(window.index, tokens, "warn", stage))
+                self._emit(AdvisoryEvent(window.index, stage, tokens, row.text or ""))
                 request, sent = self._request(offer=offer)
                 final = self._estimate(sent)
             else:  # claimed meanwhile: the advisory exists once, durably
                 self._emit(DispatchEvent(window.index, tokens, "continue", None))
         else:
-            skipped = decision.skipped.value if decision.skipped else None
+            skipped = plan.skipped.value if plan.skipped else None
             self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
-        if final > budget.usable_limit:
+        guard = guard_request(budget, final, answered=self._view.last_assistant >= 0)
+        if guard == "pause":
             # The advisory (or anything assembled after the evaluation) pushed the
-            # request over: never an oversized dispatch. A window with no response yet
-            # would only open another like it: pause instead of rolling over in a loop.
-            if self._view.last_assistant < 0:
-                return self._pause(
-                    "too_large", str(RequestTooLargeError(final, budget.usable_limit))
-                )
+            # request over, in a window with no response yet: another window would
+            # only be like it, so pause instead of rolling over in a loop.
+            return self._pause("too_large", str(RequestTooLargeError(final, budget.usable_limit)))
+        if guard == "rollover":  # never an oversized dispatch
             return None if self._rollover("emergency") else self._pause_too_large()
         request = replace(
             request,
