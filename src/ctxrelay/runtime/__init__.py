@@ -29,6 +29,7 @@ from ctxrelay.runtime.plan import (
     guard_request,
     plan_dispatch,
 )
+from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -49,9 +50,13 @@ __all__ = [
     "capability_for",
     "estimate_request",
     "guard_request",
+    "lead_in_text",
     "plan_dispatch",
+    "publish_advisory",
     "reset_session",
     "run",
+    "seal_window",
+    "window_opening",
 ]
 
 

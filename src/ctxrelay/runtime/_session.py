@@ -36,7 +36,7 @@ from ctxrelay.errors import (
     SessionBusyError,
 )
 from ctxrelay.runtime._config import SessionConfig
-from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
+from ctxrelay.runtime._render import WindowView, dump, unseen_rows
 from ctxrelay.runtime.cost import Pricer, default_pricer, prices_model
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
@@ -75,12 +75,16 @@ from ctxrelay.runtime.plan import (
 )
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
 from ctxrelay.runtime.tools.files import resolve_in_workspace
+from ctxrelay.runtime.windows import (
+    lead_in_row,
+    publish_advisory,
+    seal_window,
+    trigger_row,
+    window_opening,
+)
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
 __all__ = ["RunResult", "Runtime", "Session", "reset_session"]
-
-_CARRY_CAP = 64 * 1024
-"""Bytes of one unseen row carried into the next window's opening message."""
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
 
@@ -520,14 +524,13 @@ class Session:
         if action is Action.BLOCK:
             self._emit(DispatchEvent(window.index, tokens, "block", None))
             return self._pause("limit", plan.message or "")
-        row = plan.advisory
-        if row is not None and plan.stage is not None:
+        if plan.stage is not None and plan.advisory_text is not None:
             stage = plan.stage.value
-            added = self._store.append_advisory(self.id, window.id, stage, row)
+            added = publish_advisory(self._store, self.id, window.id, plan)
             if added is not None:
                 self._view.extend([added])
                 self._emit(DispatchEvent(window.index, tokens, "warn", stage))
-                self._emit(AdvisoryEvent(window.index, stage, tokens, row.text or ""))
+                self._emit(AdvisoryEvent(window.index, stage, tokens, plan.advisory_text))
                 request, sent = self._request(offer=offer)
                 final = self._estimate(sent)
             else:  # claimed meanwhile: the advisory exists once, durably
@@ -687,23 +690,21 @@ class Session:
         opening = opening or self._opening(reason)
         if opening is None:
             return False
-        lead, trigger = opening
         window = self.window
-        usable = self.config.budget.usable_limit
-        boundary = NewRow(
-            "boundary",
-            f"window {window.index} sealed ({reason})",
-            {"reason": reason, "budgetTokens": usable},
-        )
-        new = self._store.rollover(
-            self.id, window.id, reason, boundary=boundary, opening=[lead, trigger]
+        new = seal_window(
+            self._store,
+            self.id,
+            window,
+            reason,
+            opening=opening,
+            usable_limit=self.config.budget.usable_limit,
         )
         self._window = new
         self._view = WindowView(self._store.rows(self.id, window_id=new.id))
         # The totals so far, per window and session, at each window boundary (every
         # response row carries its own cost; the end of a run writes them again).
         self._store.update_session(self.id, metadata=self._totals.to_json())
-        notes_bytes = lead.metadata.get("notes_bytes")
+        notes_bytes = opening[0].metadata.get("notes_bytes")
         self._emit(
             RolloverEvent(
                 window.index, new.index, reason, int(notes_bytes) if notes_bytes else None
@@ -716,22 +717,15 @@ class Session:
         ``None`` (with the message set) when even that fresh window could not hold its
         first request."""
         cfg = self.config
-        window = self.window
         usable = cfg.budget.usable_limit
-        lead = lead_in_row(
-            window_index=window.index + 1,
-            previous_window_id=window.id,
-            previous_seal_reason=reason,
+        lead, trigger = window_opening(
+            self.window,
+            reason,
             workspace=cfg.workspace,
             notes_file=cfg.notes_file,
             history_available=self._history_available,
-        )
-        trigger = trigger_row(
-            reason,
-            sealed_index=window.index,
             usable_limit=usable,
             unseen=unseen_rows(self._rows),
-            carry_cap=_CARRY_CAP,
         )
         fresh = WindowView(self._fake_rows([lead, trigger]))
         _, size = self._request(offer=self._offer_new_context(), view=fresh)
@@ -775,7 +769,6 @@ class Session:
             sealed_index=self.window.index - 1,
             usable_limit=cfg.budget.usable_limit,
             unseen=(),
-            carry_cap=_CARRY_CAP,
         )
         self._append([lead, trigger])
 
