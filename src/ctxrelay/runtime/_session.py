@@ -23,9 +23,9 @@ from __future__ import annotations
 import asyncio
 import collections
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Capability
 from ctxrelay.errors import (
@@ -36,7 +36,11 @@ from ctxrelay.errors import (
     SessionBusyError,
 )
 from ctxrelay.runtime._config import SessionConfig
+from ctxrelay.runtime._legacy import Outcome, legacy_flush
 from ctxrelay.runtime._render import WindowView, dump, unseen_rows
+from ctxrelay.runtime._repair import boundary_reason, missing_opening
+from ctxrelay.runtime._tools import Call, Refusal, result_row, run_calls
+from ctxrelay.runtime._totals import Totals, usage_of
 from ctxrelay.runtime.cost import Pricer, default_pricer, prices_model
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
@@ -74,12 +78,10 @@ from ctxrelay.runtime.plan import (
     plan_dispatch,
 )
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
-from ctxrelay.runtime.tools.files import resolve_in_workspace
 from ctxrelay.runtime.windows import (
     lead_in_row,
     publish_advisory,
     seal_window,
-    trigger_row,
     window_opening,
 )
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
@@ -105,67 +107,7 @@ class RunResult:
     message: str | None = None
 
 
-@dataclass(slots=True)
-class _Totals:
-    turns: int = 0
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    windows: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    def add(self, window_id: str, usage: Usage, cost: float) -> None:
-        self.turns += 1
-        self.cost_usd += cost
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        self.cache_read_input_tokens += usage.cache_read_input_tokens
-        w = self.windows.setdefault(
-            window_id, {"turns": 0, "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0}
-        )
-        w["turns"] += 1
-        w["cost_usd"] += cost
-        w["input_tokens"] += usage.context_tokens
-        w["output_tokens"] += usage.output_tokens
-
-    @property
-    def usage(self) -> Usage:
-        return Usage(
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_creation_input_tokens,
-            self.cache_read_input_tokens,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turns": self.turns,
-            "cost_usd": round(self.cost_usd, 10),
-            "usage": {
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens,
-            },
-            "window_costs": {k: dict(v) for k, v in self.windows.items()},
-        }
-
-
-def _usage_of(meta: Mapping[str, Any]) -> Usage:
-    raw = meta.get("usage")
-    if not isinstance(raw, Mapping):
-        return Usage()
-    return Usage(
-        int(raw.get("input_tokens", 0)),
-        int(raw.get("output_tokens", 0)),
-        int(raw.get("cache_creation_input_tokens", 0)),
-        int(raw.get("cache_read_input_tokens", 0)),
-    )
-
-
-_Outcome = tuple[str, str | None]
+_Outcome = Outcome
 
 
 class Session:
@@ -195,7 +137,7 @@ class Session:
         self._view = WindowView()
         self._fixed_bytes: dict[tuple[str, ...], int] = {}
         self._fresh_calls: set[str] = set()
-        self._totals = _Totals()
+        self._totals = Totals()
         self._message: str | None = None
 
     # -- control ---------------------------------------------------------------------
@@ -210,10 +152,6 @@ class Session:
     def stop(self) -> None:
         """Stop cleanly before the next dispatch (the running step finishes)."""
         self._stop = True
-
-    def request_new_context(self, call_id: str) -> None:
-        """The ToolHost side of ``new_context``; the seal itself is re-derived from the
-        call's durable result row, so nothing needs keeping here."""
 
     @property
     def _rows(self) -> Sequence[Row]:
@@ -306,13 +244,13 @@ class Session:
         """Re-derive everything from the store: window, rows, totals, calibration."""
         self._window = self._store.current_window(self.id)
         self._view = WindowView(self._store.rows(self.id, window_id=self._window.id))
-        self._totals = _Totals()
+        self._totals = Totals()
         last: Row | None = None
         for row in self._store.rows(self.id):
             if row.kind != "assistant":
                 continue
             cost = row.metadata.get("cost_usd", 0.0)
-            self._totals.add(row.window_id, _usage_of(row.metadata), float(cost) if cost else 0.0)
+            self._totals.add(row.window_id, usage_of(row.metadata), float(cost) if cost else 0.0)
             if "request_bytes" in row.metadata:
                 last = row
         if last is not None:
@@ -347,13 +285,14 @@ class Session:
                 return "stopped", "stop"
             view = self._view
             if view.flush_at is not None:
-                out = await self._legacy_flush(view.flush_at)
+                out = await legacy_flush(self, view.flush_at)
                 if out is not None:
                     return out
                 continue
             if view.boundary is not None:
-                if not self._repair_boundary(view.boundary):
-                    return self._pause_too_large()
+                out = self._repair_boundary(view.boundary)
+                if out is not None:
+                    return out
                 continue
             if self.window.index > 1 and not view.rows:
                 self._repair_opening()
@@ -365,14 +304,15 @@ class Session:
             }
             pending = [c for c in calls if str(c.metadata.get("id")) not in results]
             if pending:
-                await self._run_tools(pending, flush=False)
+                await self._run_tools(pending)
                 continue
             if any(
                 r.metadata.get("new_context") and not r.metadata.get("is_error")
                 for r in results.values()
             ):
-                if not self._rollover("new_context"):
-                    return self._pause_too_large()
+                out = self._rollover_or_pause("new_context")
+                if out is not None:
+                    return out
                 continue
             if any(r.kind in _INPUT_KINDS for r in after):
                 out = await self._dispatch()
@@ -391,16 +331,17 @@ class Session:
         *,
         offer: bool,
         view: WindowView | None = None,
-        flush: bool = False,
+        only: Sequence[str] | None = None,
         before_advisories: bool = False,
     ) -> tuple[ModelRequest, int]:
         """The request for the window (or ``view``) and its size (``request_bytes``),
-        rendered incrementally: only the newest messages are rendered again."""
+        rendered incrementally: only the newest messages are rendered again. ``only``
+        limits the tools offered to those names."""
         cfg = self.config
         view = self._view if view is None else view
         messages, size = view.messages(without_pending_advisories=before_advisories)
-        if flush:
-            tools = [s for s in self._tools.specs() if s.name == "write_file"]
+        if only is not None:
+            tools = [s for s in self._tools.specs() if s.name in only]
         else:
             tools = self._tools.specs(exclude=() if offer else ("new_context",))
         key = tuple(t.name for t in tools)
@@ -520,7 +461,7 @@ class Session:
                 self._emit(DispatchEvent(window.index, tokens, "block", None, reason="too_large"))
                 return self._pause_too_large()
             self._emit(DispatchEvent(window.index, tokens, "rollover", None, reason=reason))
-            return None if self._rollover(reason, opening) else self._pause_too_large()
+            return self._rollover_or_pause(reason, opening)
         if action is Action.BLOCK:
             self._emit(DispatchEvent(window.index, tokens, "block", None))
             return self._pause("limit", plan.message or "")
@@ -545,19 +486,23 @@ class Session:
             # only be like it, so pause instead of rolling over in a loop.
             return self._pause("too_large", str(RequestTooLargeError(final, budget.usable_limit)))
         if guard == "rollover":  # never an oversized dispatch
-            return None if self._rollover("emergency") else self._pause_too_large()
-        request = replace(
-            request,
-            metadata={**request.metadata, "estimated_tokens": final, "request_bytes": sent},
-        )
+            return self._rollover_or_pause("emergency")
         try:
-            response = await self._provider.complete(request, on_text=self._rt.on_text)
+            response = await self._complete(request, sent, final)
         except ContextOverflowError as exc:
             if not any(r.kind == "assistant" for r in self._rows):
                 return self._pause("too_large", str(exc))
-            return None if self._rollover("emergency") else self._pause_too_large()
+            return self._rollover_or_pause("emergency")
         self._record(sent, response, final)
         return None
+
+    async def _complete(self, request: ModelRequest, sent: int, tokens: int) -> ModelResponse:
+        """Send ``request`` (``sent`` bytes, estimated at ``tokens``), streaming its text."""
+        request = replace(
+            request,
+            metadata={**request.metadata, "estimated_tokens": tokens, "request_bytes": sent},
+        )
+        return await self._provider.complete(request, on_text=self._rt.on_text)
 
     def _record(self, sent: int, response: ModelResponse, estimated: int) -> None:
         usage = response.usage
@@ -611,70 +556,40 @@ class Session:
 
     # -- tools -------------------------------------------------------------------------
 
-    async def _run_tools(self, pending: Sequence[Row], *, flush: bool) -> None:
+    async def _run_tools(self, pending: Sequence[Row], *, refuse: Refusal | None = None) -> None:
         window = self.window
-        offer = self._offer_new_context()
-        notes = (
-            resolve_in_workspace(self.config.workspace, self.config.notes_file) if flush else None
-        )
+        cfg = self.config
 
-        async def one(call: Row) -> None:
-            name = str(call.metadata.get("name", ""))
-            call_id = str(call.metadata.get("id", ""))
-            raw_args = call.metadata.get("input")
-            args: Mapping[str, Any] = raw_args if isinstance(raw_args, Mapping) else {}
-            tool = self._tools.get(name)
-            resumed = call_id not in self._fresh_calls
-            if tool is None:
-                result = ToolResult(f"there is no tool named {name!r}", is_error=True)
-            elif flush and (
-                name != "write_file"
-                or resolve_in_workspace(self.config.workspace, str(args.get("path", "."))) != notes
-            ):
-                result = ToolResult(
-                    f"only the notes file `{self.config.notes_file}` may be written in the "
-                    "final flush step",
-                    is_error=True,
-                )
-            elif name == "new_context" and not offer:
-                result = ToolResult(
-                    "new_context is not available in this session; checkpoint your notes "
-                    "and keep working: the window rolls over at the hard limit",
-                    is_error=True,
-                )
-            elif resumed and not tool.replay_safe:
-                result = ToolResult(
-                    f"{name} was interrupted by a restart before it finished; check whether "
-                    "it took effect before calling it again",
-                    is_error=True,
-                )
-            else:
-                ctx = ToolContext(
-                    workspace=self.config.workspace,
-                    store=self._store,
-                    session_id=self.id,
-                    window_id=window.id,
-                    window_index=window.index,
-                    call_id=call_id,
-                    host=self,
-                    notes_file=self.config.notes_file,
-                    confirm=self._rt.confirm,
-                )
-                try:
-                    result = await tool.run(args, ctx)
-                except Exception as exc:  # a tool's bug must not kill the session
-                    result = ToolResult(f"{name} failed: {exc}", is_error=True)
-            meta = {
-                **dict(result.metadata),
-                "tool_call_id": call_id,
-                "name": name,
-                "is_error": result.is_error,
-            }
-            self._append([NewRow("tool_result", result.content, meta)])
+        def context(call: Call) -> ToolContext:
+            return ToolContext(
+                workspace=cfg.workspace,
+                store=self._store,
+                session_id=self.id,
+                window_id=window.id,
+                window_index=window.index,
+                call_id=call.id,
+                notes_file=cfg.notes_file,
+                confirm=self._rt.confirm,
+            )
+
+        def record(call: Call, result: ToolResult) -> None:
+            row = result_row(call, result)
+            self._append([row])
             first = result.content.splitlines()[0] if result.content else ""
-            self._emit(ToolEvent(window.index, name, call_id, result.is_error, first[:200], meta))
+            event = ToolEvent(
+                window.index, call.name, call.id, result.is_error, first[:200], row.metadata
+            )
+            self._emit(event)
 
-        await asyncio.gather(*(one(c) for c in pending))
+        await run_calls(
+            pending,
+            tools=self._tools,
+            context=context,
+            fresh=self._fresh_calls,
+            offer_new_context=self._offer_new_context(),
+            record=record,
+            refuse=refuse,
+        )
         self._fresh_calls.clear()
 
     # -- windows -----------------------------------------------------------------------
@@ -712,6 +627,13 @@ class Session:
         )
         return True
 
+    def _rollover_or_pause(
+        self, reason: SealReason, opening: tuple[NewRow, NewRow] | None = None
+    ) -> _Outcome | None:
+        """Roll over (``None``: the loop continues in the new window), or pause
+        ``too_large`` when even a fresh window could not hold the first request."""
+        return None if self._rollover(reason, opening) else self._pause_too_large()
+
     def _opening(self, reason: SealReason) -> tuple[NewRow, NewRow] | None:
         """The lead-in and triggering message of the window a rollover would open, or
         ``None`` (with the message set) when even that fresh window could not hold its
@@ -735,83 +657,26 @@ class Session:
             return None
         return lead, trigger
 
-    def _repair_boundary(self, boundary: Row) -> bool:
+    def _repair_boundary(self, boundary: Row) -> _Outcome | None:
         """An older history appended a boundary without sealing (a torn batch): finish
         that one rollover with the boundary's reason, never a second one."""
-        raw = boundary.metadata.get("reason", "forced")
-        reason = cast(
-            SealReason, raw if raw in ("new_context", "forced", "emergency") else "forced"
-        )
-        rows = [r for r in self._rows if r.seq < boundary.seq]
-        self._view = WindowView(rows)
-        return self._rollover(reason)
+        self._view = WindowView([r for r in self._rows if r.seq < boundary.seq])
+        return self._rollover_or_pause(boundary_reason(boundary))
 
     def _repair_opening(self) -> None:
         """An older history sealed a window without opening the next one's rows: append
         the lead-in and a continuation so the window can proceed (no new rollover)."""
-        windows = self._store.windows(self.id)
-        prev = next((w for w in windows if w.index == self.window.index - 1), None)
         cfg = self.config
-        lead = lead_in_row(
-            window_index=self.window.index,
-            previous_window_id=prev.id if prev else None,
-            previous_seal_reason=prev.seal_reason if prev else None,
-            workspace=cfg.workspace,
-            notes_file=cfg.notes_file,
-            history_available=self._history_available,
-            carry_notes=not (prev is not None and prev.seal_reason == "manual_reset"),
+        self._append(
+            missing_opening(
+                self._store.windows(self.id),
+                self.window.index,
+                workspace=cfg.workspace,
+                notes_file=cfg.notes_file,
+                history_available=self._history_available,
+                usable_limit=cfg.budget.usable_limit,
+            )
         )
-        if prev is not None and prev.seal_reason == "manual_reset":
-            self._append([lead])
-            return
-        trigger = trigger_row(
-            str(prev.seal_reason if prev else "forced"),
-            sealed_index=self.window.index - 1,
-            usable_limit=cfg.budget.usable_limit,
-            unseen=(),
-        )
-        self._append([lead, trigger])
-
-    async def _legacy_flush(self, at: int) -> _Outcome | None:
-        """The pre-handoff "final flush": one memory-only step (only the notes file may
-        be written), then the window is sealed ``legacy_flush``. New windows never get a
-        flush row; histories that hold one still resume through here."""
-        after = self._rows[at + 1 :]
-        replied = [r for r in after if r.kind == "assistant"]
-        if not replied:
-            capped = self._controls()
-            if capped is not None:
-                return capped
-            request, sent = self._request(offer=False, flush=True)
-            tokens = self._estimate(sent)
-            if tokens <= self.config.budget.usable_limit:
-                self._emit(DispatchEvent(self.window.index, tokens, "continue", None))
-                request = replace(
-                    request,
-                    metadata={
-                        **request.metadata,
-                        "estimated_tokens": tokens,
-                        "request_bytes": sent,
-                    },
-                )
-                try:
-                    response = await self._provider.complete(request)
-                except ContextOverflowError:
-                    return None if self._rollover("legacy_flush") else self._pause_too_large()
-                self._record(sent, response, tokens)
-                return None
-            # No room for the flush step: seal without it, as the old path did.
-            return None if self._rollover("legacy_flush") else self._pause_too_large()
-        reply_at = max(i for i, r in enumerate(self._rows) if r.kind == "assistant")
-        tail = self._rows[reply_at + 1 :]
-        done = {str(r.metadata.get("tool_call_id")) for r in tail if r.kind == "tool_result"}
-        pending = [
-            r for r in tail if r.kind == "tool_call" and str(r.metadata.get("id")) not in done
-        ]
-        if pending:
-            await self._run_tools(pending, flush=True)
-            return None
-        return None if self._rollover("legacy_flush") else self._pause_too_large()
 
 
 class Runtime:
