@@ -2,8 +2,9 @@
 
 ``new_context`` only marks its result (``metadata={"new_context": True}``); the loop seals
 the window from that durable row once the sibling calls of the same batch have settled,
-so a restart between the call and the seal still seals exactly once. ``session_history`` reads this session's earlier
-windows through the store's bounded, scoped, privacy-floored queries.
+so a restart between the call and the seal still seals exactly once. ``session_history``
+reads this session's earlier windows through the store's bounded, scoped,
+privacy-floored queries.
 """
 
 from __future__ import annotations
