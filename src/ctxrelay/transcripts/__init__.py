@@ -8,8 +8,10 @@ a ``system``/``compact_boundary`` line restarts the chain; unknown line types an
 truncated last line are skipped. Subagents have their own files, found with
 :func:`subagent_transcript`.
 
-Two readers: :func:`latest_context` / :func:`agent_stats` for hooks (the tail of the
-file, stdlib only, fast to import) and :func:`scan` for the analyzer (one full pass).
+Three readers: the hooks' hot path (:func:`tail_context`, and :func:`call_response`:
+the response that made a tool call, waited for while Claude Code has not written it yet;
+``os`` and the C JSON codec only), :func:`latest_context` / :func:`agent_stats` (the
+tail of the file, stdlib only) and :func:`scan` for the analyzer (one full pass).
 
 The names load on first use (PEP 562): the subagent hook imports ``_paths`` and
 ``_counts`` alone, and must not pay for the analyzer's dataclasses at every tool call.
@@ -24,6 +26,15 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+    from ctxrelay.transcripts._hot import (
+        CALL_SEARCH_MAX_BYTES,
+        FIRST_CHUNK_BYTES,
+        HOT_TAIL_BYTES,
+        TAIL_MAX_BYTES,
+        call_response,
+        lines_backwards,
+        tail_context,
+    )
     from ctxrelay.transcripts._paths import (
         COMPACT_AGENT_PREFIX,
         is_compaction_agent,
@@ -39,17 +50,13 @@ if TYPE_CHECKING:
         usage_of,
     )
     from ctxrelay.transcripts._scan import Transcript, scan
-    from ctxrelay.transcripts._tail import (
-        FIRST_CHUNK_BYTES,
-        TAIL_MAX_BYTES,
-        agent_stats,
-        latest_context,
-        lines_backwards,
-    )
+    from ctxrelay.transcripts._tail import agent_stats, latest_context
 
 __all__ = [
+    "CALL_SEARCH_MAX_BYTES",
     "COMPACT_AGENT_PREFIX",
     "FIRST_CHUNK_BYTES",
+    "HOT_TAIL_BYTES",
     "SYNTHETIC_MODEL",
     "TAIL_MAX_BYTES",
     "AgentStats",
@@ -60,12 +67,14 @@ __all__ = [
     "Usage",
     "UsageDict",
     "agent_stats",
+    "call_response",
     "context_of",
     "is_compaction_agent",
     "latest_context",
     "lines_backwards",
     "scan",
     "subagent_transcript",
+    "tail_context",
     "usage_of",
 ]
 
@@ -84,11 +93,15 @@ _HOME: dict[str, str] = {
     "usage_of": "_records",
     "Transcript": "_scan",
     "scan": "_scan",
-    "FIRST_CHUNK_BYTES": "_tail",
-    "TAIL_MAX_BYTES": "_tail",
+    "CALL_SEARCH_MAX_BYTES": "_hot",
+    "FIRST_CHUNK_BYTES": "_hot",
+    "HOT_TAIL_BYTES": "_hot",
+    "TAIL_MAX_BYTES": "_hot",
+    "call_response": "_hot",
+    "lines_backwards": "_hot",
+    "tail_context": "_hot",
     "agent_stats": "_tail",
     "latest_context": "_tail",
-    "lines_backwards": "_tail",
 }
 
 
