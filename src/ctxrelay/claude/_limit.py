@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 
-from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE
 
 # Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
@@ -112,14 +111,10 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
     if tool in ALLOWED_AT_LIMIT:
         return None
 
-    from ctxrelay.claude._statepath import session_doc_path
+    from ctxrelay.claude._state import read_document, session_doc_path
 
-    try:
-        with open(session_doc_path(session_id), encoding="utf-8") as fh:
-            cached = _fastjson.loads(fh.read())
-    except (OSError, ValueError):
-        cached = {}
-    if not isinstance(cached, dict) or cached.get("limit_env", "") != _env_key():
+    cached = read_document(session_doc_path(session_id))
+    if cached.get("limit_env", "") != _env_key():
         cached = {}
     if cached.get("mode") == "off":
         return None

@@ -43,6 +43,7 @@ __all__ = [
     "TAIL_MAX_BYTES",
     "call_response",
     "lines_backwards",
+    "open_regular",
     "tail_context",
 ]
 
@@ -67,7 +68,7 @@ _USAGE = b'"usage"'
 _BOUNDARY = b"compact_boundary"
 
 
-def _open(path: str) -> int | None:
+def open_regular(path: str) -> int | None:
     """A descriptor of the regular file at ``path``, else ``None`` (missing, a FIFO…)."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -134,7 +135,7 @@ def tail_context(
     """``(context, model, found)`` of the newest main-chain response in the last
     ``tail_bytes``; ``found`` is False when that tail holds no response and the file goes
     on before it. A compaction newer than every response reads ``(None, None, True)``."""
-    fd = _open(path)
+    fd = open_regular(path)
     if fd is None:
         return None, None, True  # no transcript yet: no reading
     try:
@@ -275,7 +276,7 @@ def call_response(
     deadline: float | None = None
     seen: int | None = None  # the file's complete lines up to here hold no such response
     while True:
-        fd = _open(path)
+        fd = open_regular(path)
         if fd is not None:
             try:
                 if seen is None:

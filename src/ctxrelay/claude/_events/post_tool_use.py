@@ -29,8 +29,10 @@ def _context(text: str) -> dict[str, Any]:
 def subagent_note(payload: dict[str, Any]) -> str | None:
     """The report-now note for the subagent of ``payload``, or None below the bounds."""
     from ctxrelay.budget.triggers import report_now
-    from ctxrelay.claude._agents import cursor_path, max_turns_for, read_agent
-    from ctxrelay.transcripts import subagent_transcript
+    from ctxrelay.claude._agents import max_turns_for
+    from ctxrelay.claude._state import cursor_path
+    from ctxrelay.transcripts._agent import read_agent
+    from ctxrelay.transcripts._paths import subagent_transcript
 
     transcript = payload.get("transcript_path")
     session_id, agent_id = payload.get("session_id"), payload.get("agent_id")
@@ -69,7 +71,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(agent_id, str) and agent_id:
         note = subagent_note(payload)
     else:
-        from ctxrelay.claude._statedir import notice_possible
+        from ctxrelay.claude._state import notice_possible
 
         if not notice_possible(payload):
             return None  # an ordinary main-thread tool call: nothing to load
