@@ -9,8 +9,10 @@ its baseline, a bare ``python -c pass`` of the same interpreter.
   file before and one new response was appended since (it runs after every tool call);
 - for reference (no target: once per turn, not per tool call), the main session's
   ``Stop`` hook;
-- the three ways to start the hook: the console script ``ctxrelay-hook`` (what
-  ``hooks.json`` runs), ``python -m ctxrelay.claude.hook``, and ``python -c`` importing it.
+- the ways to start the hook: the console script ``ctxrelay-hook`` (what the plugin's
+  launcher finds), ``python -m ctxrelay.claude.hook``, ``python -c`` importing it, the
+  command ``ctxrelay claude install`` writes (through ``sh -c``, as Claude Code starts
+  it), and the console script as an older pip writes it (it imports ``re``).
 
 Targets: each hook <= 1.5x the baseline; 100 MB <= 1.1x the 1 MB case.
 Runs are interleaved round-robin so machine load hits every variant alike; medians.
@@ -128,6 +130,27 @@ def compile_package() -> None:
         compileall.compile_dir(location, quiet=1)
 
 
+def install_command() -> str:
+    """The hook command ``ctxrelay claude install`` writes from this environment."""
+    from ctxrelay.claude.launcher import hook_candidates
+
+    return hook_candidates()[0]
+
+
+def old_pip_script(root: Path) -> str:
+    """``ctxrelay-hook`` as an older pip writes console scripts (it imports ``re``)."""
+    script = root / "ctxrelay-hook-old-pip"
+    script.write_text(
+        f"#!{PY}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+        "from ctxrelay.claude.hook import run\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(run())\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=25)
@@ -189,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                 bash,
                 None,
             ),
+            # What `ctxrelay claude install` writes, started as Claude Code starts it.
+            "pre_bash (install's command)": (["/bin/sh", "-c", install_command()], bash, None),
+            "pre_bash (older pip's script)": ([old_pip_script(root)], bash, None),
             "pre_bash_plain (git status)": ([HOOK], plain, None),
             # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
             "post_main (ordinary tool)": ([HOOK], main_post, None),
