@@ -79,19 +79,32 @@ class Report:
         return not self.problems
 
     @property
+    def hook(self) -> probe.Check | None:
+        """The fastest working hook command's check (the one latency is reported for)."""
+        timed = [c for c in self.checks if c.kind == "hook" and c.ok and c.ms is not None]
+        return min(timed, key=lambda c: c.ms or 0.0) if timed else None
+
+    @property
     def hook_ms(self) -> float | None:
-        times = [c.ms for c in self.checks if c.kind == "hook" and c.ok and c.ms is not None]
-        return min(times) if times else None
+        hook = self.hook
+        return None if hook is None else hook.ms
+
+    @property
+    def hook_ratio(self) -> float | None:
+        """The hook's start against a bare ``python -c pass`` timed between its runs."""
+        hook = self.hook
+        if hook is None or not hook.ms or not hook.python_ms:
+            return None
+        return round(hook.ms / hook.python_ms, 2)
 
     def as_json(self) -> dict[str, Any]:
-        hook_ms = self.hook_ms
         return {
             "ok": self.ok,
             "installed": [f.as_json() for f in self.installed],
             "checks": [c.as_json() for c in self.checks],
-            "hook_ms": hook_ms,
+            "hook_ms": self.hook_ms,
             "python_ms": self.python_ms,
-            "hook_ratio": None if hook_ms is None else round(hook_ms / self.python_ms, 2),
+            "hook_ratio": self.hook_ratio,
             "claude_cli": self.claude_cli,
             "claude_version": self.claude_version,
             "mods": self.mods,
@@ -290,7 +303,8 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
     return Report(
         installed=tuple(installed),
         checks=tuple(checks),
-        python_ms=probe.baseline_ms(runs),
+        python_ms=next((c.python_ms for c in checks if c.python_ms is not None), None)
+        or probe.baseline_ms(runs),
         claude_cli=None if cli is None else str(cli),
         claude_version=version,
         mods=mods,

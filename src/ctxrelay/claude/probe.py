@@ -58,6 +58,8 @@ class Check:
     ok: bool
     detail: str
     ms: float | None = None
+    python_ms: float | None = None
+    """A bare ``python -c pass`` timed between the command's runs (load hits both)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +68,7 @@ class Check:
             "ok": self.ok,
             "detail": self.detail,
             "ms": self.ms,
+            "python_ms": self.python_ms,
         }
 
 
@@ -140,7 +143,9 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
             }
         )
         times: list[float] = []
+        bare: list[float] = []
         for _ in range(max(runs, 1)):
+            bare.append(_bare_python())
             ran = run_as_claude_code(command, payload, cwd=root, env=env)
             if ran.returncode != 0:
                 why = _first_line(ran.stderr) or "no message"
@@ -153,9 +158,14 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
             times.append(ran.seconds)
         garbage = run_as_claude_code(command, "{not json", cwd=root, env=env)
         ms = round(statistics.median(times) * 1000, 1)
+        base = round(statistics.median(bare) * 1000, 1)
         if garbage.returncode != 0 or garbage.stdout.strip():
-            return Check("hook", command, False, "it does not fail open on malformed input", ms)
-    return Check("hook", command, True, "'cat big.txt' came back denied; bad input is ignored", ms)
+            return Check(
+                "hook", command, False, "it does not fail open on malformed input", ms, base
+            )
+    return Check(
+        "hook", command, True, "'cat big.txt' came back denied; bad input is ignored", ms, base
+    )
 
 
 def check_statusline(command: str) -> Check:
@@ -200,11 +210,12 @@ def check_skill(command: str) -> Check:
     return Check("skill", command, True, "it reserves a handoff path", _ms(ran))
 
 
+def _bare_python() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=False)
+    return time.perf_counter() - start
+
+
 def baseline_ms(runs: int = 5) -> float:
     """The median start of a bare ``python -c pass`` of this interpreter, in ms."""
-    times: list[float] = []
-    for _ in range(max(runs, 1)):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=False)
-        times.append(time.perf_counter() - start)
-    return round(statistics.median(times) * 1000, 1)
+    return round(statistics.median(_bare_python() for _ in range(max(runs, 1))) * 1000, 1)

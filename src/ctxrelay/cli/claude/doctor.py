@@ -76,21 +76,22 @@ def _show(report: Report) -> None:
         table.add_column("works")
         table.add_column("ms", justify="right")
         table.add_column("what happened")
-        table.add_column("runs", overflow="fold")
         for check in report.checks:
             table.add_row(
                 check.kind,
                 "yes" if check.ok else "NO",
                 "" if check.ms is None else f"{check.ms:.0f}",
                 check.detail,
-                check.command,
             )
         out.print(table)
-    hook_ms = report.hook_ms
-    if hook_ms is not None:
+        for check in report.checks:
+            out.print(f"The {check.kind} runs: {check.command}", soft_wrap=True)
+    hook, ratio = report.hook, report.hook_ratio
+    if hook is not None and hook.ms is not None and ratio is not None:
         out.print(
-            f"The hook takes {hook_ms:.0f} ms, {hook_ms / report.python_ms:.2f} times a bare "
-            f"python start ({report.python_ms:.0f} ms)."
+            f"The hook takes {hook.ms:.0f} ms, {ratio:.2f} times a bare python start "
+            f"({hook.python_ms:.0f} ms) timed between its runs.",
+            soft_wrap=True,
         )
     for note in report.notes:
         out.print(f"Note: {note}.", soft_wrap=True)
