@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from ctxrelay.testing._anthropic import ANTHROPIC_ERROR_TYPES, AnthropicServer
     from ctxrelay.testing._openai import OpenAIServer
+    from ctxrelay.testing._postgres import ThrowawayPostgres, find_server_binaries
     from ctxrelay.testing._script import (
         DONE_TEXT,
         Fault,
@@ -58,20 +59,25 @@ __all__ = [
     "Router",
     "Script",
     "Step",
+    "ThrowawayPostgres",
     "ToolUse",
     "estimate_tokens",
+    "find_server_binaries",
     "load_steps",
     "route_by_content",
 ]
 
 _ANTHROPIC = "ctxrelay.testing._anthropic"
 _OPENAI = "ctxrelay.testing._openai"
+_POSTGRES = "ctxrelay.testing._postgres"
 _SCRIPT = "ctxrelay.testing._script"
 _SERVER = "ctxrelay.testing._server"
 _HOME: dict[str, str] = {
     "ANTHROPIC_ERROR_TYPES": _ANTHROPIC,
     "AnthropicServer": _ANTHROPIC,
     "OpenAIServer": _OPENAI,
+    "ThrowawayPostgres": _POSTGRES,
+    "find_server_binaries": _POSTGRES,
     "DONE_TEXT": _SCRIPT,
     "Fault": _SCRIPT,
     "FaultKind": _SCRIPT,
