@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ctxrelay.claude._events._payloads import PreToolUsePayload
+
 __all__ = [
     "ALLOWED_AT_LIMIT",
     "deny_reason",
@@ -92,7 +94,7 @@ def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> boo
     return False
 
 
-def deny_reason(payload: dict[str, Any]) -> str | None:
+def deny_reason(payload: PreToolUsePayload) -> str | None:
     """The reason to deny this ``PreToolUse`` call at the usable limit, else ``None``."""
     if payload.get("agent_id"):
         return None
@@ -142,7 +144,7 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
 
 
 def _full_check(
-    payload: dict[str, Any],
+    payload: PreToolUsePayload,
     session_id: str,
     transcript: str,
     tool: str,
