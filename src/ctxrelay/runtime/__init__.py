@@ -29,7 +29,13 @@ from ctxrelay.runtime.plan import (
     guard_request,
     plan_dispatch,
 )
-from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
+from ctxrelay.runtime.windows import (
+    lead_in_text,
+    publish_advisory,
+    seal_window,
+    window_opening,
+    window_state,
+)
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -57,6 +63,7 @@ __all__ = [
     "run",
     "seal_window",
     "window_opening",
+    "window_state",
 ]
 
 

@@ -369,15 +369,7 @@ class Session:
         """Tokens of a request of ``now`` bytes (see :func:`estimate_request`)."""
         view = self._view if view is None else view
         last = view.rows[view.last_assistant] if view.last_assistant >= 0 else None
-        if last is None or "request_bytes" not in last.metadata:
-            return self._estimator.estimate_bytes(now)
-        meta = last.metadata
-        reply = LastResponse(
-            int(meta["context_tokens"]),
-            int(meta.get("output_tokens", 0)),
-            int(meta["request_bytes"]),
-            int(meta.get("message_bytes", 0)),
-        )
+        reply = LastResponse.from_metadata(last.metadata) if last is not None else None
         return estimate_request(now, reply, self._estimator.estimate_bytes)
 
     def _pause(self, reason: str, message: str) -> _Outcome:

@@ -30,9 +30,9 @@ Two rules the host keeps, because they need the request itself:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ctxrelay.budget import (
     DEFAULT_NOTES_FILE,
@@ -101,6 +101,21 @@ class LastResponse:
     output_tokens: int
     request_bytes: int
     message_bytes: int = 0
+
+    @classmethod
+    def from_metadata(cls, meta: Mapping[str, Any]) -> LastResponse | None:
+        """Read an ``assistant`` row's metadata as the runtime writes it
+        (``context_tokens``, ``output_tokens``, ``request_bytes``, ``message_bytes``);
+        ``None`` for a row without them (an older history), so the whole request is
+        estimated."""
+        if "request_bytes" not in meta or "context_tokens" not in meta:
+            return None
+        return cls(
+            int(meta["context_tokens"]),
+            int(meta.get("output_tokens", 0)),
+            int(meta["request_bytes"]),
+            int(meta.get("message_bytes", 0)),
+        )
 
 
 @dataclass(frozen=True, slots=True)

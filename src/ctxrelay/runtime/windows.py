@@ -11,6 +11,8 @@ worded and an advisory claimed the same way whichever host runs the agent:
 - :func:`seal_window`: the boundary row, the seal and the next window's opening rows, in
   one transaction (``Store.rollover``).
 - :func:`lead_in_text`: a lead-in row as the model reads it (its id header, then its text).
+- :func:`window_state`: the open window and what :func:`~ctxrelay.runtime.plan.
+  plan_dispatch` needs of it, read from the store.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxrelay.runtime.plan import WindowState
 from ctxrelay.runtime.tools.files import NOTES_MAX_BYTES, WorkspaceError, resolve_in_workspace
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
@@ -35,6 +38,7 @@ __all__ = [
     "seal_window",
     "trigger_row",
     "window_opening",
+    "window_state",
 ]
 
 CARRY_MAX_BYTES = 64 * 1024
@@ -180,6 +184,21 @@ def lead_in_text(row: Row) -> str:
     """A ``lead_in`` row as the model reads it: the header naming this window's index and
     id (and the previous window's id and seal reason), then the row's text."""
     return f"{_lead_in_header(row)}\n{row.text or ''}"
+
+
+def window_state(store: Store, session_id: str) -> tuple[WindowInfo, WindowState]:
+    """The session's open window and its :class:`~ctxrelay.runtime.plan.WindowState`,
+    read from the store: the stages claimed in it, and the largest request of it that
+    the provider counted (the ``context_tokens`` of its ``assistant`` rows)."""
+    window = store.current_window(session_id)
+    largest = 0
+    for row in store.rows(session_id, window_id=window.id):
+        if row.kind == "assistant":
+            ctx = row.metadata.get("context_tokens")
+            if isinstance(ctx, int) and ctx > largest:
+                largest = ctx
+    state = WindowState(window.id, window.index, store.claims(window.id), largest)
+    return window, state
 
 
 def publish_advisory(
