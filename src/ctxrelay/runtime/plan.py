@@ -9,14 +9,15 @@ nothing else: no provider, no store, no clock. The runtime's loop calls it at ev
 dispatch, and so do the framework integrations, so they word, claim and roll over
 exactly as the runtime does.
 
+    window, state = window_state(store, session_id)
     plan = plan_dispatch(
         budget,
         estimate_request(request_bytes, last, estimator.estimate_bytes),
-        window=WindowState(window.id, window.index, claimed=store.claims(window.id)),
+        window=state,
         capability=capability_for("offered", new_context_tool=True, session_history=True),
         estimate_text=estimator.estimate,
     )
-    if plan.action is Action.WARN:       # publish plan.advisory with its claim, then send
+    if plan.action is Action.WARN:       # publish_advisory(store, ..., plan), then send
         ...
 
 Two rules the host keeps, because they need the request itself:
