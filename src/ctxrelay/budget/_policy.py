@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 
+from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
+
 __all__ = [
     "DEFAULT_WARNING_LEAD",
     "MIN_EFFECTIVE_THRESHOLD",
@@ -110,7 +112,7 @@ class Budget:
 
     limit: int
     output_reserve: int
-    threshold: float = 60
+    threshold: float = DEFAULT_THRESHOLD
     warning_lead: float = DEFAULT_WARNING_LEAD
     # Derived once here: evaluate() runs at every dispatch and must not redo exact
     # arithmetic each time.

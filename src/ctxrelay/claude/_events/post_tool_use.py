@@ -21,10 +21,6 @@ __all__ = ["handle"]
 
 EVENT = "PostToolUse"
 
-_LAG_WAIT_S = 0.5
-"""How long a subagent's hook waits for the transcript to show the response that made
-the tool call (only when it is missing; the usual case reads it at once)."""
-
 
 def _context(text: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": text}}
@@ -32,6 +28,7 @@ def _context(text: str) -> dict[str, Any]:
 
 def subagent_note(payload: dict[str, Any]) -> str | None:
     """The report-now note for the subagent of ``payload``, or None below the bounds."""
+    from ctxrelay.budget.bounds import TRANSCRIPT_LAG_WAIT_S
     from ctxrelay.budget.triggers import report_now
     from ctxrelay.claude._agents import cursor_path, max_turns_for, read_agent
     from ctxrelay.transcripts import subagent_transcript
@@ -57,7 +54,7 @@ def subagent_note(payload: dict[str, Any]) -> str | None:
         # count it anyway (it exists: it made the call), with the context known so far.
         import time
 
-        deadline = time.monotonic() + _LAG_WAIT_S
+        deadline = time.monotonic() + TRANSCRIPT_LAG_WAIT_S
         while call not in reading.tool_ids and time.monotonic() < deadline:
             time.sleep(0.02)
             reading = read_agent(path, cursor) or reading
