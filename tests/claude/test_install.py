@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxrelay.claude._snippet import HOOK_COMMAND, snippet
-from ctxrelay.claude.install import MANIFEST_NAME, main, merge_settings, unmerge_settings
+from ctxrelay.claude.install import MANIFEST_NAME, merge_settings, unmerge_settings
 from ctxrelay.cli import main as cli_main
+from ctxrelay.cli.claude import main
 
-USER_SETTINGS = {
+USER_SETTINGS: dict[str, Any] = {
     "model": "opus",
     "env": {"FOO": "1", "BASH_MAX_OUTPUT_LENGTH": "9000"},
     "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "my-stop-hook"}]}]},

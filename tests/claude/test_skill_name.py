@@ -16,8 +16,9 @@ from ctxrelay.budget.triggers import MainTrigger
 from ctxrelay.claude._events.stop import failed_text, hint_text
 from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.handoff import INSTALLED_SKILL, skill_command
-from ctxrelay.claude.install import MANIFEST_NAME, main
-from ctxrelay.claude.statusline import main as statusline_main
+from ctxrelay.claude.install import MANIFEST_NAME
+from ctxrelay.cli.claude import main
+from ctxrelay.cli.claude.statusline import main as statusline_main
 
 INSTALLED = "/ctxrelay-handoff"
 PLUGIN = "/ctxrelay:handoff"
@@ -138,7 +139,7 @@ def test_hints_and_the_statusline_name_the_skill_of_the_setup(
             },
         }
         out = io.StringIO()
-        statusline_main(["statusline"], io.StringIO(json.dumps(payload)), out)
+        statusline_main([], io.StringIO(json.dumps(payload)), out)
         return out.getvalue()
 
     assert f"Run {PLUGIN} to" in hint_text([MainTrigger.CONTEXT], 130_000, 200_000)

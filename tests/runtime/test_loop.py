@@ -287,7 +287,7 @@ def test_new_context_seals_after_siblings_and_opens_a_lead_in(harness: Harness) 
 
 
 def _rendered_first_message(harness: Harness, sid: str) -> str:
-    from ctxrelay.runtime._windows import render_rows
+    from ctxrelay.runtime._render import render_rows
 
     w2 = harness.store.windows(sid)[1]
     messages = render_rows(harness.store.rows(sid, window_id=w2.id))
