@@ -1,4 +1,4 @@
-"""The context policy: numbers in, decisions out (DESIGN §3).
+"""The context policy: numbers in, decisions out (``docs/policy.md``).
 
 This module owns every rule that decides whether a dispatch continues, carries an
 advisory, forces a rollover or blocks. It performs no I/O and imports nothing else

@@ -106,7 +106,7 @@ def _parser() -> ArgumentParser:
         metavar="ID",
         help="with --db: only this stored session (repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print only JSON (DESIGN §7)")
+    parser.add_argument("--json", action="store_true", help="print only JSON")
     return parser
 
 

@@ -28,7 +28,7 @@ __all__ = [
     "route_by_content",
 ]
 
-# What the server answers when the list of steps runs out (DESIGN §7: "done", no tools).
+# What the server answers when the list of steps runs out (``docs/contracts.md``: "done", no tools).
 DONE_TEXT = "done"
 
 FaultKind = Literal["status", "truncate", "garbage", "stall", "stall_mid", "stream_error"]

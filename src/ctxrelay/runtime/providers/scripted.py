@@ -1,4 +1,4 @@
-"""The scripted model: steps from a JSON file, one per request (DESIGN §7).
+"""The scripted model: steps from a JSON file, one per request (``docs/contracts.md``).
 
 It runs tests and the demo through the same loop code path as a real provider. A step is
 ``{"text"?, "tool_calls"?: [{"name", "input"}], "input_tokens"?, "delay_s"?}``;
