@@ -44,7 +44,7 @@ class Inspecting(ScriptedProvider):
         self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
         sid = str(request.metadata["session_id"])
-        kinds = [r.kind for r in self.harness.store.rows(sid)]
+        kinds: list[str] = [r.kind for r in self.harness.store.rows(sid)]
         self.seen.append((request, kinds))
         return await super().complete(request, on_text=on_text)
 

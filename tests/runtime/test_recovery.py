@@ -239,7 +239,11 @@ def test_tool_context_carries_the_session(harness: Harness) -> None:
     assert ctx.session_id == result.session_id
     assert ctx.window_index == 1
     assert ctx.workspace == harness.workspace.resolve()
-    assert asyncio.run(ctx.confirm("anything")) is True
+
+    async def confirm() -> bool:
+        return await ctx.confirm("anything")
+
+    assert asyncio.run(confirm()) is True
 
 
 def test_a_reset_made_by_the_store_cli_gets_its_lead_in_on_the_next_message(
