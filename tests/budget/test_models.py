@@ -4,8 +4,6 @@ the model catalog of the Claude Code CLI that claude-agent-sdk bundles."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from ctxrelay.analyze._replay import measure_assumptions
@@ -31,7 +29,7 @@ from ctxrelay.budget.triggers import context_bound_for, context_window_for
 from ctxrelay.claude._limit import usable_limit
 from ctxrelay.pricing import DEFAULT_PRICES
 from ctxrelay.runtime.models import resolve_model
-from tests.conftest import claude_cli
+from tests import _claude_catalog as catalog
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
@@ -118,35 +116,9 @@ def test_one_small_window_reserve_rule_for_both_hosts() -> None:
 
 # -- the bundled Claude Code CLI's model catalog ------------------------------------------
 
-_ENTRY = re.compile(rb'\{id:"(claude-[a-z0-9-]+)",family:"(\w+)",display_name:')
-_CONTEXT = re.compile(rb"context:\{window:([0-9e]+)")
-_OUTPUT = re.compile(rb"max_output_tokens:\{default:(\d+),upper:(\d+)\}")
-
-
-def _number(raw: bytes) -> int:
-    return int(float(raw.decode()))  # the bundle writes 1,000,000 as 1e6
-
-
-def _catalog() -> dict[str, tuple[int, int]]:
-    """Model id -> (window, largest output) as the bundled CLI's catalog gives them; a
-    model without a ``context`` entry gets the CLI's default window."""
-    data = claude_cli().read_bytes()
-    found: dict[str, tuple[int, int]] = {}
-    for match in _ENTRY.finditer(data):
-        # An entry ends where the next one starts; the fields of interest come before.
-        end = data.find(b'{id:"', match.end())
-        entry = data[match.end() : end if end > 0 else match.end() + 4_000]
-        output = _OUTPUT.search(entry)
-        if output is None:
-            continue
-        window = _CONTEXT.search(entry)
-        size = DEFAULT_CONTEXT_WINDOW if window is None else _number(window.group(1))
-        found.setdefault(match.group(1).decode(), (size, int(output.group(2))))
-    return found
-
 
 def test_the_table_matches_the_bundled_cli_catalog() -> None:
-    catalog = _catalog()
-    assert len(catalog) >= 20, "the catalog's layout changed: update the parser"
+    found = catalog.models()
+    assert len(found) >= 20, "the catalog's layout changed: update tests/_claude_catalog.py"
     ours = {m: (w, out) for m, (p, w, out, _) in MODELS.items() if p == "anthropic"}
-    assert ours == catalog
+    assert ours == {m: (c.window, c.max_output_tokens) for m, c in found.items()}
