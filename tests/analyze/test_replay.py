@@ -29,7 +29,7 @@ SESSIONS = [
     "4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
     "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
 ]
-OPUS = DEFAULT_PRICES.lookup("claude-opus-4-6")
+OPUS = DEFAULT_PRICES["claude-opus-4-6"]
 
 
 def _chain(contexts: list[int], outputs: list[int] | None = None) -> list[Response]:
@@ -195,7 +195,8 @@ def test_none_is_the_recording_for_any_chain(
     a = Assumptions(limit=200_000, base_tokens=contexts[0])
     result = replay(chain, a, Policy("none"), OPUS, compactions=compactions)
     assert [r.usage for r in result.requests] == [r.usage for r in chain]
-    assert result.cost_usd == pytest.approx(sum(cost(r.usage, OPUS) for r in chain))  # type: ignore[arg-type]
+    recorded: float = sum(cost(r.usage, OPUS) for r in chain)
+    assert result.cost_usd == pytest.approx(recorded)
 
 
 def test_recommend_takes_the_cheapest_and_breaks_ties_upwards() -> None:

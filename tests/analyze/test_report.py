@@ -78,6 +78,7 @@ def test_usage_and_cost_add_up() -> None:
     # One summarizer file, matched to the one compaction, priced at the session's model.
     assert len(report.summarizer) == 1
     assert report.summarizer[0][0].context_tokens == 169_910
+    assert agent.cost_usd is not None
     assert data["cost_usd"] == pytest.approx(
         (report.main_cost_usd or 0) + (report.summarizer_cost_usd or 0) + agent.cost_usd,
         abs=1e-5,

@@ -29,6 +29,7 @@ from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
+from tests.e2e._usage import usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -39,15 +40,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]  # holds the plugin's marketp
 BIN = Path(sys.executable).parent  # ctxrelay and ctxrelay-hook of this environment
 INSTALLED = f"/{INSTALLED_SKILL}"  # the handoff skill after `ctxrelay claude install`
 HANDOFF_RE = re.compile(r"(/[^\s\"'\\]+/\.ctxrelay/handoff/handoff-\d{8}T\d{6}Z(?:-\d+)?\.md)")
-
-
-def usage(context: int) -> dict[str, int]:
-    """A response reporting ``context`` tokens of input, as a cached request would."""
-    return {
-        "input_tokens": 5,
-        "cache_creation_input_tokens": 100,
-        "cache_read_input_tokens": context - 105,
-    }
 
 
 def _texts(content: Any) -> list[str]:

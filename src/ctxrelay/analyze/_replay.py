@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxrelay._sizes import NOTES_MAX_BYTES
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
@@ -41,6 +40,7 @@ from ctxrelay.budget.bounds import (
     CLAUDE_CODE_RESPONSE_RESERVE,
     LONG_CONTEXT_WINDOW,
     MAIN_OUTPUT_RESERVE,
+    NOTES_MAX_BYTES,
 )
 from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.pricing import Prices, cost

@@ -1,4 +1,4 @@
-"""Sessions found on disk, measured, priced and replayed; the ``--json`` shape (DESIGN §7)."""
+"""Sessions found on disk, measured, priced and replayed; the ``--json`` of docs/contracts.md."""
 
 from __future__ import annotations
 
@@ -427,7 +427,7 @@ def sweep_totals(reports: Sequence[SessionReport]) -> list[SweepPoint]:
 
 
 def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) -> dict[str, Any]:
-    """The ``ctxrelay analyze --json`` document (DESIGN §7, plus ``totals``)."""
+    """The ``ctxrelay analyze --json`` document (``docs/contracts.md``, plus ``totals``)."""
     return {
         "sessions": [r.as_json() for r in reports],
         "totals": totals_json(reports, sweep),

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
@@ -72,7 +73,7 @@ def _parser() -> ArgumentParser:
         default=[],
         metavar="POLICY",
         help="none, compact, handoff:P; repeat or separate with commas "
-        "(default: none,compact,handoff:60)",
+        f"(default: none,compact,handoff:{CONTEXT_PERCENT})",
     )
     parser.add_argument(
         "--sweep", metavar="A..B[:STEP]", help="replay handoff:P for each P and recommend one"
@@ -105,7 +106,7 @@ def _parser() -> ArgumentParser:
         metavar="ID",
         help="with --db: only this stored session (repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print only JSON (DESIGN §7)")
+    parser.add_argument("--json", action="store_true", help="print only JSON")
     return parser
 
 

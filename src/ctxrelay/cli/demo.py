@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ctxrelay.budget import Budget
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_CAP, DEFAULT_THRESHOLD
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors
 from ctxrelay.cli._demo_session import DEMO_TASK, demo_steps, demo_workspace
 from ctxrelay.cli.run import add_session_arguments, exit_code, run_session
@@ -32,7 +33,9 @@ from ctxrelay.runtime.tools import atomic_write, builtin_tools
 
 __all__ = ["DEMO_BUDGET", "main"]
 
-DEMO_BUDGET = Budget(limit=200_000, output_reserve=32_000, threshold=60)
+DEMO_BUDGET = Budget(
+    limit=DEFAULT_CONTEXT_WINDOW, output_reserve=DEFAULT_RESERVE_CAP, threshold=DEFAULT_THRESHOLD
+)
 """A Claude-sized window: warning at 100,000, handoff target 120,000, usable 168,000."""
 
 
