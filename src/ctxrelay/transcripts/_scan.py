@@ -1,18 +1,21 @@
 """The analyzer's reader: one fast forward pass over a whole transcript.
 
 Most lines of a transcript (tool results, progress, file snapshots) cannot hold what
-the analyzer needs, so a byte search decides which lines to parse at all; that is what
-keeps the pass at the speed of a bare ``json.loads`` loop or faster.
+the analyzer needs, so a byte search decides which lines to parse at all, and the lines
+it keeps are decoded with orjson when it is installed (the standard ``json`` otherwise,
+and for the rare line orjson refuses, so both decoders read the same records).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxrelay.transcripts._records import (
+    SYNTHETIC_MODEL,
     Compaction,
     Response,
     Usage,
@@ -21,11 +24,30 @@ from ctxrelay.transcripts._records import (
 )
 from ctxrelay.transcripts._tail import open_transcript
 
-__all__ = ["Transcript", "scan"]
+__all__ = ["DECODER", "Transcript", "scan"]
+
+_decode: Callable[[bytes], Any]
+try:
+    from orjson import loads as _decode
+
+    DECODER = "orjson"
+except ImportError:  # pragma: no cover - orjson is a core dependency; kept for platforms without it
+    _decode = json.loads
+    DECODER = "json"
 
 _USAGE = b'"usage"'
 _BOUNDARY = b'"compact_boundary"'
 _SUMMARY = b'"isCompactSummary"'
+_SYNTHETIC = b"<synthetic>"
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return _decode(line)
+    except ValueError:
+        if _decode is json.loads:
+            raise
+        return json.loads(line)  # what orjson refuses (integers over 64 bits) json may read
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +58,10 @@ class Transcript:
     subagent file), deduplicated by ``message.id``, in order of first appearance.
     ``sidechain_responses`` are the inline subagent responses of old (< 2.0) session
     files. ``malformed_lines`` counts candidate lines that did not parse (a truncated
-    last line is one).
+    last line is one). ``synthetic_responses`` counts the responses Claude Code made up
+    itself (model ``<synthetic>``: no request was sent, nothing is priced).
+    ``request_ids`` maps a response's ``message.id`` to the ``requestId`` of its line,
+    where the line has one (the analyzer dedupes responses across files by both).
     """
 
     path: str
@@ -49,6 +74,8 @@ class Transcript:
     malformed_lines: int = 0
     size_bytes: int = 0
     models: tuple[str, ...] = field(default=())
+    synthetic_responses: int = 0
+    request_ids: dict[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def requests(self) -> int:
@@ -92,6 +119,7 @@ class _Entry:
     segment: int
     timestamp: str | None
     agent_id: str | None
+    request_id: str | None
 
 
 def _text_length(content: object) -> int:
@@ -131,6 +159,7 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
     session_id: str | None = None
     version: str | None = None
     lines = malformed = size = 0
+    synthetic: set[str] = set()
     with f:
         for line in f:
             lines += 1
@@ -139,10 +168,11 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
                 _USAGE not in line
                 and _BOUNDARY not in line
                 and not (awaiting_summary and _SUMMARY in line)
+                and _SYNTHETIC not in line
             ):
                 continue
             try:
-                record: Any = json.loads(line)
+                record: Any = _loads(line)
             except (ValueError, RecursionError):
                 malformed += 1
                 continue
@@ -157,6 +187,9 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
             if kind == "assistant":
                 found = response_of(record)
                 if found is None:
+                    message = record.get("message")
+                    if isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL:
+                        synthetic.add(str(message.get("id")))
                     continue
                 message_id, model, usage = found
                 entry = entries.get(message_id)
@@ -168,6 +201,7 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
                         segment,
                         _str_or_none(record.get("timestamp")),
                         _str_or_none(record.get("agentId")),
+                        _str_or_none(record.get("requestId")),
                     )
                     if not sidechain:
                         main_count += 1
@@ -197,7 +231,10 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
     main: list[Response] = []
     side: list[Response] = []
     models: dict[str, None] = {}
+    request_ids: dict[str, str] = {}
     for message_id, e in entries.items():
+        if e.request_id:
+            request_ids[message_id] = e.request_id
         response = Response(
             message_id, e.model, e.usage, e.sidechain, e.segment, e.timestamp, e.agent_id
         )
@@ -215,4 +252,6 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
         malformed_lines=malformed,
         size_bytes=size,
         models=tuple(models),
+        synthetic_responses=len(synthetic),
+        request_ids=request_ids,
     )
