@@ -1,7 +1,8 @@
 """Reading many transcripts on every core: the full pass is CPU-bound (decoding), and a
 corpus is many files, so the files are split by size between this process and forked
-children, each child sending its :class:`~ctxrelay.transcripts.Transcript` values back
-pickled through a pipe.
+children, each child sending its :class:`~ctxrelay.transcripts.Transcript` values back through a
+pipe as plain tuples in :mod:`marshal` form (built in and loaded already: ``pickle``
+would cost more to import than a small corpus takes to read).
 
 Forking is used only where it is safe and cheap: a platform with ``os.fork``, no other
 thread running in this process, several files and enough bytes to be worth a process.
@@ -10,12 +11,14 @@ Anything a child cannot deliver is read again here, so the result never depends 
 
 from __future__ import annotations
 
+import marshal
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from ctxrelay.errors import TranscriptError
-from ctxrelay.transcripts import Transcript, scan
+from ctxrelay.transcripts import Compaction, Response, Transcript, Usage, scan
 
 __all__ = ["MIN_PARALLEL_BYTES", "cores", "scan_all"]
 
@@ -71,12 +74,96 @@ def _split(files: Files, parts: int) -> list[Files]:
     return [b for b in bins if b]
 
 
-def _child(files: Files, fd: int) -> None:  # pragma: no cover - runs in the forked child
-    import pickle
+def _pack_response(r: Response) -> tuple[Any, ...]:
+    u = r.usage
+    return (
+        r.message_id,
+        r.model,
+        (
+            u.input_tokens,
+            u.cache_creation_input_tokens,
+            u.cache_read_input_tokens,
+            u.output_tokens,
+            u.cache_creation_1h_tokens,
+        ),
+        r.sidechain,
+        r.segment,
+        r.timestamp,
+        r.agent_id,
+    )
 
+
+def _unpack_response(raw: tuple[Any, ...]) -> Response:
+    message_id, model, usage, sidechain, segment, timestamp, agent_id = raw
+    return Response(message_id, model, Usage(*usage), sidechain, segment, timestamp, agent_id)
+
+
+def _pack(result: Result) -> bytes:
+    done, failed = result
+    transcripts = [
+        (
+            os.fspath(path),
+            t.path,
+            t.session_id,
+            t.version,
+            [_pack_response(r) for r in t.responses],
+            [_pack_response(r) for r in t.sidechain_responses],
+            [
+                (c.pre_tokens, c.trigger, c.after_requests, c.summary_chars, c.timestamp)
+                for c in t.compactions
+            ],
+            t.lines,
+            t.malformed_lines,
+            t.size_bytes,
+            list(t.models),
+            t.synthetic_responses,
+            t.request_ids,
+        )
+        for path, t in done.items()
+    ]
+    errors = [(os.fspath(path), str(exc)) for path, exc in failed.items()]
+    return marshal.dumps((transcripts, errors))
+
+
+def _unpack(data: bytes) -> Result:
+    transcripts, errors = marshal.loads(data)
+    done: dict[Path, Transcript] = {}
+    for (
+        key,
+        path,
+        sid,
+        version,
+        main,
+        side,
+        comps,
+        lines,
+        bad,
+        size,
+        models,
+        syn,
+        ids,
+    ) in transcripts:
+        done[Path(key)] = Transcript(
+            path=path,
+            session_id=sid,
+            version=version,
+            responses=tuple(_unpack_response(r) for r in main),
+            sidechain_responses=tuple(_unpack_response(r) for r in side),
+            compactions=tuple(Compaction(*c) for c in comps),
+            lines=lines,
+            malformed_lines=bad,
+            size_bytes=size,
+            models=tuple(models),
+            synthetic_responses=syn,
+            request_ids=ids,
+        )
+    return done, {Path(p): TranscriptError(message) for p, message in errors}
+
+
+def _child(files: Files, fd: int) -> None:  # pragma: no cover - runs in the forked child
     code = 0
     try:
-        data = pickle.dumps(_scan_files(files), protocol=pickle.HIGHEST_PROTOCOL)
+        data = _pack(_scan_files(files))
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -87,8 +174,6 @@ def _child(files: Files, fd: int) -> None:  # pragma: no cover - runs in the for
 
 
 def _collect(pid: int, fd: int) -> Result | None:
-    import pickle
-
     chunks = []
     with os.fdopen(fd, "rb") as f:
         while chunk := f.read(1 << 20):
@@ -97,10 +182,9 @@ def _collect(pid: int, fd: int) -> Result | None:
     if status != 0 or not chunks:
         return None
     try:
-        result: Result = pickle.loads(b"".join(chunks))
-    except Exception:
+        return _unpack(b"".join(chunks))
+    except (ValueError, TypeError, EOFError):
         return None
-    return result
 
 
 def scan_all(files: Files, *, workers: int | None = None) -> Result:

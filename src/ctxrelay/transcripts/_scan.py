@@ -1,7 +1,8 @@
 """The analyzer's reader: one fast forward pass over a whole transcript.
 
 Most lines of a transcript (tool results, progress, file snapshots) cannot hold what
-the analyzer needs, so a byte search decides which lines to parse at all, and the lines
+the analyzer needs, so a byte search over the whole file finds the few lines that can
+(the others are never split out, let alone decoded), and the lines
 it keeps are decoded with orjson when it is installed (the standard ``json`` otherwise,
 and for the rare line orjson refuses, so both decoders read the same records).
 """
@@ -38,7 +39,6 @@ except ImportError:  # pragma: no cover - orjson is a core dependency; kept for 
 _USAGE = b'"usage"'
 _BOUNDARY = b'"compact_boundary"'
 _SUMMARY = b'"isCompactSummary"'
-_SYNTHETIC = b"<synthetic>"
 
 
 def _loads(line: bytes) -> Any:
@@ -138,6 +138,31 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _candidates(data: bytes) -> list[bytes]:
+    """The lines of ``data`` that can matter, in file order: those with a usage object
+    (every response, a synthetic one too), the compaction boundaries, and after the
+    first boundary the compact summaries."""
+    ends: dict[int, int] = {}
+    find, rfind = data.find, data.rfind
+
+    def collect(needle: bytes, at: int) -> None:
+        at = find(needle, at)
+        while at != -1:
+            start = rfind(b"\n", 0, at) + 1
+            end = find(b"\n", at)
+            if end == -1:
+                end = len(data)
+            ends[start] = end
+            at = find(needle, end)
+
+    collect(_USAGE, 0)
+    first_boundary = find(_BOUNDARY)
+    if first_boundary != -1:
+        collect(_BOUNDARY, first_boundary)
+        collect(_SUMMARY, first_boundary)
+    return [data[start : ends[start]] for start in sorted(ends)]
+
+
 def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
     """Read a whole transcript once. ``agent=True`` for a subagent's own file (all of its
     lines are sidechain lines, and all of them are its chain).
@@ -158,76 +183,72 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
     awaiting_summary = False
     session_id: str | None = None
     version: str | None = None
-    lines = malformed = size = 0
+    malformed = 0
     synthetic: set[str] = set()
     with f:
-        for line in f:
-            lines += 1
-            size += len(line)
-            if (
-                _USAGE not in line
-                and _BOUNDARY not in line
-                and not (awaiting_summary and _SUMMARY in line)
-                and _SYNTHETIC not in line
-            ):
-                continue
-            try:
-                record: Any = _loads(line)
-            except (ValueError, RecursionError):
-                malformed += 1
-                continue
-            if not isinstance(record, dict):
-                malformed += 1
-                continue
-            if session_id is None:
-                session_id = _str_or_none(record.get("sessionId"))
-                version = _str_or_none(record.get("version"))
-            sidechain = not agent and record.get("isSidechain") is True
-            kind = record.get("type")
-            if kind == "assistant":
-                found = response_of(record)
-                if found is None:
-                    message = record.get("message")
-                    if isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL:
-                        synthetic.add(str(message.get("id")))
-                    continue
-                message_id, model, usage = found
-                entry = entries.get(message_id)
-                if entry is None:
-                    entries[message_id] = _Entry(
-                        model,
-                        usage,
-                        sidechain,
-                        segment,
-                        _str_or_none(record.get("timestamp")),
-                        _str_or_none(record.get("agentId")),
-                        _str_or_none(record.get("requestId")),
-                    )
-                    if not sidechain:
-                        main_count += 1
-                elif usage.output_tokens >= entry.usage.output_tokens:
-                    entry.usage = usage  # the response's later, more complete line
-            elif kind == "system" and record.get("subtype") == "compact_boundary":
-                if sidechain:
-                    continue
-                meta = record.get("compactMetadata")
-                pre = trigger = None
-                if isinstance(meta, dict):
-                    pre = as_count(meta.get("preTokens")) if "preTokens" in meta else None
-                    trigger = _str_or_none(meta.get("trigger"))
-                compactions.append(
-                    Compaction(pre, trigger, main_count, 0, _str_or_none(record.get("timestamp")))
-                )
-                segment += 1
-                awaiting_summary = True
-            elif kind == "user" and awaiting_summary and record.get("isCompactSummary") is True:
+        data = f.read()
+    size = len(data)
+    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    for line in _candidates(data):
+        if not awaiting_summary and _USAGE not in line and _BOUNDARY not in line:
+            continue  # found for "isCompactSummary" alone, with no boundary before it
+        try:
+            record: Any = _loads(line)
+        except (ValueError, RecursionError):
+            malformed += 1
+            continue
+        if not isinstance(record, dict):
+            malformed += 1
+            continue
+        if session_id is None:
+            session_id = _str_or_none(record.get("sessionId"))
+            version = _str_or_none(record.get("version"))
+        sidechain = not agent and record.get("isSidechain") is True
+        kind = record.get("type")
+        if kind == "assistant":
+            found = response_of(record)
+            if found is None:
                 message = record.get("message")
-                chars = _text_length(message.get("content")) if isinstance(message, dict) else 0
-                last = compactions[-1]
-                compactions[-1] = Compaction(
-                    last.pre_tokens, last.trigger, last.after_requests, chars, last.timestamp
+                if isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL:
+                    synthetic.add(str(message.get("id")))
+                continue
+            message_id, model, usage = found
+            entry = entries.get(message_id)
+            if entry is None:
+                entries[message_id] = _Entry(
+                    model,
+                    usage,
+                    sidechain,
+                    segment,
+                    _str_or_none(record.get("timestamp")),
+                    _str_or_none(record.get("agentId")),
+                    _str_or_none(record.get("requestId")),
                 )
-                awaiting_summary = False
+                if not sidechain:
+                    main_count += 1
+            elif usage.output_tokens >= entry.usage.output_tokens:
+                entry.usage = usage  # the response's later, more complete line
+        elif kind == "system" and record.get("subtype") == "compact_boundary":
+            if sidechain:
+                continue
+            meta = record.get("compactMetadata")
+            pre = trigger = None
+            if isinstance(meta, dict):
+                pre = as_count(meta.get("preTokens")) if "preTokens" in meta else None
+                trigger = _str_or_none(meta.get("trigger"))
+            compactions.append(
+                Compaction(pre, trigger, main_count, 0, _str_or_none(record.get("timestamp")))
+            )
+            segment += 1
+            awaiting_summary = True
+        elif kind == "user" and awaiting_summary and record.get("isCompactSummary") is True:
+            message = record.get("message")
+            chars = _text_length(message.get("content")) if isinstance(message, dict) else 0
+            last = compactions[-1]
+            compactions[-1] = Compaction(
+                last.pre_tokens, last.trigger, last.after_requests, chars, last.timestamp
+            )
+            awaiting_summary = False
     main: list[Response] = []
     side: list[Response] = []
     models: dict[str, None] = {}
