@@ -25,7 +25,6 @@ from ctxrelay.transcripts import Response, Usage
 __all__ = [
     "GROUPINGS",
     "Grouping",
-    "Period",
     "Recommendation",
     "ReportRow",
     "group_reports",
