@@ -232,3 +232,19 @@ def test_reading_on_every_core_gives_what_one_reads() -> None:
     assert scan_all(files, workers=2) == scan_all(files, workers=1)
     serial = report_json(analyze_paths([root], workers=1))
     assert report_json(analyze_paths([root], workers=2)) == serial
+
+
+def test_summed_pricing_equals_pricing_each_request() -> None:
+    from ctxrelay.analyze._bill import Pricer
+
+    pricer = Pricer(DEFAULT_PRICES)
+    # Haiku 5.5 has a long-prompt tier (per request above 100k), Opus none.
+    items = [
+        ("claude-haiku-5-5", Usage(10, 5_000, 150_000, 300, 1_000)),
+        ("claude-haiku-5-5", Usage(10, 5_000, 20_000, 300, 0)),
+        (OPUS, Usage(3, 2_000, 90_000, 500, 2_000)),
+        (OPUS, Usage(1, 0, 91_000, 50, 0)),
+    ]
+    each = [pricer.cost(u, m) for m, u in items]
+    assert pricer.total(items) == pytest.approx(sum(c or 0.0 for c in each))
+    assert pricer.total([*items, ("nobody-knows-1", Usage(1, 0, 0, 1, 0))]) is None

@@ -56,6 +56,34 @@ class Pricer:
         prices = self.prices(model)
         return None if prices is None else cost(usage, prices)
 
+    def total(self, items: Iterable[tuple[str | None, Usage]]) -> float | None:
+        """USD of many requests, each at its model's prices; ``None`` when one model has
+        none. Prices are linear in the tokens except a long-prompt tier, which applies
+        request by request, so the tokens of each model are summed and priced once, and
+        requests of a model with such a tier are priced one by one."""
+        sums: dict[str | None, list[int]] = {}
+        total = 0.0
+        for model, u in items:
+            prices = self.prices(model)
+            if prices is None:
+                return None
+            if prices.long_prompt is not None:
+                total += cost(u, prices)
+                continue
+            acc = sums.get(model)
+            if acc is None:
+                acc = sums[model] = [0, 0, 0, 0, 0]
+            acc[0] += u.input_tokens
+            acc[1] += u.cache_creation_input_tokens
+            acc[2] += u.cache_read_input_tokens
+            acc[3] += u.output_tokens
+            acc[4] += u.cache_creation_1h_tokens
+        for model, acc in sums.items():
+            prices = self.prices(model)
+            assert prices is not None
+            total += cost(Usage(*acc), prices)
+        return total
+
 
 @dataclass(frozen=True, slots=True)
 class ModelLine:
@@ -75,6 +103,11 @@ class ModelLine:
         }
 
 
+def _merge(a: ModelLine, b: ModelLine) -> ModelLine:
+    both = None if a.cost_usd is None or b.cost_usd is None else a.cost_usd + b.cost_usd
+    return ModelLine(a.model, a.requests + b.requests, a.usage + b.usage, both)
+
+
 @dataclass(frozen=True, slots=True)
 class Bill:
     """Responses summed per model, each priced at its own model's prices."""
@@ -84,41 +117,32 @@ class Bill:
     @classmethod
     def of(cls, items: Iterable[tuple[str | None, Usage]], pricer: Pricer) -> Bill:
         """The bill of ``(model, usage)`` pairs, one pair per response."""
-        acc: dict[str, list[Any]] = {}
+        groups: dict[str | None, list[Usage]] = {}
         for model, usage in items:
-            name = model or NO_MODEL
-            entry = acc.get(name)
-            if entry is None:
-                entry = acc[name] = [0, Usage(), 0.0, True]
-            entry[0] += 1
-            entry[1] = entry[1] + usage
-            price = pricer.cost(usage, model)
-            if price is None:
-                entry[3] = False
-            else:
-                entry[2] += price
-        return cls(
-            tuple(
-                ModelLine(name, n, usage, total if priced else None)
-                for name, (n, usage, total, priced) in acc.items()
+            groups.setdefault(model, []).append(usage)
+        lines: dict[str, ModelLine] = {}
+        for model, usages in groups.items():
+            line = ModelLine(
+                model or NO_MODEL,
+                len(usages),
+                Usage(
+                    sum(u.input_tokens for u in usages),
+                    sum(u.cache_creation_input_tokens for u in usages),
+                    sum(u.cache_read_input_tokens for u in usages),
+                    sum(u.output_tokens for u in usages),
+                    sum(u.cache_creation_1h_tokens for u in usages),
+                ),
+                pricer.total((model, u) for u in usages),
             )
-        )
+            mine = lines.get(line.model)  # a model named "(no model)" and none at all
+            lines[line.model] = line if mine is None else _merge(mine, line)
+        return cls(tuple(lines.values()))
 
     def __add__(self, other: Bill) -> Bill:
         acc: dict[str, ModelLine] = {line.model: line for line in self.lines}
         for line in other.lines:
             mine = acc.get(line.model)
-            if mine is None:
-                acc[line.model] = line
-                continue
-            both = (
-                None
-                if mine.cost_usd is None or line.cost_usd is None
-                else mine.cost_usd + line.cost_usd
-            )
-            acc[line.model] = ModelLine(
-                line.model, mine.requests + line.requests, mine.usage + line.usage, both
-            )
+            acc[line.model] = line if mine is None else _merge(mine, line)
         return Bill(tuple(acc.values()))
 
     @property

@@ -342,13 +342,7 @@ def _price(requests: Sequence[SimRequest], pricer: Pricer | None) -> float | Non
     """Each request at its own model's prices; ``None`` when one of them has none."""
     if pricer is None:
         return None
-    total = 0.0
-    for r in requests:
-        price = pricer.cost(r.usage, r.model)
-        if price is None:
-            return None
-        total += price
-    return total
+    return pricer.total((r.model, r.usage) for r in requests)
 
 
 def _pricer(prices: PriceTable | Pricer | None) -> Pricer | None:

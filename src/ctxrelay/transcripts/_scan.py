@@ -22,6 +22,7 @@ from ctxrelay.transcripts._records import (
     Usage,
     as_count,
     response_of,
+    usage_of,
 )
 from ctxrelay.transcripts._tail import open_transcript
 
@@ -36,7 +37,10 @@ except ImportError:  # pragma: no cover - orjson is a core dependency; kept for 
     _decode = json.loads
     DECODER = "json"
 
-_USAGE = b'"usage"'
+_USAGE = b'"output_tokens":'
+"""Every usage object has it (the API always reports the output), and as a needle it
+is several times faster to search for than ``"usage"``: its last byte, ``:``, is rarer
+in JSON text than a quote, so the search skips further at each step."""
 _BOUNDARY = b'"compact_boundary"'
 _SUMMARY = b'"isCompactSummary"'
 
@@ -71,6 +75,8 @@ class Transcript:
     sidechain_responses: tuple[Response, ...] = ()
     compactions: tuple[Compaction, ...] = ()
     lines: int = 0
+    """The lines decoded: those that can hold a response, a boundary or a summary (the
+    file's other lines are never split out, so they are not counted)."""
     malformed_lines: int = 0
     size_bytes: int = 0
     models: tuple[str, ...] = field(default=())
@@ -140,8 +146,8 @@ def _str_or_none(value: object) -> str | None:
 
 def _candidates(data: bytes) -> list[bytes]:
     """The lines of ``data`` that can matter, in file order: those with a usage object
-    (every response, a synthetic one too), the compaction boundaries, and after the
-    first boundary the compact summaries."""
+    (every response, a synthetic one too: found by its ``output_tokens``), the compaction boundaries, and after the
+    first boundary the compact summaries, and an unterminated last line."""
     ends: dict[int, int] = {}
     find, rfind = data.find, data.rfind
 
@@ -156,6 +162,10 @@ def _candidates(data: bytes) -> list[bytes]:
             at = find(needle, end)
 
     collect(_USAGE, 0)
+    if data and not data.endswith(b"\n"):
+        # An unterminated last line is decoded whatever it holds: when it is a response
+        # cut short it is counted as malformed, not silently passed over.
+        ends[rfind(b"\n") + 1] = len(data)
     first_boundary = find(_BOUNDARY)
     if first_boundary != -1:
         collect(_BOUNDARY, first_boundary)
@@ -188,9 +198,15 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
     with f:
         data = f.read()
     size = len(data)
-    lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    for line in _candidates(data):
-        if not awaiting_summary and _USAGE not in line and _BOUNDARY not in line:
+    candidates = _candidates(data)
+    lines = len(candidates)
+    for line in candidates:
+        if (
+            not awaiting_summary
+            and _USAGE not in line
+            and _BOUNDARY not in line
+            and line is not candidates[-1]
+        ):
             continue  # found for "isCompactSummary" alone, with no boundary before it
         try:
             record: Any = _loads(line)
@@ -206,28 +222,39 @@ def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
         sidechain = not agent and record.get("isSidechain") is True
         kind = record.get("type")
         if kind == "assistant":
+            message = record.get("message")
+            if not isinstance(message, dict):
+                continue
+            key = message.get("id")
+            seen = entries.get(key) if isinstance(key, str) else None
+            if seen is not None:
+                # A later line of a response already read: only a larger output count
+                # changes it, so its usage is built only then.
+                raw = message.get("usage")
+                if (
+                    isinstance(raw, dict)
+                    and message.get("model") != SYNTHETIC_MODEL
+                    and as_count(raw.get("output_tokens")) >= seen.usage.output_tokens
+                ):
+                    seen.usage = usage_of(raw) or seen.usage
+                continue
             found = response_of(record)
             if found is None:
-                message = record.get("message")
-                if isinstance(message, dict) and message.get("model") == SYNTHETIC_MODEL:
+                if message.get("model") == SYNTHETIC_MODEL:
                     synthetic.add(str(message.get("id")))
                 continue
             message_id, model, usage = found
-            entry = entries.get(message_id)
-            if entry is None:
-                entries[message_id] = _Entry(
-                    model,
-                    usage,
-                    sidechain,
-                    segment,
-                    _str_or_none(record.get("timestamp")),
-                    _str_or_none(record.get("agentId")),
-                    _str_or_none(record.get("requestId")),
-                )
-                if not sidechain:
-                    main_count += 1
-            elif usage.output_tokens >= entry.usage.output_tokens:
-                entry.usage = usage  # the response's later, more complete line
+            entries[message_id] = _Entry(
+                model,
+                usage,
+                sidechain,
+                segment,
+                _str_or_none(record.get("timestamp")),
+                _str_or_none(record.get("agentId")),
+                _str_or_none(record.get("requestId")),
+            )
+            if not sidechain:
+                main_count += 1
         elif kind == "system" and record.get("subtype") == "compact_boundary":
             if sidechain:
                 continue
