@@ -22,6 +22,7 @@ Also printed: MB/s of each, and the per-session cost and cache writes of both to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -132,10 +133,8 @@ def _bare(files: list[Path]) -> None:
     for path in files:
         with path.open("rb") as f:
             for line in f:
-                try:
+                with contextlib.suppress(ValueError):
                     loads(line)
-                except ValueError:
-                    pass
 
 
 def _side_by_side(ours: dict[str, Any], theirs: dict[str, Any] | None) -> list[dict[str, Any]]:

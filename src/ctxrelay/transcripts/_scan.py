@@ -146,8 +146,9 @@ def _str_or_none(value: object) -> str | None:
 
 def _candidates(data: bytes) -> list[bytes]:
     """The lines of ``data`` that can matter, in file order: those with a usage object
-    (every response, a synthetic one too: found by its ``output_tokens``), the compaction boundaries, and after the
-    first boundary the compact summaries, and an unterminated last line."""
+    (every response, a synthetic one too: found by its ``output_tokens``), the
+    compaction boundaries, after the first boundary the compact summaries, and an
+    unterminated last line."""
     ends: dict[int, int] = {}
     find, rfind = data.find, data.rfind
 
