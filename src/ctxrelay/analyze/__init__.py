@@ -7,8 +7,8 @@ by :func:`ctxrelay.budget.evaluate` at every dispatch). The replay's assumptions
 :class:`Assumptions` and are printed with every result.
 
 Every response is priced at its own model (:class:`Bill`). Reports over many sessions
-(:func:`group_reports`) and the sweep's :func:`recommendation` load on first use, so
-``--json`` without them does not import their modules.
+(:func:`group_reports`), the sweep's :func:`recommendation` and :func:`analyze_store`
+load on first use, so ``--json`` without them does not import their modules.
 """
 
 from typing import Any
@@ -43,7 +43,6 @@ from ctxrelay.analyze._report import (
     sweep_totals,
     totals_json,
 )
-from ctxrelay.analyze._store import analyze_store
 
 __all__ = [
     "DEFAULT_POLICIES",
@@ -86,6 +85,11 @@ _LAZY = frozenset(
 
 
 def __getattr__(name: str) -> Any:
+    if name == "analyze_store":
+        from ctxrelay.analyze._store import analyze_store
+
+        globals()[name] = analyze_store
+        return analyze_store
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ctxrelay.analyze import _groups
