@@ -139,14 +139,15 @@ def _bare(files: list[Path]) -> None:
 
 def _side_by_side(ours: dict[str, Any], theirs: dict[str, Any] | None) -> list[dict[str, Any]]:
     """Per session: requests, tokens and cost of each tool (ccusage names a session by
-    its file's stem, ctxrelay by its ``sessionId``; the path ties them)."""
-    by_stem: dict[str, dict[str, Any]] = {}
+    its project folder and its file's stem, ctxrelay by its ``sessionId``; the path ties
+    them)."""
+    by_stem: dict[tuple[str, str], dict[str, Any]] = {}
     for s in (theirs or {}).get("sessions", []):
-        by_stem[str(s.get("sessionId"))] = s
+        by_stem[(str(s.get("projectPath")), str(s.get("sessionId")))] = s
     rows = []
     for s in ours["sessions"]:
         stem = Path(s["path"]).stem
-        other = by_stem.get(stem, {})
+        other = by_stem.get((str(s["project"]), stem), {})
         usage = s["total"]["usage"]
         rows.append(
             {
