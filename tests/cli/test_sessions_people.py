@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.cli import main
-from ctxrelay.cli._session_view import fields, show_value
+from ctxrelay.cli._readable import fields, show_value
 
 
 @pytest.fixture

@@ -517,11 +517,13 @@ def main(argv: Sequence[str]) -> int:
         if opts.json:
             print_json(report)
         else:
-            for key, value in report.items():
-                if key != "problems":
-                    sys.stdout.write(f"{key:15} {value}\n")
-            for problem in report["problems"]:
-                sys.stdout.write(f"problem         {problem}\n")
+            from ctxrelay.cli._readable import fields
+
+            pairs = list(fields({k: v for k, v in report.items() if k != "problems"}))
+            pairs += [("problem", str(p)) for p in report["problems"]]
+            width = max(len(k) for k, _ in pairs)
+            for key, value in pairs:
+                sys.stdout.write(f"{key:{width}}  {value}\n")
         return 0 if report["ok"] else 1
     path = settings_path("user" if opts.user else "project", project, home)
     result = install(path) if name == "install" else uninstall(path)

@@ -8,10 +8,11 @@ as a Python repr; ``--verbose`` lists every metadata field under its row.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ctxrelay.cli._readable import fields, show_value
 from ctxrelay.cli._screen import one_line, print_line
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from ctxrelay.store import Row, SessionInfo, WindowInfo
 
-__all__ = ["RowLine", "fields", "row_line", "show_session", "show_value", "when"]
+__all__ = ["RowLine", "row_line", "show_session", "when"]
 
 SEALS = {
     "new_context": "sealed by new_context (the agent handed off)",
@@ -58,40 +59,6 @@ def when(stamp: float | None, *, short: bool = False) -> str:
     if moment.year == dt.datetime.now().astimezone().year:
         return moment.strftime("%m-%d %H:%M")
     return moment.strftime("%Y-%m-%d")
-
-
-def show_value(value: Any, key: str = "") -> str:
-    """One value as a reader would write it."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if key.endswith("cost_usd") or key == "max_cost":
-            return f"${value:.4f}"
-        return f"{value:,.6g}"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        if not value:
-            return "none"
-        return "; ".join(f"{k} {v}" for k, v in fields(value))
-    if isinstance(value, (list, tuple)):
-        return ", ".join(show_value(v) for v in value) if value else "none"
-    return str(value)
-
-
-def fields(metadata: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
-    """``(key, shown value)`` for every field, nested mappings as dotted keys."""
-    for key in sorted(metadata, key=str):
-        value = metadata[key]
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping) and value:
-            yield from fields(value, f"{name}.")
-        else:
-            yield name, show_value(value, str(key))
 
 
 @dataclass(frozen=True, slots=True)
