@@ -54,7 +54,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
-        sys.stderr.write(f"ctxrelay: unknown command {name!r}; run 'ctxrelay --help'\n")
+        from ctxrelay.cli._suggest import suggest
+
+        sys.stderr.write(f"ctxrelay: unknown command {name!r}; run '{suggest('--help')}'\n")
         return 2
     module = importlib.import_module(COMMANDS[name][0])
     code: int = module.main(rest)
