@@ -268,7 +268,7 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
 
 
 def demo_steps() -> list[dict[str, Any]]:
-    """The model's steps (DESIGN §7 format), one per request, in order."""
+    """The model's steps (the scripted provider's format), one per request, in order."""
     d = 0.06
     return [
         # window 1

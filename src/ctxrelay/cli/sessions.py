@@ -144,7 +144,7 @@ def _resolve(store: Store, ident: str) -> SessionInfo:
 
 
 def show_json(store: Store, session_id: str) -> dict[str, Any]:
-    """The ``sessions show --json`` object (DESIGN §7)."""
+    """The ``sessions show --json`` object (the contract in docs/store.md)."""
     by_window: dict[str, list[dict[str, Any]]] = {}
     for row in store.rows(session_id):
         item: dict[str, Any] = {"kind": row.kind, "metadata": dict(row.metadata)}
