@@ -156,8 +156,8 @@ class Timeline:
                 f"{self._bar(event.tokens)}  [{style}]{label}[/{style}]"
             )
         elif isinstance(event, AdvisoryEvent):
-            kind = "handoff requested" if event.stage == "handoff" else "warning"
-            line(f"{_INDENT}[yellow]↳ {kind} at {event.tokens:,} tokens (once per window)[/yellow]")
+            kind = "handoff requested from" if event.stage == "handoff" else "warning sent to"
+            line(f"{_INDENT}[yellow]↳ {kind} the agent at {event.tokens:,} tokens[/yellow]")
         elif isinstance(event, ResponseEvent):
             cost = f"cost so far ${event.session_cost_usd:.4f}" if event.session_cost_usd else ""
             if self.show_text and event.text and not streamed:

@@ -200,8 +200,10 @@ def main(argv: Sequence[str]) -> int:
         # Paths are text, not markup, and never cut: a shortened path or command is of no
         # use. They stay one line each (soft wrap), so a copied command runs as shown.
         for line in (
-            f"The session is stored in {where}.",
-            f"The project it edited is in {workspace}.",
+            "The session is stored in",
+            f"  {where}",
+            "The project it edited is in",
+            f"  {workspace}",
             "Inspect it with:",
             f"  {suggest('sessions', 'show', result.session_id, *db)}",
         ):

@@ -485,7 +485,12 @@ def main(argv: Sequence[str]) -> int:
             if args.json:
                 print_json({"sessions": []})
             else:
-                console().print(f"No sessions yet (no store at {where}).", markup=False)
+                from ctxrelay.cli._suggest import suggest
+
+                console().print(
+                    f"No sessions yet (no store at {where}); {suggest('demo')} makes one.",
+                    markup=False,
+                )
             return 0
     # Never create a store where there was none: a typo in --db is an error, not a new file.
     store = open_store(args.db, create=False)
