@@ -48,12 +48,17 @@ SHORT_SEALS = {
 }
 
 
-def when(stamp: float | None, *, short: bool = False) -> str:
+def when(stamp: float | None, *, short: bool = False, day_of: float | None = None) -> str:
     """A stored time in the local zone: ``2026-12-01 07:23:01`` (``short``: to the minute,
-    without the year when it is this year's)."""
+    without the year when it is this year's; only ``07:23:01`` when it falls on the day
+    of ``day_of``)."""
     if stamp is None:
         return ""
     moment = dt.datetime.fromtimestamp(stamp).astimezone()
+    if day_of is not None and dt.datetime.fromtimestamp(day_of).astimezone().date() == (
+        moment.date()
+    ):
+        return moment.strftime("%H:%M:%S")
     if not short:
         return moment.strftime("%Y-%m-%d %H:%M:%S")
     if moment.year == dt.datetime.now().astimezone().year:
@@ -102,7 +107,8 @@ def row_line(row: Row) -> RowLine:
         if meta.get("trigger"):
             carried = meta.get("carried_rows")
             note = f" ({len(carried)} rows carried over)" if isinstance(carried, list) else ""
-            return RowLine(row.seq, "continue", text + note, style="magenta")
+            body = text.removeprefix("[ctxrelay] ")
+            return RowLine(row.seq, "continue", body + note, style="magenta")
         return RowLine(row.seq, "user", text)
     if kind == "assistant":
         cost = meta.get("cost_usd")
@@ -222,11 +228,11 @@ def _header_fields(
     return out
 
 
-def _window_title(window: WindowInfo, costs: Mapping[str, Any]) -> str:
+def _window_title(window: WindowInfo, costs: Mapping[str, Any], created: float) -> str:
     state = "open"
     if window.sealed:
         reason = window.seal_reason or ""
-        state = f"{_TITLE_SEALS.get(reason, reason)} at {when(window.sealed_at)}"
+        state = f"{_TITLE_SEALS.get(reason, reason)} at {when(window.sealed_at, day_of=created)}"
     title = f"window {window.index} · {state}"
     spent = costs.get(window.id)
     if isinstance(spent, Mapping):
@@ -280,7 +286,9 @@ def show_session(
     by_window = window_costs if isinstance(window_costs, Mapping) else {}
     for window in windows:
         console.print()
-        print_line(console, f"[bold]{escape(_window_title(window, by_window))}[/bold]")
+        print_line(
+            console, f"[bold]{escape(_window_title(window, by_window, session.created_at))}[/bold]"
+        )
         for row, line in zip(rows, lines, strict=True):
             if row.window_id != window.id:
                 continue
