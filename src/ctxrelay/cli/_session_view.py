@@ -275,7 +275,8 @@ def show_session(
     header = _header_fields(session, windows, rows)
     key_width = max(len(k) for k, _ in header)
     if verbose:
-        _field_grid(console, fields(session.metadata), 2)
+        status = [("status", session.status), ("created", when(session.created_at))]
+        _field_grid(console, [*status, *fields(session.metadata)], 2)
     else:
         for key, value in header:
             shown = one_line(value, width - key_width - 4)

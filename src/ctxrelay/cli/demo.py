@@ -143,8 +143,8 @@ class DemoOutput:
         ]
         if saved.at_limit:
             lines.append(
-                f"                   [dim]the work needed {saved.needed_without_handoff_tokens:,};"
-                f" {saved.at_limit} requests priced at the limit[/dim]"
+                f"                   [dim]needs {saved.needed_without_handoff_tokens:,}: "
+                f"{saved.at_limit} requests capped at the limit, a lower bound[/dim]"
             )
         verb = "saved" if saved.saved_usd >= 0 else "cost"
         lines.append(f"  handoff {verb}    [bold]${abs(saved.saved_usd):.4f}[/bold] ({share:.0%})")
