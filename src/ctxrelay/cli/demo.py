@@ -1,4 +1,4 @@
-"""``ctxrelay demo``: a built-in coding session through the real runtime and a real store.
+"""ctxrelay demo: a built-in coding session through the real runtime and a real store.
 
 No API key, no arguments: a scripted model adds a --json flag to a small to-do project.
 It crosses the warning, receives the handoff request, writes and confirms its notes,
@@ -7,8 +7,8 @@ meets a forced rollover at the usable limit, and finishes in window 3. The live
 timeline shows each dispatch's tokens against the warning point (│), the handoff target
 (┃) and the usable limit (the end of the bar), and each decision.
 
-The session is priced as Claude Sonnet 4.6 (list prices, with prompt caching) and, at the
-end, set against the same work without handoff: one window growing to the usable limit,
+The session is priced as Claude Sonnet 4.6 (list prices, prompt caching) and at the end
+set against the same work without handoff: one window growing to the usable limit,
 priced the same way by the cost analyzer. --json's last line carries both costs
 (cost_usd, cost_without_handoff_usd) and the peak context of each.
 
