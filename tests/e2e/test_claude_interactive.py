@@ -16,6 +16,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import threading
 import time
@@ -316,3 +317,33 @@ def test_a_restart_mid_handoff_does_not_hand_off_twice(
     last = next(b for b in requests if "TURN-LAST" in _everything(b))
     assert "TURN-AGAIN" in _everything(last)  # no /clear came between the two prompts
     assert "TASK-WIDGET build the widget" in _everything(last)
+
+
+def test_where_the_mod_does_not_load_auto_stops_at_run_clear_and_says_why(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    project, env = setup
+    # As on a Claude Code that loads no mods: the module is not there to load.
+    shutil.rmtree(project / ".claude" / "skills" / MOD_NAME)
+    plan = Plan()
+    plan.typed.set()  # nothing is typed meanwhile here
+    with AnthropicServer(plan) as server:
+        term = _launch(env, project, server)
+        try:
+            term.ready()
+            term.type("TASK-WIDGET build the widget")
+            term.wait(lambda: term.shows(_automod.not_loaded_text()), "the note on the mod")
+            term.type("TURN-NEXT go on")
+            term.wait(
+                lambda: any("TURN-NEXT" in _everything(b) for b in bodies(server)),
+                "the next prompt",
+            )
+        finally:
+            term.kill()
+        requests = bodies(server)
+    (path,) = _handoff_files(project)
+    assert path.read_text() == HANDOFF_BODY
+    assert term.shows(f"handoff written to {path}. Run /clear")
+    assert not [b for b in requests if "[ctxrelay] Resume" in _first_user_text(b)]
+    following = next(b for b in requests if "TURN-NEXT" in _everything(b))
+    assert "TASK-WIDGET build the widget" in _everything(following)  # nothing cleared
