@@ -200,3 +200,21 @@ def test_install_lays_the_mod_out_as_a_skills_folder_plugin_and_uninstall_remove
     assert all(rel in removed.files_removed for rel, _ in automod.files())
     assert not mod.exists()
     assert "not in" in automod.status(settings.parent).sentence
+
+
+def test_the_mods_texts_are_shown_in_the_prompt_surface_as_produced() -> None:
+    surface = (Path(__file__).resolve().parents[2] / "docs" / "claude-code.md").read_text()
+    path = "/home/user/project/.ctxrelay/handoff/handoff-20261130T081500Z.md"
+    for text in (
+        _automod.cleared_text(path),
+        _automod.resume_text(path),
+        _automod.not_loaded_text(),
+    ):
+        assert f"```text\n{text}\n```" in surface, text[:60]
+    source = (plugin_dir() / "hooks" / automod.MODULE).read_text()
+    for text in (
+        "ctxrelay: held until the fresh session has resumed from the handoff",
+        "ctxrelay: the handoff did not go through: ",
+    ):
+        assert text in source
+        assert f"```text\n{text}" in surface

@@ -53,6 +53,8 @@ def files() -> list[tuple[str, bytes]]:
             "ctxrelay's auto handoff: runs /clear and the resume prompt when ctxrelay's "
             "Stop hook says a handoff file is written (auto mode)"
         ),
+        "author": {"name": "The ctxrelay developers"},
+        "license": "MIT",
     }
     return [
         (f"{base}/.claude-plugin/plugin.json", _json(manifest)),

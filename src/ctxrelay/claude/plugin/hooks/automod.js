@@ -26,6 +26,18 @@ let pending = null // {id, prompt}: clear and resume once the turn completes
 let holding = false // a handoff is in flight: the user's prompts wait
 let held = [] // the prompts held meanwhile, oldest first
 
+const entries = result =>
+  Array.isArray(result.additionalContext) ? result.additionalContext : []
+const ours = result => entries(result).filter(text => text.startsWith(MARK))
+
+// The Stop answer without the entries for this module.
+const without = result => {
+  if (ours(result).length === 0) return result
+  const { additionalContext, ...kept } = result
+  const rest = entries(result).filter(text => !text.startsWith(MARK))
+  return rest.length > 0 ? { ...kept, additionalContext: rest } : kept
+}
+
 const heldNow = async ($, texts) => {
   held = texts
   if (texts.length > 0) await $.store.set('held', texts)
@@ -65,19 +77,13 @@ export function register(on) {
 
   on('classic.Stop', async ($, e, next) => {
     const result = await next(e)
-    const context = result.additionalContext
-    if (!Array.isArray(context)) return result
-    const ours = context.filter(text => text.startsWith(MARK))
-    if (ours.length === 0) return result
-    for (const text of ours) {
+    for (const text of ours(result)) {
       const job = JSON.parse(text.slice(MARK.length))
       holding = true
       if (job.act === 'clear') pending = { id: job.id, prompt: job.prompt }
     }
-    const { additionalContext, ...kept } = result
-    const rest = context.filter(text => !text.startsWith(MARK))
-    return rest.length > 0 ? { ...kept, additionalContext: rest } : kept
-  })
+    return without(result)
+  }).catch(async ($, e, next) => without(await next(e))) // never let an entry through
 
   on('turn.complete', async ($, e, next) => {
     const answer = await next(e)
@@ -95,5 +101,5 @@ export function register(on) {
     if (!holding || e.command !== undefined || e.origin?.kind !== 'composer') return next(e)
     await heldNow($, [...held, e.text])
     return { drop: 'ctxrelay: held until the fresh session has resumed from the handoff' }
-  })
+  }).catch(($, e, next) => next(e)) // a failed hold lets the prompt through
 }
