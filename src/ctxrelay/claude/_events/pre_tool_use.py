@@ -73,5 +73,5 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
             raise _bad("tool_input.file_path", "a string")
         from ctxrelay.claude.guard import read
 
-        reason = read.deny_reason(tool_input, _cwd(payload))
+        reason = read.deny_reason(tool_input, _cwd(payload), payload)
     return deny(reason) if reason else None
