@@ -170,3 +170,24 @@ def test_a_broken_record_fails_open(session: Session, notes: Path) -> None:
     assert _read(session, notes) is None
     Path(_reread.record_path(SESSION_ID, "main")).write_text("{not json")
     assert _read(session, notes) is None
+
+
+def test_cat_of_a_file_read_in_full_says_a_full_read_would_be_a_repeat(
+    session: Session, notes: Path
+) -> None:
+    def cat() -> str:
+        payload = session.payload(
+            "PreToolUse", tool_name="Bash", tool_input={"command": f"cat {notes}"}
+        )
+        answer = run_hook(payload)
+        assert answer is not None
+        return str(answer["hookSpecificOutput"]["permissionDecisionReason"])
+
+    assert "already read" not in cat()  # never read: the plain advice, a full Read
+    assert _read(session, notes) is None
+    denied = cat()
+    assert f'Read {{"file_path": "{notes}"}} (you already read it in full at ' in denied
+    assert "a full Read is denied, read a part or Grep it" in denied
+    with notes.open("a") as handle:
+        handle.write("changed\n")
+    assert "already read" not in cat()

@@ -66,7 +66,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
             raise _bad("tool_input.command", "a string")
         from ctxrelay.claude.guard import bash
 
-        reason = bash.deny_reason(command, _cwd(payload))
+        reason = bash.deny_reason(command, _cwd(payload), payload)
     elif tool == "Read":
         file_path = tool_input.get("file_path")
         if not isinstance(file_path, str):

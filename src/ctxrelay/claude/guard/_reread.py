@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["READS_KEPT", "SCAN_MAX_BYTES", "check", "record_path"]
+__all__ = ["READS_KEPT", "SCAN_MAX_BYTES", "check", "read_note", "reason", "record_path"]
 
 READS_KEPT = 64
 """Files remembered per agent; the oldest read is forgotten first."""
@@ -133,17 +133,19 @@ def _when(read_at: int, now: float) -> str:
     return f"at {stamp} ({ago})"
 
 
-def check(payload: Mapping[str, object], path: str, size: int, mtime_ns: int) -> str | None:
-    """The reason to deny a full Read of ``path`` (already resolved and a regular file of
-    ``size`` bytes), or ``None``; records the read when it is allowed."""
+def _repeat(
+    payload: Mapping[str, object], path: str, size: int, mtime_ns: int
+) -> tuple[str, dict[str, list[int]], str | None, int | None]:
+    """The agent's record, its transcript, and when ``path`` was read in full in the
+    current context, unchanged since (``None``: not so read). The record loses the
+    entry of ``path``; the caller puts it back."""
     session = payload.get("session_id")
     agent = payload.get("agent_id") or "main"
     if not _plain(session) or not _plain(agent):
-        return None
+        return "", {}, None, None
     record = record_path(str(session), str(agent))
     files = _load(record)
     transcript = _transcript(payload)
-    now = time.time()
     before = files.pop(path, None)
     if (
         isinstance(before, list)
@@ -154,12 +156,40 @@ def check(payload: Mapping[str, object], path: str, size: int, mtime_ns: int) ->
     ):
         needle = b'"filePath":' + _fastjson.dumps(path, ensure_ascii=False).encode()
         if _read_since(transcript, int(before[3]), needle):
-            files[path] = before  # still the newest read of it
-            _save(record, files)
-            return reason(path, int(before[2]), now)
+            files[path] = before  # still the newest full read of it
+            return record, files, transcript, int(before[2])
+    return record, files, transcript, None
+
+
+def check(payload: Mapping[str, object], path: str, size: int, mtime_ns: int) -> str | None:
+    """The reason to deny a full Read of ``path`` (already resolved and a regular file of
+    ``size`` bytes), or ``None``; records the read when it is allowed."""
+    record, files, transcript, read_at = _repeat(payload, path, size, mtime_ns)
+    if not record:
+        return None
+    now = time.time()
+    if read_at is not None:
+        _save(record, files)
+        return reason(path, read_at, now)
     files[path] = [size, mtime_ns, int(now), _size(transcript)]
     _save(record, files)
     return None
+
+
+def read_note(payload: Mapping[str, object], path: str) -> str | None:
+    """For the Bash guard's Read call of a whole file: a note when a full Read of it
+    would be denied as a repeat (nothing is recorded)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    _, _, _, read_at = _repeat(payload, path, st.st_size, st.st_mtime_ns)
+    if read_at is None:
+        return None
+    return (
+        f"you already read it in full {_when(read_at, time.time())}, unchanged since: "
+        "its content is in your context; a full Read is denied, read a part or Grep it"
+    )
 
 
 def reason(path: str, read_at: int, now: float) -> str:
