@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,12 @@ def test_cat_of_a_file_read_in_full_says_a_full_read_would_be_a_repeat(
     with notes.open("a") as handle:
         handle.write("changed\n")
     assert "already read" not in cat()
+
+
+def test_the_docs_show_the_reason_as_produced() -> None:
+    import calendar
+
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "guard.md").read_text()
+    at = calendar.timegm((2026, 12, 1, 8, 15, 4, 0, 0, 0))
+    assert f"```text\n{_reread.reason('/p/src/app.py', at, at + 450)}\n```" in guide
+    assert re.search(rf"newest\s+{_reread.READS_KEPT}\s+files", guide)
