@@ -218,3 +218,21 @@ def test_the_mods_texts_are_shown_in_the_prompt_surface_as_produced() -> None:
     ):
         assert text in source
         assert f"```text\n{text}" in surface
+
+
+def test_a_handoff_made_ready_without_the_mod_is_never_cleared_by_it_later(
+    project: Path, transcript: Transcript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ctxrelay claude run`` (headless) readies a handoff and starts the fresh session
+    itself; resuming the old session later in the interactive UI, with the mod, must not
+    clear it a second time."""
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    monkeypatch.setenv("CLAUDE_PID", PID)
+    monkeypatch.setenv(_automod.ATTENDED_ENV, "0")
+    _to_ready(transcript, project)
+    ready = run_hook(stop_payload(transcript, project, stop_hook_active=True))
+    assert _signal(ready) is None
+    _interactive(monkeypatch, mod=True)
+    transcript.prompt("resumed")
+    transcript.assistant(context=AT + 2_000, text="more")
+    assert _signal(run_hook(stop_payload(transcript, project))) is None

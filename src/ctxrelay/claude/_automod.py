@@ -122,18 +122,18 @@ def relay(data: dict[str, Any], answer: dict[str, Any] | None, mode: str) -> dic
         return answer
     phase = job.get("phase")
     path = job.get("path")
-    if not loaded():
-        if phase == "ready" and job.get("automod") is None and _attended():
-            job["automod"] = "absent"
-            if not data.get("automod_told"):
-                data["automod_told"] = True
-                return _tell(answer, not_loaded_text())
-        return answer
     if phase == "writing" and answer is not None and answer.get("decision") == "block":
-        return _signal(answer, {"act": "hold"})
-    if phase == "ready" and job.get("automod") is None and isinstance(path, str):
-        job["automod"] = "sent"
-        out = dict(answer or {})
-        out["systemMessage"] = cleared_text(path)
-        return _signal(out, {"act": "clear", "id": path, "prompt": resume_text(path)})
-    return answer
+        return _signal(answer, {"act": "hold"}) if loaded() else answer
+    if phase != "ready" or job.get("automod") is not None or not isinstance(path, str):
+        return answer
+    # The handoff just became ready: the one Stop that decides who clears.
+    if not loaded():
+        job["automod"] = "absent"  # a mod loaded later (a resumed session) does not clear
+        if _attended() and not data.get("automod_told"):
+            data["automod_told"] = True
+            return _tell(answer, not_loaded_text())
+        return answer
+    job["automod"] = "sent"
+    out = dict(answer or {})
+    out["systemMessage"] = cleared_text(path)
+    return _signal(out, {"act": "clear", "id": path, "prompt": resume_text(path)})

@@ -55,9 +55,12 @@ const handOff = async ($, job) => {
   const done = (await $.store.get('done')) ?? []
   if (done.includes(job.id)) return release($)
   await $.store.set('done', [...done, job.id].slice(-DONE_KEEP)) // before acting: once
-  await $.command.run({ command: 'clear' })
-  await $.prompt.submit({ text: job.prompt })
-  await release($)
+  try {
+    await $.command.run({ command: 'clear' })
+    await $.prompt.submit({ text: job.prompt })
+  } finally {
+    await release($) // what was typed meanwhile goes in, cleared or not
+  }
 }
 
 export function register(on) {
