@@ -177,7 +177,7 @@ def test_install_lays_the_mod_out_as_a_skills_folder_plugin_and_uninstall_remove
 ) -> None:
     settings = tmp_path / ".claude" / "settings.json"
     assert not automod.status(settings.parent).installed
-    result = install(settings, add={})
+    result = install(settings)
     mod = settings.parent / "skills" / automod.NAME
     for rel, _ in automod.files():
         assert rel in result.files_added
@@ -196,7 +196,7 @@ def test_install_lays_the_mod_out_as_a_skills_folder_plugin_and_uninstall_remove
     assert not automod.status(settings.parent).current
     assert "differs" in automod.status(settings.parent).sentence
     (mod / "hooks" / automod.MODULE).write_bytes(automod.module_source())
-    removed = uninstall(settings, add={})
+    removed = uninstall(settings)
     assert all(rel in removed.files_removed for rel, _ in automod.files())
     assert not mod.exists()
     assert "not in" in automod.status(settings.parent).sentence

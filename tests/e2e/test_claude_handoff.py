@@ -26,7 +26,7 @@ import pytest
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.install import main as install_main
+from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
 
@@ -531,7 +531,7 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     claude_env: tuple[Path, Path, dict[str, str]], tmp_path: Path
 ) -> None:
     from ctxrelay.claude import _state
-    from ctxrelay.claude.statusline import main as statusline_main
+    from ctxrelay.cli.claude.statusline import main as statusline_main
 
     home, project, env = claude_env
     captured = tmp_path / "statusline-payloads.jsonl"
@@ -578,7 +578,7 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     import io
 
     out = io.StringIO()
-    statusline_main(["statusline"], io.StringIO(json.dumps(last)), out)
+    statusline_main([], io.StringIO(json.dumps(last)), out)
     line = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).strip()
     assert reported == WINDOW
     assert line.startswith(f"ctx {pct}% ")

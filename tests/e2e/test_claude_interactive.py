@@ -28,7 +28,7 @@ import pytest
 
 from ctxrelay.claude import _automod
 from ctxrelay.claude.automod import NAME as MOD_NAME
-from ctxrelay.claude.install import main as install_main
+from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
 from tests.e2e.test_claude_handoff import (

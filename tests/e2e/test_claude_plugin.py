@@ -31,7 +31,7 @@ from ctxrelay.budget.bounds import (
 )
 from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.hook import HANDLERS
-from ctxrelay.claude.install import main as install_main
+from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
 

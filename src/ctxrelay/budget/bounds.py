@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_MAX_TURNS",
     "BASH_MAX_OUTPUT_LENGTH",
+    "CALL_LINE_WAIT_S",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
     "CONTEXT_PERCENT",
@@ -96,6 +97,12 @@ MAIN_OUTPUT_RESERVE: Final = CLAUDE_CODE_RESPONSE_RESERVE + CLAUDE_CODE_COMPACT_
 """Tokens kept free at the top of the main session's window: where Claude Code's own
 auto-compaction would have started. From this point on there is still room to write the
 handoff file, so the main session's usable limit is the window less this."""
+
+CALL_LINE_WAIT_S: Final = 0.5
+"""Longest a hook waits for the transcript to show the response that made its tool call.
+Claude Code (2.1.332) writes transcript lines in batches about every 100 ms, so a hook
+that starts right after a response can find it not written yet; past this bound the hook
+decides without it (it fails open)."""
 
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """The window of a Claude model whose id does not say otherwise."""

@@ -39,8 +39,8 @@ from ctxrelay.budget.triggers import (
 )
 from ctxrelay.claude import _automod, _state, handoff
 from ctxrelay.claude._limit import refresh
-from ctxrelay.claude._turn import last_turn
 from ctxrelay.claude.config import load, project_dir_of
+from ctxrelay.transcripts import last_turn
 
 __all__ = [
     "failed_text",
@@ -132,7 +132,7 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
 def _stopped_short_notice(payload: dict[str, Any]) -> str | None:
     """Queued stopped-short subagent notices, each delivered once (whichever main-thread
     hook answers first). Loads the notices machinery only when one may be queued."""
-    from ctxrelay.claude._statedir import notice_possible
+    from ctxrelay.claude._state import notice_possible
 
     if not notice_possible(payload):
         return None

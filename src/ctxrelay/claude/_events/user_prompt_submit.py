@@ -16,7 +16,7 @@ EVENT = "UserPromptSubmit"
 
 
 def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
-    from ctxrelay.claude._statedir import notice_possible
+    from ctxrelay.claude._state import notice_possible
 
     if payload.get("agent_id"):
         return None  # not the main thread

@@ -48,13 +48,13 @@ _CHUNK = 1 << 20
 
 def record_path(session_id: str, agent: str) -> str:
     """The record of one agent (``"main"`` for the main thread) of one session."""
-    from ctxrelay.claude._statepath import state_root_str
+    from ctxrelay.claude._state import state_dir
 
-    return os.path.join(state_root_str(), "reads", session_id, f"{agent}.json")
+    return os.path.join(state_dir(), "reads", session_id, f"{agent}.json")
 
 
 def _plain(name: object) -> bool:
-    from ctxrelay.claude._statedir import is_plain
+    from ctxrelay.claude._state import is_plain
 
     return is_plain(name)
 
