@@ -236,3 +236,9 @@ def test_a_handoff_made_ready_without_the_mod_is_never_cleared_by_it_later(
     transcript.prompt("resumed")
     transcript.assistant(context=AT + 2_000, text="more")
     assert _signal(run_hook(stop_payload(transcript, project))) is None
+
+
+def test_the_first_version_that_loads_mods_is_the_one_doctor_checks() -> None:
+    from ctxrelay.claude.doctor import MODS_MIN_VERSION
+
+    assert _automod.MIN_VERSION == ".".join(map(str, MODS_MIN_VERSION))
