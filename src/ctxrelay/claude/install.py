@@ -334,7 +334,9 @@ def _plugin_files(ctxrelay: str) -> list[tuple[str, bytes]]:
                 for p in sorted(base.rglob("*"))
                 if p.is_file()
             ]
-    return found
+    from ctxrelay.claude import automod  # the auto-handoff mod, as a skills-folder plugin
+
+    return found + automod.files()
 
 
 def _remove_file(settings: Path, rel: str) -> None:

@@ -36,7 +36,7 @@ from ctxrelay.budget.triggers import (
     context_window_for,
     main_triggers,
 )
-from ctxrelay.claude import _state, handoff
+from ctxrelay.claude import _automod, _state, handoff
 from ctxrelay.claude._limit import refresh
 from ctxrelay.claude.config import load, project_dir_of
 from ctxrelay.transcripts import last_turn
@@ -243,7 +243,8 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
             "reason": handoff.write_prompt(path, reason=reason),
         }
 
-    return doc.update(decide)
+    # The auto-handoff mod, where it runs, carries out what this decided.
+    return doc.update(lambda data: _automod.relay(data, decide(data), mode))
 
 
 def _claim(data: dict[str, Any], flag: str) -> bool:
