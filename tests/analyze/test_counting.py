@@ -248,3 +248,25 @@ def test_summed_pricing_equals_pricing_each_request() -> None:
     each = [pricer.cost(u, m) for m, u in items]
     assert pricer.total(items) == pytest.approx(sum(c or 0.0 for c in each))
     assert pricer.total([*items, ("nobody-knows-1", Usage(1, 0, 0, 1, 0))]) is None
+
+
+def test_without_orjson_the_reader_falls_back_to_the_standard_json() -> None:
+    import subprocess
+    import sys
+
+    path = corpus_path("corpora/claude-code-transcripts/spotter/short.jsonl")
+    code = (
+        "import sys; sys.modules['orjson'] = None\n"  # as if it were not installed
+        "import ctxrelay.transcripts._scan as s\n"
+        f"t = s.scan({str(path)!r})\n"
+        "print(s.DECODER, t.requests, t.usage.cache_read_input_tokens)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    fast = scan(path)
+    assert done.stdout.split() == [
+        "json",
+        str(fast.requests),
+        str(fast.usage.cache_read_input_tokens),
+    ]

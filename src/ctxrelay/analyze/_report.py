@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ctxrelay.analyze._bill import Bill, Pricer
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
@@ -55,8 +55,9 @@ __all__ = [
     "totals_json",
 ]
 
-SessionKind = str
-"""``session``, ``orphan_subagents``, ``sidechain_only`` or ``stored`` (``--db``)."""
+SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
+"""A session file, a ``subagents/`` folder without one, or a file of sidechain lines only
+(a stored ``--db`` session is a ``session``)."""
 
 
 def default_projects_dir() -> Path:
@@ -470,6 +471,7 @@ def analyze_session(
         inline.setdefault(response.agent_id or "sidechain", []).append(response)
     for agent_id, responses in inline.items():
         subagents.append(_subagent(agent_id, responses, pricer, None))
+    kind: SessionKind
     if orphan:
         kind = "orphan_subagents"
     elif not transcript.responses and transcript.sidechain_responses:

@@ -348,8 +348,9 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             if r.subagents
             else "-"
         )
+        kind = {"orphan_subagents": " (orphan)", "sidechain_only": " (sidechain)"}
         table.add_row(
-            escape(r.session_id[:8]),
+            escape(r.session_id[:8]) + kind.get(r.kind, ""),
             escape(t.model or "-"),
             f"{t.requests:,}",
             f"{t.peak_context_tokens:,}",

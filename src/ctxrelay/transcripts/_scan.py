@@ -33,7 +33,7 @@ try:
     from orjson import loads as _decode
 
     DECODER = "orjson"
-except ImportError:  # pragma: no cover - orjson is a core dependency; kept for platforms without it
+except ImportError:  # orjson is a core dependency; this keeps platforms without a wheel
     _decode = json.loads
     DECODER = "json"
 
