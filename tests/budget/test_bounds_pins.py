@@ -17,7 +17,13 @@ import pytest
 
 from ctxrelay import __version__
 from ctxrelay.budget import bounds
-from ctxrelay.claude._snippet import hooks_config, plugin_dir, settings_env, snippet
+from ctxrelay.claude._snippet import (
+    hooks_config,
+    plugin_dir,
+    plugin_hook_command,
+    settings_env,
+    snippet,
+)
 from ctxrelay.claude.hook import HANDLERS
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -72,7 +78,8 @@ def test_the_shipped_snippet_equals_the_one_install_merges() -> None:
 
 def test_the_snippet_hooks_equal_the_plugins_own_hooks() -> None:
     plugin_hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
-    assert plugin_hooks == hooks_config() == snippet()["hooks"]
+    assert plugin_hooks == hooks_config(plugin_hook_command)
+    assert hooks_config() == snippet()["hooks"]
     assert set(plugin_hooks) == set(HANDLERS), "every handled event runs the hook"
 
 
@@ -193,6 +200,7 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "BASH_MAX_OUTPUT_LENGTH": f"{bounds.BASH_MAX_OUTPUT_LENGTH:,} characters",
         "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
         "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",
+        "CALL_LINE_WAIT_S": f"{bounds.CALL_LINE_WAIT_S:g} s",
     }
     for name, value in expected.items():
         assert rows.get(name) == value, f"docs/claude-code.md: the {name} row"

@@ -35,7 +35,8 @@ NEVER_PACKAGES = (
     "ctxrelay.analyze",
     "ctxrelay.cli",
 )
-NEVER = {*NEVER_PACKAGES, "tree_sitter", "tree_sitter_bash"}
+# The payload types are annotations only (they need typing).
+NEVER = {*NEVER_PACKAGES, "tree_sitter", "tree_sitter_bash", "ctxrelay.claude._events._payloads"}
 # Not on the paths that run at every tool call either: typing, dataclasses (inspect),
 # the policy core (fractions, decimal), json and re (and enum: ``ctxrelay._fastjson``
 # decodes with json's C codec), pathlib, the errors module, the analyzer's records.

@@ -529,9 +529,10 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     captured = tmp_path / "statusline-payloads.jsonl"
     settings = project / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
-    assert data["statusLine"]["command"] == "ctxrelay claude statusline"  # installed
+    installed = data["statusLine"]["command"]
+    assert installed.endswith("/ctxrelay claude statusline")  # this venv's, by absolute path
     # Keep a copy of every payload Claude Code sends, then run the installed command.
-    data["statusLine"]["command"] = f"tee -a {captured} | ctxrelay claude statusline"
+    data["statusLine"]["command"] = f"tee -a {captured} | {installed}"
     settings.write_text(json.dumps(data))
     # First-run dialogs of the interactive UI: onboarding, the API key, the project trust.
     (home / ".claude.json").write_text(

@@ -22,6 +22,7 @@ __all__ = [
     "BASH_OUTPUT_MAX_CHARS",
     "BASH_TIMEOUT_DEFAULT_S",
     "BASH_TIMEOUT_MAX_S",
+    "CALL_LINE_WAIT_S",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
     "CONTEXT_PERCENT",
@@ -52,7 +53,6 @@ __all__ = [
     "RESERVE_WINDOW_DIVISOR",
     "RESULT_MAX_CHARS",
     "SUBAGENT_CONTEXT_MAX",
-    "TRANSCRIPT_LAG_WAIT_S",
     "TURNS_LEFT_AT",
     "MainHandover",
 ]
@@ -143,10 +143,11 @@ HANDOFF_RESUME_MAX_AGE_S: Final = 24 * 3600
 """A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
 new start, not a resume (the file stays, and the resume prompt can still name it)."""
 
-TRANSCRIPT_LAG_WAIT_S: Final = 0.5
-"""How long a subagent's ``PostToolUse`` hook waits for the transcript to show the
-response that made the tool call (only when it is missing; the usual case reads it at
-once). Claude Code sometimes writes that response after the hook fires."""
+CALL_LINE_WAIT_S: Final = 0.5
+"""Longest a hook waits for the transcript to show the response that made its tool call.
+Claude Code (2.1.332) writes transcript lines in batches about every 100 ms, so a hook
+that starts right after a response can find it not written yet; past this bound the hook
+decides without it (it fails open)."""
 
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """The window of a Claude model whose id does not say otherwise."""

@@ -26,15 +26,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude._snippet import plugin_dir, snippet
+from ctxrelay.claude._snippet import (
+    CTXRELAY_COMMAND,
+    HOOK_COMMAND,
+    plugin_dir,
+    snippet,
+    statusline_command,
+)
 from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.errors import ConfigError
 
 __all__ = [
+    "BARE",
     "COPIED_DIRS",
     "MANIFEST_NAME",
     "MERGE_RULES",
+    "Commands",
     "InstallResult",
+    "choose_commands",
     "install",
     "load_settings",
     "merge_settings",
@@ -54,6 +63,64 @@ _PLUGIN_SKILL_DIR = "handoff"
 """The handoff skill's directory (and name) in the plugin: ``/ctxrelay:handoff``."""
 
 _ABSENT = {"absent": True}
+
+_SKILL_COMMAND = b"ctxrelay claude handoff"
+"""How the shipped skill runs ctxrelay (its ``!`` line and its ``allowed-tools``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """What the installed settings run: ``hook`` for every hook event, ``ctxrelay`` (a
+    ``ctxrelay`` command) for the statusline and the handoff skill."""
+
+    hook: str
+    ctxrelay: str
+
+    def snippet(self) -> dict[str, Any]:
+        return snippet(self.hook, self.ctxrelay)
+
+
+BARE = Commands(HOOK_COMMAND, CTXRELAY_COMMAND)
+"""The commands by name, found on ``PATH``: what the shipped snippet says, and what
+installs before absolute commands wrote."""
+
+
+def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Commands:
+    """The commands to install: ``hook`` and ``ctxrelay`` when given (``--command``,
+    ``--ctxrelay``), else this environment's, the fastest hook launcher that works
+    (:mod:`ctxrelay.claude.launcher`). Each is run on a real payload first; one that
+    does not work is a :class:`ConfigError` saying what to do, and nothing is written."""
+    from ctxrelay.claude import launcher, probe
+
+    if hook is not None:
+        check = probe.check_hook(hook, runs=1)
+        if not check.ok:
+            raise ConfigError(
+                f"the hook command {hook!r} does not work ({check.detail}); fix it, or "
+                "leave out --command to use this environment's ctxrelay"
+            )
+    else:
+        tried: list[str] = []
+        for candidate in launcher.hook_candidates():
+            check = probe.check_hook(candidate, runs=1)
+            if check.ok:
+                hook = candidate
+                break
+            tried.append(check.detail)
+        if hook is None:
+            raise ConfigError(
+                f"this environment cannot run ctxrelay's hook ({tried[0]}); reinstall "
+                "ctxrelay with its claude extra (pip install '.[claude]' in a clone), or "
+                "pass --command with a hook command that works"
+            )
+    ctxrelay = launcher.ctxrelay_command() if ctxrelay is None else ctxrelay
+    status = probe.check_statusline(statusline_command(ctxrelay))
+    if not status.ok:
+        raise ConfigError(
+            f"the ctxrelay command {ctxrelay!r} does not work ({status.detail}); pass "
+            "--ctxrelay with one that does"
+        )
+    return Commands(hook, ctxrelay)
 
 
 @dataclass
@@ -234,16 +301,18 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _installed_as(rel: str, content: bytes) -> tuple[str, bytes]:
+def _installed_as(rel: str, content: bytes, ctxrelay: str) -> tuple[str, bytes]:
     """Where a plugin file goes in ``.claude/``, and its content there. The handoff skill
     becomes ``skills/ctxrelay-handoff/`` named ``ctxrelay-handoff``: Claude Code runs an
     installed skill by its own name (``/ctxrelay-handoff``), not by the plugin's
-    ``/ctxrelay:handoff``, and the prefix keeps a skill of yours called ``handoff``."""
+    ``/ctxrelay:handoff``, and the prefix keeps a skill of yours called ``handoff``. Its
+    ``!`` line and ``allowed-tools`` run ``ctxrelay`` (the installed command)."""
     prefix = f"skills/{_PLUGIN_SKILL_DIR}/"
     if not rel.startswith(prefix):
         return rel, content
     rel = f"skills/{INSTALLED_SKILL}/{rel[len(prefix) :]}"
     if rel.endswith("/SKILL.md"):
+        content = content.replace(_SKILL_COMMAND, f"{ctxrelay} claude handoff".encode())
         content = re.sub(
             rb"(?m)^name:[ \t]*" + re.escape(_PLUGIN_SKILL_DIR.encode()) + rb"[ \t]*$",
             b"name: " + INSTALLED_SKILL.encode(),
@@ -253,7 +322,7 @@ def _installed_as(rel: str, content: bytes) -> tuple[str, bytes]:
     return rel, content
 
 
-def _plugin_files() -> list[tuple[str, bytes]]:
+def _plugin_files(ctxrelay: str) -> list[tuple[str, bytes]]:
     """Each file install copies: its path under the scope's ``.claude/``, its content."""
     root = plugin_dir()
     found: list[tuple[str, bytes]] = []
@@ -261,11 +330,13 @@ def _plugin_files() -> list[tuple[str, bytes]]:
         base = root / sub
         if base.is_dir():
             found += [
-                _installed_as(p.relative_to(root).as_posix(), p.read_bytes())
+                _installed_as(p.relative_to(root).as_posix(), p.read_bytes(), ctxrelay)
                 for p in sorted(base.rglob("*"))
                 if p.is_file()
             ]
-    return found
+    from ctxrelay.claude import automod  # the auto-handoff mod, as a skills-folder plugin
+
+    return found + automod.files()
 
 
 def _remove_file(settings: Path, rel: str) -> None:
@@ -281,36 +352,59 @@ def _remove_file(settings: Path, rel: str) -> None:
             break
 
 
-def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
-    """Merge the snippet into ``settings`` and copy the plugin's agents and skills into
-    its directory. Safe to run again: nothing changes the second time."""
-    add = snippet() if add is None else add
+def _installed_snippet(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """What an earlier install merged: its recorded snippet, or (an install from before
+    the snippet was recorded) the snippet of :data:`BARE`; ``None`` when none did."""
+    if "settings" not in manifest:
+        return None
+    recorded = manifest.get("snippet")
+    return recorded if isinstance(recorded, dict) else BARE.snippet()
+
+
+def install(settings: Path, commands: Commands = BARE) -> InstallResult:
+    """Merge the snippet of ``commands`` into ``settings`` and copy the plugin's agents
+    and skills into its directory. Safe to run again: nothing changes the second time;
+    with other commands (another environment, ``--command``), what the earlier install
+    merged is replaced, never doubled."""
+    add = commands.snippet()
     current = load_settings(settings)
     manifest_path = settings.with_name(MANIFEST_NAME)
     manifest = load_settings(manifest_path) if manifest_path.exists() else {}
-    merged, record = merge_settings(current, add)
+    before = _installed_snippet(manifest)
+    base = current
+    rebased = before is not None and before != add
+    if rebased:
+        assert before is not None
+        base = unmerge_settings(current, before, _obj(manifest.get("settings")))
+    merged, record = merge_settings(base, add)
     result = InstallResult(settings, changed=False)
     if merged != current:
         result.backup = _backup(settings)
         _write_json(settings, merged)
         result.changed = True
+    if rebased or "settings" not in manifest:
+        manifest["settings"] = record
+    elif merged != current:
         # A second install records nothing new; keep the first install's record of what
         # each key held before ctxrelay.
         old = _obj(manifest.get("settings"))
         manifest["settings"] = {**record, **{k: v for k, v in old.items() if k in record}}
-    elif "settings" not in manifest:
-        manifest["settings"] = record
+    manifest["snippet"] = add
+    manifest["commands"] = {"hook": commands.hook, "ctxrelay": commands.ctxrelay}
     files = _obj(manifest.get("files"))
-    shipped = _plugin_files()
+    shipped = _plugin_files(commands.ctxrelay)
     for rel, content in shipped:
         dest = settings.parent / rel
         digest = hashlib.sha256(content).hexdigest()
         if dest.exists():
-            if _digest(dest) == digest:
+            have = _digest(dest)
+            if have == digest:
                 files.setdefault(rel, digest)
-            else:
+                continue
+            if have != files.get(rel):
                 result.files_kept.append(rel)  # the user's own file of that name
-            continue
+                continue
+            # Ours, unchanged since an earlier install wrote it: this install's copy.
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(content)
         files[rel] = digest
@@ -332,12 +426,12 @@ def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
     return result
 
 
-def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
+def uninstall(settings: Path) -> InstallResult:
     """Remove exactly what :func:`install` added (files only while unchanged)."""
-    add = snippet() if add is None else add
     current = load_settings(settings)
     manifest_path = settings.with_name(MANIFEST_NAME)
     manifest = load_settings(manifest_path) if manifest_path.exists() else {}
+    add = _installed_snippet(manifest) or BARE.snippet()
     record = manifest.get("settings") if isinstance(manifest.get("settings"), dict) else None
     result = InstallResult(settings, changed=False)
     if settings.exists():

@@ -7,8 +7,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from ctxrelay.claude.install import InstallResult, install, settings_path
+from ctxrelay.claude.install import InstallResult, choose_commands, install, settings_path
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 
 __all__ = ["main", "print_result", "scope_parser", "settings_of"]
@@ -24,7 +25,14 @@ examples:
 Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
 file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
 and .claude/skills/ (a file of yours with the same name is kept); the handoff skill is
-then /ctxrelay-handoff."""
+then /ctxrelay-handoff.
+
+The hooks, the statusline and the skill run the ctxrelay of the environment that runs
+install, by absolute path, so they work whatever PATH Claude Code sees; the hook starts
+the fastest way that works here. Install runs each command on a real payload first and
+fails, changing nothing, when one does not work. --command and --ctxrelay override them
+(e.g. --command ctxrelay-hook --ctxrelay ctxrelay for a settings file shared by people
+who each have ctxrelay on PATH)."""
 
 
 def scope_parser(name: str, description: str) -> ArgumentParser:
@@ -56,10 +64,13 @@ def settings_of(opts: argparse.Namespace) -> tuple[Path, Path]:
     return project, settings_path("user" if opts.user else "project", project, Path.home())
 
 
-def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
-    """What install or uninstall changed, in sentences (or one JSON object)."""
+def print_result(
+    result: InstallResult, verb: str, as_json: bool, extra: dict[str, Any] | None = None
+) -> None:
+    """What install or uninstall changed, in sentences (or one JSON object, with
+    ``extra``'s keys)."""
     if as_json:
-        print_json(result.as_json())
+        print_json({**result.as_json(), **(extra or {})})
         return
     path = result.settings
     if not result.changed:
@@ -78,7 +89,24 @@ def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
 
 @handle_errors
 def main(argv: Sequence[str]) -> int:
-    opts = scope_parser("install", _DESCRIPTION).parse_args(list(argv))
+    parser = scope_parser("install", _DESCRIPTION)
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the command every hook runs (default: this environment's, the fastest way)",
+    )
+    parser.add_argument(
+        "--ctxrelay",
+        metavar="CMD",
+        help="the ctxrelay command of the statusline and the handoff skill (default: this "
+        "environment's)",
+    )
+    opts = parser.parse_args(list(argv))
     _, path = settings_of(opts)
-    print_result(install(path), "installed into", opts.json)
+    commands = choose_commands(opts.command, opts.ctxrelay)
+    result = install(path, commands)
+    chosen = {"hook": commands.hook, "ctxrelay": commands.ctxrelay}
+    print_result(result, "installed into", opts.json, {"commands": chosen})
+    if not opts.json:
+        sys.stdout.write(f"hooks run: {commands.hook}\n")
     return 0
