@@ -216,7 +216,7 @@ def test_the_prompt_surface_shows_the_texts_as_produced(
     data = json.loads(record.read_text())
     data["files"][str(notes)][2] = at
     record.write_text(json.dumps(data))
-    monkeypatch.setattr(_reread.time, "time", lambda: at + 450.0)
+    monkeypatch.setattr("ctxrelay.claude.guard._reread.time.time", lambda: at + 450.0)
     note = _reread.read_note(session.payload("PreToolUse"), str(notes))
     assert note is not None
     assert f"```text\n{note}\n```" in surface
