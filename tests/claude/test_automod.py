@@ -241,4 +241,4 @@ def test_a_handoff_made_ready_without_the_mod_is_never_cleared_by_it_later(
 def test_the_first_version_that_loads_mods_is_the_one_doctor_checks() -> None:
     from ctxrelay.claude.doctor import MODS_MIN_VERSION
 
-    assert _automod.MIN_VERSION == ".".join(map(str, MODS_MIN_VERSION))
+    assert ".".join(map(str, MODS_MIN_VERSION)) == _automod.MIN_VERSION
