@@ -1,4 +1,4 @@
-"""Whole-process latency of ``ctxrelay-hook`` (DESIGN §8), measured in the same run as
+"""Whole-process latency of ``ctxrelay-hook`` (``docs/claude-code.md``), measured in the same run as
 its baseline, a bare ``python -c pass`` of the same interpreter.
 
 - a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it), and one

@@ -161,3 +161,17 @@ def test_the_plugin_route_is_checked_through_its_launcher(
     (hook,) = [c for c in report.checks if c.kind == "hook"]
     assert hook.ok, hook.detail
     assert os.environ["PATH"] == "/usr/bin:/bin"  # not found through PATH
+
+
+def test_both_routes_at_once_is_a_problem_the_hooks_would_run_twice(
+    project: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    _plugin_install(home, project)
+    settings = project / ".claude" / "settings.json"
+    enabled = json.loads(settings.read_text())
+    assert main(["install", "--project-dir", str(project)]) == 0
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), **enabled}))
+    report = doctor(project, home, runs=1)
+    assert {f.where for f in report.installed} == {"project", "plugin"}
+    assert any("every hook runs twice" in p for p in report.problems)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ctxrelay.claude._events._payloads import PreToolUsePayload
+
 __all__ = [
     "ALLOWED_AT_LIMIT",
     "deny_reason",
@@ -57,11 +59,12 @@ _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_
 
 
 def usable_limit(window: int) -> int:
-    """The main session's usable limit for ``window`` (a small configured window keeps a
-    tenth of itself in reserve instead)."""
+    """The main session's usable limit for ``window`` (the policy core's reserve rule
+    keeps a small configured window's reserve to a quarter of it)."""
     from ctxrelay.budget import Budget
+    from ctxrelay.budget.models import fit_reserve
 
-    reserve = MAIN_OUTPUT_RESERVE if window > 2 * MAIN_OUTPUT_RESERVE else window // 10
+    reserve = fit_reserve(MAIN_OUTPUT_RESERVE, window)
     return Budget(limit=window, output_reserve=reserve).usable_limit
 
 
@@ -92,7 +95,7 @@ def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> boo
     return False
 
 
-def deny_reason(payload: dict[str, Any]) -> str | None:
+def deny_reason(payload: PreToolUsePayload) -> str | None:
     """The reason to deny this ``PreToolUse`` call at the usable limit, else ``None``."""
     if payload.get("agent_id"):
         return None
@@ -142,7 +145,7 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
 
 
 def _full_check(
-    payload: dict[str, Any],
+    payload: PreToolUsePayload,
     session_id: str,
     transcript: str,
     tool: str,

@@ -286,6 +286,12 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
             problems.append(
                 f"{found.path} has none of ctxrelay's hooks; run ctxrelay claude install"
             )
+    routes = {"plugin" if f.where == "plugin" else "settings" for f in installed if f.hooks}
+    if len(routes) > 1:
+        problems.append(
+            "ctxrelay is installed both in settings and as a plugin, so every hook runs "
+            "twice; remove one (ctxrelay claude uninstall, or uninstall the plugin)"
+        )
     if not installed:
         problems.append(
             "ctxrelay is installed neither in this project's nor in your settings, nor as a "

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
 from ctxrelay.claude import _state
 
 __all__ = [
@@ -76,13 +77,11 @@ LAYOUT = "\n".join(
 )
 """The template Claude fills in (the write prompt and the skill show it)."""
 
-INJECT_MAX_BYTES = 16 * 1024
-"""Most of a handoff file injected into a fresh session's context at ``/clear``; a
-longer file is cut and the session is told to read the rest."""
+INJECT_MAX_BYTES = HANDOFF_INJECT_MAX_BYTES
+"""Most of a handoff file injected at ``/clear`` (owned by ``ctxrelay.budget.bounds``)."""
 
-MAX_RESUME_AGE_S = 24 * 3600
-"""A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
-new start, not a resume (the file stays, and the resume prompt can still name it)."""
+MAX_RESUME_AGE_S = HANDOFF_RESUME_MAX_AGE_S
+"""The oldest handoff injected at ``/clear`` (owned by ``ctxrelay.budget.bounds``)."""
 
 INSTALLED_SKILL = "ctxrelay-handoff"
 """The handoff skill's name where ``ctxrelay claude install`` copies it

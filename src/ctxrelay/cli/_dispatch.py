@@ -36,7 +36,10 @@ def dispatch(prog: str, table: Table, template: str, argv: Sequence[str]) -> int
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name not in table:
-        sys.stderr.write(f"{prog}: unknown command {name!r}; run '{prog} --help'\n")
+        from ctxrelay.cli._suggest import suggest  # stdlib only, and only on this path
+
+        hint = suggest(*prog.split()[1:], "--help")
+        sys.stderr.write(f"{prog}: unknown command {name!r}; run '{hint}'\n")
         return 2
     module = importlib.import_module(table[name][0])
     code: int = module.main(rest)

@@ -15,18 +15,18 @@ from __future__ import annotations
 # (mypy reads any constant named TYPE_CHECKING as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from ctxrelay.claude._events._payloads import HookAnswer, PostToolUsePayload
 
 __all__ = ["handle"]
 
 EVENT = "PostToolUse"
 
 
-def _context(text: str) -> dict[str, Any]:
+def _context(text: str) -> HookAnswer:
     return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": text}}
 
 
-def subagent_note(payload: dict[str, Any]) -> str | None:
+def subagent_note(payload: PostToolUsePayload) -> str | None:
     """The report-now note for the subagent of ``payload``, or None below the bounds."""
     from ctxrelay.budget.triggers import report_now
     from ctxrelay.claude._agents import max_turns_for
@@ -66,7 +66,7 @@ def subagent_note(payload: dict[str, Any]) -> str | None:
     return None if decision is None else decision.note()
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+def handle(payload: PostToolUsePayload) -> HookAnswer | None:
     agent_id = payload.get("agent_id")
     if isinstance(agent_id, str) and agent_id:
         note = subagent_note(payload)
