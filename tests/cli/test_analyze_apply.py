@@ -97,7 +97,7 @@ def test_apply_refuses_when_no_session_reached_any_target(
     assert code == 1
     _, err = capsys.readouterr()
     assert "too little to go on" in err
-    assert "no slider was written" in err
+    assert "no slider was chosen" in err
     assert not (project / ".ctxrelay" / "config.json").exists()
 
 

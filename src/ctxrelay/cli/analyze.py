@@ -14,10 +14,10 @@ from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_j
 from ctxrelay.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ctxrelay.analyze import SessionReport, Sweep
+    from ctxrelay.analyze import Recommendation, SessionReport, Sweep
     from ctxrelay.analyze._groups import Grouping, ReportRow
 
-__all__ = ["main"]
+__all__ = ["main", "recommended_slider"]
 
 _DESCRIPTION = """\
 Measure Claude Code sessions from their transcripts and replay them under other
@@ -270,28 +270,38 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _apply(reports: Sequence[SessionReport], args: argparse.Namespace) -> dict[str, Any]:
-    """Write the sweep's slider with its evidence into the Claude Code config (before
-    anything is printed, so a refusal leaves no half a report); returns what changed."""
-    from datetime import UTC, datetime
-
+def recommended_slider(reports: Sequence[SessionReport]) -> Recommendation:
+    """The sweep's slider when the sweep had enough to go on (``--apply``, ``ctxrelay run
+    --threshold auto``); a :class:`ConfigError` sentence when it had not: no session
+    replayed and priced, or none ever reached any swept slider's handoff target (then
+    every slider costs the same and the cheapest says nothing)."""
     from ctxrelay.analyze import sweep_totals
     from ctxrelay.analyze._groups import recommendation
-    from ctxrelay.claude.config import ENV_THRESHOLD, Scope, load, set_threshold
 
     swept = [r for r in reports if r.sweep]
     found = recommendation(reports)
     if found is None or found.cost_usd is None:
         raise ConfigError(
             "the sweep had too little to go on: no session could be replayed and priced, "
-            "so no slider was written"
+            "so no slider was chosen"
         )
     if not any(p.rollovers for p in sweep_totals(swept)):
         raise ConfigError(
-            f"the sweep had too little to go on: none of the {len(swept):,} sessions ever "
-            "reached the handoff target of any slider swept, so every slider costs the "
-            "same; no slider was written (sweep lower sliders, or analyze longer sessions)"
+            f"the sweep had too little to go on: none of the {_count(len(swept), 'session')} "
+            "ever reached the handoff target of any slider swept, so every slider costs the "
+            "same and no slider was chosen (sweep lower sliders, or analyze longer sessions)"
         )
+    return found
+
+
+def _apply(reports: Sequence[SessionReport], args: argparse.Namespace) -> dict[str, Any]:
+    """Write the sweep's slider with its evidence into the Claude Code config (before
+    anything is printed, so a refusal leaves no half a report); returns what changed."""
+    from datetime import UTC, datetime
+
+    from ctxrelay.claude.config import ENV_THRESHOLD, Scope, load, set_threshold
+
+    found = recommended_slider(reports)
     scope: Scope = "user" if args.user else "project"
     project = Path(args.project_dir or ".").resolve()
     before = load(project)
