@@ -244,3 +244,14 @@ def test_a_bad_slider_is_refused_with_a_sentence(project: Path, bad: str) -> Non
     with pytest.raises(ConfigError, match="percentage from 0 to 100"):
         set_value("threshold", bad, project_dir=project)
     assert not (project / ".ctxrelay" / "config.json").exists()
+
+
+def test_doctor_names_the_handoff_point(project: Path, tmp_path: Path) -> None:
+    from ctxrelay.claude.doctor import doctor
+
+    set_value("threshold", "45", project_dir=project)
+    report = doctor(project, tmp_path / "home", runs=1)
+    assert report.slider == (
+        "the main session's handoff point is 45% of the window (set in the project config)"
+    )
+    assert report.as_json()["threshold"] == 45

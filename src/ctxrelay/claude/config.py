@@ -92,6 +92,19 @@ class ClaudeConfig:
 
         return main_budget(window, self.threshold)
 
+    def slider_text(self) -> str:
+        """The slider in words: ``45% of the window``, ``5% of the window (applied as
+        10%, the floor)``, or Off and what it still does."""
+        from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
+
+        budget = self.budget(DEFAULT_CONTEXT_WINDOW)
+        if budget.off:
+            return "off (100%: no hint, no handoff; tool calls still denied at the usable limit)"
+        shown = f"{self.threshold:g}% of the window"
+        if budget.effective_threshold != self.threshold:
+            shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
+        return shown
+
     def as_json(self) -> dict[str, Any]:
         return {
             "main_handover": self.main_handover,

@@ -18,7 +18,6 @@ from ctxrelay.budget.bounds import (
 from ctxrelay.claude.config import (
     ENV_MAIN_HANDOVER,
     ENV_THRESHOLD,
-    ClaudeConfig,
     Scope,
     config_path,
     load,
@@ -26,7 +25,7 @@ from ctxrelay.claude.config import (
 )
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 
-__all__ = ["evidence_text", "main", "slider_text"]
+__all__ = ["evidence_text", "main"]
 
 _DESCRIPTION = """\
 Show or set how the main session hands off to a fresh session.
@@ -129,7 +128,7 @@ def main(argv: Sequence[str]) -> int:
     )
     sys.stdout.write(
         f"main_handover   {cfg.main_handover} ({cfg.main_handover_source})\n"
-        f"threshold       {slider_text(cfg)} ({cfg.threshold_source})\n"
+        f"threshold       {cfg.slider_text()} ({cfg.threshold_source})\n"
         f"context_window  {window}\n"
     )
     if cfg.threshold_evidence is not None:
@@ -143,17 +142,6 @@ def main(argv: Sequence[str]) -> int:
     for problem in cfg.problems:
         sys.stderr.write(f"ctxrelay: warning: {problem}\n")
     return 0
-
-
-def slider_text(cfg: ClaudeConfig) -> str:
-    """The slider in words: ``45%``, ``5% (applied as 10%, the floor)``, ``off (100%)``."""
-    budget = cfg.budget(DEFAULT_CONTEXT_WINDOW)
-    if budget.off:
-        return "off (100%: no hint, no handoff; tool calls still denied at the usable limit)"
-    shown = f"{cfg.threshold:g}% of the window"
-    if budget.effective_threshold != cfg.threshold:
-        shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
-    return shown
 
 
 def evidence_text(evidence: dict[str, Any]) -> str:
