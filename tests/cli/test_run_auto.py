@@ -88,6 +88,7 @@ def test_auto_takes_the_analyzers_slider_from_the_store(
     slider = recommended["threshold"]
     assert f"--threshold auto chose {slider:g}%" in err
     assert "over 3 stored sessions" in err
+    assert "as recorded" in err
     config, metadata = _newest_config(db)
     assert config["threshold"] == slider
     assert metadata[run_cli.AUTO_KEY]["sessions"] == 3

@@ -127,6 +127,22 @@ def _threshold(text: str) -> float | str:
     return _number("--threshold")(text)
 
 
+def _day(stamp: str | None) -> str:
+    """A stored row's time (seconds since the epoch, or ISO) as its UTC day."""
+    from datetime import UTC, datetime
+
+    if not stamp:
+        return "?"
+    try:
+        return datetime.fromtimestamp(float(stamp), UTC).date().isoformat()
+    except ValueError:
+        return stamp[:10]
+
+
+def _usd(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
 def _auto_threshold(db: str | None) -> tuple[float, dict[str, Any]]:
     """The slider the analyzer recommends from the store's sessions, with its evidence;
     says on stderr which it chose and why."""
@@ -146,14 +162,17 @@ def _auto_threshold(db: str | None) -> tuple[float, dict[str, Any]]:
     except ConfigError as exc:
         raise ConfigError(f"--threshold auto: {exc}; give --threshold P") from None
     evidence = {**found.as_json(), "sweep": AUTO_SWEEP}
-    first = str(found.first_timestamp or "?")[:10]
-    last = str(found.last_timestamp or "?")[:10]
+    span = f"{_day(found.first_timestamp)} to {_day(found.last_timestamp)}"
+    plural = "" if found.sessions == 1 else "s"
     sys.stderr.write(
         f"ctxrelay: --threshold auto chose {found.threshold:g}%: the cheapest slider of "
-        f"{AUTO_SWEEP} over {found.sessions:,} stored session"
-        f"{'' if found.sessions == 1 else 's'} ({first} to {last}), "
-        f"${found.cost_usd or 0:,.2f} replayed against ${found.recorded_cost_usd or 0:,.2f} "
-        "as recorded\n"
+        f"{AUTO_SWEEP} over {found.sessions:,} stored session{plural} ({span}), "
+        f"{_usd(found.cost_usd)} replayed, "
+        + (
+            f"against {_usd(found.recorded_cost_usd)} as recorded\n"
+            if found.recorded_cost_usd is not None
+            else "while the recording is unpriced (a model without a price)\n"
+        )
     )
     return found.threshold, evidence
 
