@@ -24,8 +24,9 @@ session that resumes from the handoff file, until the task is done.
 
 The ctxrelay hooks must be installed ('ctxrelay claude install', or --plugin-dir). With
 --mode auto (or 'ctxrelay claude config --mode auto') the Stop hook asks Claude to write
-.ctxrelay/handoff/handoff-<UTC time>.md at 60% of the window or when a task is completed,
-and this command starts the fresh session with the resume prompt.
+.ctxrelay/handoff/handoff-<UTC time>.md at the slider (60% of the window unless
+'ctxrelay claude config --threshold' says otherwise) or when a task is completed, and this
+command starts the fresh session with the resume prompt.
 
 It exits 0 when the task is done, 1 when it stopped at --max-sessions or on an error.
 --json prints one event per line: session, text, tool, result, handoff, end.
