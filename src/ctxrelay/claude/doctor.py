@@ -307,6 +307,13 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
             problems.append(
                 f"{found.path} has none of ctxrelay's hooks; run ctxrelay claude install"
             )
+        elif found.where != "plugin":
+            # A settings install carries the auto-handoff mod in its .claude/ directory
+            # (the plugin route ships it in the plugin's own hooks.json).
+            from ctxrelay.claude import automod
+
+            mod = automod.status(found.path.parent)
+            (notes if mod.installed and mod.current else problems).append(mod.sentence.rstrip("."))
     routes = {"plugin" if f.where == "plugin" else "settings" for f in installed if f.hooks}
     if len(routes) > 1:
         problems.append(
