@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+from ctxrelay.cli._common import console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 if TYPE_CHECKING:
+    import argparse
+
     from ctxrelay.analyze import SessionReport, Sweep
     from ctxrelay.analyze._groups import Grouping, ReportRow
+    from ctxrelay.cli._parser import ArgumentParser
 
 __all__ = ["main"]
 
@@ -66,6 +69,8 @@ Examples:
 
 
 def _whole(text: str) -> int:
+    import argparse
+
     try:
         value = int(text.replace("_", ""))
     except ValueError:
@@ -76,6 +81,10 @@ def _whole(text: str) -> int:
 
 
 def _parser() -> ArgumentParser:
+    import argparse
+
+    from ctxrelay.cli._parser import ArgumentParser
+
     parser = ArgumentParser(
         prog="ctxrelay analyze",
         description=_DESCRIPTION,
@@ -139,9 +148,37 @@ def _parser() -> ArgumentParser:
     return parser
 
 
+def _plain_json(argv: Sequence[str]) -> argparse.Namespace | None:
+    """The arguments of ``analyze [PATH...] --json``, the machine's usual call, without
+    building the parser (argparse and its imports cost more than a small corpus takes
+    to read); ``None`` for anything else, which the parser reads.
+    ``tests/cli/test_analyze.py`` holds this to what the parser gives."""
+    args = list(argv)
+    if args.count("--json") != 1 or any(a.startswith("-") and a != "--json" for a in args):
+        return None
+    paths = [a for a in args if a != "--json"]
+    defaults: dict[str, Any] = {
+        "paths": paths,
+        "policy": [],
+        "sweep": None,
+        "prices": None,
+        "limit": None,
+        "warm_prefix": False,
+        "plot": None,
+        "db": None,
+        "session": [],
+        "by": None,
+        "since": None,
+        "until": None,
+        "top": None,
+        "json": True,
+    }
+    return cast("argparse.Namespace", SimpleNamespace(**defaults))
+
+
 @handle_errors
 def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    args = _plain_json(argv) or _parser().parse_args(list(argv))
     from ctxrelay.analyze import (
         DEFAULT_POLICIES,
         analyze_paths,
