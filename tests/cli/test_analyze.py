@@ -299,3 +299,17 @@ def test_plain_json_imports_no_parser(tmp_path: Path) -> None:
     never = {"argparse", "gettext", "shutil", "rich", "ctxrelay.cli._parser"}
     never |= {"ctxrelay.analyze._groups", "ctxrelay.analyze._plot", "ctxrelay.analyze._store"}
     assert loaded & never == set()
+
+
+def test_the_cycle_collector_runs_again_after_the_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import gc
+
+    path = corpus_path(f"{SPOTTER}/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+    assert gc.isenabled()
+    assert main(["analyze", str(path), "--json"]) == 0
+    assert gc.isenabled()
+    assert main(["analyze", str(path), "--top", "0"]) == 2  # an error path too
+    assert gc.isenabled()
+    capsys.readouterr()

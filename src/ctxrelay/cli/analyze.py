@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
@@ -176,7 +178,27 @@ def _plain_json(argv: Sequence[str]) -> argparse.Namespace | None:
     return cast("argparse.Namespace", SimpleNamespace(**defaults))
 
 
+def _no_cycle_collector(main: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
+    """Run the command with Python's cycle collector paused (reference counting still
+    frees everything it reads): the analyzer makes no cycles, and the collector's
+    passes over the thousands of decoded records and the imported modules cost a tenth
+    of a small run (measured: 3-4 ms of 45 in process)."""
+
+    @functools.wraps(main)
+    def run(argv: Sequence[str]) -> int:
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return main(argv)
+        finally:
+            if paused:
+                gc.enable()
+
+    return run
+
+
 @handle_errors
+@_no_cycle_collector
 def main(argv: Sequence[str]) -> int:
     args = _plain_json(argv) or _parser().parse_args(list(argv))
     from ctxrelay.analyze import (
