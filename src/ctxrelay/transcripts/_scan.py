@@ -89,10 +89,16 @@ class Transcript:
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
+        """The chain's usage, summed (built once, not response by response)."""
+        fresh = written = read = output = one_hour = 0
         for response in self.responses:
-            total = total + response.usage
-        return total
+            u = response.usage
+            fresh += u.input_tokens
+            written += u.cache_creation_input_tokens
+            read += u.cache_read_input_tokens
+            output += u.output_tokens
+            one_hour += u.cache_creation_1h_tokens
+        return Usage(fresh, written, read, output, one_hour)
 
     @property
     def context_curve(self) -> list[int]:
