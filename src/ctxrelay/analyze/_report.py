@@ -307,7 +307,7 @@ class SessionReport:
             "peak_context_tokens": t.peak_context_tokens,
             "final_context_tokens": t.final_context_tokens,
             "compactions": [{"pre_tokens": c.pre_tokens} for c in t.compactions],
-            "usage": t.usage.as_dict(),
+            "usage": _total_usage(t.responses).as_dict(),  # = t.usage, summed once
             "total": self.total.as_json(),
             "cost_usd": _round(self.cost_usd),
             "synthetic_responses": self.synthetic_responses,

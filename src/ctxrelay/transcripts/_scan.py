@@ -89,16 +89,10 @@ class Transcript:
 
     @property
     def usage(self) -> Usage:
-        """The chain's usage, summed (built once, not response by response)."""
-        fresh = written = read = output = one_hour = 0
+        total = Usage()
         for response in self.responses:
-            u = response.usage
-            fresh += u.input_tokens
-            written += u.cache_creation_input_tokens
-            read += u.cache_read_input_tokens
-            output += u.output_tokens
-            one_hour += u.cache_creation_1h_tokens
-        return Usage(fresh, written, read, output, one_hour)
+            total = total + response.usage
+        return total
 
     @property
     def context_curve(self) -> list[int]:
