@@ -27,16 +27,19 @@ from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 
 __all__ = ["evidence_text", "main"]
 
-_DESCRIPTION = """\
+_DESCRIPTION = f"""\
 Show or set how the main session hands off to a fresh session.
 
 modes:
-  manual  (default) at the slider (60% of the window unless set), and when a task is
-          marked completed, Claude Code shows a hint to run the handoff skill
+  manual  (default) at the slider ({DEFAULT_THRESHOLD:g}% of the window unless set), and
+          when a task is marked completed, Claude Code shows a hint to run the handoff skill
           (/ctxrelay-handoff after 'ctxrelay claude install', /ctxrelay:handoff from the
           plugin); once for each kind in an episode
   auto    Claude is asked to write the handoff file itself; then the work continues in a
-          fresh session (by itself under 'ctxrelay claude run', after /clear interactively)
+          fresh session by itself: in the interactive UI the auto-handoff mod that
+          install puts beside the settings runs /clear and the resume prompt (Claude
+          Code 2.1.287 and later; elsewhere you run /clear), and under 'ctxrelay claude
+          run' the driver starts the fresh session
   off     nothing
 
 the slider (--threshold P): the handoff point, P percent of the window. Decimals are
