@@ -124,6 +124,7 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
         "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",
         "CALL_LINE_WAIT_S": f"{bounds.CALL_LINE_WAIT_S:g} s",
+        "FORK_MAX_TURNS": f"{bounds.FORK_MAX_TURNS} turns",
     }
     for name, value in expected.items():
         assert rows.get(name) == value, f"docs/claude-code.md: the {name} row"

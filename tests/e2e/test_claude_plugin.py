@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
@@ -27,6 +27,7 @@ from ctxrelay.budget.bounds import (
     AGENT_MAX_TURNS,
     HAIKU_CONTEXT_MAX,
     READ_MAX_BYTES,
+    SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
 )
 from ctxrelay.claude._snippet import plugin_dir
@@ -70,7 +71,13 @@ def marker_of(body: Mapping[str, Any]) -> tuple[str | None, int]:
     return (found.group(0) if found else None), turns
 
 
-def usage(context: int) -> dict[str, int]:
+class Usage(TypedDict):
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+
+
+def usage(context: int) -> Usage:
     """A response reporting ``context`` tokens of input, as a cached request would."""
     return {
         "input_tokens": 5,
@@ -429,3 +436,72 @@ def test_a_haiku_subagent_is_told_at_the_haiku_bound(
     assert NOTE not in json.dumps(convo[1]["messages"])
     note = run.last_user_text(convo[2])
     assert f"{HAIKU_CONTEXT_MAX:,}-token bound" in note
+
+
+def test_a_fork_is_bounded_by_the_context_it_adds_after_the_fork(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    # A fork (subagent_type "fork") inherits its parent's whole context: its own file
+    # starts with a fork-context-ref line and a copy of the parent's response. Past the
+    # subagent bound from its first call, it is told to report only once the context it
+    # added itself passes that bound.
+    home, project, env = claude_env
+    installed(project)
+    parent = 150_000
+    contexts = [parent + 400, parent + 800, parent + SUBAGENT_CONTEXT_MAX + 1_000]
+    fork_call = ToolUse(
+        "Agent",
+        {
+            "description": "fork TASK-FORK",
+            "prompt": "TASK-FORK: list the files",
+            "subagent_type": "fork",
+            "run_in_background": False,
+        },
+    )
+
+    def main(turns: int) -> Step:
+        if turns == 0:
+            return Step(tool_calls=[fork_call], **usage(parent))
+        return Step(text="Main: noted.", **usage(parent + 1_000))
+
+    fork_bodies: list[dict[str, Any]] = []
+    cli = claude_cli()
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, turns = marker_of(body)
+        if marker != "TASK-MAIN":
+            return Step(text="ok")
+        if "<fork-boilerplate>" not in json.dumps(body.get("messages")):
+            return main(turns)
+        fork_bodies.append(dict(body))
+        step = turns - 1  # the parent's response that made the call is the first
+        if step < len(contexts):
+            return bash(f"echo fork{step}", contexts[step])
+        return Step(text="Report: the fork is done.", **usage(contexts[-1] + 200))
+
+    with AnthropicServer(route) as server:
+        proc = subprocess.run(
+            [str(cli), "-p", "TASK-MAIN fork once", "--permission-mode", "bypassPermissions"],
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    by_turn = {sum(m.get("role") == "assistant" for m in b["messages"]): b for b in fork_bodies}
+    assert sorted(by_turn) == [1, 2, 3, 4]
+    run = Run(proc, server, home, project)
+    # After its first and second calls (150,400 and 150,800 tokens, 400 and 800 added):
+    # nothing. After the third (101,000 added): report now, at the subagent bound.
+    assert NOTE not in run.last_user_text(by_turn[2])
+    assert NOTE not in run.last_user_text(by_turn[3])
+    note = run.last_user_text(by_turn[4])
+    assert NOTE in note
+    assert f"{SUBAGENT_CONTEXT_MAX:,}-token bound" in note
+    # Its file is as described: the reference line, then the parent's response.
+    (agent_file,) = (home / ".claude" / "projects").glob("*/*/subagents/agent-*.jsonl")
+    first, second = agent_file.read_text().splitlines()[:2]
+    assert json.loads(first)["type"] == "fork-context-ref"
+    assert json.loads(second)["message"]["content"][0]["name"] == "Agent"

@@ -23,6 +23,7 @@ __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAIN_HANDOVER",
     "DISABLE_COMPACT",
+    "FORK_MAX_TURNS",
     "HAIKU_CONTEXT_MAX",
     "HANDOFF_RETRY_MAX",
     "HANDOFF_WAIT_TURNS",
@@ -59,6 +60,11 @@ AGENT_MAX_TURNS: Final[dict[str, int]] = {
 }
 """``maxTurns`` of each of the plugin's agent types (the smallest stays above
 ``TURNS_LEFT_AT``, or the note would fire on the first turn)."""
+
+FORK_MAX_TURNS: Final = 200
+"""Claude Code's own ``maxTurns`` of a fork (``subagent_type: "fork"``, built in: it
+inherits its parent's whole context); the plugin bounds a fork by it and by the context
+it adds after the fork."""
 
 CONTEXT_PERCENT: Final = 60
 """Share of the main session's window at which the handoff starts."""
