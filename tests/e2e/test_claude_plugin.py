@@ -505,3 +505,80 @@ def test_a_fork_is_bounded_by_the_context_it_adds_after_the_fork(
     first, second = agent_file.read_text().splitlines()[:2]
     assert json.loads(first)["type"] == "fork-context-ref"
     assert json.loads(second)["message"]["content"][0]["name"] == "Agent"
+
+
+def test_a_continued_agent_counts_its_turns_from_the_message_that_continued_it(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    # Claude Code counts maxTurns per run of an agent: SendMessage continues a finished
+    # agent with "The coordinator sent a message…" and its count starts again there (the
+    # two runs together are past maxTurns, and Claude Code lets the second run finish).
+    home, project, env = claude_env
+    installed(project)
+    kind = "investigator"
+    limit = AGENT_MAX_TURNS[kind]
+    first_run = limit - TURNS_LEFT_AT - 2  # then a report: one turn short of the note
+    second_run = TURNS_LEFT_AT + 2  # past the note if the runs were added up
+    cli = claude_cli()
+    agent_ids: list[str] = []
+    sub_bodies: list[dict[str, Any]] = []
+
+    def sub(body: Mapping[str, Any]) -> Step:
+        sub_bodies.append(dict(body))
+        messages = body["messages"]
+        more = [i for i, m in enumerate(messages) if "TASK-MORE" in _text(m.get("content"))]
+        start = more[-1] if more else 0
+        done = sum(1 for m in messages[start:] if m.get("role") == "assistant")
+        if done < (second_run if more else first_run):
+            return bash(f"echo {len(more)}-{done}")
+        return Step(text="Report: done.", **usage(20_000))
+
+    def main(body: Mapping[str, Any], turns: int) -> Step:
+        if turns == 0:
+            call: dict[str, object] = {"description": "job", "prompt": "TASK-SUB: do the job"}
+            call |= {"subagent_type": kind, "run_in_background": False}  # as installed
+            return Step(tool_calls=[ToolUse("Agent", call)], **usage(30_000))
+        if turns == 1:
+            found = re.findall(r"agentId: ?([a-z0-9]+)", json.dumps(body["messages"]))
+            agent_ids.extend(found)
+            search = {"query": "select:SendMessage", "max_results": 1}
+            return Step(tool_calls=[ToolUse("ToolSearch", search)], **usage(31_000))
+        if turns == 2:
+            send = {"to": agent_ids[-1], "message": "TASK-MORE one more look"}
+            return Step(tool_calls=[ToolUse("SendMessage", send)], **usage(32_000))
+        return Step(text="Main: done.", **usage(33_000))
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, turns = marker_of(body)
+        if marker == "TASK-SUB":
+            return sub(body)
+        if marker == "TASK-MAIN" and body.get("tools"):
+            return main(body, turns)
+        return Step(text="ok")
+
+    with AnthropicServer(route) as server:
+        proc = subprocess.run(
+            [str(cli), "-p", "TASK-MAIN delegate", "--permission-mode", "bypassPermissions"],
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert agent_ids, "the Agent result named no agent id"
+    continued = [b for b in sub_bodies if "TASK-MORE" in json.dumps(b["messages"])]
+    assert len(continued) == second_run + 1  # the agent was continued and ran again
+    run = Run(proc, server, home, project)
+    noted = [i for i, b in enumerate(sub_bodies) if NOTE in run.last_user_text(b)]
+    assert noted == []  # neither run came near its maxTurns
+    # The continuation as Claude Code wrote it in the agent's file: a meta user message
+    # from the coordinator, after the agent's final report.
+    (agent_file,) = (home / ".claude" / "projects").glob("*/*/subagents/agent-*.jsonl")
+    lines = [json.loads(line) for line in agent_file.read_text().splitlines()]
+    prompts = [r for r in lines if r.get("type") == "user" and "TASK-MORE" in json.dumps(r)]
+    assert prompts
+    assert isinstance(prompts[0]["message"]["content"], str)
+    assert prompts[0].get("isMeta") is True
+    assert prompts[0].get("origin") == {"kind": "coordinator"}

@@ -66,3 +66,42 @@ def test_an_ordinary_agent_has_no_fork_base(tmp_path: Path) -> None:
     reading = read_agent(str(path))
     assert reading is not None
     assert (reading.turns_used, reading.fork_base, reading.context_added) == (1, None, 30_000)
+
+
+def _user(content: object) -> dict[str, Any]:
+    return {"type": "user", "isSidechain": True, "message": {"role": "user", "content": content}}
+
+
+def _coordinator(text: str) -> dict[str, Any]:
+    """What SendMessage writes into the agent's file (Claude Code 2.1.332)."""
+    record = _user(f"The coordinator sent a message while you were working:\n{text}")
+    return {**record, "isMeta": True, "origin": {"kind": "coordinator"}}
+
+
+def _final(message_id: str) -> dict[str, Any]:
+    record = _response(message_id, 20_000, "Bash")
+    record["message"]["content"] = [{"type": "text", "text": "Report: done."}]
+    return record
+
+
+def _write(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_continued_agent_counts_its_turns_from_the_continuation(tmp_path: Path) -> None:
+    lines = [_user("do the job"), _response("m1", 20_000, "Bash"), _final("m2")]
+    lines += [_coordinator("one more look"), _response("m3", 21_000, "Bash")]
+    reading = read_agent(str(_write(tmp_path / "agent-c.jsonl", lines)))
+    assert reading is not None
+    assert reading.turns_used == 1
+
+
+def test_a_message_that_reaches_a_running_agent_does_not_restart_its_count(
+    tmp_path: Path,
+) -> None:
+    lines = [_user("do the job"), _response("m1", 20_000, "Bash")]
+    lines += [_coordinator("also this"), _response("m2", 21_000, "Bash")]
+    reading = read_agent(str(_write(tmp_path / "agent-r.jsonl", lines)))
+    assert reading is not None
+    assert reading.turns_used == 2

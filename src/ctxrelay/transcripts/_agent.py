@@ -24,6 +24,7 @@ import stat
 
 from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+from ctxrelay.transcripts._hot import is_prompt
 
 # Annotations only (mypy reads any constant named TYPE_CHECKING as true): ``typing``
 # would cost the hook more than reading the transcript.
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["AgentReading", "read_agent"]
 
 _RECENT_IDS = 16  # one response's lines are adjacent; 16 ids covers any interleaving seen
-_CURSOR_VERSION = 3  # 2: the latest response keeps its tool-call ids; 3: a fork's base
+_CURSOR_VERSION = 4  # 2: the latest response's tool-call ids; 3: a fork's base; 4: runs
+_USER = (b'"type":"user"', b'"type": "user"')  # a user line, as written (or re-encoded)
 _CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
 
 
@@ -42,8 +44,10 @@ class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...], int
     """A subagent's transcript as of now: an immutable tuple with named fields (not a
     ``typing.NamedTuple``, whose import the hook would pay for at every tool call).
 
-    ``turns_used``: model responses so far (unique ``message.id``), without the parent's
-    response a fork's file starts with. ``context_tokens``:
+    ``turns_used``: model responses (unique ``message.id``) in the agent's current run, as
+    Claude Code counts them against ``maxTurns``: from its prompt, or from the message
+    that continued it (``SendMessage``, a resume); without the parent's response a
+    fork's file starts with. ``context_tokens``:
     context of its latest request; None before the first or after a compaction.
     ``ended_on_tool_call``: its latest response asked for a tool; if it has stopped, it
     stopped without a final report. ``tool_ids``: the ids of that response's tool calls.
@@ -159,7 +163,9 @@ def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
 def _advance(cur: dict[str, Any], line: bytes) -> None:
     """Apply one complete transcript line to the cursor."""
     fork_ref = b'"fork-context-ref"' in line
-    if not fork_ref and b'"usage"' not in line and b'"compact_boundary"' not in line:
+    # A user line that is no tool result may start a new run (parsed; results are not).
+    prompt = b'"tool_result"' not in line and any(u in line for u in _USER)
+    if not (fork_ref or prompt) and b'"usage"' not in line and b'"compact_boundary"' not in line:
         return
     try:
         record = _fastjson.loads(line)
@@ -168,6 +174,14 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if not isinstance(record, dict):
         return
     kind = record.get("type")
+    if prompt and (is_prompt(record) or _from_outside(record)):
+        # The agent's prompt, or a message that continued it after it had stopped
+        # (SendMessage writes {"isMeta": true, "origin": {"kind": "coordinator"}}):
+        # Claude Code counts maxTurns per run of the agent's loop, from here. A message
+        # that reaches it mid-run (after a tool call) joins the running loop.
+        if cur.get("idle", True):
+            cur["turns"] = 0
+        return
     if fork_ref and kind == "fork-context-ref":
         # A fork (subagent_type "fork") starts from its parent's context: Claude Code
         # copies the parent's response that made the Agent call next, as a reference.
@@ -202,6 +216,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         # Another line of a response already counted (one line per content block).
         if latest is not None and latest.get("id") == message_id:
             latest["tool"] = bool(latest.get("tool")) or tool_call
+            cur["idle"] = not latest["tool"]
             latest["tools"] = [*latest.get("tools", ()), *ids][-_RECENT_IDS:]
         return
     recent.append(message_id)
@@ -210,6 +225,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         cur["fork"] = context  # the parent's response: inherited context, not a turn
     else:
         cur["turns"] += 1
+    cur["idle"] = not tool_call
     cur["latest"] = {
         "id": message_id,
         "model": model if isinstance(model, str) else None,
@@ -217,6 +233,15 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         "tool": tool_call,
         "tools": ids,
     }
+
+
+def _from_outside(record: dict[str, Any]) -> bool:
+    """A message another agent sent this one (Claude Code marks it meta, with its origin)."""
+    return (
+        record.get("type") == "user"
+        and record.get("isMeta") is True
+        and isinstance(record.get("origin"), dict)
+    )
 
 
 def read_agent(path: str, cache: str | None = None) -> AgentReading | None:

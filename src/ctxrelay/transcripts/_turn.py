@@ -20,14 +20,14 @@ from __future__ import annotations
 import os
 
 from ctxrelay import _fastjson
-from ctxrelay.transcripts._hot import lines_backwards, open_regular, tail_context
+from ctxrelay.transcripts._hot import is_prompt, lines_backwards, open_regular, tail_context
 
 # Annotations only: the Stop hook reads the turn at the end of every turn, and
 # ``typing`` or ``dataclasses`` would cost it more than the read (mypy reads any constant
 # named TYPE_CHECKING as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Self
+    from typing import Self
 
 __all__ = ["TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"]
 
@@ -72,21 +72,6 @@ class TurnFacts(tuple[int | None, str | None, tuple[tuple[str, object], ...]]):
         return f"TurnFacts(context_tokens={self[0]!r}, model={self[1]!r}, tool_calls={self[2]!r})"
 
 
-def _is_turn_start(record: dict[str, Any]) -> bool:
-    if record.get("type") != "user" or record.get("isMeta") is True:
-        return False
-    message = record.get("message")
-    if not isinstance(message, dict):
-        return False
-    content = message.get("content")
-    if isinstance(content, str):
-        return True
-    if isinstance(content, list):
-        kinds = {b.get("type") for b in content if isinstance(b, dict)}
-        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
-    return False
-
-
 def turn_tool_calls(
     path: str | os.PathLike[str], *, max_bytes: int = TURN_MAX_BYTES
 ) -> tuple[tuple[str, object], ...]:
@@ -116,7 +101,7 @@ def turn_tool_calls(
             kind = record.get("type")
             if kind == "system" and record.get("subtype") == "compact_boundary":
                 break
-            if _is_turn_start(record):
+            if is_prompt(record):
                 break
             message = record.get("message")
             content = message.get("content") if isinstance(message, dict) else None
