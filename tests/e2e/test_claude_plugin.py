@@ -141,6 +141,31 @@ def claude_env(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return home, project, env
 
 
+def run_routed(
+    env: dict[str, str],
+    project: Path,
+    home: Path,
+    prompt: str,
+    route: Callable[[Mapping[str, Any]], Step],
+    *,
+    extra_args: tuple[str, ...] = (),
+    timeout: float = 300,
+) -> Run:
+    """Run the CLI headless on ``prompt`` against a server that answers with ``route``."""
+    cli = claude_cli()
+    with AnthropicServer(route) as server:
+        proc = subprocess.run(
+            [str(cli), "-p", prompt, "--permission-mode", "bypassPermissions", *extra_args],
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    return Run(proc, server, home, project)
+
+
 def run_claude(
     env: dict[str, str],
     project: Path,
@@ -151,34 +176,14 @@ def run_claude(
     extra_args: tuple[str, ...] = (),
     timeout: float = 300,
 ) -> Run:
-    cli = claude_cli()
-
     def route(body: Mapping[str, Any]) -> Step:
         marker, turns = marker_of(body)
         if marker in script:
             return script[marker](turns)
         return Step(text="ok")  # side requests of the CLI (titles, summaries)
 
-    with AnthropicServer(route) as server:
-        proc = subprocess.run(
-            [
-                str(cli),
-                "-p",
-                prompt,
-                "--permission-mode",
-                "bypassPermissions",
-                "--output-format",
-                "json",
-                *extra_args,
-            ],
-            cwd=project,
-            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    return Run(proc, server, home, project)
+    args = ("--output-format", "json", *extra_args)
+    return run_routed(env, project, home, prompt, route, extra_args=args, timeout=timeout)
 
 
 def agent_call(marker: str, agent_type: str) -> ToolUse:
@@ -465,7 +470,6 @@ def test_a_fork_is_bounded_by_the_context_it_adds_after_the_fork(
         return Step(text="Main: noted.", **usage(parent + 1_000))
 
     fork_bodies: list[dict[str, Any]] = []
-    cli = claude_cli()
 
     def route(body: Mapping[str, Any]) -> Step:
         marker, turns = marker_of(body)
@@ -479,20 +483,10 @@ def test_a_fork_is_bounded_by_the_context_it_adds_after_the_fork(
             return bash(f"echo fork{step}", contexts[step])
         return Step(text="Report: the fork is done.", **usage(contexts[-1] + 200))
 
-    with AnthropicServer(route) as server:
-        proc = subprocess.run(
-            [str(cli), "-p", "TASK-MAIN fork once", "--permission-mode", "bypassPermissions"],
-            cwd=project,
-            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = run_routed(env, project, home, "TASK-MAIN fork once", route)
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     by_turn = {sum(m.get("role") == "assistant" for m in b["messages"]): b for b in fork_bodies}
     assert sorted(by_turn) == [1, 2, 3, 4]
-    run = Run(proc, server, home, project)
     # After its first and second calls (150,400 and 150,800 tokens, 400 and 800 added):
     # nothing. After the third (101,000 added): report now, at the subagent bound.
     assert NOTE not in run.last_user_text(by_turn[2])
@@ -519,7 +513,6 @@ def test_a_continued_agent_counts_its_turns_from_the_message_that_continued_it(
     limit = AGENT_MAX_TURNS[kind]
     first_run = limit - TURNS_LEFT_AT - 2  # then a report: one turn short of the note
     second_run = TURNS_LEFT_AT + 2  # past the note if the runs were added up
-    cli = claude_cli()
     agent_ids: list[str] = []
     sub_bodies: list[dict[str, Any]] = []
 
@@ -556,21 +549,11 @@ def test_a_continued_agent_counts_its_turns_from_the_message_that_continued_it(
             return main(body, turns)
         return Step(text="ok")
 
-    with AnthropicServer(route) as server:
-        proc = subprocess.run(
-            [str(cli), "-p", "TASK-MAIN delegate", "--permission-mode", "bypassPermissions"],
-            cwd=project,
-            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    run = run_routed(env, project, home, "TASK-MAIN delegate", route)
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
     assert agent_ids, "the Agent result named no agent id"
     continued = [b for b in sub_bodies if "TASK-MORE" in json.dumps(b["messages"])]
     assert len(continued) == second_run + 1  # the agent was continued and ran again
-    run = Run(proc, server, home, project)
     noted = [i for i, b in enumerate(sub_bodies) if NOTE in run.last_user_text(b)]
     assert noted == []  # neither run came near its maxTurns
     # The continuation as Claude Code wrote it in the agent's file: a meta user message
