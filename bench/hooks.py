@@ -1,4 +1,4 @@
-"""Whole-process latency of ``ctxrelay-hook`` (DESIGN §8), measured in the same run as
+"""Whole-process latency of ``ctxrelay-hook`` (``docs/claude-code.md``), measured in the same run as
 its baseline, a bare ``python -c pass`` of the same interpreter.
 
 - a ``PreToolUse`` Bash hook (the guard parsing ``cat big.txt`` and denying it), and one
@@ -12,8 +12,10 @@ its baseline, a bare ``python -c pass`` of the same interpreter.
 - the main session's ``Stop`` hook (every turn: a turn of 21 tool calls that ends with
   nothing to do, answered from the stamp of the first, full run) and ``SessionStart``
   (every session: a startup seeded from the stamp of the first);
-- the three ways to start the hook: the console script ``ctxrelay-hook`` (what
-  ``hooks.json`` runs), ``python -m ctxrelay.claude.hook``, and ``python -c`` importing it.
+- the ways to start the hook: the console script ``ctxrelay-hook`` (what the plugin's
+  launcher finds), ``python -m ctxrelay.claude.hook``, ``python -c`` importing it, the
+  command ``ctxrelay claude install`` writes (through ``sh -c``, as Claude Code starts
+  it), and the console script as an older pip writes it (it imports ``re``).
 
 Targets: each per-tool-call hook <= 1.5x the baseline, ``Stop`` and ``SessionStart``
 <= 2x; 100 MB <= 1.1x the 1 MB case.
@@ -141,6 +143,27 @@ def compile_package() -> None:
         compileall.compile_dir(location, quiet=1)
 
 
+def install_command() -> str:
+    """The hook command ``ctxrelay claude install`` writes from this environment."""
+    from ctxrelay.claude.launcher import hook_candidates
+
+    return hook_candidates()[0]
+
+
+def old_pip_script(root: Path) -> str:
+    """``ctxrelay-hook`` as an older pip writes console scripts (it imports ``re``)."""
+    script = root / "ctxrelay-hook-old-pip"
+    script.write_text(
+        f"#!{PY}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
+        "from ctxrelay.claude.hook import run\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(run())\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=25)
@@ -218,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
                 bash,
                 None,
             ),
+            # What `ctxrelay claude install` writes, started as Claude Code starts it.
+            "pre_bash (install's command)": (["/bin/sh", "-c", install_command()], bash, None),
+            "pre_bash (older pip's script)": ([old_pip_script(root)], bash, None),
             "pre_bash_plain (git status)": ([HOOK], plain, None),
             # Every main-thread tool call runs PostToolUse too (notices of stopped agents).
             "post_main (ordinary tool)": ([HOOK], main_post, None),

@@ -1,6 +1,6 @@
 """A Claude Code session laid out on disk as 2.1.x writes it (main transcript, and
 ``<session>/subagents/agent-<id>.jsonl`` beside it), with lines shaped like the real
-capture in ``../shared/corpora/claude-code-capture``, and hook payloads to match."""
+capture in the shared ``corpora/claude-code-capture``, and hook payloads to match."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The modules each hook path imports, pinned, so its start-up time cannot silently regress.
 
 A hook runs as a fresh process at every tool call; what it imports is most of what it
-costs (``bench/hooks.py`` measures the time, DESIGN §8). Each case runs
+costs (``bench/hooks.py`` measures the time, ``docs/claude-code.md``). Each case runs
 ``ctxrelay.claude.hook`` in a fresh interpreter on a real payload, checks its answer, and
 lists the modules it imported beyond what the interpreter had at start.
 """

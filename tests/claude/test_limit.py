@@ -53,7 +53,7 @@ def _at(tmp_path: Path, context: int) -> Transcript:
 def test_usable_limit_is_the_policy_cores() -> None:
     assert usable_limit(WINDOW) == Budget(limit=WINDOW, output_reserve=OUTPUT_RESERVE).usable_limit
     assert usable_limit(1_000_000) == 1_000_000 - OUTPUT_RESERVE
-    assert usable_limit(50_000) == 45_000  # a tiny configured window keeps a tenth
+    assert usable_limit(50_000) == 37_500  # a small configured window keeps a quarter
 
 
 def test_below_the_limit_everything_runs(project: Path, tmp_path: Path) -> None:

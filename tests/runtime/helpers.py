@@ -15,7 +15,7 @@ from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import DispatchEvent, Event
 from ctxrelay.runtime.providers.scripted import ScriptedProvider, load_steps
 from ctxrelay.runtime.tools import ToolSet, builtin_tools
-from ctxrelay.store import Row, Store
+from ctxrelay.store import NewRow, Row, Store
 
 SMALL = Budget(limit=10_000, output_reserve=2_000, threshold=60)
 """usable 8,000 · target 6,000 · warning 5,000."""
@@ -32,7 +32,7 @@ class Harness:
     log: Path
     events: list[Event] = field(default_factory=list)
 
-    def runtime(self, steps: Sequence[dict[str, Any]], *, tools: ToolSet | None = None) -> Runtime:
+    def runtime(self, steps: Sequence[Any], *, tools: ToolSet | None = None) -> Runtime:
         provider = ScriptedProvider(load_steps(steps), name="scripted:test", log=self.log)
         return Runtime(
             self.store,
@@ -46,7 +46,7 @@ class Harness:
 
     def run(
         self,
-        steps: Sequence[dict[str, Any]],
+        steps: Sequence[Any],
         task: str = "do the task",
         *,
         budget: Budget = SMALL,
@@ -59,7 +59,7 @@ class Harness:
 
     def resume(
         self,
-        steps: Sequence[dict[str, Any]],
+        steps: Sequence[Any],
         session_id: str,
         text: str | None = None,
         *,
@@ -99,3 +99,12 @@ class Harness:
             for r in self.rows(session_id)
             if r.kind == "warning"
         ]
+
+
+def stored_session(harness: Harness, rows: Sequence[NewRow]) -> tuple[str, str]:
+    """(session id, window id) of a session an older version stored with ``rows``."""
+    config = harness.config().to_json()
+    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
+    w = harness.store.current_window(info.id)
+    harness.store.append(info.id, w.id, rows)
+    return info.id, w.id

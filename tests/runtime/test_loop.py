@@ -1,4 +1,4 @@
-"""The loop's behaviours (DESIGN §3, §4) through the real loop, a real SQLite store and the
+"""The loop's behaviours (docs/runtime.md) through the real loop, a real SQLite store and the
 scripted model."""
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ import pytest
 
 from ctxrelay.budget import Budget, Capability, Stage, handoff_text
 from ctxrelay.runtime import Runtime
-from ctxrelay.runtime.events import AdvisoryEvent, NoticeEvent, RolloverEvent, StartEvent
+from ctxrelay.runtime.events import (
+    AdvisoryEvent,
+    DispatchEvent,
+    Event,
+    NoticeEvent,
+    RolloverEvent,
+    StartEvent,
+)
 from ctxrelay.runtime.model import ModelRequest, ModelResponse, TextBlock
 from ctxrelay.runtime.providers.scripted import ScriptedProvider, load_steps
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, builtin_tools
@@ -20,7 +27,7 @@ from ctxrelay.runtime.tools.files import NOTES_MAX_BYTES
 from tests.runtime.helpers import SMALL, Harness, call
 
 # warning 5,000 · target 6,000 · usable 8,000 (SMALL)
-WARN_THEN_HANDOFF = [
+WARN_THEN_HANDOFF: list[dict[str, Any]] = [
     {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 1_000},
     {"text": "b", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 5_100},
     {"text": "c", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 6_100},
@@ -44,7 +51,7 @@ class Inspecting(ScriptedProvider):
         self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
     ) -> ModelResponse:
         sid = str(request.metadata["session_id"])
-        kinds = [r.kind for r in self.harness.store.rows(sid)]
+        kinds: list[str] = [r.kind for r in self.harness.store.rows(sid)]
         self.seen.append((request, kinds))
         return await super().complete(request, on_text=on_text)
 
@@ -85,7 +92,7 @@ def test_warning_then_handoff_each_once_published_before_the_request(harness: Ha
 
 def test_handoff_supersedes_an_undelivered_warning(harness: Harness) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 6_200},
         {"text": "b", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 5_200},
         {"text": "done", "input_tokens": 5_300},
@@ -113,7 +120,7 @@ def test_handoff_wording_follows_the_tool_policy(
 ) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
     toolset = builtin_tools().without(*tools) if tools else None
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 6_100},
         {"text": "done", "input_tokens": 6_300},
     ]
@@ -130,7 +137,7 @@ def test_handoff_wording_follows_the_tool_policy(
 def test_off_blocks_at_the_limit_and_never_offers_new_context(harness: Harness) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
     off = Budget(limit=10_000, output_reserve=2_000, threshold=100)
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 7_000},
         {"text": "b", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 8_500},
         {"text": "never sent"},
@@ -148,7 +155,7 @@ def test_off_blocks_at_the_limit_and_never_offers_new_context(harness: Harness) 
 def test_forced_rollover_carries_unseen_results_and_never_oversends(harness: Harness) -> None:
     (harness.workspace / "big.txt").write_text("x" * 3_000)
     (harness.workspace / "a.txt").write_text("alpha\n")
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 4_000},
         {"text": "b", "tool_calls": [call("read_file", path="big.txt")], "input_tokens": 5_500},
         {"text": "in window 2", "input_tokens": 900},
@@ -170,7 +177,7 @@ def test_forced_rollover_carries_unseen_results_and_never_oversends(harness: Har
 
 def test_emergency_rollover_when_the_provider_counted_past_the_limit(harness: Harness) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 8_400},
         {"text": "fresh", "input_tokens": 700},
     ]
@@ -202,7 +209,7 @@ class Refusing(ScriptedProvider):
 
 def test_provider_refusal_as_too_long_rolls_over_as_emergency(harness: Harness) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "input_tokens": 3_000},
         {"text": "after the emergency", "input_tokens": 600},
     ]
@@ -214,7 +221,7 @@ def test_provider_refusal_as_too_long_rolls_over_as_emergency(harness: Harness) 
 
 def test_safe_pause_when_even_a_fresh_window_cannot_hold_the_request(harness: Harness) -> None:
     (harness.workspace / "huge.txt").write_text("y" * 40_000)
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "a", "tool_calls": [call("read_file", path="huge.txt")], "input_tokens": 1_000},
         {"text": "never"},
     ]
@@ -252,7 +259,7 @@ def test_a_task_too_large_for_any_window_is_rejected_before_any_provider_call(
 
 def test_new_context_seals_after_siblings_and_opens_a_lead_in(harness: Harness) -> None:
     notes = "# Notes\ngoal: ship\nnext: tests\n"
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "text": "checkpoint",
             "tool_calls": [call("write_file", path="context-notes.md", content=notes)],
@@ -287,7 +294,7 @@ def test_new_context_seals_after_siblings_and_opens_a_lead_in(harness: Harness) 
 
 
 def _rendered_first_message(harness: Harness, sid: str) -> str:
-    from ctxrelay.runtime._windows import render_rows
+    from ctxrelay.runtime._render import render_rows
 
     w2 = harness.store.windows(sid)[1]
     messages = render_rows(harness.store.rows(sid, window_id=w2.id))
@@ -296,7 +303,7 @@ def _rendered_first_message(harness: Harness, sid: str) -> str:
 
 def test_a_failed_checkpoint_in_the_same_batch_still_rolls_over(harness: Harness) -> None:
     (harness.workspace / "context-notes.md").mkdir()  # the write will fail
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "text": "both at once",
             "tool_calls": [
@@ -316,7 +323,7 @@ def test_a_failed_checkpoint_in_the_same_batch_still_rolls_over(harness: Harness
 
 def test_lead_in_caps_the_notes_at_8_kib(harness: Harness) -> None:
     big = "n" * (NOTES_MAX_BYTES + 500)
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "w", "tool_calls": [call("write_file", path="context-notes.md", content=big)]},
         {"text": "h", "tool_calls": [call("new_context")]},
         {"text": "w2"},
@@ -332,7 +339,10 @@ def test_lead_in_caps_the_notes_at_8_kib(harness: Harness) -> None:
 
 
 def test_new_context_is_refused_when_not_offered(harness: Harness) -> None:
-    steps = [{"text": "h", "tool_calls": [call("new_context")]}, {"text": "ok"}]
+    steps: list[dict[str, Any]] = [
+        {"text": "h", "tool_calls": [call("new_context")]},
+        {"text": "ok"},
+    ]
     result = harness.run(steps, new_context="forbidden")
     assert harness.seals(result.session_id) == [None]
     res = next(r for r in harness.rows(result.session_id) if r.kind == "tool_result")
@@ -387,7 +397,7 @@ def test_parallel_tool_calls_run_concurrently(harness: Harness) -> None:
     barrier = Barrier(3)
     tools = builtin_tools()
     tools.add(barrier)
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "three at once", "tool_calls": [call("barrier")] * 3},
         {"text": "done"},
     ]
@@ -399,7 +409,7 @@ def test_parallel_tool_calls_run_concurrently(harness: Harness) -> None:
 def test_queued_input_is_delivered_after_the_turn_and_carried_across_windows(
     harness: Harness,
 ) -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "h", "tool_calls": [call("new_context")]},
         {"text": "first turn done in window 2"},
         {"text": "answered the queued input"},
@@ -421,20 +431,20 @@ def test_queued_input_is_delivered_after_the_turn_and_carried_across_windows(
 
 def test_stop_pauses_cleanly_before_the_next_dispatch(harness: Harness) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
-    steps = [
-        {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "delay_s": 0.05},
+    steps: list[dict[str, Any]] = [
+        {"text": "a", "tool_calls": [call("read_file", path="a.txt")]},
         {"text": "b"},
     ]
-    runtime = harness.runtime(steps)
+    provider = ScriptedProvider(load_steps(steps), name="scripted:test", log=harness.log)
+
+    def on_event(event: Event) -> None:
+        # Stop while the first request is in flight: the loop sees it before the next.
+        if isinstance(event, DispatchEvent):
+            session.stop()
+
+    runtime = Runtime(harness.store, provider, tools=builtin_tools(), on_event=on_event)
     session = runtime.start("task", harness.config())
-
-    async def go() -> Any:
-        task = asyncio.create_task(session.run())
-        await asyncio.sleep(0.01)
-        session.stop()
-        return await task
-
-    result = asyncio.run(go())
+    result = asyncio.run(session.run())
     assert result.status == "stopped"
     assert len(harness.received()) == 1
     assert harness.store.get_session(result.session_id).status == "stopped"
@@ -517,7 +527,10 @@ def test_caps_pause_and_resume_with_a_higher_cap_and_cost_is_stored(harness: Har
 
 
 def test_a_cost_cap_on_an_unpriced_model_is_announced_once(harness: Harness) -> None:
-    steps = [{"text": "a", "tool_calls": [call("list_files", path=".")]}, {"text": "b"}]
+    steps: list[dict[str, Any]] = [
+        {"text": "a", "tool_calls": [call("list_files", path=".")]},
+        {"text": "b"},
+    ]
     result = harness.run(steps, max_cost=5.0)
     assert result.status == "done"  # the cap never trips at $0
     notices = [e for e in harness.events if isinstance(e, NoticeEvent)]
@@ -542,7 +555,7 @@ def test_scripted_model_costs_nothing_without_prices(harness: Harness) -> None:
 
 
 def test_resume_with_a_new_message_continues_the_conversation(harness: Harness) -> None:
-    steps = [{"text": "first"}, {"text": "second"}]
+    steps: list[dict[str, Any]] = [{"text": "first"}, {"text": "second"}]
     result = harness.run(steps)
     again = harness.resume(steps, result.session_id, "one more thing")
     assert again.status == "done"
@@ -556,7 +569,7 @@ def test_resume_with_a_new_message_continues_the_conversation(harness: Harness) 
 
 def test_new_windows_never_create_a_flush_row(harness: Harness) -> None:
     (harness.workspace / "big.txt").write_text("x" * 3_000)
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "h", "tool_calls": [call("new_context")], "input_tokens": 6_500},
         {"text": "b", "tool_calls": [call("read_file", path="big.txt")], "input_tokens": 5_500},
         {"text": "end"},
@@ -567,7 +580,10 @@ def test_new_windows_never_create_a_flush_row(harness: Harness) -> None:
 
 
 def test_rollover_events_name_the_windows(harness: Harness) -> None:
-    steps = [{"text": "h", "tool_calls": [call("new_context")]}, {"text": "end"}]
+    steps: list[dict[str, Any]] = [
+        {"text": "h", "tool_calls": [call("new_context")]},
+        {"text": "end"},
+    ]
     harness.run(steps)
     rollovers = [e for e in harness.events if isinstance(e, RolloverEvent)]
     assert [(e.from_window, e.to_window, e.reason) for e in rollovers] == [(1, 2, "new_context")]
@@ -633,7 +649,7 @@ class Effectful:
 
 
 def test_an_interrupted_effectful_call_is_reported_not_rerun(harness: Harness) -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "text": "do it",
             "tool_calls": [call("effect"), call("write_file", path="w.txt", content="w")],

@@ -1,5 +1,5 @@
 """Histories written by older versions or torn by a crash resume without a second
-rollover; the legacy final-flush path still runs; a manual reset is a privacy floor."""
+rollover; a manual reset is a privacy floor. (The legacy final flush: test_legacy_flush.)"""
 
 from __future__ import annotations
 
@@ -10,97 +10,11 @@ from typing import Any
 from ctxrelay.runtime import reset_session
 from ctxrelay.runtime.tools import ToolContext, builtin_tools
 from ctxrelay.store import NewRow
-from tests.runtime.helpers import Harness, call
-
-
-def _stored(harness: Harness, rows: list[NewRow]) -> tuple[str, str]:
-    """(session id, window id) of a session an older version stored with ``rows``."""
-    config = harness.config().to_json()
-    info = harness.store.create_session(metadata={"config": config, "model": "scripted:old"})
-    w = harness.store.current_window(info.id)
-    harness.store.append(info.id, w.id, rows)
-    return info.id, w.id
-
-
-def _legacy_session(harness: Harness, *, replied: bool) -> str:
-    """A session as the pre-handoff version left it: a ``flush`` row asking for the
-    one memory-only step, written without the fields new rows carry."""
-    sid, wid = _stored(
-        harness,
-        [
-            NewRow("user", "port the parser"),
-            NewRow("assistant", "reading", {"usage": {"input_tokens": 7_700}}),
-            NewRow("tool_call", "{}", {"id": "old_1", "name": "read_file", "input": {"path": "p"}}),
-            NewRow("tool_result", "p does not exist", {"tool_call_id": "old_1", "is_error": True}),
-            NewRow(
-                "flush",
-                "[xum] Final flush: write your memory notes now; this window "
-                "rolls over after this step.",
-                {"kind": "flush"},
-            ),
-        ],
-    )
-    if replied:
-        harness.store.append(
-            sid,
-            wid,
-            [
-                NewRow("assistant", "saving notes", {"usage": {"input_tokens": 7_800}}),
-                NewRow(
-                    "tool_call",
-                    "{}",
-                    {
-                        "id": "old_2",
-                        "name": "write_file",
-                        "input": {"path": "context-notes.md", "content": "legacy notes\n"},
-                    },
-                ),
-            ],
-        )
-    return sid
-
-
-def test_legacy_flush_history_runs_its_memory_only_step_then_seals(harness: Harness) -> None:
-    sid = _legacy_session(harness, replied=False)
-    steps: list[dict[str, Any]] = [
-        {"text": "(unused: response 0 is in the history)"},
-        {
-            "text": "flushing",
-            "tool_calls": [
-                call("write_file", path="context-notes.md", content="flushed notes\n"),
-                call("read_file", path="elsewhere.txt"),
-            ],
-        },
-        {"text": "continuing in window 2", "input_tokens": 500},
-    ]
-    result = harness.resume(steps, sid)
-    assert result.status == "done"
-    assert harness.seals(sid) == ["legacy_flush", None]
-    received = harness.received()
-    assert received[0]["tools"] == ["write_file"]  # the memory-only step
-    assert "new_context" in received[1]["tools"]  # window 2 is ordinary again
-    w1, w2 = harness.store.windows(sid)
-    results = [r for r in harness.store.rows(sid, window_id=w1.id) if r.kind == "tool_result"]
-    assert [bool(r.metadata["is_error"]) for r in results[1:]] == [False, True]
-    lead = harness.store.rows(sid, window_id=w2.id)[0]
-    assert "flushed notes" in (lead.text or "")
-    assert harness.kinds(sid).count("flush") == 1
-
-
-def test_legacy_flush_reply_already_recorded_seals_without_another_call(
-    harness: Harness,
-) -> None:
-    sid = _legacy_session(harness, replied=True)
-    steps: list[dict[str, Any]] = [{}, {}, {"text": "window 2", "input_tokens": 400}]
-    result = harness.resume(steps, sid)
-    assert result.status == "done"
-    assert harness.seals(sid) == ["legacy_flush", None]
-    assert (harness.workspace / "context-notes.md").read_text() == "legacy notes\n"
-    assert [e["step"] for e in harness.received()] == [2]
+from tests.runtime.helpers import Harness, call, stored_session
 
 
 def test_torn_boundary_finishes_one_rollover(harness: Harness) -> None:
-    sid, _ = _stored(
+    sid, _ = stored_session(
         harness,
         [
             NewRow("user", "task"),
@@ -122,7 +36,7 @@ def test_torn_boundary_finishes_one_rollover(harness: Harness) -> None:
 def test_sealed_window_without_its_opening_rows_is_repaired_not_rolled_again(
     harness: Harness,
 ) -> None:
-    sid, wid = _stored(harness, [NewRow("user", "task"), NewRow("assistant", "x")])
+    sid, wid = stored_session(harness, [NewRow("user", "task"), NewRow("assistant", "x")])
     harness.store.rollover(
         sid, wid, "new_context", boundary=NewRow("boundary", "sealed"), opening=[]
     )
@@ -135,7 +49,7 @@ def test_sealed_window_without_its_opening_rows_is_repaired_not_rolled_again(
 
 
 def test_manual_reset_is_a_privacy_floor(harness: Harness) -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {
             "text": "secret",
             "tool_calls": [call("write_file", path="context-notes.md", content="SECRET-42")],
@@ -171,7 +85,7 @@ def test_manual_reset_is_a_privacy_floor(harness: Harness) -> None:
 def test_session_history_reads_earlier_windows_of_this_session_only(
     harness: Harness, tmp_path: Path
 ) -> None:
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"text": "marker-window-one", "tool_calls": [call("new_context")]},
         {
             "text": "looking",
@@ -195,7 +109,7 @@ def test_session_history_reads_earlier_windows_of_this_session_only(
 def test_session_history_steps_over_tool_call_only_responses(harness: Harness) -> None:
     # A response with tool calls and no text is stored as an assistant row with text "";
     # on SQLite such a row once made both search and read fail.
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"tool_calls": [call("list_files", path=".")]},
         {"text": "marker-one", "tool_calls": [call("new_context")]},
         {
@@ -239,13 +153,17 @@ def test_tool_context_carries_the_session(harness: Harness) -> None:
     assert ctx.session_id == result.session_id
     assert ctx.window_index == 1
     assert ctx.workspace == harness.workspace.resolve()
-    assert asyncio.run(ctx.confirm("anything")) is True
+
+    async def confirmed() -> bool:
+        return await ctx.confirm("anything")
+
+    assert asyncio.run(confirmed()) is True
 
 
 def test_a_reset_made_by_the_store_cli_gets_its_lead_in_on_the_next_message(
     harness: Harness,
 ) -> None:
-    steps = [{"text": "first"}, {"text": "after the reset"}]
+    steps: list[dict[str, Any]] = [{"text": "first"}, {"text": "after the reset"}]
     result = harness.run(steps)
     window = harness.store.reset(result.session_id)  # as `ctxrelay sessions reset` does
     again = harness.resume(steps, result.session_id, "new start")

@@ -59,11 +59,12 @@ _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_
 
 
 def usable_limit(window: int) -> int:
-    """The main session's usable limit for ``window`` (a small configured window keeps a
-    tenth of itself in reserve instead)."""
+    """The main session's usable limit for ``window`` (the policy core's reserve rule
+    keeps a small configured window's reserve to a quarter of it)."""
     from ctxrelay.budget import Budget
+    from ctxrelay.budget.models import fit_reserve
 
-    reserve = MAIN_OUTPUT_RESERVE if window > 2 * MAIN_OUTPUT_RESERVE else window // 10
+    reserve = fit_reserve(MAIN_OUTPUT_RESERVE, window)
     return Budget(limit=window, output_reserve=reserve).usable_limit
 
 

@@ -15,23 +15,35 @@ See ``docs/runtime.md``.
 
 from __future__ import annotations
 
-from ctxrelay.runtime._session import (
-    DEFAULT_SYSTEM,
-    NewContextPolicy,
-    RunResult,
-    Runtime,
-    Session,
-    SessionConfig,
-    reset_session,
-)
+from ctxrelay.runtime._config import DEFAULT_SYSTEM, NewContextPolicy, SessionConfig
+from ctxrelay.runtime._session import RunResult, Runtime, Session
 from ctxrelay.runtime.cost import Pricer, Prices
 from ctxrelay.runtime.events import Event, EventSink
 from ctxrelay.runtime.model import ModelProvider, TokenEstimator
+from ctxrelay.runtime.plan import (
+    DispatchPlan,
+    LastResponse,
+    WindowState,
+    capability_for,
+    estimate_request,
+    guard_request,
+    plan_dispatch,
+)
+from ctxrelay.runtime.windows import (
+    lead_in_text,
+    publish_advisory,
+    reset_session,
+    seal_window,
+    window_opening,
+    window_state,
+)
 
 __all__ = [
     "DEFAULT_SYSTEM",
+    "DispatchPlan",
     "Event",
     "EventSink",
+    "LastResponse",
     "ModelProvider",
     "NewContextPolicy",
     "Pricer",
@@ -41,8 +53,18 @@ __all__ = [
     "Session",
     "SessionConfig",
     "TokenEstimator",
+    "WindowState",
+    "capability_for",
+    "estimate_request",
+    "guard_request",
+    "lead_in_text",
+    "plan_dispatch",
+    "publish_advisory",
     "reset_session",
     "run",
+    "seal_window",
+    "window_opening",
+    "window_state",
 ]
 
 

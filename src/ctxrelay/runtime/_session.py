@@ -22,22 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal, cast
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
-from ctxrelay.budget import (
-    DEFAULT_NOTES_FILE,
-    Action,
-    Budget,
-    Capability,
-    Stage,
-    advisory_metadata,
-    advisory_text,
-    evaluate,
-)
+from ctxrelay.budget import Action, Capability
 from ctxrelay.errors import (
     ConfigError,
     ContextOverflowError,
@@ -45,15 +34,13 @@ from ctxrelay.errors import (
     RequestTooLargeError,
     SessionBusyError,
 )
-from ctxrelay.runtime._windows import WindowView, dump, lead_in_row, trigger_row, unseen_rows
-from ctxrelay.runtime.cost import (
-    Pricer,
-    Prices,
-    default_pricer,
-    prices_from_json,
-    prices_model,
-    prices_to_json,
-)
+from ctxrelay.runtime._config import SessionConfig, cap_reached, unpriced_cost_cap
+from ctxrelay.runtime._legacy import Outcome, legacy_flush
+from ctxrelay.runtime._render import WindowView, dump, unseen_rows
+from ctxrelay.runtime._repair import boundary_reason, missing_opening
+from ctxrelay.runtime._tools import Call, Refusal, result_row, run_calls
+from ctxrelay.runtime._totals import Totals, usage_of
+from ctxrelay.runtime.cost import Pricer, default_pricer
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
     message_bytes,
@@ -81,112 +68,25 @@ from ctxrelay.runtime.model import (
     TextBlock,
     Usage,
 )
+from ctxrelay.runtime.plan import (
+    LastResponse,
+    WindowState,
+    capability_for,
+    estimate_request,
+    guard_request,
+    plan_dispatch,
+)
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
-from ctxrelay.runtime.tools.files import resolve_in_workspace
+from ctxrelay.runtime.windows import (
+    publish_advisory,
+    seal_window,
+    window_opening,
+)
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
-__all__ = [
-    "DEFAULT_SYSTEM",
-    "NewContextPolicy",
-    "RunResult",
-    "Runtime",
-    "Session",
-    "SessionConfig",
-    "reset_session",
-]
-
-NewContextPolicy = Literal["offered", "conditional", "forbidden"]
-
-DEFAULT_SYSTEM = (
-    "You are a careful software agent working in a workspace directory through tools. "
-    "Work in small units and keep a notes file current (goal, what is done, what is "
-    "next, decisions, files touched). When ctxrelay asks you to hand off, finish the "
-    "unit you are in, checkpoint the notes, confirm the write, and then call "
-    "new_context in a later step."
-)
-
-_CARRY_CAP = 64 * 1024
-"""Bytes of one unseen row carried into the next window's opening message."""
+__all__ = ["RunResult", "Runtime", "Session"]
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
-
-_ADVISORY_WRAP_TOKENS = 32
-"""Tokens allowed for an advisory's JSON wrapping, on top of its text's estimate."""
-
-
-@dataclass(frozen=True, slots=True)
-class SessionConfig:
-    """How a session runs; stored with the session so ``--resume`` needs no flags.
-
-    ``new_context``: ``offered`` (the tool is there), ``conditional`` (it may be hidden by
-    deferred tools or middleware: the handoff request says "if it is available") or
-    ``forbidden`` (tool policy: the agent only checkpoints; the window rolls over at the
-    limit). ``max_turns`` counts model responses in the session; ``max_cost`` is USD.
-    """
-
-    budget: Budget
-    workspace: Path
-    system: str = DEFAULT_SYSTEM
-    notes_file: str = DEFAULT_NOTES_FILE
-    new_context: NewContextPolicy = "offered"
-    active: bool = True
-    max_output_tokens: int | None = None
-    max_turns: int | None = None
-    max_cost: float | None = None
-    prices: Prices | None = None
-
-    def __post_init__(self) -> None:
-        if self.new_context not in ("offered", "conditional", "forbidden"):
-            raise ConfigError("new_context must be offered, conditional or forbidden")
-        if self.max_turns is not None and (isinstance(self.max_turns, bool) or self.max_turns < 0):
-            raise ConfigError(f"max_turns must be zero or more, got {self.max_turns!r}")
-        if self.max_cost is not None and not (math.isfinite(self.max_cost) and self.max_cost >= 0):
-            raise ConfigError(f"max_cost must be zero or more USD, got {self.max_cost!r}")
-        if self.max_output_tokens is not None and self.max_output_tokens <= 0:
-            raise ConfigError("max_output_tokens must be positive")
-
-    def to_json(self) -> dict[str, Any]:
-        b = self.budget
-        return {
-            "limit": b.limit,
-            "output_reserve": b.output_reserve,
-            "threshold": b.threshold,
-            "warning_lead": b.warning_lead,
-            "workspace": str(self.workspace),
-            "system": self.system,
-            "notes_file": self.notes_file,
-            "new_context": self.new_context,
-            "active": self.active,
-            "max_output_tokens": self.max_output_tokens,
-            "max_turns": self.max_turns,
-            "max_cost": self.max_cost,
-            "prices": prices_to_json(self.prices) if self.prices else None,
-        }
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> SessionConfig:
-        try:
-            budget = Budget(
-                limit=int(raw["limit"]),
-                output_reserve=int(raw["output_reserve"]),
-                threshold=raw["threshold"],
-                warning_lead=raw["warning_lead"],
-            )
-            prices = raw.get("prices")
-            return cls(
-                budget=budget,
-                workspace=Path(raw["workspace"]),
-                system=str(raw.get("system", DEFAULT_SYSTEM)),
-                notes_file=str(raw.get("notes_file", DEFAULT_NOTES_FILE)),
-                new_context=raw.get("new_context", "offered"),
-                active=bool(raw.get("active", True)),
-                max_output_tokens=raw.get("max_output_tokens"),
-                max_turns=raw.get("max_turns"),
-                max_cost=raw.get("max_cost"),
-                prices=prices_from_json(prices) if prices else None,
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"the stored session configuration is unusable: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,67 +105,7 @@ class RunResult:
     message: str | None = None
 
 
-@dataclass(slots=True)
-class _Totals:
-    turns: int = 0
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-    windows: dict[str, dict[str, float]] = field(default_factory=dict)
-
-    def add(self, window_id: str, usage: Usage, cost: float) -> None:
-        self.turns += 1
-        self.cost_usd += cost
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cache_creation_input_tokens += usage.cache_creation_input_tokens
-        self.cache_read_input_tokens += usage.cache_read_input_tokens
-        w = self.windows.setdefault(
-            window_id, {"turns": 0, "cost_usd": 0.0, "input_tokens": 0, "output_tokens": 0}
-        )
-        w["turns"] += 1
-        w["cost_usd"] += cost
-        w["input_tokens"] += usage.context_tokens
-        w["output_tokens"] += usage.output_tokens
-
-    @property
-    def usage(self) -> Usage:
-        return Usage(
-            self.input_tokens,
-            self.output_tokens,
-            self.cache_creation_input_tokens,
-            self.cache_read_input_tokens,
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turns": self.turns,
-            "cost_usd": round(self.cost_usd, 10),
-            "usage": {
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cache_creation_input_tokens": self.cache_creation_input_tokens,
-                "cache_read_input_tokens": self.cache_read_input_tokens,
-            },
-            "window_costs": {k: dict(v) for k, v in self.windows.items()},
-        }
-
-
-def _usage_of(meta: Mapping[str, Any]) -> Usage:
-    raw = meta.get("usage")
-    if not isinstance(raw, Mapping):
-        return Usage()
-    return Usage(
-        int(raw.get("input_tokens", 0)),
-        int(raw.get("output_tokens", 0)),
-        int(raw.get("cache_creation_input_tokens", 0)),
-        int(raw.get("cache_read_input_tokens", 0)),
-    )
-
-
-_Outcome = tuple[str, str | None]
+_Outcome = Outcome
 
 
 class Session:
@@ -295,7 +135,7 @@ class Session:
         self._view = WindowView()
         self._fixed_bytes: dict[tuple[str, ...], int] = {}
         self._fresh_calls: set[str] = set()
-        self._totals = _Totals()
+        self._totals = Totals()
         self._message: str | None = None
 
     # -- control ---------------------------------------------------------------------
@@ -310,10 +150,6 @@ class Session:
     def stop(self) -> None:
         """Stop cleanly before the next dispatch (the running step finishes)."""
         self._stop = True
-
-    def request_new_context(self, call_id: str) -> None:
-        """The ToolHost side of ``new_context``; the seal itself is re-derived from the
-        call's durable result row, so nothing needs keeping here."""
 
     @property
     def _rows(self) -> Sequence[Row]:
@@ -406,13 +242,13 @@ class Session:
         """Re-derive everything from the store: window, rows, totals, calibration."""
         self._window = self._store.current_window(self.id)
         self._view = WindowView(self._store.rows(self.id, window_id=self._window.id))
-        self._totals = _Totals()
+        self._totals = Totals()
         last: Row | None = None
         for row in self._store.rows(self.id):
             if row.kind != "assistant":
                 continue
             cost = row.metadata.get("cost_usd", 0.0)
-            self._totals.add(row.window_id, _usage_of(row.metadata), float(cost) if cost else 0.0)
+            self._totals.add(row.window_id, usage_of(row.metadata), float(cost) if cost else 0.0)
             if "request_bytes" in row.metadata:
                 last = row
         if last is not None:
@@ -430,15 +266,11 @@ class Session:
         return "session_history" in self._tools
 
     def _capability(self) -> Capability:
-        if (
-            self.config.new_context == "forbidden"
-            or "new_context" not in self._tools
-            or not self._history_available
-        ):
-            return Capability.DEGRADED
-        if self.config.new_context == "conditional":
-            return Capability.CONDITIONAL
-        return Capability.FULL
+        return capability_for(
+            self.config.new_context,
+            new_context_tool="new_context" in self._tools,
+            session_history=self._history_available,
+        )
 
     def _offer_new_context(self) -> bool:
         return not self.config.budget.off and self._capability() is not Capability.DEGRADED
@@ -451,13 +283,14 @@ class Session:
                 return "stopped", "stop"
             view = self._view
             if view.flush_at is not None:
-                out = await self._legacy_flush(view.flush_at)
+                out = await legacy_flush(self, view.flush_at)
                 if out is not None:
                     return out
                 continue
             if view.boundary is not None:
-                if not self._repair_boundary(view.boundary):
-                    return self._pause_too_large()
+                out = self._repair_boundary(view.boundary)
+                if out is not None:
+                    return out
                 continue
             if self.window.index > 1 and not view.rows:
                 self._repair_opening()
@@ -469,14 +302,15 @@ class Session:
             }
             pending = [c for c in calls if str(c.metadata.get("id")) not in results]
             if pending:
-                await self._run_tools(pending, flush=False)
+                await self._run_tools(pending)
                 continue
             if any(
                 r.metadata.get("new_context") and not r.metadata.get("is_error")
                 for r in results.values()
             ):
-                if not self._rollover("new_context"):
-                    return self._pause_too_large()
+                out = self._rollover_or_pause("new_context")
+                if out is not None:
+                    return out
                 continue
             if any(r.kind in _INPUT_KINDS for r in after):
                 out = await self._dispatch()
@@ -495,16 +329,17 @@ class Session:
         *,
         offer: bool,
         view: WindowView | None = None,
-        flush: bool = False,
+        only: Sequence[str] | None = None,
         before_advisories: bool = False,
     ) -> tuple[ModelRequest, int]:
         """The request for the window (or ``view``) and its size (``request_bytes``),
-        rendered incrementally: only the newest messages are rendered again."""
+        rendered incrementally: only the newest messages are rendered again. ``only``
+        limits the tools offered to those names."""
         cfg = self.config
         view = self._view if view is None else view
         messages, size = view.messages(without_pending_advisories=before_advisories)
-        if flush:
-            tools = [s for s in self._tools.specs() if s.name == "write_file"]
+        if only is not None:
+            tools = [s for s in self._tools.specs() if s.name in only]
         else:
             tools = self._tools.specs(exclude=() if offer else ("new_context",))
         key = tuple(t.name for t in tools)
@@ -529,25 +364,11 @@ class Session:
         return request, fixed + size
 
     def _estimate(self, now: int, view: WindowView | None = None) -> int:
-        """Tokens of a request of ``now`` bytes: the provider's count of the window's last
-        request, plus that response's output, plus an estimate of what was appended."""
+        """Tokens of a request of ``now`` bytes (see :func:`estimate_request`)."""
         view = self._view if view is None else view
         last = view.rows[view.last_assistant] if view.last_assistant >= 0 else None
-        if last is None or "request_bytes" not in last.metadata:
-            return self._estimator.estimate_bytes(now)
-        meta = last.metadata
-        delta = max(0, now - int(meta["request_bytes"]))
-        # The reply is counted exactly (its output tokens) plus an estimate of the rest,
-        # or entirely by the estimate, whichever is larger: the guard errs high.
-        exact = int(meta.get("output_tokens", 0)) + self._estimator.estimate_bytes(
-            max(0, delta - int(meta.get("message_bytes", 0)))
-        )
-        return int(meta["context_tokens"]) + max(exact, self._estimator.estimate_bytes(delta))
-
-    def _overflowed(self) -> bool:
-        """Whether the provider counted a request of this window above the usable
-        limit: the window overflowed after admission, so its rollover is an emergency."""
-        return self._view.max_context > self.config.budget.usable_limit
+        reply = LastResponse.from_metadata(last.metadata) if last is not None else None
+        return estimate_request(now, reply, self._estimator.estimate_bytes)
 
     def _pause(self, reason: str, message: str) -> _Outcome:
         self._message = message
@@ -559,33 +380,13 @@ class Session:
     def _warn_unenforceable_cost_cap(self) -> None:
         """A cost cap on a model without prices (a local server, the scripted model)
         would silently never pause: say so once, at the start of the run."""
-        cap = self.config.max_cost
-        model = self._provider.name
-        if cap is None or cap <= 0 or prices_model(self._pricer, model):
-            return
-        self._emit(
-            NoticeEvent(
-                "max_cost_unpriced",
-                f"--max-cost ${cap:.4f} cannot be enforced: ctxrelay has no prices for "
-                f"{model}, so its responses count as $0; use --max-turns to bound the run",
-            )
-        )
+        message = unpriced_cost_cap(self.config, self._provider.name, self._pricer)
+        if message is not None:
+            self._emit(NoticeEvent("max_cost_unpriced", message))
 
     def _controls(self) -> _Outcome | None:
-        cfg = self.config
-        if cfg.max_turns is not None and self._totals.turns >= cfg.max_turns:
-            return self._pause(
-                "max_turns",
-                f"the session reached its cap of {cfg.max_turns} turns; resume with a "
-                "higher --max-turns to continue",
-            )
-        if cfg.max_cost is not None and self._totals.cost_usd >= cfg.max_cost:
-            return self._pause(
-                "max_cost",
-                f"the session has cost ${self._totals.cost_usd:.4f}, reaching its cap of "
-                f"${cfg.max_cost:.4f}; resume with a higher --max-cost to continue",
-            )
-        return None
+        reached = cap_reached(self.config, turns=self._totals.turns, cost_usd=self._totals.cost_usd)
+        return None if reached is None else self._pause(*reached)
 
     async def _dispatch(self) -> _Outcome | None:
         capped = self._controls()
@@ -607,31 +408,21 @@ class Session:
             final = self._estimate(sent)
         # Claims derive from the durable advisory rows of the window (this process
         # holds the dispatch lock, so the rows it has are the rows the store has).
-        claimed = {Stage(s) for s in self._view.claims if s in Stage._value2member_map_}
-        advisory_tokens = 0
-        first_stage = budget.warning_at or budget.handoff_target
-        if first_stage is not None and tokens >= first_stage:  # only then can one be due
-            # The text plus its wrapping in the request (a text block in a message).
-            advisory_tokens = _ADVISORY_WRAP_TOKENS + self._estimator.estimate(
-                advisory_text(
-                    budget,
-                    Stage.HANDOFF,
-                    tokens,
-                    capability,
-                    notes_file=cfg.notes_file,
-                    history_available=self._history_available,
-                )
-            )
-        decision = evaluate(
+        plan = plan_dispatch(
             budget,
             tokens,
-            advisory_tokens=advisory_tokens,
-            claimed=claimed,
-            active=cfg.active,
+            window=WindowState(
+                window.id, window.index, frozenset(self._view.claims), self._view.max_context
+            ),
             capability=capability,
+            history_available=self._history_available,
+            notes_file=cfg.notes_file,
+            active=cfg.active,
+            estimate_text=self._estimator.estimate,
         )
-        if decision.action is Action.ROLLOVER:
-            reason: SealReason = "emergency" if self._overflowed() else "forced"
+        action = plan.action
+        if action is Action.ROLLOVER:
+            reason = plan.seal_reason or "forced"
             opening = self._opening(reason)
             if opening is None:
                 # Not even a fresh window holds it: the request is rejected before any
@@ -640,61 +431,48 @@ class Session:
                 self._emit(DispatchEvent(window.index, tokens, "block", None, reason="too_large"))
                 return self._pause_too_large()
             self._emit(DispatchEvent(window.index, tokens, "rollover", None, reason=reason))
-            return None if self._rollover(reason, opening) else self._pause_too_large()
-        if decision.action is Action.BLOCK:
+            return self._rollover_or_pause(reason, opening)
+        if action is Action.BLOCK:
             self._emit(DispatchEvent(window.index, tokens, "block", None))
-            return self._pause(
-                "limit",
-                f"the request needs about {tokens:,} tokens, over the usable limit of "
-                f"{budget.usable_limit:,}, and the policy is Off (it blocks instead of "
-                "rolling over); nothing was sent",
-            )
-        if decision.action is Action.WARN and decision.stage is not None:
-            stage = decision.stage
-            text = advisory_text(
-                budget,
-                stage,
-                tokens,
-                capability,
-                notes_file=cfg.notes_file,
-                history_available=self._history_available,
-            )
-            meta = dict(advisory_metadata(budget, stage, tokens))
-            row = self._store.append_advisory(
-                self.id, window.id, stage.value, NewRow("warning", text, meta)
-            )
-            if row is not None:
-                self._view.extend([row])
-                self._emit(DispatchEvent(window.index, tokens, "warn", stage.value))
-                self._emit(AdvisoryEvent(window.index, stage.value, tokens, text))
+            return self._pause("limit", plan.message or "")
+        if plan.stage is not None and plan.advisory_text is not None:
+            stage = plan.stage.value
+            added = publish_advisory(self._store, self.id, window.id, plan)
+            if added is not None:
+                self._view.extend([added])
+                self._emit(DispatchEvent(window.index, tokens, "warn", stage))
+                self._emit(AdvisoryEvent(window.index, stage, tokens, plan.advisory_text))
                 request, sent = self._request(offer=offer)
                 final = self._estimate(sent)
             else:  # claimed meanwhile: the advisory exists once, durably
                 self._emit(DispatchEvent(window.index, tokens, "continue", None))
         else:
-            skipped = decision.skipped.value if decision.skipped else None
+            skipped = plan.skipped.value if plan.skipped else None
             self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
-        if final > budget.usable_limit:
+        guard = guard_request(budget, final, answered=self._view.last_assistant >= 0)
+        if guard == "pause":
             # The advisory (or anything assembled after the evaluation) pushed the
-            # request over: never an oversized dispatch. A window with no response yet
-            # would only open another like it: pause instead of rolling over in a loop.
-            if self._view.last_assistant < 0:
-                return self._pause(
-                    "too_large", str(RequestTooLargeError(final, budget.usable_limit))
-                )
-            return None if self._rollover("emergency") else self._pause_too_large()
-        request = replace(
-            request,
-            metadata={**request.metadata, "estimated_tokens": final, "request_bytes": sent},
-        )
+            # request over, in a window with no response yet: another window would
+            # only be like it, so pause instead of rolling over in a loop.
+            return self._pause("too_large", str(RequestTooLargeError(final, budget.usable_limit)))
+        if guard == "rollover":  # never an oversized dispatch
+            return self._rollover_or_pause("emergency")
         try:
-            response = await self._provider.complete(request, on_text=self._rt.on_text)
+            response = await self._complete(request, sent, final)
         except ContextOverflowError as exc:
             if not any(r.kind == "assistant" for r in self._rows):
                 return self._pause("too_large", str(exc))
-            return None if self._rollover("emergency") else self._pause_too_large()
+            return self._rollover_or_pause("emergency")
         self._record(sent, response, final)
         return None
+
+    async def _complete(self, request: ModelRequest, sent: int, tokens: int) -> ModelResponse:
+        """Send ``request`` (``sent`` bytes, estimated at ``tokens``), streaming its text."""
+        request = replace(
+            request,
+            metadata={**request.metadata, "estimated_tokens": tokens, "request_bytes": sent},
+        )
+        return await self._provider.complete(request, on_text=self._rt.on_text)
 
     def _record(self, sent: int, response: ModelResponse, estimated: int) -> None:
         usage = response.usage
@@ -748,70 +526,40 @@ class Session:
 
     # -- tools -------------------------------------------------------------------------
 
-    async def _run_tools(self, pending: Sequence[Row], *, flush: bool) -> None:
+    async def _run_tools(self, pending: Sequence[Row], *, refuse: Refusal | None = None) -> None:
         window = self.window
-        offer = self._offer_new_context()
-        notes = (
-            resolve_in_workspace(self.config.workspace, self.config.notes_file) if flush else None
-        )
+        cfg = self.config
 
-        async def one(call: Row) -> None:
-            name = str(call.metadata.get("name", ""))
-            call_id = str(call.metadata.get("id", ""))
-            raw_args = call.metadata.get("input")
-            args: Mapping[str, Any] = raw_args if isinstance(raw_args, Mapping) else {}
-            tool = self._tools.get(name)
-            resumed = call_id not in self._fresh_calls
-            if tool is None:
-                result = ToolResult(f"there is no tool named {name!r}", is_error=True)
-            elif flush and (
-                name != "write_file"
-                or resolve_in_workspace(self.config.workspace, str(args.get("path", "."))) != notes
-            ):
-                result = ToolResult(
-                    f"only the notes file `{self.config.notes_file}` may be written in the "
-                    "final flush step",
-                    is_error=True,
-                )
-            elif name == "new_context" and not offer:
-                result = ToolResult(
-                    "new_context is not available in this session; checkpoint your notes "
-                    "and keep working: the window rolls over at the hard limit",
-                    is_error=True,
-                )
-            elif resumed and not tool.replay_safe:
-                result = ToolResult(
-                    f"{name} was interrupted by a restart before it finished; check whether "
-                    "it took effect before calling it again",
-                    is_error=True,
-                )
-            else:
-                ctx = ToolContext(
-                    workspace=self.config.workspace,
-                    store=self._store,
-                    session_id=self.id,
-                    window_id=window.id,
-                    window_index=window.index,
-                    call_id=call_id,
-                    host=self,
-                    notes_file=self.config.notes_file,
-                    confirm=self._rt.confirm,
-                )
-                try:
-                    result = await tool.run(args, ctx)
-                except Exception as exc:  # a tool's bug must not kill the session
-                    result = ToolResult(f"{name} failed: {exc}", is_error=True)
-            meta = {
-                **dict(result.metadata),
-                "tool_call_id": call_id,
-                "name": name,
-                "is_error": result.is_error,
-            }
-            self._append([NewRow("tool_result", result.content, meta)])
+        def context(call: Call) -> ToolContext:
+            return ToolContext(
+                workspace=cfg.workspace,
+                store=self._store,
+                session_id=self.id,
+                window_id=window.id,
+                window_index=window.index,
+                call_id=call.id,
+                notes_file=cfg.notes_file,
+                confirm=self._rt.confirm,
+            )
+
+        def record(call: Call, result: ToolResult) -> None:
+            row = result_row(call, result)
+            self._append([row])
             first = result.content.splitlines()[0] if result.content else ""
-            self._emit(ToolEvent(window.index, name, call_id, result.is_error, first[:200], meta))
+            event = ToolEvent(
+                window.index, call.name, call.id, result.is_error, first[:200], row.metadata
+            )
+            self._emit(event)
 
-        await asyncio.gather(*(one(c) for c in pending))
+        await run_calls(
+            pending,
+            tools=self._tools,
+            context=context,
+            fresh=self._fresh_calls,
+            offer_new_context=self._offer_new_context(),
+            record=record,
+            refuse=refuse,
+        )
         self._fresh_calls.clear()
 
     # -- windows -----------------------------------------------------------------------
@@ -827,23 +575,21 @@ class Session:
         opening = opening or self._opening(reason)
         if opening is None:
             return False
-        lead, trigger = opening
         window = self.window
-        usable = self.config.budget.usable_limit
-        boundary = NewRow(
-            "boundary",
-            f"window {window.index} sealed ({reason})",
-            {"reason": reason, "budgetTokens": usable},
-        )
-        new = self._store.rollover(
-            self.id, window.id, reason, boundary=boundary, opening=[lead, trigger]
+        new = seal_window(
+            self._store,
+            self.id,
+            window,
+            reason,
+            opening=opening,
+            usable_limit=self.config.budget.usable_limit,
         )
         self._window = new
         self._view = WindowView(self._store.rows(self.id, window_id=new.id))
         # The totals so far, per window and session, at each window boundary (every
         # response row carries its own cost; the end of a run writes them again).
         self._store.update_session(self.id, metadata=self._totals.to_json())
-        notes_bytes = lead.metadata.get("notes_bytes")
+        notes_bytes = opening[0].metadata.get("notes_bytes")
         self._emit(
             RolloverEvent(
                 window.index, new.index, reason, int(notes_bytes) if notes_bytes else None
@@ -851,27 +597,27 @@ class Session:
         )
         return True
 
+    def _rollover_or_pause(
+        self, reason: SealReason, opening: tuple[NewRow, NewRow] | None = None
+    ) -> _Outcome | None:
+        """Roll over (``None``: the loop continues in the new window), or pause
+        ``too_large`` when even a fresh window could not hold the first request."""
+        return None if self._rollover(reason, opening) else self._pause_too_large()
+
     def _opening(self, reason: SealReason) -> tuple[NewRow, NewRow] | None:
         """The lead-in and triggering message of the window a rollover would open, or
         ``None`` (with the message set) when even that fresh window could not hold its
         first request."""
         cfg = self.config
-        window = self.window
         usable = cfg.budget.usable_limit
-        lead = lead_in_row(
-            window_index=window.index + 1,
-            previous_window_id=window.id,
-            previous_seal_reason=reason,
+        lead, trigger = window_opening(
+            self.window,
+            reason,
             workspace=cfg.workspace,
             notes_file=cfg.notes_file,
             history_available=self._history_available,
-        )
-        trigger = trigger_row(
-            reason,
-            sealed_index=window.index,
             usable_limit=usable,
             unseen=unseen_rows(self._rows),
-            carry_cap=_CARRY_CAP,
         )
         fresh = WindowView(self._fake_rows([lead, trigger]))
         _, size = self._request(offer=self._offer_new_context(), view=fresh)
@@ -881,84 +627,26 @@ class Session:
             return None
         return lead, trigger
 
-    def _repair_boundary(self, boundary: Row) -> bool:
+    def _repair_boundary(self, boundary: Row) -> _Outcome | None:
         """An older history appended a boundary without sealing (a torn batch): finish
         that one rollover with the boundary's reason, never a second one."""
-        raw = boundary.metadata.get("reason", "forced")
-        reason = cast(
-            SealReason, raw if raw in ("new_context", "forced", "emergency") else "forced"
-        )
-        rows = [r for r in self._rows if r.seq < boundary.seq]
-        self._view = WindowView(rows)
-        return self._rollover(reason)
+        self._view = WindowView([r for r in self._rows if r.seq < boundary.seq])
+        return self._rollover_or_pause(boundary_reason(boundary))
 
     def _repair_opening(self) -> None:
         """An older history sealed a window without opening the next one's rows: append
         the lead-in and a continuation so the window can proceed (no new rollover)."""
-        windows = self._store.windows(self.id)
-        prev = next((w for w in windows if w.index == self.window.index - 1), None)
         cfg = self.config
-        lead = lead_in_row(
-            window_index=self.window.index,
-            previous_window_id=prev.id if prev else None,
-            previous_seal_reason=prev.seal_reason if prev else None,
-            workspace=cfg.workspace,
-            notes_file=cfg.notes_file,
-            history_available=self._history_available,
-            carry_notes=not (prev is not None and prev.seal_reason == "manual_reset"),
+        self._append(
+            missing_opening(
+                self._store.windows(self.id),
+                self.window.index,
+                workspace=cfg.workspace,
+                notes_file=cfg.notes_file,
+                history_available=self._history_available,
+                usable_limit=cfg.budget.usable_limit,
+            )
         )
-        if prev is not None and prev.seal_reason == "manual_reset":
-            self._append([lead])
-            return
-        trigger = trigger_row(
-            str(prev.seal_reason if prev else "forced"),
-            sealed_index=self.window.index - 1,
-            usable_limit=cfg.budget.usable_limit,
-            unseen=(),
-            carry_cap=_CARRY_CAP,
-        )
-        self._append([lead, trigger])
-
-    async def _legacy_flush(self, at: int) -> _Outcome | None:
-        """The pre-handoff "final flush": one memory-only step (only the notes file may
-        be written), then the window is sealed ``legacy_flush``. New windows never get a
-        flush row; histories that hold one still resume through here."""
-        after = self._rows[at + 1 :]
-        replied = [r for r in after if r.kind == "assistant"]
-        if not replied:
-            capped = self._controls()
-            if capped is not None:
-                return capped
-            request, sent = self._request(offer=False, flush=True)
-            tokens = self._estimate(sent)
-            if tokens <= self.config.budget.usable_limit:
-                self._emit(DispatchEvent(self.window.index, tokens, "continue", None))
-                request = replace(
-                    request,
-                    metadata={
-                        **request.metadata,
-                        "estimated_tokens": tokens,
-                        "request_bytes": sent,
-                    },
-                )
-                try:
-                    response = await self._provider.complete(request)
-                except ContextOverflowError:
-                    return None if self._rollover("legacy_flush") else self._pause_too_large()
-                self._record(sent, response, tokens)
-                return None
-            # No room for the flush step: seal without it, as the old path did.
-            return None if self._rollover("legacy_flush") else self._pause_too_large()
-        reply_at = max(i for i, r in enumerate(self._rows) if r.kind == "assistant")
-        tail = self._rows[reply_at + 1 :]
-        done = {str(r.metadata.get("tool_call_id")) for r in tail if r.kind == "tool_result"}
-        pending = [
-            r for r in tail if r.kind == "tool_call" and str(r.metadata.get("id")) not in done
-        ]
-        if pending:
-            await self._run_tools(pending, flush=True)
-            return None
-        return None if self._rollover("legacy_flush") else self._pause_too_large()
 
 
 class Runtime:
@@ -1039,27 +727,3 @@ class Runtime:
             except SessionBusyError:
                 pass  # another worker is running it right now
         return Session(self, session_id, config, resumed=True)
-
-
-def reset_session(store: Store, session_id: str, *, history_available: bool = True) -> WindowInfo:
-    """Manual reset: seal the open window ``manual_reset`` and open a fresh one whose
-    lead-in carries nothing from before (the privacy floor: ``session_history`` never
-    returns rows before it)."""
-    info = store.get_session(session_id)
-    raw = info.metadata.get("config")
-    notes_file = DEFAULT_NOTES_FILE
-    workspace = Path(".")
-    if isinstance(raw, Mapping):
-        notes_file = str(raw.get("notes_file", notes_file))
-        workspace = Path(str(raw.get("workspace", ".")))
-    current = store.current_window(session_id)
-    lead = lead_in_row(
-        window_index=current.index + 1,
-        previous_window_id=None,
-        previous_seal_reason="manual_reset",
-        workspace=workspace,
-        notes_file=notes_file,
-        history_available=history_available,
-        carry_notes=False,
-    )
-    return store.reset(session_id, opening=[lead])

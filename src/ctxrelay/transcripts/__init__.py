@@ -5,7 +5,7 @@ JSONL (line types, ``message.id`` dedupe, sidechains, compaction boundaries,
 ``<synthetic>`` lines, usage sums, turn starts, the response that made a tool call)
 lives here.
 
-Facts it relies on (DESIGN §6): a request's context is ``input_tokens +
+Facts it relies on (``docs/claude-code-facts.md``): a request's context is ``input_tokens +
 cache_creation_input_tokens + cache_read_input_tokens`` of its response; one response is
 written as several lines sharing ``message.id`` (deduplicated here); old (< 2.0)
 transcripts hold subagent lines inline with ``isSidechain: true`` (not the main chain);

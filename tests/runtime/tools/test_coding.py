@@ -24,11 +24,6 @@ from ctxrelay.runtime.tools.coding import (
 )
 
 
-class _Host:
-    def request_new_context(self, call_id: str) -> None:
-        raise AssertionError("coding tools never seal the window")
-
-
 def _ctx(ws: Path, confirm: Callable[[str], Awaitable[bool]] | None = None) -> ToolContext:
     extra: dict[str, Any] = {} if confirm is None else {"confirm": confirm}
     return ToolContext(
@@ -38,7 +33,6 @@ def _ctx(ws: Path, confirm: Callable[[str], Awaitable[bool]] | None = None) -> T
         window_id="w",
         window_index=1,
         call_id="c",
-        host=_Host(),
         **extra,
     )
 

@@ -25,11 +25,6 @@ from ctxrelay.runtime.tools import (
 from ctxrelay.store import Store
 
 
-class _Host:
-    def request_new_context(self, call_id: str) -> None:
-        self.called = call_id
-
-
 def _ctx(workspace: Path) -> ToolContext:
     return ToolContext(
         workspace=workspace,
@@ -38,7 +33,6 @@ def _ctx(workspace: Path) -> ToolContext:
         window_id="w",
         window_index=1,
         call_id="c",
-        host=_Host(),
     )
 
 
@@ -172,7 +166,7 @@ def test_write_and_edit_tools_keep_the_executable_bit(tmp_path: Path) -> None:
     assert script.read_text() == "#!/bin/sh\n"
 
 
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30))
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=30))
 def test_resolve_never_escapes(resolve_ws: Path, name: str) -> None:
     ws = resolve_ws
     try:

@@ -65,12 +65,12 @@ def handle(payload: PreToolUsePayload) -> HookAnswer | None:
             raise _bad("tool_input.command", "a string")
         from ctxrelay.claude.guard import bash
 
-        reason = bash.deny_reason(command, _cwd(payload))
+        reason = bash.deny_reason(command, _cwd(payload), payload)
     elif tool == "Read":
         file_path = tool_input.get("file_path")
         if not isinstance(file_path, str):
             raise _bad("tool_input.file_path", "a string")
         from ctxrelay.claude.guard import read
 
-        reason = read.deny_reason(tool_input, _cwd(payload))
+        reason = read.deny_reason(tool_input, _cwd(payload), payload)
     return deny(reason) if reason else None

@@ -173,6 +173,8 @@ def _quiet(payload: StopPayload) -> bool:
     job = doc.get("handoff")
     if isinstance(job, dict) and job.get("phase") == "writing":
         return False
+    if isinstance(job, dict) and job.get("phase") == "ready" and job.get("automod") is None:
+        return False  # the auto-handoff mod has not been told who clears (_automod.relay)
     if stamp.get("mode") == "off":
         return True
     window = stamp.get("window")
@@ -313,7 +315,10 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
             "reason": handoff.write_prompt(path, reason=reason),
         }
 
-    return doc.update(decide)
+    # The auto-handoff mod, where it runs, carries out what this decided.
+    from ctxrelay.claude import _automod
+
+    return doc.update(lambda data: _automod.relay(data, decide(data), mode))
 
 
 def _claim(data: dict[str, Any], flag: str) -> bool:

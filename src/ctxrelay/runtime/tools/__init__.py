@@ -8,7 +8,6 @@ from __future__ import annotations
 from ctxrelay.runtime.tools._base import (
     Tool,
     ToolContext,
-    ToolHost,
     ToolResult,
     ToolSet,
     approve_all,
@@ -32,7 +31,6 @@ __all__ = [
     "SessionHistory",
     "Tool",
     "ToolContext",
-    "ToolHost",
     "ToolResult",
     "ToolSet",
     "WorkspaceError",

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Tool",
     "ToolContext",
-    "ToolHost",
     "ToolResult",
     "ToolSet",
     "approve_all",
@@ -34,20 +33,13 @@ __all__ = [
 class ToolResult:
     """What a tool returns: the text the model sees, and whether it is an error.
 
-    ``metadata`` is stored with the ``tool_result`` row (JSON-serialisable)."""
+    ``metadata`` is stored with the ``tool_result`` row (JSON-serialisable). A result
+    that is not an error and carries ``"new_context": True`` asks the loop to seal the
+    window once the other calls of the batch have settled (the ``new_context`` tool)."""
 
     content: str
     is_error: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
-
-
-@runtime_checkable
-class ToolHost(Protocol):
-    """What the loop offers a running tool beyond data: today, sealing the window."""
-
-    def request_new_context(self, call_id: str) -> None:
-        """Ask the loop to seal the window once the sibling calls of this batch settle."""
-        ...
 
 
 async def approve_all(description: str) -> bool:
@@ -70,7 +62,6 @@ class ToolContext:
     window_id: str
     window_index: int
     call_id: str
-    host: ToolHost
     notes_file: str = DEFAULT_NOTES_FILE
     confirm: Callable[[str], Awaitable[bool]] = approve_all
 

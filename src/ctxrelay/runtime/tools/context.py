@@ -1,8 +1,10 @@
 """``new_context`` and ``session_history``: the agent's side of the handoff.
 
-``new_context`` only asks the loop to seal the window; the loop does it once the sibling
-calls of the same batch have settled. ``session_history`` reads this session's earlier
-windows through the store's bounded, scoped, privacy-floored queries.
+``new_context`` only marks its result (``metadata={"new_context": True}``); the loop seals
+the window from that durable row once the sibling calls of the same batch have settled,
+so a restart between the call and the seal still seals exactly once. ``session_history``
+reads this session's earlier windows through the store's bounded, scoped,
+privacy-floored queries.
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ class NewContext:
         return {"type": "object", "properties": {}, "additionalProperties": False}
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        ctx.host.request_new_context(ctx.call_id)
         return ToolResult(
             f"window {ctx.window_index} will be sealed once the other tool calls of this "
             f"step have finished; you continue in window {ctx.window_index + 1}",

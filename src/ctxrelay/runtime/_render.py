@@ -1,4 +1,4 @@
-"""Rows to provider messages, and the rows that open a window.
+"""Rows to provider messages, rendered incrementally.
 
 A window's rows render to an alternating conversation: ``user``, ``lead_in``,
 ``warning`` and legacy ``flush`` rows are user text; an ``assistant`` row and the
@@ -11,34 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from ctxrelay.runtime.estimate import message_bytes
 from ctxrelay.runtime.model import Message, TextBlock, ToolCall, ToolResultBlock
-from ctxrelay.runtime.tools.files import NOTES_MAX_BYTES, WorkspaceError, resolve_in_workspace
-from ctxrelay.store import NewRow, Row
+from ctxrelay.runtime.windows import lead_in_text
+from ctxrelay.store import Row
 
-__all__ = [
-    "WindowView",
-    "lead_in_row",
-    "read_notes",
-    "render_rows",
-    "render_with_starts",
-    "trigger_row",
-    "unseen_rows",
-]
+__all__ = ["WindowView", "dump", "render_rows", "render_with_starts", "unseen_rows"]
 
 _TEXT_KINDS = frozenset({"user", "lead_in", "warning", "flush"})
-
-
-def _lead_in_header(row: Row) -> str:
-    meta = row.metadata
-    index = meta.get("window_index", "?")
-    head = f"[ctxrelay] This is context window {index} (id {row.window_id}) of this session."
-    prev = meta.get("previous_window_id")
-    if prev:
-        head += f" The previous window was {prev} (sealed: {meta.get('previous_seal_reason')})."
-    return head
 
 
 def render_rows(rows: Sequence[Row]) -> list[Message]:
@@ -106,7 +87,7 @@ def render_with_starts(rows: Sequence[Row]) -> list[tuple[Message, int]]:
             else:
                 text = row.text or ""
                 if kind == "lead_in":
-                    text = f"{_lead_in_header(row)}\n{text}"
+                    text = lead_in_text(row)
                 texts.append(TextBlock(text))
         # boundary rows are not sent
     flush_assistant()
@@ -187,131 +168,6 @@ def unseen_rows(rows: Sequence[Row]) -> list[Row]:
     """Rows after the window's last model response: input the model has not seen yet."""
     last = max((i for i, r in enumerate(rows) if r.kind == "assistant"), default=-1)
     return list(rows[last + 1 :])
-
-
-def read_notes(workspace: Path, notes_file: str) -> tuple[str | None, int]:
-    """The notes file's text (cut at 8 KiB on a character boundary) and its full size;
-    ``(None, 0)`` when it is absent or unreadable."""
-    try:
-        path = resolve_in_workspace(workspace, notes_file)
-        with path.open("rb") as handle:
-            data = handle.read(NOTES_MAX_BYTES + 1)
-            size = path.stat().st_size
-    except (OSError, WorkspaceError):
-        return None, 0
-    return data[:NOTES_MAX_BYTES].decode("utf-8", errors="ignore"), size
-
-
-def lead_in_row(
-    *,
-    window_index: int,
-    previous_window_id: str | None,
-    previous_seal_reason: str | None,
-    workspace: Path,
-    notes_file: str,
-    history_available: bool,
-    carry_notes: bool = True,
-) -> NewRow:
-    """The provider-visible opening of a new window: ids (the header is rendered from
-    the row's metadata and window id), the notes if present (cap 8 KiB), and how to use
-    ``session_history``. No summary."""
-    parts: list[str] = []
-    notes, size = read_notes(workspace, notes_file) if carry_notes else (None, 0)
-    if not carry_notes:
-        parts.append(
-            "The session was reset by the user: earlier windows are not available and "
-            "their notes are not carried."
-        )
-    elif notes is None:
-        parts.append(f"There is no notes file `{notes_file}` in the workspace.")
-    else:
-        cut = size > NOTES_MAX_BYTES
-        note = f" (first {NOTES_MAX_BYTES:,} of {size:,} bytes)" if cut else ""
-        parts.append(f"Your notes from `{notes_file}`{note}:\n<notes>\n{notes}\n</notes>")
-    if carry_notes:
-        if history_available:
-            parts.append(
-                "Earlier windows are not in this context. To recover a detail, call "
-                '`session_history` with action "list" (windows), "search" with a query '
-                '(rows containing it), or "read" with window, offset and limit (rows of '
-                "one window). Keep the notes file current as you work."
-            )
-        else:
-            parts.append(
-                "Earlier windows are not in this context and cannot be recovered: the "
-                "notes are all that was carried over."
-            )
-    return NewRow(
-        "lead_in",
-        text="\n\n".join(parts),
-        metadata={
-            "window_index": window_index,
-            "previous_window_id": previous_window_id,
-            "previous_seal_reason": previous_seal_reason,
-            "notes_file": notes_file,
-            "notes_bytes": size if notes is not None else None,
-        },
-    )
-
-
-def _describe(row: Row, cap: int) -> str:
-    meta = row.metadata
-    text = row.text or ""
-    if len(text.encode("utf-8")) > cap:
-        text = text.encode("utf-8")[:cap].decode("utf-8", errors="ignore") + " …[cut]"
-    if row.kind == "tool_result":
-        err = " (error)" if meta.get("is_error") else ""
-        return (
-            f"- result of {meta.get('name', 'a tool')} ({meta.get('tool_call_id')}){err}:\n{text}"
-        )
-    return f"- {row.kind}: {text}"
-
-
-def trigger_row(
-    reason: str,
-    *,
-    sealed_index: int,
-    usable_limit: int,
-    unseen: Sequence[Row],
-    carry_cap: int,
-) -> NewRow:
-    """The message that starts work in the new window: why the window changed and the
-    input the model had not seen yet (tool results, user messages)."""
-    if reason == "new_context":
-        head = (
-            f"[ctxrelay] Window {sealed_index} was sealed by your new_context call. "
-            "Continue the task from your notes above."
-        )
-    elif reason == "legacy_flush":
-        head = (
-            f"[ctxrelay] Window {sealed_index} was sealed after its final flush step. "
-            "Continue the task from your notes above."
-        )
-    else:
-        head = (
-            f"[ctxrelay] Window {sealed_index} reached the usable limit of "
-            f"{usable_limit:,} tokens and was rolled over ({reason}). Continue the task "
-            "from your notes above; recover anything else with session_history."
-        )
-    carried = [
-        r
-        for r in unseen
-        if r.kind == "user" or (r.kind == "tool_result" and not r.metadata.get("new_context"))
-    ]
-    body = ""
-    if carried:
-        label = "the other tool calls of that step" if reason == "new_context" else "your last step"
-        body = f"\n\nInput from {label} that you have not seen yet:\n" + "\n".join(
-            _describe(r, carry_cap) for r in carried
-        )
-    return NewRow(
-        "user",
-        text=head + body,
-        metadata={
-            "trigger": reason,
-            "carried_rows": [r.seq for r in carried],
-        },
-    )
 
 
 def dump(value: object) -> str:
