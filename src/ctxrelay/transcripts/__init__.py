@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         TAIL_MAX_BYTES,
         call_response,
         lines_backwards,
+        read_result_since,
         tail_context,
     )
     from ctxrelay.transcripts._paths import (
@@ -86,6 +87,7 @@ __all__ = [
     "latest_context",
     "lines_backwards",
     "read_agent",
+    "read_result_since",
     "scan",
     "subagent_transcript",
     "tail_context",
@@ -116,6 +118,7 @@ _HOME: dict[str, str] = {
     "TAIL_MAX_BYTES": "_hot",
     "call_response": "_hot",
     "lines_backwards": "_hot",
+    "read_result_since": "_hot",
     "tail_context": "_hot",
     "agent_stats": "_tail",
     "latest_context": "_tail",

@@ -45,6 +45,7 @@ __all__ = [
     "is_prompt",
     "lines_backwards",
     "open_regular",
+    "read_result_since",
     "tail_context",
 ]
 
@@ -120,6 +121,35 @@ def lines_backwards(
             if line.strip():
                 yield line
         chunk *= 2
+
+
+def read_result_since(path: str, start: int, file_path: str, *, max_bytes: int) -> bool | None:
+    """Whether the transcript after offset ``start`` holds the result of a Read of
+    ``file_path`` (Claude Code writes ``"filePath": <path>`` into it) and no compaction
+    since: True or False, or None when it cannot tell (unreadable, shrunk, or more than
+    ``max_bytes`` to look through)."""
+    needle = b'"filePath":' + _fastjson.dumps(file_path, ensure_ascii=False).encode()
+    boundary = b'"compact_boundary"'
+    seen = False
+    try:
+        with open(path, "rb") as handle:
+            end = os.fstat(handle.fileno()).st_size
+            if start > end or end - start > max_bytes:
+                return None
+            handle.seek(start)
+            carry = b""
+            while True:
+                chunk = handle.read(1 << 20)
+                if not chunk:
+                    break
+                window = carry + chunk
+                if boundary in window:
+                    return False
+                seen = seen or needle in window
+                carry = window[-(len(needle) + len(boundary)) :]
+    except OSError:
+        return None
+    return seen
 
 
 def is_prompt(record: dict[str, Any]) -> bool:
