@@ -9,7 +9,9 @@ its baseline, a bare ``python -c pass`` of the same interpreter.
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
   file before and one new response was appended since (it runs after every tool call);
-- the main session's ``Stop`` hook (every turn) and ``SessionStart`` (every session);
+- the main session's ``Stop`` hook (every turn: a turn of 21 tool calls that ends with
+  nothing to do, answered from the stamp of the first, full run) and ``SessionStart``
+  (every session: a startup seeded from the stamp of the first);
 - the ways to start the hook: the console script ``ctxrelay-hook`` (what the plugin's
   launcher finds), ``python -m ctxrelay.claude.hook``, ``python -c`` importing it, the
   command ``ctxrelay claude install`` writes (through ``sh -c``, as Claude Code starts

@@ -95,7 +95,6 @@ def test_manifest_and_marketplace_agree() -> None:
 # Numbers in code under src/ that equal a bound but mean something else, with the reason.
 # A new entry here is a decision; a new copy of a bound is a bug.
 _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
-    ("analyze/_parallel.py", 1_000_000): "MIN_PARALLEL_BYTES: below it one process reads",
     ("claude/guard/_shell.py", 20_000): "VISIT_MAX: the shell parser's node budget",
     ("claude/statusline.py", 1_000_000): "a million: the M of 1.2M",
     ("cli/sessions.py", 100_000): "how many sessions a prefix lookup lists",
@@ -202,6 +201,7 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
         "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",
         "CALL_LINE_WAIT_S": f"{bounds.CALL_LINE_WAIT_S:g} s",
+        "FORK_MAX_TURNS": f"{bounds.FORK_MAX_TURNS} turns",
     }
     for name, value in expected.items():
         assert rows.get(name) == value, f"docs/claude-code.md: the {name} row"

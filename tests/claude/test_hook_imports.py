@@ -203,3 +203,30 @@ def test_once_per_turn_or_session(
     assert answer == ""
     _assert_absent(modules, NEVER)
     assert f"ctxrelay.claude._events.{event.lower().replace('start', '_start')}" in modules
+
+
+def test_a_quiet_turn_end(base: dict[str, Any], tmp_path: Path) -> None:
+    # The first Stop of a session takes the full path and leaves its stamp; a later turn
+    # that ends with nothing to do (no trigger, no handoff write) is answered from it.
+    stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False}
+    assert run_hook(stop, tmp_path / "state")[0] == ""
+    answer, modules = run_hook(stop, tmp_path / "state")
+    assert answer == ""
+    # enum: the policy core's trigger kinds (main_triggers), the one rule of the trigger.
+    heavy = PER_CALL - {"enum"} | {"ctxrelay.claude.config", "ctxrelay.claude.handoff"}
+    _assert_absent(modules, heavy)
+    assert "ctxrelay.claude._events.stop" in modules
+
+
+def test_a_second_session_started_in_the_same_place(base: dict[str, Any], tmp_path: Path) -> None:
+    # The fixture's SessionStart took the full path and left the seed's stamp; the next
+    # session started in the same directory is seeded from it.
+    other = "6f66b1c2-8d2e-4f3a-8b4c-2e3d4c5b6a71"
+    start = {**base, "session_id": other, "hook_event_name": "SessionStart", "source": "startup"}
+    answer, modules = run_hook(start, tmp_path / "state")
+    assert answer == ""
+    _assert_absent(modules, PER_CALL | {"ctxrelay.claude.config", "ctxrelay.claude.handoff"})
+    seeded = json.loads((tmp_path / "state" / "sessions" / f"{other}.json").read_text())
+    first = json.loads((tmp_path / "state" / "sessions" / f"{SESSION}.json").read_text())
+    assert seeded["usable_limit"] == first["usable_limit"] > 0
+    assert seeded["mode"] == first["mode"]

@@ -246,3 +246,14 @@ def test_a_response_that_never_appears_costs_at_most_the_bound(session: Session)
     assert run_hook(_post(session, "a1", kind, "toolu_never")) is None  # below the bounds
     # A generous ceiling (a loaded machine), not a timing assertion: it gave up.
     assert time.monotonic() - start < CALL_LINE_WAIT_S + 5
+
+
+def test_turns_left_never_go_below_zero(session: Session) -> None:
+    kind = "ctxrelay:investigator"
+    max_turns = AGENT_MAX_TURNS["investigator"]
+    session.start_agent("a1", kind)
+    for _ in range(max_turns + 2):
+        session.respond("a1", 20_000)
+    note = note_of(session.post_tool("a1", kind))
+    assert note is not None
+    assert f"used {max_turns} of your {max_turns} turns (0 left" in note

@@ -93,3 +93,31 @@ def test_every_start_seeds_the_usable_limit_cache(
     doc = _state.session_state("fresh-1").read()
     assert doc["usable_limit"] == usable_limit(1_000_000)
     assert doc["mode"] == "off"
+
+
+def _started(project: Path, session_id: str) -> dict[str, object]:
+    from ctxrelay.claude import _state
+
+    payload = {
+        "session_id": session_id,
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    assert run_hook(payload) is None
+    return _state.session_state(session_id).read()
+
+
+def test_a_start_seeded_from_the_last_one_sees_a_changed_setting(project: Path) -> None:
+    from ctxrelay.claude._limit import usable_limit
+    from ctxrelay.claude.config import set_value
+
+    first = _started(project, "11111111-aaaa-4bbb-8ccc-000000000001")
+    assert first["usable_limit"] == usable_limit(200_000)
+    assert _started(project, "11111111-aaaa-4bbb-8ccc-000000000002") == first  # seeded
+    set_value("context_window", "1000000", project_dir=project)
+    third = _started(project, "11111111-aaaa-4bbb-8ccc-000000000003")
+    assert third["usable_limit"] == usable_limit(1_000_000)
+    set_value("main_handover", "off", project_dir=project)
+    assert _started(project, "11111111-aaaa-4bbb-8ccc-000000000004")["mode"] == "off"

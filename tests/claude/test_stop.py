@@ -15,6 +15,7 @@ from ctxrelay.budget.bounds import (
     HANDOFF_WAIT_TURNS,
 )
 from ctxrelay.claude import _state
+from ctxrelay.claude._limit import usable_limit
 from ctxrelay.claude.config import set_value
 from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
 from tests.claude._session import Session
@@ -364,3 +365,50 @@ def test_a_subagents_stop_leaves_the_notice_for_the_main_thread(
     answer = run_hook(stop_payload(transcript, project))
     assert answer is not None
     assert "Subagent a1" in answer["systemMessage"]
+
+
+# -- the quiet turn end: answered from the last full Stop's stamp --------------------------
+
+
+def test_a_quiet_turn_end_sees_a_changed_window_setting(
+    project: Path, transcript: Transcript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _turn(transcript, 50_000)
+    assert run_hook(stop_payload(transcript, project)) is None  # the full path: a stamp
+    assert _state.session_state(SESSION).get("stop_quiet") is not None
+    _turn(transcript, 51_000)
+    assert run_hook(stop_payload(transcript, project)) is None  # quiet
+    # A smaller window in the project's config: 52,000 tokens is over 60% of 80,000.
+    set_value("context_window", "80000", project_dir=project)
+    _turn(transcript, 52_000)
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert "52,000 tokens, 65% of the 80,000-token window" in answer["systemMessage"]
+
+
+def test_a_quiet_turn_end_sees_the_environment_and_the_recorded_window(
+    project: Path, transcript: Transcript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _turn(transcript, 50_000)
+    assert run_hook(stop_payload(transcript, project)) is None
+    monkeypatch.setenv("CTXRELAY_CONTEXT_WINDOW", "70000")
+    _turn(transcript, 50_500)
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert "of the 70,000-token window" in answer["systemMessage"]
+    monkeypatch.delenv("CTXRELAY_CONTEXT_WINDOW")
+    _state.record_window(SESSION, None, 75_000)  # what the statusline saw
+    _turn(transcript, 50_600)
+    assert run_hook(stop_payload(transcript, project)) is None  # the context hint: once
+    assert _state.session_state(SESSION).get("usable_limit") == usable_limit(75_000)
+
+
+def test_a_quiet_turn_end_still_sees_a_completed_task_and_a_handoff_write(
+    project: Path, transcript: Transcript
+) -> None:
+    _turn(transcript, 50_000)
+    assert run_hook(stop_payload(transcript, project)) is None
+    _turn(transcript, 50_100, [("TaskUpdate", {"taskId": "1", "status": "completed"})])
+    answer = run_hook(stop_payload(transcript, project))
+    assert answer is not None
+    assert "task was just marked completed" in answer["systemMessage"]

@@ -27,6 +27,7 @@ from ctxrelay.budget.bounds import (
     AGENT_MAX_TURNS,
     HAIKU_CONTEXT_MAX,
     READ_MAX_BYTES,
+    SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
 )
 from ctxrelay.claude._snippet import plugin_dir
@@ -126,6 +127,31 @@ def claude_env(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return home, project, env
 
 
+def run_routed(
+    env: dict[str, str],
+    project: Path,
+    home: Path,
+    prompt: str,
+    route: Callable[[Mapping[str, Any]], Step],
+    *,
+    extra_args: tuple[str, ...] = (),
+    timeout: float = 300,
+) -> Run:
+    """Run the CLI headless on ``prompt`` against a server that answers with ``route``."""
+    cli = claude_cli()
+    with AnthropicServer(route) as server:
+        proc = subprocess.run(
+            [str(cli), "-p", prompt, "--permission-mode", "bypassPermissions", *extra_args],
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    return Run(proc, server, home, project)
+
+
 def run_claude(
     env: dict[str, str],
     project: Path,
@@ -136,34 +162,14 @@ def run_claude(
     extra_args: tuple[str, ...] = (),
     timeout: float = 300,
 ) -> Run:
-    cli = claude_cli()
-
     def route(body: Mapping[str, Any]) -> Step:
         marker, turns = marker_of(body)
         if marker in script:
             return script[marker](turns)
         return Step(text="ok")  # side requests of the CLI (titles, summaries)
 
-    with AnthropicServer(route) as server:
-        proc = subprocess.run(
-            [
-                str(cli),
-                "-p",
-                prompt,
-                "--permission-mode",
-                "bypassPermissions",
-                "--output-format",
-                "json",
-                *extra_args,
-            ],
-            cwd=project,
-            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    return Run(proc, server, home, project)
+    args = ("--output-format", "json", *extra_args)
+    return run_routed(env, project, home, prompt, route, extra_args=args, timeout=timeout)
 
 
 def agent_call(marker: str, agent_type: str) -> ToolUse:
@@ -421,3 +427,127 @@ def test_a_haiku_subagent_is_told_at_the_haiku_bound(
     assert NOTE not in json.dumps(convo[1]["messages"])
     note = run.last_user_text(convo[2])
     assert f"{HAIKU_CONTEXT_MAX:,}-token bound" in note
+
+
+def test_a_fork_is_bounded_by_the_context_it_adds_after_the_fork(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    # A fork (subagent_type "fork") inherits its parent's whole context: its own file
+    # starts with a fork-context-ref line and a copy of the parent's response. Past the
+    # subagent bound from its first call, it is told to report only once the context it
+    # added itself passes that bound.
+    home, project, env = claude_env
+    installed(project)
+    parent = 150_000
+    contexts = [parent + 400, parent + 800, parent + SUBAGENT_CONTEXT_MAX + 1_000]
+    fork_call = ToolUse(
+        "Agent",
+        {
+            "description": "fork TASK-FORK",
+            "prompt": "TASK-FORK: list the files",
+            "subagent_type": "fork",
+            "run_in_background": False,
+        },
+    )
+
+    def main(turns: int) -> Step:
+        if turns == 0:
+            return Step(tool_calls=[fork_call], **usage(parent))
+        return Step(text="Main: noted.", **usage(parent + 1_000))
+
+    fork_bodies: list[dict[str, Any]] = []
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, turns = marker_of(body)
+        if marker != "TASK-MAIN":
+            return Step(text="ok")
+        if "<fork-boilerplate>" not in json.dumps(body.get("messages")):
+            return main(turns)
+        fork_bodies.append(dict(body))
+        step = turns - 1  # the parent's response that made the call is the first
+        if step < len(contexts):
+            return bash(f"echo fork{step}", contexts[step])
+        return Step(text="Report: the fork is done.", **usage(contexts[-1] + 200))
+
+    run = run_routed(env, project, home, "TASK-MAIN fork once", route)
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    by_turn = {sum(m.get("role") == "assistant" for m in b["messages"]): b for b in fork_bodies}
+    assert sorted(by_turn) == [1, 2, 3, 4]
+    # After its first and second calls (150,400 and 150,800 tokens, 400 and 800 added):
+    # nothing. After the third (101,000 added): report now, at the subagent bound.
+    assert NOTE not in run.last_user_text(by_turn[2])
+    assert NOTE not in run.last_user_text(by_turn[3])
+    note = run.last_user_text(by_turn[4])
+    assert NOTE in note
+    assert f"{SUBAGENT_CONTEXT_MAX:,}-token bound" in note
+    # Its file is as described: the reference line, then the parent's response.
+    (agent_file,) = (home / ".claude" / "projects").glob("*/*/subagents/agent-*.jsonl")
+    first, second = agent_file.read_text().splitlines()[:2]
+    assert json.loads(first)["type"] == "fork-context-ref"
+    assert json.loads(second)["message"]["content"][0]["name"] == "Agent"
+
+
+def test_a_continued_agent_counts_its_turns_from_the_message_that_continued_it(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    # Claude Code counts maxTurns per run of an agent: SendMessage continues a finished
+    # agent with "The coordinator sent a message…" and its count starts again there (the
+    # two runs together are past maxTurns, and Claude Code lets the second run finish).
+    home, project, env = claude_env
+    installed(project)
+    kind = "investigator"
+    limit = AGENT_MAX_TURNS[kind]
+    first_run = limit - TURNS_LEFT_AT - 2  # then a report: one turn short of the note
+    second_run = TURNS_LEFT_AT + 2  # past the note if the runs were added up
+    agent_ids: list[str] = []
+    sub_bodies: list[dict[str, Any]] = []
+
+    def sub(body: Mapping[str, Any]) -> Step:
+        sub_bodies.append(dict(body))
+        messages = body["messages"]
+        more = [i for i, m in enumerate(messages) if "TASK-MORE" in _text(m.get("content"))]
+        start = more[-1] if more else 0
+        done = sum(1 for m in messages[start:] if m.get("role") == "assistant")
+        if done < (second_run if more else first_run):
+            return bash(f"echo {len(more)}-{done}")
+        return Step(text="Report: done.", **usage(20_000))
+
+    def main(body: Mapping[str, Any], turns: int) -> Step:
+        if turns == 0:
+            call: dict[str, object] = {"description": "job", "prompt": "TASK-SUB: do the job"}
+            call |= {"subagent_type": kind, "run_in_background": False}  # as installed
+            return Step(tool_calls=[ToolUse("Agent", call)], **usage(30_000))
+        if turns == 1:
+            found = re.findall(r"agentId: ?([a-z0-9]+)", json.dumps(body["messages"]))
+            agent_ids.extend(found)
+            search = {"query": "select:SendMessage", "max_results": 1}
+            return Step(tool_calls=[ToolUse("ToolSearch", search)], **usage(31_000))
+        if turns == 2:
+            send = {"to": agent_ids[-1], "message": "TASK-MORE one more look"}
+            return Step(tool_calls=[ToolUse("SendMessage", send)], **usage(32_000))
+        return Step(text="Main: done.", **usage(33_000))
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, turns = marker_of(body)
+        if marker == "TASK-SUB":
+            return sub(body)
+        if marker == "TASK-MAIN" and body.get("tools"):
+            return main(body, turns)
+        return Step(text="ok")
+
+    run = run_routed(env, project, home, "TASK-MAIN delegate", route)
+    assert run.proc.returncode == 0, run.proc.stderr[-2000:]
+    assert agent_ids, "the Agent result named no agent id"
+    continued = [b for b in sub_bodies if "TASK-MORE" in json.dumps(b["messages"])]
+    assert len(continued) == second_run + 1  # the agent was continued and ran again
+    noted = [i for i, b in enumerate(sub_bodies) if NOTE in run.last_user_text(b)]
+    assert noted == []  # neither run came near its maxTurns
+    # The continuation as Claude Code wrote it in the agent's file: a meta user message
+    # from the coordinator, after the agent's final report.
+    (agent_file,) = (home / ".claude" / "projects").glob("*/*/subagents/agent-*.jsonl")
+    lines = [json.loads(line) for line in agent_file.read_text().splitlines()]
+    prompts = [r for r in lines if r.get("type") == "user" and "TASK-MORE" in json.dumps(r)]
+    assert prompts
+    assert isinstance(prompts[0]["message"]["content"], str)
+    assert prompts[0].get("isMeta") is True
+    assert prompts[0].get("origin") == {"kind": "coordinator"}

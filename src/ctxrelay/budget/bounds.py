@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_RESERVE_CAP",
     "DEFAULT_THRESHOLD",
     "DISABLE_COMPACT",
+    "FORK_MAX_TURNS",
     "GREP_FILE_MAX_BYTES",
     "GREP_MAX_MATCHES",
     "HAIKU_CONTEXT_MAX",
@@ -80,6 +81,11 @@ AGENT_MAX_TURNS: Final[dict[str, int]] = {
 }
 """``maxTurns`` of each of the plugin's agent types (the smallest stays above
 ``TURNS_LEFT_AT``, or the note would fire on the first turn)."""
+
+FORK_MAX_TURNS: Final = 200
+"""Claude Code's own ``maxTurns`` of a fork (``subagent_type: "fork"``, built in: it
+inherits its parent's whole context); the plugin bounds a fork by it and by the context
+it adds after the fork."""
 
 DEFAULT_THRESHOLD: Final = 60
 """The default slider, percent of the window: where a runtime session's handoff request

@@ -9,12 +9,15 @@ Stdlib only: this runs in ``ctxrelay-hook``.
 
 from __future__ import annotations
 
-from ctxrelay.budget.bounds import AGENT_MAX_TURNS
+from ctxrelay.budget.bounds import AGENT_MAX_TURNS, FORK_MAX_TURNS
 
-__all__ = ["PLUGIN_NAME", "agent_name", "max_turns_for"]
+__all__ = ["FORK_AGENT_TYPE", "PLUGIN_NAME", "agent_name", "max_turns_for"]
 
 PLUGIN_NAME = "ctxrelay"
 """The plugin's name: Claude Code calls its agents ``ctxrelay:<name>``."""
+
+FORK_AGENT_TYPE = "fork"
+"""The ``agent_type`` of Claude Code's built-in fork subagent."""
 
 
 def agent_name(agent_type: object) -> str | None:
@@ -27,6 +30,9 @@ def agent_name(agent_type: object) -> str | None:
 
 
 def max_turns_for(agent_type: object) -> int | None:
-    """``maxTurns`` of one of the plugin's agent types; None (no turn bound) otherwise."""
+    """``maxTurns`` of one of the plugin's agent types, or of Claude Code's fork; None (no
+    turn bound) otherwise."""
+    if agent_type == FORK_AGENT_TYPE:
+        return FORK_MAX_TURNS
     name = agent_name(agent_type)
     return None if name is None else AGENT_MAX_TURNS[name]

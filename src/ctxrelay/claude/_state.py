@@ -69,6 +69,7 @@ __all__ = [
     "shared_state",
     "state_dir",
     "state_root",
+    "update_document",
 ]
 
 LOCK_TIMEOUT_S = 5.0
@@ -211,19 +212,7 @@ class StateFile:
         ``change`` mutates the dict it gets and returns what the caller wants back. The
         document is written only when ``change`` altered it. Raises
         :class:`StateLockError` after :data:`LOCK_TIMEOUT_S` of waiting."""
-        path = os.fspath(self.path)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(os.path.splitext(path)[0] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            _lock(fd, path)
-            data = self.read()
-            before = _fastjson.dumps(data)
-            result = change(data)
-            if _fastjson.dumps(data) != before:
-                _write(path, data)
-            return result
-        finally:
-            os.close(fd)  # closing the descriptor releases the flock
+        return update_document(os.fspath(self.path), change)
 
     # -- small generic helpers, all locked ---------------------------------------------
 
@@ -290,6 +279,22 @@ class StateFile:
                 data.pop(key, None)
 
         self.update(change)
+
+
+def update_document(path: str, change: Callable[[dict[str, Any]], T]) -> T:
+    """:meth:`StateFile.update` of the document at ``path``, without ``pathlib``."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(os.path.splitext(path)[0] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        _lock(fd, path)
+        data = read_document(path)
+        before = _fastjson.dumps(data)
+        result = change(data)
+        if _fastjson.dumps(data) != before:
+            _write(path, data)
+        return result
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
 
 
 def _write(path: str, data: dict[str, Any]) -> None:

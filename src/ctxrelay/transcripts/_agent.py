@@ -24,6 +24,7 @@ import stat
 
 from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+from ctxrelay.transcripts._hot import is_prompt
 
 # Annotations only (mypy reads any constant named TYPE_CHECKING as true): ``typing``
 # would cost the hook more than reading the transcript.
@@ -34,18 +35,25 @@ if TYPE_CHECKING:
 __all__ = ["AgentReading", "read_agent"]
 
 _RECENT_IDS = 16  # one response's lines are adjacent; 16 ids covers any interleaving seen
-_CURSOR_VERSION = 2  # 2: the latest response keeps its tool-call ids
+_CURSOR_VERSION = 4  # 2: the latest response's tool-call ids; 3: a fork's base; 4: runs
+_USER = (b'"type":"user"', b'"type": "user"')  # a user line, as written (or re-encoded)
 _CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
 
 
-class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...]]):
+class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...], int | None]):
     """A subagent's transcript as of now: an immutable tuple with named fields (not a
     ``typing.NamedTuple``, whose import the hook would pay for at every tool call).
 
-    ``turns_used``: model responses so far (unique ``message.id``). ``context_tokens``:
+    ``turns_used``: model responses (unique ``message.id``) in the agent's current run, as
+    Claude Code counts them against ``maxTurns``: from its prompt, or from the message
+    that continued it (``SendMessage``, a resume); without the parent's response a
+    fork's file starts with. ``context_tokens``:
     context of its latest request; None before the first or after a compaction.
     ``ended_on_tool_call``: its latest response asked for a tool; if it has stopped, it
     stopped without a final report. ``tool_ids``: the ids of that response's tool calls.
+    ``fork_base``: for a fork (``subagent_type: "fork"``, whose file starts with a
+    ``fork-context-ref`` line and a copy of the parent's response that made the call),
+    the context it inherited; None for any other agent.
     """
 
     __slots__ = ()
@@ -57,9 +65,11 @@ class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...]]):
         model: str | None,
         ended_on_tool_call: bool,
         tool_ids: tuple[str, ...] = (),
+        *,
+        fork_base: int | None = None,
     ) -> Self:
         return super().__new__(
-            cls, (turns_used, context_tokens, model, ended_on_tool_call, tool_ids)
+            cls, (turns_used, context_tokens, model, ended_on_tool_call, tool_ids, fork_base)
         )
 
     @property
@@ -82,15 +92,35 @@ class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...]]):
     def tool_ids(self) -> tuple[str, ...]:
         return self[4]
 
+    @property
+    def fork_base(self) -> int | None:
+        return self[5]
+
+    @property
+    def context_added(self) -> int | None:
+        """The context this agent added itself: all of it, or for a fork what came after
+        the parent's context it inherited."""
+        if self[1] is None or self[5] is None:
+            return self[1]
+        return max(0, self[1] - self[5])
+
     def __repr__(self) -> str:
         return (
             f"AgentReading(turns_used={self[0]!r}, context_tokens={self[1]!r}, "
-            f"model={self[2]!r}, ended_on_tool_call={self[3]!r}, tool_ids={self[4]!r})"
+            f"model={self[2]!r}, ended_on_tool_call={self[3]!r}, tool_ids={self[4]!r}, "
+            f"fork_base={self[5]!r})"
         )
 
 
 def _empty_cursor() -> dict[str, Any]:
-    return {"v": _CURSOR_VERSION, "offset": 0, "turns": 0, "recent": [], "latest": None}
+    return {
+        "v": _CURSOR_VERSION,
+        "offset": 0,
+        "turns": 0,
+        "recent": [],
+        "latest": None,
+        "fork": None,  # "pending" after a fork-context-ref line, then the inherited context
+    }
 
 
 def _load_cursor(cache: str | None, st: os.stat_result) -> dict[str, Any]:
@@ -132,7 +162,10 @@ def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
 
 def _advance(cur: dict[str, Any], line: bytes) -> None:
     """Apply one complete transcript line to the cursor."""
-    if b'"usage"' not in line and b'"compact_boundary"' not in line:
+    fork_ref = b'"fork-context-ref"' in line
+    # A user line that is no tool result may start a new run (parsed; results are not).
+    prompt = b'"tool_result"' not in line and any(u in line for u in _USER)
+    if not (fork_ref or prompt) and b'"usage"' not in line and b'"compact_boundary"' not in line:
         return
     try:
         record = _fastjson.loads(line)
@@ -141,6 +174,19 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if not isinstance(record, dict):
         return
     kind = record.get("type")
+    if prompt and (is_prompt(record) or _from_outside(record)):
+        # The agent's prompt, or a message that continued it after it had stopped
+        # (SendMessage writes {"isMeta": true, "origin": {"kind": "coordinator"}}):
+        # Claude Code counts maxTurns per run of the agent's loop, from here. A message
+        # that reaches it mid-run (after a tool call) joins the running loop.
+        if cur.get("idle", True):
+            cur["turns"] = 0
+        return
+    if fork_ref and kind == "fork-context-ref":
+        # A fork (subagent_type "fork") starts from its parent's context: Claude Code
+        # copies the parent's response that made the Agent call next, as a reference.
+        cur["fork"] = "pending"
+        return
     if kind == "system" and record.get("subtype") == "compact_boundary":
         cur["latest"] = None  # the context restarts; the turns keep counting
         return
@@ -170,11 +216,16 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         # Another line of a response already counted (one line per content block).
         if latest is not None and latest.get("id") == message_id:
             latest["tool"] = bool(latest.get("tool")) or tool_call
+            cur["idle"] = not latest["tool"]
             latest["tools"] = [*latest.get("tools", ()), *ids][-_RECENT_IDS:]
         return
     recent.append(message_id)
     del recent[:-_RECENT_IDS]
-    cur["turns"] += 1
+    if cur.get("fork") == "pending":
+        cur["fork"] = context  # the parent's response: inherited context, not a turn
+    else:
+        cur["turns"] += 1
+    cur["idle"] = not tool_call
     cur["latest"] = {
         "id": message_id,
         "model": model if isinstance(model, str) else None,
@@ -182,6 +233,15 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
         "tool": tool_call,
         "tools": ids,
     }
+
+
+def _from_outside(record: dict[str, Any]) -> bool:
+    """A message another agent sent this one (Claude Code marks it meta, with its origin)."""
+    return (
+        record.get("type") == "user"
+        and record.get("isMeta") is True
+        and isinstance(record.get("origin"), dict)
+    )
 
 
 def read_agent(path: str, cache: str | None = None) -> AgentReading | None:
@@ -219,8 +279,10 @@ def read_agent(path: str, cache: str | None = None) -> AgentReading | None:
         if cache is not None:
             _save_cursor(cache, cur)
     latest = cur.get("latest")
+    fork = cur.get("fork")
+    base = fork if isinstance(fork, int) and not isinstance(fork, bool) else None
     if latest is None:
-        return AgentReading(cur["turns"], None, None, False)
+        return AgentReading(cur["turns"], None, None, False, fork_base=base)
     ctx = latest.get("ctx")
     model = latest.get("model")
     tools = latest.get("tools")
@@ -230,4 +292,5 @@ def read_agent(path: str, cache: str | None = None) -> AgentReading | None:
         model if isinstance(model, str) else None,
         bool(latest.get("tool")),
         tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else (),
+        fork_base=base,
     )

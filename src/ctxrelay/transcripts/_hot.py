@@ -42,6 +42,7 @@ __all__ = [
     "HOT_TAIL_BYTES",
     "TAIL_MAX_BYTES",
     "call_response",
+    "is_prompt",
     "lines_backwards",
     "open_regular",
     "tail_context",
@@ -119,6 +120,25 @@ def lines_backwards(
             if line.strip():
                 yield line
         chunk *= 2
+
+
+def is_prompt(record: dict[str, Any]) -> bool:
+    """Whether a line is a real user message, which starts a turn of the main thread or a
+    run of a subagent: a prompt, the "Stop hook feedback" Claude Code adds when a Stop
+    hook continues the session, a coordinator's message to an agent it continued
+    (``SendMessage``). Tool results are user lines too, and are not; nor are meta lines."""
+    if record.get("type") != "user" or record.get("isMeta") is True:
+        return False
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    if isinstance(content, list):
+        kinds = {b.get("type") for b in content if isinstance(b, dict)}
+        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
+    return False
 
 
 def _record(line: bytes) -> dict[str, Any] | None:

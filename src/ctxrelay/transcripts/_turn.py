@@ -18,41 +18,58 @@ against the real CLI, see ``docs/claude-code.md``), so this reads the tail as it
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
 
 from ctxrelay import _fastjson
-from ctxrelay.transcripts._hot import lines_backwards, open_regular, tail_context
+from ctxrelay.transcripts._hot import is_prompt, lines_backwards, open_regular, tail_context
+
+# Annotations only: the Stop hook reads the turn at the end of every turn, and
+# ``typing`` or ``dataclasses`` would cost it more than the read (mypy reads any constant
+# named TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Self
 
 __all__ = ["TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"]
+
+_FAILED = (b'"is_error":true', b'"is_error": true')  # a tool result that failed, as written
 
 TURN_MAX_BYTES = 16 * 1024 * 1024
 """The most of the transcript's tail read for one turn's tool calls (a turn that read
 many large files can be long; a hook must still stay fast)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnFacts:
-    """What the Stop hook learns from the transcript."""
+class TurnFacts(tuple[int | None, str | None, tuple[tuple[str, object], ...]]):
+    """What the Stop hook learns from the transcript: an immutable tuple with named
+    fields (not a ``typing.NamedTuple``, whose import the hook would pay for).
 
-    context_tokens: int | None
-    model: str | None
-    tool_calls: tuple[tuple[str, object], ...]
+    ``context_tokens`` and ``model``: the newest request's (``None`` after a compaction
+    or before the first response); ``tool_calls``: ``(tool name, input)`` of the turn's
+    main-chain calls that did not fail, oldest first."""
 
+    __slots__ = ()
 
-def _is_turn_start(record: dict[str, Any]) -> bool:
-    if record.get("type") != "user" or record.get("isMeta") is True:
-        return False
-    message = record.get("message")
-    if not isinstance(message, dict):
-        return False
-    content = message.get("content")
-    if isinstance(content, str):
-        return True
-    if isinstance(content, list):
-        kinds = {b.get("type") for b in content if isinstance(b, dict)}
-        return "tool_result" not in kinds and bool(kinds & {"text", "image"})
-    return False
+    def __new__(
+        cls,
+        context_tokens: int | None,
+        model: str | None,
+        tool_calls: tuple[tuple[str, object], ...],
+    ) -> Self:
+        return super().__new__(cls, (context_tokens, model, tool_calls))
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self[0]
+
+    @property
+    def model(self) -> str | None:
+        return self[1]
+
+    @property
+    def tool_calls(self) -> tuple[tuple[str, object], ...]:
+        return self[2]
+
+    def __repr__(self) -> str:
+        return f"TurnFacts(context_tokens={self[0]!r}, model={self[1]!r}, tool_calls={self[2]!r})"
 
 
 def turn_tool_calls(
@@ -73,6 +90,8 @@ def turn_tool_calls(
                 and b"compact_boundary" not in line
             ):
                 continue
+            if b'"tool_result"' in line and not any(e in line for e in _FAILED):
+                continue  # a result that did not fail (and so no turn start): not parsed
             try:
                 record = _fastjson.loads(line)
             except (ValueError, RecursionError):
@@ -82,7 +101,7 @@ def turn_tool_calls(
             kind = record.get("type")
             if kind == "system" and record.get("subtype") == "compact_boundary":
                 break
-            if _is_turn_start(record):
+            if is_prompt(record):
                 break
             message = record.get("message")
             content = message.get("content") if isinstance(message, dict) else None

@@ -57,11 +57,15 @@ def subagent_note(payload: PostToolUsePayload) -> str | None:
     # A response that never appeared within the bound still counts as a turn (it made
     # the call), with the context known so far: the note errs towards reporting early.
     turns_used = reading.turns_used + (not written and call not in reading.tool_ids)
+    max_turns = max_turns_for(payload.get("agent_type"))
+    if max_turns is not None:
+        turns_used = min(turns_used, max_turns)  # never "-1 left"
+    # A fork is bounded by the context it added after the fork, not by its parent's.
     decision = report_now(
-        reading.context_tokens or 0,
+        reading.context_added or 0,
         model=reading.model,
         turns_used=turns_used,
-        max_turns=max_turns_for(payload.get("agent_type")),
+        max_turns=max_turns,
     )
     return None if decision is None else decision.note()
 
