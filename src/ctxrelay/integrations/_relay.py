@@ -58,7 +58,7 @@ from ctxrelay.runtime.plan import (
     guard_request,
     plan_dispatch,
 )
-from ctxrelay.runtime.tools import ToolContext, ToolResult
+from ctxrelay.runtime.tools import Tool, ToolContext, ToolResult
 from ctxrelay.runtime.tools.context import NewContext, SessionHistory
 from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
 from ctxrelay.store import NewRow, Row, RowKind, SealReason, Store, WindowInfo
@@ -114,6 +114,10 @@ class Codec(Protocol):
 
     def text_message(self, texts: Sequence[str]) -> Item:
         """A user message made of these text parts (lead-ins, advisories, triggers)."""
+        ...
+
+    def tool_output(self, call_id: str, name: str, text: str) -> Item:
+        """The result item of a tool call (for a call a restart interrupted)."""
         ...
 
 
@@ -304,12 +308,43 @@ class Relay:
                 meta["new_context"] = True
         return NewRow(d.kind, text, meta)
 
+    def _interrupted(self, new: Sequence[Item]) -> list[NewRow]:
+        """Results for the last response's tool calls that have none and get none from
+        ``new``: a process died while they ran. The model is told, as by the runtime."""
+        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        after = self._rows[cut + 1 :]
+        done = {str(r.metadata.get("tool_call_id")) for r in after if r.kind == "tool_result"}
+        done |= {
+            str(d.call_id) for d in (self.codec.describe(i) for i in new) if d.kind == "tool_result"
+        }
+        rows: list[NewRow] = []
+        for call in after:
+            call_id = str(call.metadata.get("id"))
+            if call.kind != "tool_call" or call_id in done:
+                continue
+            name = str(call.metadata.get("name", ""))
+            text = (
+                f"{name} was interrupted by a restart before it finished; check whether "
+                "it took effect before calling it again"
+            )
+            item = self.codec.tool_output(call_id, name, text)
+            meta = {
+                "items": [self.codec.dump(item)],
+                "keys": [self.codec.key(item)],
+                "tool_call_id": call_id,
+                "name": name,
+                "is_error": True,
+            }
+            rows.append(NewRow("tool_result", text, meta))
+        return rows
+
     def _record_input(self, items: Sequence[Item]) -> None:
         new = self._new_items(items)
         if not new:
             return
         calls = self._calls()
-        rows = [self._row_for(item, calls) for item in new]
+        rows = self._interrupted(new)
+        rows += [self._row_for(item, calls) for item in new]
         added = self._append(rows)
         self._last_key = self.codec.key(new[-1])
         for row in added:
@@ -358,7 +393,9 @@ class Relay:
             "response_index": self._turns,
             "model": self.model,
         }
-        if sent is not None:
+        if sent is not None and context_tokens > 0:
+            # Without the provider's count (a stream without usage) the next estimate
+            # measures the whole request instead of starting from a zero.
             meta["request_bytes"] = sent
             self._estimator.observe(sent, context_tokens)
         rows = [NewRow("assistant", "\n".join(texts), meta)]
@@ -563,16 +600,24 @@ class Relay:
         result = await NewContext().run({}, self._context(call_id))
         return result.content
 
+    async def run_tool(self, tool: Tool, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
+        """Run one of ctxrelay's own tools (``read_file``, ``write_file``, ...) for the
+        agent, with this session's workspace, store and window; a tool's failure comes
+        back as an error result, as in the runtime."""
+        if tool.name == NEW_CONTEXT:
+            return ToolResult(await self.run_new_context(call_id))
+        try:
+            return await tool.run(args, self._context(call_id))
+        except Exception as exc:  # a tool's bug must not kill the session
+            return ToolResult(f"{tool.name} failed: {exc}", is_error=True)
+
     async def run_session_history(self, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
         """Run ``session_history`` for the agent (list, search or read earlier windows)."""
         return await SessionHistory().run(args, self._context(call_id))
 
 
 NEW_CONTEXT = NewContext().name
-SESSION_HISTORY = SessionHistory().name
 NEW_CONTEXT_DESCRIPTION = NewContext().description
-SESSION_HISTORY_DESCRIPTION = SessionHistory().description
-SESSION_HISTORY_SCHEMA: Mapping[str, Any] = SessionHistory().input_schema
 _SEALING = "window "
 _NOT_OFFERED = (
     "new_context is not available in this session; checkpoint your notes and keep "

@@ -34,18 +34,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
-from ctxrelay.integrations._relay import (
-    NEW_CONTEXT,
-    NEW_CONTEXT_DESCRIPTION,
-    SESSION_HISTORY,
-    SESSION_HISTORY_DESCRIPTION,
-    SESSION_HISTORY_SCHEMA,
-    ItemRow,
-    Relay,
-)
+from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
 from ctxrelay.integrations._support import budget_for, require
 from ctxrelay.runtime._config import NewContextPolicy
 from ctxrelay.runtime.events import EventSink
+from ctxrelay.runtime.tools import Tool
+from ctxrelay.runtime.tools.context import SessionHistory
 from ctxrelay.store import Store
 
 if TYPE_CHECKING:
@@ -137,6 +131,9 @@ class AgentsCodec:
     def text_message(self, texts: Sequence[str]) -> Any:
         return {"role": "user", "content": [{"type": "input_text", "text": t} for t in texts]}
 
+    def tool_output(self, call_id: str, name: str, text: str) -> Any:
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+
 
 def _digest(value: Any) -> str:
     data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
@@ -223,7 +220,14 @@ class AgentsRelay:
     def run_config(self, **kwargs: Any) -> RunConfig:
         """A ``RunConfig`` with ctxrelay's input filter (other options pass through)."""
         agents = _agents()
-        return agents.RunConfig(call_model_input_filter=self.input_filter, **kwargs)  # type: ignore[no-any-return]
+        # Streams report usage only when asked (the SDK asks OpenAI's own host only):
+        # ctxrelay needs the provider's count of every request.
+        settings = kwargs.pop("model_settings", None) or agents.ModelSettings()
+        if settings.include_usage is None:
+            settings = settings.resolve(agents.ModelSettings(include_usage=True))
+        return agents.RunConfig(  # type: ignore[no-any-return]
+            call_model_input_filter=self.input_filter, model_settings=settings, **kwargs
+        )
 
     def run_kwargs(self, **run_config: Any) -> dict[str, Any]:
         """``run_config`` and ``hooks`` for ``Runner.run``/``run_streamed``."""
@@ -251,6 +255,31 @@ class AgentsRelay:
 
         return _Hooks()
 
+    def function_tool(self, tool: Tool) -> FunctionTool:
+        """One of ctxrelay's own tools (for example ``ReadFile()``, ``WriteFile()`` from
+        ``ctxrelay.runtime.tools``) as an Agents SDK ``FunctionTool`` confined to this
+        session's workspace."""
+        agents = _agents()
+        relay = self.relay
+
+        async def invoke(ctx: Any, args: str) -> str:
+            try:
+                parsed = json.loads(args or "{}")
+            except ValueError:
+                return f"{tool.name}: the arguments are not JSON"
+            if not isinstance(parsed, dict):
+                return f"{tool.name}: the arguments must be an object"
+            result = await relay.run_tool(tool, parsed, str(getattr(ctx, "tool_call_id", "")))
+            return result.content
+
+        return agents.FunctionTool(  # type: ignore[no-any-return]
+            name=tool.name,
+            description=tool.description,
+            params_json_schema=dict(tool.input_schema),
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+        )
+
     def _new_context_tool(self) -> FunctionTool:
         agents = _agents()
         relay = self.relay
@@ -268,23 +297,4 @@ class AgentsRelay:
         )
 
     def _history_tool(self) -> FunctionTool:
-        agents = _agents()
-        relay = self.relay
-
-        async def invoke(ctx: Any, args: str) -> str:
-            try:
-                parsed = json.loads(args or "{}")
-            except ValueError:
-                return "session_history: the arguments are not JSON"
-            if not isinstance(parsed, dict):
-                return "session_history: the arguments must be an object"
-            result = await relay.run_session_history(parsed, str(getattr(ctx, "tool_call_id", "")))
-            return result.content
-
-        return agents.FunctionTool(  # type: ignore[no-any-return]
-            name=SESSION_HISTORY,
-            description=SESSION_HISTORY_DESCRIPTION,
-            params_json_schema=dict(SESSION_HISTORY_SCHEMA),
-            on_invoke_tool=invoke,
-            strict_json_schema=False,
-        )
+        return self.function_tool(SessionHistory())
