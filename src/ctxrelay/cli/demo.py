@@ -62,6 +62,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--workspace", type=Path, help="where to create the demo project (default: a temp dir)"
     )
+    parser.add_argument(
+        "--framework",
+        choices=("openai-agents",),
+        help="run the session through this framework's own agent loop (ctxrelay's "
+        "integration for it), over HTTP to a local model server",
+    )
     args = parser.parse_args(list(argv))
     from ctxrelay.cli._timeline import JsonLines, Timeline
     from ctxrelay.store import open_store
@@ -72,10 +78,23 @@ def main(argv: Sequence[str]) -> int:
         workspace = _workspace(args.workspace)
         provider = ScriptedProvider(load_steps(demo_steps()), name="scripted:demo")
         sink = JsonLines() if args.json else Timeline()
-        runtime = Runtime(store, provider, tools=builtin_tools(), on_event=sink)
-        config = SessionConfig(budget=DEMO_BUDGET, workspace=workspace)
-        session = runtime.start(DEMO_TASK, config)
-        result = asyncio.run(run_session(session, None))
+        if args.framework is not None:
+            from ctxrelay.cli._demo_frameworks import run_framework
+
+            result = run_framework(
+                args.framework,
+                store=store,
+                workspace=workspace,
+                budget=DEMO_BUDGET,
+                task=DEMO_TASK,
+                steps=demo_steps(),
+                on_event=sink,
+            )
+        else:
+            runtime = Runtime(store, provider, tools=builtin_tools(), on_event=sink)
+            config = SessionConfig(budget=DEMO_BUDGET, workspace=workspace)
+            session = runtime.start(DEMO_TASK, config)
+            result = asyncio.run(run_session(session, None))
         sink.close()
     finally:
         store.close()

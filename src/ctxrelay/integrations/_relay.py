@@ -524,35 +524,7 @@ class Relay:
         self._record_input(items)
         if self._pending_new_context():
             self._rollover("new_context")
-        pending = any(
-            r.kind == "warning"
-            for r in self._rows[
-                max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
-                + 1 :
-            ]
-        )
-        plan = self._plan(self._render(self._rows, without_pending=pending))
-        index = self.window.index
-        if plan.action is Action.ROLLOVER:
-            reason = plan.seal_reason or "forced"
-            self._emit(DispatchEvent(index, plan.tokens, "rollover", None, reason=reason))
-            self._rollover(reason)
-        elif plan.action is Action.BLOCK:
-            self._emit(DispatchEvent(index, plan.tokens, "block", None))
-            self.store.update_session(self.id, status="paused", metadata={"pause_reason": "limit"})
-            raise DispatchBlockedError(plan.message or "the policy blocked the request")
-        elif plan.action is Action.WARN:
-            row = publish_advisory(self.store, self.id, self.window.id, plan)
-            if row is not None:
-                self._rows.append(row)
-                stage = plan.stage.value if plan.stage else None
-                self._emit(DispatchEvent(index, plan.tokens, "warn", stage))
-                self._emit(AdvisoryEvent(index, stage or "", plan.tokens, plan.advisory_text or ""))
-            else:
-                self._emit(DispatchEvent(index, plan.tokens, "continue", None))
-        else:
-            skipped = plan.skipped.value if plan.skipped else None
-            self._emit(DispatchEvent(index, plan.tokens, "continue", None, skipped))
+        self._dispatch()
         out = self._render(self._rows)
         final, size = self._estimate(out, self._rows)
         guard = guard_request(
@@ -566,6 +538,37 @@ class Relay:
             raise DispatchBlockedError(str(RequestTooLargeError(final, self.budget.usable_limit)))
         self._pending_bytes = size
         return SentRequest(out, final, size, self.window.index)
+
+    def _dispatch(self) -> None:
+        """Plan the request of the open window and act on the plan (publish, roll over
+        and plan the fresh window's request, or block)."""
+        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        # A retried dispatch (its advisory already published) is planned on the request
+        # as it was before that advisory, so it decides as the first attempt did.
+        pending = any(r.kind == "warning" for r in self._rows[cut + 1 :])
+        plan = self._plan(self._render(self._rows, without_pending=pending))
+        index = self.window.index
+        if plan.action is Action.ROLLOVER:
+            reason = plan.seal_reason or "forced"
+            self._emit(DispatchEvent(index, plan.tokens, "rollover", None, reason=reason))
+            self._rollover(reason)
+            self._dispatch()
+        elif plan.action is Action.BLOCK:
+            self._emit(DispatchEvent(index, plan.tokens, "block", None))
+            self.store.update_session(self.id, status="paused", metadata={"pause_reason": "limit"})
+            raise DispatchBlockedError(plan.message or "the policy blocked the request")
+        elif plan.action is Action.WARN:
+            row = publish_advisory(self.store, self.id, self.window.id, plan)
+            if row is not None:
+                self._rows.append(row)
+                stage = plan.stage.value if plan.stage else None
+                self._emit(DispatchEvent(index, plan.tokens, "warn", stage))
+                self._emit(AdvisoryEvent(index, stage or "", plan.tokens, plan.advisory_text or ""))
+            else:  # claimed by an earlier attempt: the advisory exists once, durably
+                self._emit(DispatchEvent(index, plan.tokens, "continue", None))
+        else:
+            skipped = plan.skipped.value if plan.skipped else None
+            self._emit(DispatchEvent(index, plan.tokens, "continue", None, skipped))
 
     def _plan(self, items: Sequence[Item]) -> DispatchPlan:
         tokens, _ = self._estimate(items, self._rows)
