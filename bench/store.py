@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from ctxrelay.store import NewRow, open_store
-from ctxrelay.store._pgserver import ThrowawayPostgres, find_server_binaries
+from ctxrelay.testing import ThrowawayPostgres, find_server_binaries
 
 RACERS = {"sqlite": 8, "postgresql": 32}
 STAGES = ("warning", "handoff")

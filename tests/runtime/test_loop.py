@@ -1,4 +1,4 @@
-"""The loop's behaviours (DESIGN §3, §4) through the real loop, a real SQLite store and the
+"""The loop's behaviours (docs/runtime.md) through the real loop, a real SQLite store and the
 scripted model."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.store._pgserver import ThrowawayPostgres, find_server_binaries
+from ctxrelay.testing import ThrowawayPostgres, find_server_binaries
 from tests.conftest import need
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from ctxrelay.errors import MissingExtraError, StoreUnavailableError, UnsupportedSchemaError
 from ctxrelay.store import open_store, resolve_target
-from ctxrelay.store._pgserver import ThrowawayPostgres
+from ctxrelay.testing import ThrowawayPostgres
 
 PROJECT = Path(__file__).resolve().parents[2]
 

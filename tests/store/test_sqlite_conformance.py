@@ -1,4 +1,4 @@
-"""The shipped conformance suite against the SQLite backend."""
+"""The shipped conformance kit against the SQLite backend, one pytest test per contract."""
 
 from __future__ import annotations
 
@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.store import open_store
-from ctxrelay.store.conformance import StoreConformance, StoreFactory
+from ctxrelay.store.conformance import CONTRACTS, Contract, run_contract
 
 
-class TestSqliteConformance(StoreConformance):
-    @pytest.fixture
-    def store_factory(self, tmp_path: Path) -> StoreFactory:
-        return lambda: open_store(tmp_path / "store.db")
+@pytest.mark.parametrize("contract", CONTRACTS, ids=lambda c: c.name)
+def test_sqlite_conformance(contract: Contract, tmp_path: Path) -> None:
+    run_contract(contract, lambda name: open_store(tmp_path / f"{name}.db"))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from ctxrelay.errors import ConfigError
 from ctxrelay.testing import DONE_TEXT, AnthropicServer, Fault, Step, ToolUse, load_steps
 from tests.conftest import corpus_path
 from tests.testing._http import get, post
@@ -365,9 +366,9 @@ def test_step_json_round_trip_of_faults() -> None:
     assert b.fault == Fault.truncated()
     assert c.fault == Fault.stall_for(2)
     assert (d.text, d.input_tokens, d.delay_s, d.tool_calls[0].name) == ("t", 5, 0.5, "x")
-    with pytest.raises(ValueError, match="unknown fault kind"):
+    with pytest.raises(ConfigError, match="unknown fault kind"):
         load_steps([{"fault": "explode"}])
-    with pytest.raises(ValueError, match="needs a name"):
+    with pytest.raises(ConfigError, match="needs a string name"):
         load_steps([{"tool_calls": [{"input": {}}]}])
 
 

@@ -51,7 +51,7 @@ SEAL_REASONS: tuple[SealReason, ...] = (
     "legacy_flush",
 )
 
-# session_history bounds (DESIGN §4): one place owns them.
+# session_history bounds (docs/store.md): one place owns them.
 HISTORY_RESULT_MAX_BYTES = 16 * 1024
 HISTORY_SCAN_MAX_BYTES = 2 * 1024 * 1024
 HISTORY_ROWS_MAX = 500

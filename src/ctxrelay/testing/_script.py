@@ -1,10 +1,20 @@
-"""What the local servers answer: scripted steps, faults, and the script that hands them out.
+"""The scripted model's steps, and the script that hands them out to the local servers.
 
 A step is one model response (text and/or tool calls, the usage the "model" reports, an
 optional delay) or one fault (an HTTP error in the provider's real shape, a truncated or
-garbled stream, a stall). Steps come from a list, consumed one per model request, or from
-a routing callable that sees the parsed request body: concurrent agents (Claude Code runs
-subagents in the background) must be answered by content, not by order.
+garbled stream, a stall). This is the one step format: the local wire servers here and
+the runtime's scripted provider (``scripted:steps.json``) both read it with
+:func:`load_steps`, and both answer ``DONE_TEXT`` with no tool calls when the steps run
+out. In JSON a step is::
+
+    {"text"?, "tool_calls"? | "tool_use"?: [{"name", "input"?, "id"?}],
+     "input_tokens"?, "output_tokens"?, "cache_creation_input_tokens"?,
+     "cache_read_input_tokens"?, "usage"?: {the same four counts},
+     "delay_s"?, "stop_reason"?, "fault"?}
+
+Steps come from a list, consumed one per model request, or from a routing callable that
+sees the parsed request body: concurrent agents (Claude Code runs subagents in the
+background) must be answered by content, not by order.
 """
 
 from __future__ import annotations
@@ -15,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from ctxrelay.errors import ConfigError
 
 __all__ = [
     "DONE_TEXT",
@@ -28,8 +40,19 @@ __all__ = [
     "route_by_content",
 ]
 
-# What the server answers when the list of steps runs out (DESIGN §7: "done", no tools).
 DONE_TEXT = "done"
+"""What the scripted model answers, with no tool calls, when its steps run out."""
+
+_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_STEP_KEYS = frozenset(
+    {"text", "tool_calls", "tool_use", "usage", "delay_s", "stop_reason", "fault", *_COUNTS}
+)
+_MAX_DELAY_S = 3600
 
 FaultKind = Literal["status", "truncate", "garbage", "stall", "stall_mid", "stream_error"]
 _FAULT_KINDS: frozenset[str] = frozenset(
@@ -100,19 +123,24 @@ class Fault:
         if isinstance(raw, str):
             raw = {"kind": raw}
         if not isinstance(raw, Mapping):
-            raise ValueError(f"a fault must be a status code, a kind or an object, not {raw!r}")
+            raise ConfigError(f"a fault must be a status code, a kind or an object, not {raw!r}")
         kind = str(raw.get("kind", "status"))
         if kind not in _FAULT_KINDS:
-            raise ValueError(f"unknown fault kind {kind!r}; one of {sorted(_FAULT_KINDS)}")
+            raise ConfigError(f"unknown fault kind {kind!r}; one of {sorted(_FAULT_KINDS)}")
         retry = raw.get("retry_after")
-        return cls(
-            kind=kind,  # type: ignore[arg-type]
-            status=int(raw.get("status", 500)),
-            message=str(raw.get("message", "")),
-            retry_after=None if retry is None else float(retry),
-            stall_s=float(raw.get("stall_s", 30.0)),
-            code=None if raw.get("code") is None else str(raw["code"]),
-        )
+        try:
+            return cls(
+                kind=kind,  # type: ignore[arg-type]
+                status=int(raw.get("status", 500)),
+                message=str(raw.get("message", "")),
+                retry_after=None if retry is None else float(retry),
+                stall_s=float(raw.get("stall_s", 30.0)),
+                code=None if raw.get("code") is None else str(raw["code"]),
+            )
+        except (TypeError, ValueError):
+            raise ConfigError(
+                f"a fault's status, retry_after and stall_s are numbers: {raw!r}"
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,53 +164,100 @@ class Step:
     fault: Fault | None = None
 
     @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> Step:
-        """Read a step in the scripted format: ``{"text"?, "tool_calls"? | "tool_use"?,
-        "input_tokens"?, "usage"? {input_tokens, output_tokens, cache_*}, "delay_s"?,
-        "stop_reason"?, "fault"?}``."""
+    def from_json(cls, raw: Any, where: str = "a step") -> Step:
+        """Read and check one step of the JSON format above; a bad step is one
+        ``ConfigError`` naming ``where`` and what is wrong."""
         if not isinstance(raw, Mapping):
-            raise ValueError(f"a step must be a JSON object, not {raw!r}")
-        usage = raw.get("usage") or {}
-        if not isinstance(usage, Mapping):
-            raise ValueError("a step's usage must be an object")
-        calls_raw = raw.get("tool_calls", raw.get("tool_use")) or []
-        calls: list[ToolUse] = []
-        for call in calls_raw:
-            if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
-                raise ValueError(f"a tool call needs a name: {call!r}")
-            calls.append(
-                ToolUse(
-                    name=call["name"], input=dict(call.get("input") or {}), id=call.get("id", "")
-                )
+            raise ConfigError(f"{where} must be a JSON object, not {raw!r}")
+        unknown = set(raw) - _STEP_KEYS
+        if unknown:
+            raise ConfigError(
+                f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(_STEP_KEYS)}"
             )
-
-        def _int(key: str) -> int | None:
-            value = raw.get(key, usage.get(key))
-            return None if value is None else int(value)
-
+        usage = raw.get("usage", {})
+        if not isinstance(usage, Mapping) or set(usage) - set(_COUNTS):
+            raise ConfigError(f"{where}: usage must be an object of {', '.join(_COUNTS)}")
         text = raw.get("text")
+        if text is not None and not isinstance(text, str):
+            raise ConfigError(f"{where}: text must be a string")
+        calls_raw = raw.get("tool_calls", raw.get("tool_use"))
+        if calls_raw is None:
+            calls_raw = []
+        if not isinstance(calls_raw, list):
+            raise ConfigError(f"{where}: tool_calls must be a list")
+        calls = tuple(
+            _tool_use(call, f"{where}: tool_calls[{j}]") for j, call in enumerate(calls_raw)
+        )
+        counts: dict[str, int | None] = {}
+        for key in _COUNTS:
+            value = raw.get(key, usage.get(key))
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise ConfigError(f"{where}: {key} must be a whole number, zero or more")
+            counts[key] = value
+        delay = raw.get("delay_s", 0.0)
+        if (
+            isinstance(delay, bool)
+            or not isinstance(delay, int | float)
+            or not 0 <= delay <= _MAX_DELAY_S
+        ):
+            raise ConfigError(f"{where}: delay_s must be a number of seconds from 0 to 3600")
+        stop = raw.get("stop_reason")
+        if stop is not None and not isinstance(stop, str):
+            raise ConfigError(f"{where}: stop_reason must be a string")
         fault = raw.get("fault")
         return cls(
-            text=None if text is None else str(text),
-            tool_calls=tuple(calls),
-            input_tokens=_int("input_tokens"),
-            output_tokens=_int("output_tokens"),
-            cache_creation_input_tokens=_int("cache_creation_input_tokens") or 0,
-            cache_read_input_tokens=_int("cache_read_input_tokens") or 0,
-            delay_s=float(raw.get("delay_s", 0.0)),
-            stop_reason=raw.get("stop_reason"),
+            text=text,
+            tool_calls=calls,
+            input_tokens=counts["input_tokens"],
+            output_tokens=counts["output_tokens"],
+            cache_creation_input_tokens=counts["cache_creation_input_tokens"] or 0,
+            cache_read_input_tokens=counts["cache_read_input_tokens"] or 0,
+            delay_s=float(delay),
+            stop_reason=stop,
             fault=None if fault is None else Fault.from_json(fault),
         )
 
 
-def load_steps(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Step]:
-    """Steps from a JSON file (a list of step objects) or from already-parsed objects."""
+def _tool_use(raw: Any, where: str) -> ToolUse:
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+        raise ConfigError(f"{where} needs a string name")
+    if set(raw) - {"name", "input", "id"}:
+        raise ConfigError(f"{where} takes only name, input and id")
+    args = raw.get("input", {})
+    if not isinstance(args, Mapping):
+        raise ConfigError(f"{where}: input must be an object")
+    call_id = raw.get("id", "")
+    if not isinstance(call_id, str):
+        raise ConfigError(f"{where}: id must be a string")
+    return ToolUse(name=raw["name"], input=dict(args), id=call_id)
+
+
+def load_steps(source: str | Path | Iterable[Any]) -> list[Step]:
+    """Steps from a JSON file (a list of step objects) or from already-parsed objects,
+    checked: a bad file or step is one ``ConfigError`` that says what is wrong."""
     if isinstance(source, str | Path):
-        data = json.loads(Path(source).read_text(encoding="utf-8"))
+        path = Path(source)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"the script {str(path)!r} does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read the script {str(path)!r}: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"the script {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}"
+            ) from None
         if not isinstance(data, list):
-            raise ValueError(f"{source}: a script is a JSON list of steps")
+            raise ConfigError(f"the script {str(path)!r} must be a JSON list of steps")
         source = data
-    return [Step.from_json(item) for item in source]
+    elif isinstance(source, Mapping):
+        raise ConfigError("a script must be a JSON list of steps")
+    return [
+        item if isinstance(item, Step) else Step.from_json(item, f"step {i}")
+        for i, item in enumerate(source)
+    ]
 
 
 Router = Callable[[Mapping[str, Any]], Step | None]

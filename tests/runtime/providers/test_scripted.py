@@ -16,6 +16,8 @@ from ctxrelay.runtime.providers import (
     split_spec,
 )
 from ctxrelay.runtime.providers.scripted import ScriptedProvider, load_steps
+from ctxrelay.testing import DONE_TEXT, Step, ToolUse
+from ctxrelay.testing import load_steps as server_load_steps
 
 
 def _req(index: int | None = None) -> ModelRequest:
@@ -80,7 +82,12 @@ def test_on_text_receives_the_text() -> None:
         {"input_tokens": -1},
         {"input_tokens": True},
         {"delay_s": "1"},
+        {"delay_s": 3601},
         {"surprise": 1},
+        {"usage": {"input_tokens": 1, "tokens": 2}},
+        {"output_tokens": 1.5},
+        {"stop_reason": 7},
+        {"fault": "explode"},
         "not an object",
     ],
 )
@@ -109,3 +116,45 @@ def test_specs() -> None:
     assert model_defaults("scripted:x.json") == SCRIPTED_DEFAULTS
     with pytest.raises(ConfigError):
         resolve("scripted:x.json", base_url="http://127.0.0.1:1")
+
+
+def test_one_step_format_for_the_provider_and_the_wire_servers() -> None:
+    # The same loader, the same values, the same "done" text.
+    assert load_steps is server_load_steps
+    raw: list[dict[str, Any]] = [
+        {
+            "tool_use": [{"name": "read_file", "input": {"path": "a"}, "id": "toolu_1"}],
+            "usage": {"input_tokens": 3, "cache_read_input_tokens": 20_000},
+            "output_tokens": 12,
+            "stop_reason": "tool_use",
+        },
+    ]
+    (step,) = load_steps(raw)
+    assert step == Step(
+        tool_calls=(ToolUse("read_file", {"path": "a"}, "toolu_1"),),
+        input_tokens=3,
+        output_tokens=12,
+        cache_read_input_tokens=20_000,
+        stop_reason="tool_use",
+    )
+    provider = ScriptedProvider([step])
+    response = asyncio.run(provider.complete(_req(0)))
+    assert [(c.id, c.name) for c in response.tool_calls] == [("toolu_1", "read_file")]
+    assert response.usage.input_tokens == 3
+    assert response.usage.cache_read_input_tokens == 20_000
+    assert response.usage.context_tokens == 20_003
+    assert response.usage.output_tokens == 12
+    assert asyncio.run(provider.complete(_req(1))).text == DONE_TEXT
+
+
+def test_a_cached_step_without_input_tokens_counts_the_rest_of_the_request() -> None:
+    plain = asyncio.run(ScriptedProvider(load_steps([{}])).complete(_req(0)))
+    cached = ScriptedProvider(load_steps([{"cache_read_input_tokens": 2}]))
+    response = asyncio.run(cached.complete(_req(0)))
+    assert response.usage.context_tokens == plain.usage.input_tokens
+    assert response.usage.input_tokens == plain.usage.input_tokens - 2
+
+
+def test_the_scripted_provider_refuses_a_fault_step() -> None:
+    with pytest.raises(ConfigError, match="step 1 is a fault"):
+        ScriptedProvider(load_steps([{"text": "ok"}, {"fault": 529}]))
