@@ -220,6 +220,7 @@ class Relay:
         """Re-derive the open window, its rows and the estimator from the store."""
         self.window: WindowInfo = self.store.current_window(self.id)
         self._rows: list[Row] = self.store.rows(self.id, window_id=self.window.id)
+        self._cache: dict[int, tuple[list[Item], int]] = {}
         self._last_key: str | None = None
         last_measured: Row | None = None
         for row in self.store.rows(self.id):
@@ -419,31 +420,54 @@ class Relay:
 
     # -- the request -------------------------------------------------------------------
 
-    def _render(self, rows: Sequence[Row], *, without_pending: bool = False) -> list[Item]:
-        """The items of ``rows``: stored framework items as they were, consecutive text
-        rows (lead-in, advisories, triggers) as one user message of text parts."""
+    def _stored(self, row: Row) -> tuple[list[Item], int] | None:
+        """A row's framework items and their JSON size, rendered once per row (rows are
+        append-only, so a window's request is re-rendered only where it grew)."""
+        if row.id and row.id in self._cache:
+            return self._cache[row.id]
+        stored = row.metadata.get("items")
+        if not isinstance(stored, list) or "keys" not in row.metadata:
+            return None
+        items = [self.codec.load(raw) for raw in stored]
+        found = (items, sum(_size(self.codec.dump(i)) for i in items))
+        if row.id:
+            self._cache[row.id] = found
+        return found
+
+    def _render(
+        self, rows: Sequence[Row], *, without_pending: bool = False
+    ) -> tuple[list[Item], int]:
+        """The items of ``rows`` and the request's size in bytes (the items as one JSON
+        list, plus :attr:`fixed_bytes`): stored framework items as they were, consecutive
+        text rows (lead-in, advisories, triggers) as one user message of text parts."""
         cut = max((i for i, r in enumerate(rows) if r.kind == "assistant"), default=-1)
         out: list[Item] = []
+        size = 0
         texts: list[str] = []
+
+        def flush() -> None:
+            nonlocal size, texts
+            if texts:
+                message = self.codec.text_message(texts)
+                out.append(message)
+                size += _size(self.codec.dump(message))
+                texts = []
+
         for i, row in enumerate(rows):
             if row.kind == "boundary":
                 continue
-            stored = row.metadata.get("items")
-            if isinstance(stored, list) and "keys" in row.metadata:
-                if texts:
-                    out.append(self.codec.text_message(texts))
-                    texts = []
-                out.extend(self.codec.load(raw) for raw in stored)
+            stored = self._stored(row)
+            if stored is not None:
+                flush()
+                out.extend(stored[0])
+                size += stored[1]
             elif row.kind in _TEXT_KINDS:
                 if without_pending and row.kind == "warning" and i > cut:
                     continue
                 texts.append(lead_in_text(row) if row.kind == "lead_in" else row.text or "")
-        if texts:
-            out.append(self.codec.text_message(texts))
-        return out
-
-    def _measure(self, items: Sequence[Item]) -> int:
-        return self.fixed_bytes + _size([self.codec.dump(i) for i in items])
+        flush()
+        # "[" + the items joined by "," + "]"
+        return out, self.fixed_bytes + size + max(len(out) - 1, 0) + 2
 
     def _last_response(self, rows: Sequence[Row]) -> LastResponse | None:
         for row in reversed(rows):
@@ -459,11 +483,8 @@ class Relay:
                 )
         return None
 
-    def _estimate(self, items: Sequence[Item], rows: Sequence[Row]) -> tuple[int, int]:
-        size = self._measure(items)
-        return estimate_request(
-            size, self._last_response(rows), self._estimator.estimate_bytes
-        ), size
+    def _estimate(self, size: int, rows: Sequence[Row]) -> int:
+        return estimate_request(size, self._last_response(rows), self._estimator.estimate_bytes)
 
     def _state(self) -> WindowState:
         claimed = frozenset(
@@ -505,7 +526,7 @@ class Relay:
             Row(0, self.id, self.window.id, 0, r.kind, r.text, r.metadata, 0.0)
             for r in (lead, trigger)
         ]
-        needed, _ = self._estimate(self._render(fresh), fresh)
+        needed = self._estimate(self._render(fresh)[1], fresh)
         if needed > usable:
             self._emit(DispatchEvent(self.window.index, needed, "block", None, reason="too_large"))
             raise DispatchBlockedError(str(RequestTooLargeError(needed, usable)))
@@ -525,15 +546,15 @@ class Relay:
         if self._pending_new_context():
             self._rollover("new_context")
         self._dispatch()
-        out = self._render(self._rows)
-        final, size = self._estimate(out, self._rows)
+        out, size = self._render(self._rows)
+        final = self._estimate(size, self._rows)
         guard = guard_request(
             self.budget, final, answered=any(r.kind == "assistant" for r in self._rows)
         )
         if guard == "rollover":
             self._rollover("emergency")
-            out = self._render(self._rows)
-            final, size = self._estimate(out, self._rows)
+            out, size = self._render(self._rows)
+            final = self._estimate(size, self._rows)
         elif guard == "pause":
             raise DispatchBlockedError(str(RequestTooLargeError(final, self.budget.usable_limit)))
         self._pending_bytes = size
@@ -546,7 +567,7 @@ class Relay:
         # A retried dispatch (its advisory already published) is planned on the request
         # as it was before that advisory, so it decides as the first attempt did.
         pending = any(r.kind == "warning" for r in self._rows[cut + 1 :])
-        plan = self._plan(self._render(self._rows, without_pending=pending))
+        plan = self._plan(self._render(self._rows, without_pending=pending)[1])
         index = self.window.index
         if plan.action is Action.ROLLOVER:
             reason = plan.seal_reason or "forced"
@@ -570,8 +591,8 @@ class Relay:
             skipped = plan.skipped.value if plan.skipped else None
             self._emit(DispatchEvent(index, plan.tokens, "continue", None, skipped))
 
-    def _plan(self, items: Sequence[Item]) -> DispatchPlan:
-        tokens, _ = self._estimate(items, self._rows)
+    def _plan(self, size: int) -> DispatchPlan:
+        tokens = self._estimate(size, self._rows)
         return plan_dispatch(
             self.budget,
             tokens,
