@@ -100,8 +100,9 @@ class Codec(Protocol):
         example after its own session memory stored and reloaded it)."""
         ...
 
-    def describe(self, item: Item) -> ItemRow:
-        """The row this item is stored as."""
+    def describe(self, item: Item) -> Sequence[ItemRow]:
+        """The rows this item is stored as: one, or one per part of a message that holds
+        several (a reply's text and its tool calls; several tool results)."""
         ...
 
     def dump(self, item: Item) -> Any:
@@ -293,10 +294,7 @@ class Relay:
                 return items[j + 1 :]
         return items
 
-    def _row_for(self, item: Item, calls: Mapping[str, str]) -> NewRow:
-        d = self.codec.describe(item)
-        key = self.codec.key(item)
-        meta: dict[str, Any] = {"items": [self.codec.dump(item)], "keys": [key]}
+    def _part_row(self, d: ItemRow, meta: dict[str, Any], calls: Mapping[str, str]) -> NewRow:
         text = d.text
         if d.kind == "tool_call":
             args = dict(d.arguments or {})
@@ -309,6 +307,19 @@ class Relay:
                 meta["new_context"] = True
         return NewRow(d.kind, text, meta)
 
+    def _rows_for(self, item: Item, calls: Mapping[str, str]) -> list[NewRow]:
+        """The rows of one item: the first carries the item (and is what is sent); the
+        others (the further parts of a message that holds several) are its parts, for
+        ``session_history`` and ``sessions show``, and send nothing themselves."""
+        key = self.codec.key(item)
+        rows: list[NewRow] = []
+        for i, d in enumerate(self.codec.describe(item)):
+            meta: dict[str, Any] = (
+                {"items": [self.codec.dump(item)], "keys": [key]} if i == 0 else {"part_of": key}
+            )
+            rows.append(self._part_row(d, meta, calls))
+        return rows
+
     def _interrupted(self, new: Sequence[Item]) -> list[NewRow]:
         """Results for the last response's tool calls that have none and get none from
         ``new``: a process died while they ran. The model is told, as by the runtime."""
@@ -316,7 +327,10 @@ class Relay:
         after = self._rows[cut + 1 :]
         done = {str(r.metadata.get("tool_call_id")) for r in after if r.kind == "tool_result"}
         done |= {
-            str(d.call_id) for d in (self.codec.describe(i) for i in new) if d.kind == "tool_result"
+            str(d.call_id)
+            for item in new
+            for d in self.codec.describe(item)
+            if d.kind == "tool_result"
         }
         rows: list[NewRow] = []
         for call in after:
@@ -345,7 +359,7 @@ class Relay:
             return
         calls = self._calls()
         rows = self._interrupted(new)
-        rows += [self._row_for(item, calls) for item in new]
+        rows += [row for item in new for row in self._rows_for(item, calls)]
         added = self._append(rows)
         self._last_key = self.codec.key(new[-1])
         for row in added:
@@ -375,18 +389,26 @@ class Relay:
         what the provider counted: ``context_tokens`` for the request (input plus cache
         writes and reads) and ``output_tokens`` for the reply."""
         texts: list[str] = []
-        others: list[Item] = []
-        calls: list[Item] = []
+        replies: list[Item] = []  # items whose first part is the reply's text
+        parts: list[NewRow] = []  # tool calls, as items or as parts of a reply item
+        names: list[str] = []
         for item in items:
-            d = self.codec.describe(item)
-            (calls if d.kind == "tool_call" else others).append(item)
-            if d.kind != "tool_call" and d.text:
-                texts.append(d.text)
+            described = self.codec.describe(item)
+            head = described[0] if described else ItemRow("assistant", "")
+            if head.kind == "tool_call":
+                parts += self._rows_for(item, {})
+            else:
+                replies.append(item)
+                if head.text:
+                    texts.append(head.text)
+                key = self.codec.key(item)
+                parts += [self._part_row(d, {"part_of": key}, {}) for d in described[1:]]
+            names += [str(d.name) for d in described if d.kind == "tool_call"]
         sent = self._pending_bytes
         self._pending_bytes = None
         meta: dict[str, Any] = {
-            "items": [self.codec.dump(i) for i in others],
-            "keys": [self.codec.key(i) for i in others],
+            "items": [self.codec.dump(i) for i in replies],
+            "keys": [self.codec.key(i) for i in replies],
             "context_tokens": context_tokens,
             "output_tokens": output_tokens,
             "usage": dict(usage or {}),
@@ -399,9 +421,7 @@ class Relay:
             # measures the whole request instead of starting from a zero.
             meta["request_bytes"] = sent
             self._estimator.observe(sent, context_tokens)
-        rows = [NewRow("assistant", "\n".join(texts), meta)]
-        rows += [self._row_for(c, {}) for c in calls]
-        self._append(rows)
+        self._append([NewRow("assistant", "\n".join(texts), meta), *parts])
         keys = [self.codec.key(i) for i in items]
         if keys:
             self._last_key = keys[-1]
@@ -410,7 +430,7 @@ class Relay:
             ResponseEvent(
                 self.window.index,
                 "\n".join(texts),
-                [str(self.codec.describe(c).name) for c in calls],
+                names,
                 context_tokens,
                 output_tokens,
                 0.0,
@@ -425,6 +445,8 @@ class Relay:
         append-only, so a window's request is re-rendered only where it grew)."""
         if row.id and row.id in self._cache:
             return self._cache[row.id]
+        if "part_of" in row.metadata:
+            return [], 0  # sent as part of its item's first row
         stored = row.metadata.get("items")
         if not isinstance(stored, list) or "keys" not in row.metadata:
             return None

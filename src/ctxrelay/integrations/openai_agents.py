@@ -96,7 +96,10 @@ class AgentsCodec:
         body = {k: v for k, v in raw.items() if k not in ("id", "status")}
         return f"{kind}:" + _digest(body)
 
-    def describe(self, item: Any) -> ItemRow:
+    def describe(self, item: Any) -> list[ItemRow]:
+        return [self._describe(item)]
+
+    def _describe(self, item: Any) -> ItemRow:
         raw = _plain(item)
         if not isinstance(raw, Mapping):
             return ItemRow("user", str(raw))
