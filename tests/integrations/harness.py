@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from ctxrelay.budget import Budget
 from ctxrelay.integrations import Relay
 from ctxrelay.runtime.events import EventSink
-from ctxrelay.runtime.tools import ReadFile, WriteFile
+from ctxrelay.runtime.tools import ReadFile, Tool, WriteFile
 from ctxrelay.store import Store
 from ctxrelay.testing import AnthropicServer, OpenAIServer
 
@@ -49,6 +49,10 @@ class Harness(Protocol):
     ) -> Any: ...
 
     def relay(self, integration: Any) -> Relay: ...
+
+    def add_tool(self, integration: Any, tool: Tool) -> None:
+        """Offer one more ctxrelay tool to the agents ``run`` builds."""
+        ...
 
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
@@ -87,6 +91,9 @@ class OpenAIAgentsHarness:
         relay: Relay = integration.relay
         return relay
 
+    def add_tool(self, integration: Any, tool: Tool) -> None:
+        integration.tools.append(integration.function_tool(tool))
+
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
     ) -> str:
@@ -118,7 +125,73 @@ class OpenAIAgentsHarness:
             await client.close()
 
 
-HARNESSES: list[Harness] = [OpenAIAgentsHarness()]
+@dataclass(frozen=True)
+class PydanticAIHarness:
+    name: str = "pydantic-ai"
+    module: str = "pydantic_ai"
+
+    def server(self, steps: Any) -> WireServer:
+        return OpenAIServer(steps)
+
+    def open(
+        self,
+        store: Store,
+        *,
+        session_id: str,
+        budget: Budget,
+        workspace: Path,
+        on_event: EventSink | None = None,
+    ) -> Any:
+        from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
+
+        return PydanticAIRelay.open(
+            store,
+            session_id=session_id,
+            budget=budget,
+            model=MODEL,
+            workspace=workspace,
+            on_event=on_event,
+            tools=[ReadFile(), WriteFile()],
+        )
+
+    def relay(self, integration: Any) -> Relay:
+        relay: Relay = integration.relay
+        return relay
+
+    def add_tool(self, integration: Any, tool: Tool) -> None:
+        integration.tools.append(integration.tool(tool))
+
+    async def run(
+        self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
+    ) -> str:
+        from openai import AsyncOpenAI
+        from pydantic_ai import Agent
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test")
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
+        agent: Agent[None, str] = Agent(
+            model,
+            instructions="You are a careful coding agent.",
+            capabilities=[integration.capability],
+        )
+        try:
+            if stream:
+
+                async def drain(_ctx: Any, events: Any) -> None:
+                    async for _ in events:
+                        pass
+
+                result = await agent.run(prompt, event_stream_handler=drain)
+            else:
+                result = await agent.run(prompt)
+            return str(result.output)
+        finally:
+            await client.close()
+
+
+HARNESSES: list[Harness] = [OpenAIAgentsHarness(), PydanticAIHarness()]
 
 
 def installed(harness: Harness) -> bool:

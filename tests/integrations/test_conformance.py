@@ -317,7 +317,7 @@ args = json.loads(sys.argv[1])
 harness = next(h for h in HARNESSES if h.name == args["harness"])
 store = open_store(args["db"])
 integration = harness.open(store, session_id="s1", budget=BUDGET, workspace=Path(args["ws"]))
-integration.tools.append(integration.function_tool(Crash()))
+harness.add_tool(integration, Crash())
 
 class Remote:
     base_url = args["base_url"]

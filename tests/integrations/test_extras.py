@@ -14,7 +14,10 @@ from ctxrelay.errors import MissingExtraError
 from ctxrelay.store import open_store
 
 # (integration module, the framework's import name, the extra, the entry class)
-INTEGRATIONS = [("ctxrelay.integrations.openai_agents", "agents", "openai-agents", "AgentsRelay")]
+INTEGRATIONS = [
+    ("ctxrelay.integrations.openai_agents", "agents", "openai-agents", "AgentsRelay"),
+    ("ctxrelay.integrations.pydantic_ai", "pydantic_ai", "pydantic-ai", "PydanticAIRelay"),
+]
 
 
 @pytest.mark.parametrize(("module", "framework", "extra", "entry"), INTEGRATIONS)
