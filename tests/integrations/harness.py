@@ -191,7 +191,52 @@ class PydanticAIHarness:
             await client.close()
 
 
-HARNESSES: list[Harness] = [OpenAIAgentsHarness(), PydanticAIHarness()]
+@dataclass(frozen=True)
+class PydanticAIAnthropicHarness(PydanticAIHarness):
+    """pydantic-ai with its Anthropic model, against the local Messages server."""
+
+    name: str = "pydantic-ai-anthropic"
+
+    def server(self, steps: Any) -> WireServer:
+        return AnthropicServer(steps)
+
+    async def run(
+        self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
+    ) -> str:
+        from anthropic import AsyncAnthropic
+        from pydantic_ai import Agent
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        client = AsyncAnthropic(base_url=server.base_url, api_key="test")
+        model = AnthropicModel(
+            "claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client)
+        )
+        agent: Agent[None, str] = Agent(
+            model,
+            instructions="You are a careful coding agent.",
+            capabilities=[integration.capability],
+        )
+        try:
+            if stream:
+
+                async def drain(_ctx: Any, events: Any) -> None:
+                    async for _ in events:
+                        pass
+
+                result = await agent.run(prompt, event_stream_handler=drain)
+            else:
+                result = await agent.run(prompt)
+            return str(result.output)
+        finally:
+            await client.close()
+
+
+HARNESSES: list[Harness] = [
+    OpenAIAgentsHarness(),
+    PydanticAIHarness(),
+    PydanticAIAnthropicHarness(),
+]
 
 
 def installed(harness: Harness) -> bool:
