@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from ctxrelay.cli import demo, sessions
+from ctxrelay.cli._demo_frameworks import FRAMEWORKS
 from tests.integrations.harness import HARNESSES, installed
-
-FRAMEWORKS = [h.name for h in HARNESSES]
 
 
 def _lines(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from ctxrelay.store import Store
 
 __all__ = ["FRAMEWORKS", "run_framework"]
 
-FRAMEWORKS = ("openai-agents",)
+FRAMEWORKS = ("openai-agents", "pydantic-ai")
 """The frameworks ``--framework`` accepts."""
 
 _MODEL = "gpt-4.1"
@@ -64,7 +64,46 @@ async def _openai_agents(
     return relay.session_id
 
 
-_RUNNERS = {"openai-agents": _openai_agents}
+async def _pydantic_ai(
+    base_url: str,
+    *,
+    store: Store,
+    workspace: Path,
+    budget: Budget,
+    task: str,
+    on_event: Callable[[Event], None],
+) -> str:
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
+    from ctxrelay.runtime import DEFAULT_SYSTEM
+    from ctxrelay.runtime.tools import ReadFile, WriteFile
+
+    relay = PydanticAIRelay.open(
+        store,
+        budget=budget,
+        model=_MODEL,
+        workspace=workspace,
+        task=task,
+        on_event=on_event,
+        tools=[ReadFile(), WriteFile()],
+    )
+    client = AsyncOpenAI(base_url=base_url, api_key="demo")
+    try:
+        model = OpenAIChatModel(_MODEL, provider=OpenAIProvider(openai_client=client))
+        agent: Agent[None, str] = Agent(
+            model, instructions=DEFAULT_SYSTEM, capabilities=[relay.capability]
+        )
+        await agent.run(task)
+    finally:
+        await client.close()
+    return relay.session_id
+
+
+_RUNNERS = {"openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai}
 
 
 def run_framework(
@@ -108,4 +147,4 @@ def run_framework(
     return RunResult(session_id, status, reason, len(windows), turns, 0.0, Usage(), message)
 
 
-_FRAMEWORK_MODULES = {"openai-agents": "agents"}
+_FRAMEWORK_MODULES = {"openai-agents": "agents", "pydantic-ai": "pydantic_ai"}

@@ -62,9 +62,11 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--workspace", type=Path, help="where to create the demo project (default: a temp dir)"
     )
+    from ctxrelay.cli._demo_frameworks import FRAMEWORKS, run_framework
+
     parser.add_argument(
         "--framework",
-        choices=("openai-agents",),
+        choices=FRAMEWORKS,
         help="run the session through this framework's own agent loop (ctxrelay's "
         "integration for it), over HTTP to a local model server",
     )
@@ -79,8 +81,6 @@ def main(argv: Sequence[str]) -> int:
         provider = ScriptedProvider(load_steps(demo_steps()), name="scripted:demo")
         sink = JsonLines() if args.json else Timeline()
         if args.framework is not None:
-            from ctxrelay.cli._demo_frameworks import run_framework
-
             result = run_framework(
                 args.framework,
                 store=store,
