@@ -1,39 +1,131 @@
-"""Analyzer throughput against a bare ``json.loads``-per-line loop over the same files.
+"""``ctxrelay analyze --json`` against ccusage's native binary, whole process, same files.
 
-Both read every transcript of the corpus (sessions and their subagent files) from the
-page cache; the analyzer also deduplicates, prices and replays each session under the
-default policies. Prints MB/s of each and their ratio (target: >= 0.67x), best of
-``--repeat`` interleaved rounds; ``--json`` prints one JSON object instead.
+The corpus (the shared Claude Code transcripts and the 2.1.197 capture) is laid out as a
+Claude Code config directory (``<tmp>/projects/<project>/...``) in a temporary folder;
+ccusage reads it through ``CLAUDE_CONFIG_DIR``, ctxrelay through its path. Both run as a
+user runs them, one process per run, interleaved round after round on the same page
+cache; the best run of each counts. Target: ctxrelay's time at most ccusage's (ratio
+<= 1.0).
 
-    python bench/analyze.py [--corpus DIR] [--copies N] [--repeat R] [--json]
+ccusage is installed with ``npm install ccusage@PIN`` into a cache folder in the temp
+directory (``PIN`` has a native binary for linux-x64, linux-arm64, darwin and win32); the
+binary in ``node_modules/@ccusage/ccusage-<platform>/bin`` is run itself, not the
+``node_modules/.bin`` wrapper (node's start-up would be measured, not ccusage). Without
+npm, or when the install fails, the script says so and compares instead against a bare
+``json.loads``-per-line loop over the same files in one process, as before.
+
+Also printed: MB/s of each, and the per-session cost and cache writes of both tools.
+
+    python bench/analyze.py [--copies N] [--repeat R] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import platform
 import shutil
+import stat
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from ctxrelay.analyze import analyze_paths, discover
-from ctxrelay.analyze._report import agent_files
-from ctxrelay.transcripts import scan
+from typing import Any
 
 PROJECT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = PROJECT.parent / "shared" / "corpora" / "claude-code-transcripts"
-TARGET = 0.67
+SHARED = Path(os.environ.get("CTXRELAY_SHARED_DIR", PROJECT.parent / "shared"))
+CORPORA = {
+    "spotter": SHARED / "corpora" / "claude-code-transcripts" / "spotter",
+    "capture": SHARED / "corpora" / "claude-code-capture" / "projects",
+}
+CCUSAGE_VERSION = "20.0.24"
+"""The newest ccusage whose platform binaries are all published (20.0.26 has none)."""
+TARGET = 1.0
 
 
-def _files(root: Path) -> list[Path]:
-    files: list[Path] = []
-    for session in discover([root]):
-        files.append(session)
-        files.extend(agent_files(session))
-    return files
+def _platform_package() -> str | None:
+    machine = platform.machine().lower()
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(machine)
+    system = {"linux": "linux", "darwin": "darwin", "win32": "win32"}.get(sys.platform)
+    if arch is None or system is None:
+        return None
+    return f"ccusage-{system}-{arch}"
+
+
+def install_ccusage(log: Callable[[str], None]) -> Path | None:
+    """The ccusage native binary, installed once into the temp directory's cache."""
+    package = _platform_package()
+    if package is None:
+        log(f"no ccusage binary is published for {sys.platform}/{platform.machine()}")
+        return None
+    npm = shutil.which("npm")
+    if npm is None:
+        log("npm is not installed, so ccusage cannot be")
+        return None
+    home = Path(tempfile.gettempdir()) / f"ctxrelay-bench-ccusage-{CCUSAGE_VERSION}"
+    name = "ccusage.exe" if sys.platform == "win32" else "ccusage"
+    binary = home / "node_modules" / "@ccusage" / package / "bin" / name
+    if not binary.is_file():
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "package.json").write_text('{"private": true}\n')
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", f"ccusage@{CCUSAGE_VERSION}"],
+            cwd=home,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if done.returncode != 0 or not binary.is_file():
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            log(f"npm install ccusage@{CCUSAGE_VERSION} failed: {last}")
+            return None
+    # npm leaves the platform binary without its execute bit (the wrapper sets it).
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return binary
+
+
+def _layout(into: Path, copies: int) -> Path:
+    """A Claude Code config directory holding ``copies`` copies of each corpus."""
+    projects = into / "projects"
+    for name, source in CORPORA.items():
+        for k in range(copies):
+            shutil.copytree(source, projects / (name if copies == 1 else f"{name}-{k}"))
+    return projects
+
+
+def _ctxrelay() -> list[str]:
+    script = Path(sys.executable).with_name("ctxrelay")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "ctxrelay"]
+
+
+def _run(command: Sequence[str], env: dict[str, str]) -> bytes:
+    done = subprocess.run(list(command), env=env, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"bench/analyze.py: {command[0]} failed: {done.stderr.decode(errors='replace')}"
+        )
+    return done.stdout
+
+
+def _best(commands: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """Best time of each, run in turn round after round: on a shared machine the load
+    changes over seconds, and interleaving lets every contender see the same load."""
+    best = dict.fromkeys(commands, float("inf"))
+    for _ in range(repeat):
+        for name, func in commands.items():
+            start = time.perf_counter()
+            func()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def _files(projects: Path) -> list[Path]:
+    return sorted(p for p in projects.rglob("*.jsonl") if p.is_file())
 
 
 def _bare(files: list[Path]) -> None:
@@ -41,75 +133,106 @@ def _bare(files: list[Path]) -> None:
     for path in files:
         with path.open("rb") as f:
             for line in f:
-                loads(line)
+                with contextlib.suppress(ValueError):
+                    loads(line)
 
 
-def _scan_only(files: list[Path]) -> None:
-    for path in files:
-        scan(path, agent=path.parent.name == "subagents")
-
-
-def _interleaved(funcs: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Best time of each function, run in turn round after round: on a shared machine the
-    load changes over seconds, and interleaving lets every contender see the same load."""
-    best = [float("inf")] * len(funcs)
-    for _ in range(repeat):
-        for k, func in enumerate(funcs):
-            start = time.perf_counter()
-            func()
-            best[k] = min(best[k], time.perf_counter() - start)
-    return best
-
-
-def _copy(corpus: Path, copies: int, into: Path) -> Path:
-    """``copies`` copies of the corpus, so the run is long enough to time."""
-    for k in range(copies):
-        shutil.copytree(corpus, into / f"copy-{k}")
-    return into
+def _side_by_side(ours: dict[str, Any], theirs: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per session: requests, tokens and cost of each tool (ccusage names a session by
+    its project folder and its file's stem, ctxrelay by its ``sessionId``; the path ties
+    them)."""
+    by_stem: dict[tuple[str, str], dict[str, Any]] = {}
+    for s in (theirs or {}).get("sessions", []):
+        by_stem[(str(s.get("projectPath")), str(s.get("sessionId")))] = s
+    rows = []
+    for s in ours["sessions"]:
+        stem = Path(s["path"]).stem
+        other = by_stem.get((str(s["project"]), stem), {})
+        usage = s["total"]["usage"]
+        rows.append(
+            {
+                "session": stem,
+                "ctxrelay_requests": s["total"]["requests"],
+                "ctxrelay_cache_write_tokens": usage["cache_creation_input_tokens"],
+                "ctxrelay_cache_read_tokens": usage["cache_read_input_tokens"],
+                "ctxrelay_cost_usd": s["cost_usd"],
+                "ccusage_cache_write_tokens": other.get("cacheCreationTokens"),
+                "ccusage_cache_read_tokens": other.get("cacheReadTokens"),
+                "ccusage_cost_usd": other.get("totalCost"),
+            }
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--copies", type=int, default=4, help="corpus copies to read (4)")
-    parser.add_argument("--repeat", type=int, default=7, help="rounds; the best counts (7)")
+    parser.add_argument("--copies", type=int, default=1, help="copies of the corpus (1)")
+    parser.add_argument("--repeat", type=int, default=15, help="rounds; the best counts (15)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if not args.corpus.is_dir():
-        sys.stderr.write(f"bench/analyze.py: no corpus at {args.corpus}\n")
+    missing = [str(p) for p in CORPORA.values() if not p.is_dir()]
+    if missing:
+        sys.stderr.write(f"bench/analyze.py: no corpus at {', '.join(missing)}\n")
         return 1
+    notes: list[str] = []
+    binary = install_ccusage(notes.append)
     with tempfile.TemporaryDirectory() as tmp:
-        root = _copy(args.corpus, args.copies, Path(tmp))
-        files = _files(root)
+        projects = _layout(Path(tmp), args.copies)
+        files = _files(projects)
         size = sum(p.stat().st_size for p in files)
-        _bare(files)  # warm the page cache
-        bare, scanned, analyzed = _interleaved(
-            [lambda: _bare(files), lambda: _scan_only(files), lambda: analyze_paths([root])],
-            args.repeat,
-        )
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": tmp, "NO_COLOR": "1"}
+        ours_cmd = [*_ctxrelay(), "analyze", str(projects), "--json"]
+        ours = json.loads(_run(ours_cmd, env))  # warms the page cache too
+        contenders: dict[str, Callable[[], object]] = {"ctxrelay": lambda: _run(ours_cmd, env)}
+        theirs = None
+        if binary is not None:
+            cc_cmd = [str(binary), "claude", "session", "--json", "--offline"]
+            theirs = json.loads(_run(cc_cmd, env))
+            contenders["ccusage"] = lambda: _run(cc_cmd, env)
+        else:
+            contenders["json.loads loop"] = lambda: _bare(files)
+        best = _best(contenders, args.repeat)
     mb = size / 1e6
-    result = {
+    baseline = "ccusage" if binary is not None else "json.loads loop"
+    ratio = best["ctxrelay"] / best[baseline]
+    result: dict[str, Any] = {
         "files": len(files),
         "megabytes": round(mb, 2),
-        "bare_json_loads_mb_s": round(mb / bare, 1),
-        "scan_mb_s": round(mb / scanned, 1),
-        "analyze_mb_s": round(mb / analyzed, 1),
-        "scan_ratio": round(bare / scanned, 2),
-        "analyze_ratio": round(bare / analyzed, 2),
+        "baseline": baseline,
+        "baseline_note": "; ".join(notes) or None,
+        "ccusage_version": CCUSAGE_VERSION if binary is not None else None,
+        "ctxrelay_seconds": round(best["ctxrelay"], 4),
+        "baseline_seconds": round(best[baseline], 4),
+        "ctxrelay_mb_s": round(mb / best["ctxrelay"], 1),
+        "baseline_mb_s": round(mb / best[baseline], 1),
+        "ratio": round(ratio, 2),
         "target_ratio": TARGET,
-        "pass": bare / analyzed >= TARGET,
+        "pass": ratio <= TARGET,
+        "sessions": _side_by_side(ours, theirs),
     }
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{len(files)} files, {mb:.1f} MB, best of {args.repeat}")
-        print(f"  bare json.loads loop  {result['bare_json_loads_mb_s']:>8} MB/s")
-        print(f"  transcripts.scan      {result['scan_mb_s']:>8} MB/s  ({result['scan_ratio']}x)")
+        print(f"{len(files)} files, {mb:.1f} MB, whole process, best of {args.repeat}")
+        for note in notes:
+            print(f"  (no ccusage: {note}; comparing with a bare json.loads loop)")
         print(
-            f"  ctxrelay analyze      {result['analyze_mb_s']:>8} MB/s  "
-            f"({result['analyze_ratio']}x, target >= {TARGET}x: "
-            f"{'pass' if result['pass'] else 'FAIL'})"
+            f"  ctxrelay analyze --json  {result['ctxrelay_seconds']:.3f} s "
+            f"{result['ctxrelay_mb_s']:>7} MB/s"
         )
+        label = f"ccusage {CCUSAGE_VERSION} (binary)" if binary is not None else baseline
+        print(f"  {label:<24} {result['baseline_seconds']:.3f} s {result['baseline_mb_s']:>7} MB/s")
+        verdict = "pass" if result["pass"] else "FAIL"
+        print(f"  ratio {result['ratio']}x (target <= {TARGET}x: {verdict})")
+        if theirs is not None:
+            print("  per session: ctxrelay cost / ccusage cost (cache writes ours / theirs)")
+            for row in result["sessions"]:
+                mine, other = row["ctxrelay_cost_usd"], row["ccusage_cost_usd"]
+                print(
+                    f"    {row['session'][:36]:<36} ${mine or 0:>8.4f} / "
+                    f"${other or 0:>8.4f}  ({row['ctxrelay_cache_write_tokens']:,} / "
+                    f"{row['ccusage_cache_write_tokens'] or 0:,})"
+                )
     return 0 if result["pass"] else 1
 
 

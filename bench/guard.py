@@ -1,9 +1,9 @@
 """Benchmark the Bash guard over all of NL2Bash: commands per second and exceptions.
 
-Every one of the 12,607 real shell commands in ``../shared/corpora/nl2bash/all.cm`` is
+Every one of the 12,607 real shell commands in the shared ``corpora/nl2bash/all.cm`` is
 judged in-process, as the hook judges a Bash call (``deny_reason``: the cheap pre-check,
 then the tree-sitter parse and walk when the command names cat/head/tail/sed, then the
-Read calls of a denial). Targets (DESIGN §8): zero exceptions, at least 5,000 commands/s.
+Read calls of a denial). Targets (``docs/guard.md``): zero exceptions, at least 5,000 commands/s.
 
 Because the machine is shared and absolute numbers drift, each figure comes with a
 baseline measured in the same run: tree-sitter-bash parsing every command and nothing

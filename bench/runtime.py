@@ -9,7 +9,7 @@ policy. The model's own time is excluded (the scripted model answers at once).
 
 The baseline, measured in the same run on the same file system: one bare one-row
 INSERT transaction through ``sqlite3`` in WAL mode, the least a durable dispatch costs.
-The target is a median of at most 2 ms on SQLite.
+The target (``docs/runtime.md``) is a median of at most 2 ms on SQLite.
 
     python bench/runtime.py            # a table
     python bench/runtime.py --json     # one JSON object

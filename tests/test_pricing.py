@@ -11,6 +11,7 @@ from ctxrelay.errors import ConfigError
 from ctxrelay.pricing import DEFAULT_PRICES, Prices, cost, load_prices, openai_usage
 from ctxrelay.runtime.model import Usage as RuntimeUsage
 from ctxrelay.transcripts import Usage
+from tests import _claude_catalog as catalog
 
 
 @pytest.mark.parametrize(
@@ -66,43 +67,16 @@ def test_anthropic_multipliers() -> None:
     assert opus.output == 25.0
 
 
-# (input, output, cache write 5m, cache write 1h, cache read) in USD per million tokens,
-# as the model catalog baked into the Claude Code CLI bundled with claude-agent-sdk
-# (2.1.332) prices each model id (its ``pricing_tiers``; checked with ``strings``).
-CLAUDE_CODE_PRICES = {
-    "claude-3-5-haiku": (0.8, 4, 1, 1.6, 0.08),
-    "claude-haiku-4-5": (1, 5, 1.25, 2, 0.1),
-    "claude-haiku-5-5": (0.1, 0.5, 0.125, 0.2, 0.01),
-    "claude-3-5-sonnet": (3, 15, 3.75, 6, 0.3),
-    "claude-3-7-sonnet": (3, 15, 3.75, 6, 0.3),
-    "claude-sonnet-4-0": (3, 15, 3.75, 6, 0.3),
-    "claude-sonnet-4-5": (3, 15, 3.75, 6, 0.3),
-    "claude-sonnet-4-6": (3, 15, 3.75, 6, 0.3),
-    "claude-sonnet-5": (2, 10, 2.5, 4, 0.2),
-    "claude-sonnet-5-5": (2, 10, 2.5, 4, 0.1),
-    "claude-opus-4-0": (15, 75, 18.75, 30, 1.5),
-    "claude-opus-4-1": (15, 75, 18.75, 30, 1.5),
-    "claude-opus-4-5": (5, 25, 6.25, 10, 0.5),
-    "claude-opus-4-6": (5, 25, 6.25, 10, 0.5),
-    "claude-opus-4-7": (5, 25, 6.25, 10, 0.5),
-    "claude-opus-4-8": (5, 25, 6.25, 10, 0.5),
-    "claude-opus-5": (5, 25, 6.25, 10, 0.5),
-    "claude-opus-5-5": (4, 20, 5, 8, 0.2),
-    "claude-fable-5": (10, 50, 12.5, 20, 1),
-    "claude-fable-5-1": (10, 50, 12.5, 20, 0.25),
-    "claude-fable-5-2": (8, 40, 10, 16, 0.2),
-    "claude-mythos-5": (10, 50, 12.5, 20, 1),
-    "claude-mythos-5-1": (10, 50, 12.5, 20, 0.25),
-    "claude-mythos-5-2": (8, 40, 10, 16, 0.2),
-}
-
-
-@pytest.mark.parametrize("model", sorted(CLAUDE_CODE_PRICES))
-def test_claude_prices_agree_with_the_claude_code_cli(model: str) -> None:
-    prices = DEFAULT_PRICES.lookup(model)
-    assert prices is not None
-    got = (prices.input, prices.output, prices.cache_write_5m, prices.cache_write_1h)
-    assert (*got, prices.cache_read) == pytest.approx(CLAUDE_CODE_PRICES[model])
+def test_claude_prices_agree_with_the_bundled_claude_code_cli() -> None:
+    # Every model of the catalog inside the Claude Code CLI that claude-agent-sdk bundles,
+    # at the rates of its pricing tier there.
+    tiers = catalog.tiers()
+    fields = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+    for model, entry in catalog.models().items():
+        prices = DEFAULT_PRICES.lookup(model)
+        assert prices is not None, model
+        got = tuple(getattr(prices, f) for f in fields)
+        assert got == pytest.approx(tuple(tiers[entry.tier][f] for f in fields)), model
 
 
 def test_haiku_5_5_prices_a_long_prompt_at_its_long_prompt_rates() -> None:

@@ -55,6 +55,7 @@ PUBLIC: dict[str, list[str]] = {
         "run",
         "seal_window",
         "window_opening",
+        "window_state",
     ],
     "ctxrelay.store": [
         "DB_ENV",

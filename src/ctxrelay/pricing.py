@@ -11,7 +11,8 @@ Usage is priced in Anthropic's categories: uncached ``input_tokens``, cache writ
 inside its prompt tokens and charges nothing extra for writes; :func:`openai_usage`
 converts its usage into these categories.
 
-Stdlib only (``tomllib`` is imported only to read a ``.toml`` file).
+Stdlib and the model table's id rules (:mod:`ctxrelay.budget.models`); ``tomllib`` is
+imported only to read a ``.toml`` file.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ctxrelay.budget.models import FAMILIES, normalize_model
 from ctxrelay.errors import ConfigError
 
 __all__ = [
@@ -157,22 +159,6 @@ _DEFAULTS: dict[str, Prices] = {
     "o4-mini": _openai("o4-mini", 1.10, 4.40, 0.275),
 }
 
-_FAMILIES = ("opus", "sonnet", "haiku", "fable", "mythos")
-
-
-def normalize_model(model: str) -> str:
-    """A model id as the table keys it: ``us.anthropic.claude-sonnet-4-5-20250929-v1:0``,
-    ``openai/gpt-4o`` and ``claude-opus-4-6[1m]`` become ``claude-sonnet-4-5-20250929-v1:0``,
-    ``gpt-4o`` and ``claude-opus-4-6``."""
-    name = model.strip().lower()
-    if name.endswith("[1m]"):
-        name = name[: -len("[1m]")]
-    name = name.rsplit("/", 1)[-1]
-    at = name.find("claude-")
-    if at > 0:
-        name = name[at:]
-    return name
-
 
 class PriceTable(Mapping[str, Prices]):
     """Model id prefix -> :class:`Prices`; :meth:`lookup` finds a model's prices.
@@ -222,7 +208,7 @@ class PriceTable(Mapping[str, Prices]):
                 if name.startswith(key):
                     return key, layer._entries[key]
         if name.startswith("claude"):
-            for family in _FAMILIES:
+            for family in FAMILIES:
                 key = f"claude-{family}"
                 if family not in name:
                     continue

@@ -29,7 +29,7 @@ SESSIONS = [
     "4d5611e5-241a-462a-8d15-5122611a9569.jsonl",
     "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl",
 ]
-OPUS = DEFAULT_PRICES.lookup("claude-opus-4-6")
+OPUS = DEFAULT_PRICES["claude-opus-4-6"]
 
 
 def _chain(contexts: list[int], outputs: list[int] | None = None) -> list[Response]:
@@ -83,7 +83,7 @@ def test_handoff_first_window_follows_the_policy_core(name: str) -> None:
     transcript = scan(corpus_path(f"{SPOTTER}/{name}"))
     a = measure_assumptions(transcript.responses, transcript.compactions, model=transcript.model)
     for threshold in (30, 45, 60, 75):
-        result = replay(transcript.responses, a, Policy("handoff", threshold), OPUS)
+        result = replay(transcript.responses, a, Policy("handoff", threshold), DEFAULT_PRICES)
         budget = Budget(a.limit, a.output_reserve, threshold)
         curve = transcript.context_curve
         # The warning's advisory stays in the window: later requests carry it.
@@ -109,7 +109,7 @@ def test_handoff_first_window_follows_the_policy_core(name: str) -> None:
 def test_cold_cache_after_a_rollover() -> None:
     chain = _chain([30_000 + 4_000 * i for i in range(40)])
     a = Assumptions(limit=200_000, base_tokens=30_000, handoff_lag=0)
-    result = replay(chain, a, Policy("handoff", 40), OPUS)
+    result = replay(chain, a, Policy("handoff", 40), DEFAULT_PRICES)
     assert result.rollovers >= 1
     for i in result.restarts:
         first = result.requests[i]
@@ -123,7 +123,7 @@ def test_a_request_too_big_for_any_window_is_clamped_not_sent_oversized() -> Non
     chain = _chain([30_000, 60_000, 250_000, 260_000])
     a = Assumptions(limit=200_000, base_tokens=30_000)
     for policy in (Policy("compact"), Policy("handoff", 60)):
-        result = replay(chain, a, policy, OPUS)
+        result = replay(chain, a, policy, DEFAULT_PRICES)
         assert result.peak_context_tokens <= a.usable_limit
         assert result.clamped >= 1
 
@@ -161,7 +161,7 @@ def test_no_policy_replay_exceeds_the_usable_limit(  # noqa: PLR0917
     chain = _chain(contexts, [outputs] * len(contexts))
     a = Assumptions(limit=limit, base_tokens=contexts[0], handoff_lag=lag)
     for policy in (Policy("compact"), Policy("handoff", threshold)):
-        result = replay(chain, a, policy, OPUS)
+        result = replay(chain, a, policy, DEFAULT_PRICES)
         assert result.peak_context_tokens <= a.usable_limit
         assert [r.recorded for r in result.requests if r.kind == "recorded"] == list(
             range(len(chain))
@@ -193,9 +193,11 @@ def test_none_is_the_recording_for_any_chain(
         chain.append(Response(r.message_id, r.model, r.usage, segment=segment))
     compactions = [Compaction(170_000, "auto", i) for i in sorted(breaks) if i < len(chain)]
     a = Assumptions(limit=200_000, base_tokens=contexts[0])
-    result = replay(chain, a, Policy("none"), OPUS, compactions=compactions)
+    result = replay(chain, a, Policy("none"), DEFAULT_PRICES, compactions=compactions)
     assert [r.usage for r in result.requests] == [r.usage for r in chain]
-    assert result.cost_usd == pytest.approx(sum(cost(r.usage, OPUS) for r in chain))  # type: ignore[arg-type]
+    assert OPUS is not None
+    recorded: float = sum(cost(r.usage, OPUS) for r in chain)
+    assert result.cost_usd == pytest.approx(recorded)
 
 
 def test_recommend_takes_the_cheapest_and_breaks_ties_upwards() -> None:
@@ -224,8 +226,8 @@ def test_warm_prefix_keeps_the_shared_prefix_cached() -> None:
     chain = _chain([30_000 + 4_000 * i for i in range(40)])
     cold = Assumptions(limit=200_000, base_tokens=30_000)
     warm = Assumptions(limit=200_000, base_tokens=30_000, warm_prefix_tokens=18_000)
-    cold_result = replay(chain, cold, Policy("handoff", 40), OPUS)
-    warm_result = replay(chain, warm, Policy("handoff", 40), OPUS)
+    cold_result = replay(chain, cold, Policy("handoff", 40), DEFAULT_PRICES)
+    warm_result = replay(chain, warm, Policy("handoff", 40), DEFAULT_PRICES)
     assert cold_result.restarts == warm_result.restarts
     for i in warm_result.restarts:
         assert warm_result.requests[i].usage.cache_read_input_tokens == 18_000

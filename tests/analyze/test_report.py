@@ -17,8 +17,9 @@ from tests.transcripts._lines import assistant, write
 SPOTTER = "corpora/claude-code-transcripts/spotter"
 
 SESSION_KEYS = {
-    "session_id", "path", "model", "requests", "peak_context_tokens",
-    "final_context_tokens", "compactions", "usage", "cost_usd", "subagents", "whatif",
+    "session_id", "kind", "project", "path", "first_timestamp", "last_timestamp", "model",
+    "requests", "peak_context_tokens", "final_context_tokens", "compactions", "usage",
+    "total", "cost_usd", "synthetic_responses", "duplicate_responses", "subagents", "whatif",
 }  # fmt: skip
 USAGE_KEYS = {
     "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
@@ -48,7 +49,9 @@ def test_every_spotter_session_with_exact_counts_and_the_section_7_shape() -> No
         assert set(s["usage"]) == USAGE_KEYS
         assert {a["agent_id"]: a["requests"] for a in s["subagents"]} == agents
         for agent in s["subagents"]:
-            assert set(agent) == {"agent_id", "requests", "peak_context_tokens", "usage"}
+            assert set(agent) == {
+                "agent_id", "requests", "peak_context_tokens", "usage", "model", "cost_usd",
+            }  # fmt: skip
             assert set(agent["usage"]) == USAGE_KEYS
         for c in s["compactions"]:
             assert set(c) == {"pre_tokens"}
@@ -75,11 +78,12 @@ def test_usage_and_cost_add_up() -> None:
     haiku = DEFAULT_PRICES.lookup(agent.model)
     assert haiku is not None
     assert agent.cost_usd == pytest.approx(cost(agent.usage, haiku))
-    # One summarizer file, matched to the one compaction, priced at the session's model.
+    # One summarizer file, matched to the one compaction, priced at its own model.
     assert len(report.summarizer) == 1
     assert report.summarizer[0][0].context_tokens == 169_910
+    assert agent.cost_usd is not None
     assert data["cost_usd"] == pytest.approx(
-        (report.main_cost_usd or 0) + (report.summarizer_cost_usd or 0) + agent.cost_usd,
+        (report.main_cost_usd or 0) + (report.summarizer_cost_usd or 0) + (agent.cost_usd or 0),
         abs=1e-5,
     )
 
@@ -106,7 +110,7 @@ def test_capture_2_1_197_with_its_subagent(tmp_path: Path) -> None:
         3,
         106_005,
     )
-    assert report.prices is not None  # a newer Opus: priced at the family's latest
+    assert report.cost_usd is not None  # a newer Opus: priced at the family's latest
 
 
 def test_inline_sidechains_become_subagents(tmp_path: Path) -> None:
@@ -133,16 +137,20 @@ def test_totals_claim_no_cost_for_sessions_that_could_not_be_priced(tmp_path: Pa
     local = write(tmp_path / "local.jsonl", [assistant("m1", read=1000, model="llama-local")])
     priced = write(tmp_path / "priced.jsonl", [assistant("m2", read=1000, output=50)])
 
-    # Named files are reported even when nothing in them parses (as the CLI does).
+    # Named files are reported even when nothing in them parses (as the CLI does): no
+    # request was sent, so they cost a true 0, not an unknown.
     alone = report_json([analyze_session(unparsable)])
-    assert alone["sessions"][0]["cost_usd"] is None
+    assert alone["sessions"][0]["cost_usd"] == 0.0
     totals = alone["totals"]
     assert (totals["cost_usd"], totals["unpriced_sessions"], totals["unpriced_models"]) == (
-        None,
-        1,
+        0.0,
+        0,
         [],
     )
-    assert all(p["cost_usd"] is None and p["sessions"] == 0 for p in totals["policies"])
+    # Only priced sessions are summed, and a sum over none is null, never a claimed 0.
+    unknown = report_json([analyze_session(local)])["totals"]
+    assert (unknown["cost_usd"], unknown["unpriced_sessions"]) == (None, 1)
+    assert all(p["cost_usd"] is None and p["sessions"] == 0 for p in unknown["policies"])
 
     mixed = report_json([analyze_session(p) for p in (unparsable, local, priced)])
     cost_of = {s["path"]: s["cost_usd"] for s in mixed["sessions"]}
@@ -152,8 +160,9 @@ def test_totals_claim_no_cost_for_sessions_that_could_not_be_priced(tmp_path: Pa
     totals = mixed["totals"]
     # The priced session's cost, the other two counted and named, not added as 0.
     assert totals["cost_usd"] == known
-    assert (totals["unpriced_sessions"], totals["unpriced_models"]) == (2, ["llama-local"])
-    assert all(p["sessions"] == 1 for p in totals["policies"])
+    assert (totals["unpriced_sessions"], totals["unpriced_models"]) == (1, ["llama-local"])
+    assert totals["total"]["cost_usd"] is None  # the run holds a model without a price
+    assert all(p["sessions"] == 2 for p in totals["policies"])
 
 
 def test_a_copied_session_keeps_its_subagents(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Every rule and consequence of DESIGN §3, one example each, on the budget of the docs
+"""Every rule and consequence of ``docs/policy.md``, one example each, on the budget of the docs
 (limit 200000, reserve 32000, threshold 60: usable 168000, target 120000, warning 100000)."""
 
 from __future__ import annotations

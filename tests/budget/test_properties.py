@@ -1,6 +1,6 @@
 """Properties of the policy over random budgets and token sequences (hypothesis).
 
-``evaluate`` is checked against a second, literal transcription of DESIGN §3 written
+``evaluate`` is checked against a second, literal transcription of ``docs/policy.md`` written
 for this test with exact fractions and no shortcuts, and ``simulate`` (a host that
 publishes every advisory) against the consequences the issue lists.
 """
@@ -72,7 +72,7 @@ def scenarios(draw: st.DrawFn) -> tuple[Budget, list[int], int]:
     return budget, tokens, advisory
 
 
-# -- DESIGN §3, transcribed literally ------------------------------------------------------
+# -- docs/policy.md, transcribed literally -----------------------------------------------
 
 
 @dataclass(frozen=True)

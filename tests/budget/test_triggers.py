@@ -1,6 +1,6 @@
-"""The pure rules of the Claude Code plugin (DESIGN §6): the subagent report-now note and
+"""The pure rules of the Claude Code plugin (``docs/policy.md``): the subagent report-now note and
 the main-session handoff triggers. Numbers come from ``bounds``; the literal values are
-pinned to DESIGN §6 in ``test_bounds.py``."""
+pinned to their copies in ``test_bounds_pins.py``."""
 
 from __future__ import annotations
 

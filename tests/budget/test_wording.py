@@ -1,5 +1,5 @@
 """The advisory wording (three capability variants and the warning) and the row metadata
-that publishes an advisory (DESIGN §3, "Wording" and "Rows")."""
+that publishes an advisory (``docs/policy.md``, "Wording and row metadata")."""
 
 from __future__ import annotations
 

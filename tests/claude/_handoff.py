@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ class Transcript:
             )
 
 
-def run_hook(payload: dict[str, Any]) -> dict[str, Any] | None:
+def run_hook(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     """Answer one payload through the real hook entry; ``None`` when it prints nothing."""
     out = io.StringIO()
     code = hook.main(io.StringIO(json.dumps(payload)), out)

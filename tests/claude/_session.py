@@ -1,6 +1,6 @@
 """A Claude Code session laid out on disk as 2.1.x writes it (main transcript, and
 ``<session>/subagents/agent-<id>.jsonl`` beside it), with lines shaped like the real
-capture in ``../shared/corpora/claude-code-capture``, and hook payloads to match."""
+capture in the shared ``corpora/claude-code-capture``, and hook payloads to match."""
 
 from __future__ import annotations
 
@@ -66,6 +66,7 @@ class Session:
         tool: str | None = "Bash",
         model: str = "claude-opus-4-8",
         blocks: int = 1,
+        call: str = "toolu_0",
     ) -> str:
         """Append one model response (one line per content block, as Claude Code writes
         them) and, for a tool call, its result. Returns the message id."""
@@ -73,7 +74,8 @@ class Session:
         lines = []
         for i in range(blocks):
             if tool is not None:
-                content = [{"type": "tool_use", "id": f"toolu_{i}", "name": tool, "input": {}}]
+                block_id = call if i == 0 else f"toolu_{i}"
+                content = [{"type": "tool_use", "id": block_id, "name": tool, "input": {}}]
             else:
                 content = [{"type": "text", "text": "Subagent report: done."}]
             lines.append(
@@ -107,9 +109,7 @@ class Session:
                     "type": "user",
                     "message": {
                         "role": "user",
-                        "content": [
-                            {"tool_use_id": "toolu_0", "type": "tool_result", "content": "ok"}
-                        ],
+                        "content": [{"tool_use_id": call, "type": "tool_result", "content": "ok"}],
                     },
                 }
             )

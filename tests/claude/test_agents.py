@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
-from ctxrelay.claude._agents import agent_name, max_turns_for, read_agent
-from ctxrelay.claude._state import state_root
-from ctxrelay.claude._statedir import cursor_path
+from ctxrelay.claude._agents import agent_name, max_turns_for
+from ctxrelay.claude._state import cursor_path, state_root
+from ctxrelay.transcripts import read_agent
 
 
 @pytest.mark.parametrize(

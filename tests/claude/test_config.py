@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import DEFAULT_MAIN_HANDOVER
-from ctxrelay.claude.config import config_path, load, main, project_dir_of, set_value
+from ctxrelay.claude.config import config_path, load, project_dir_of, set_value
+from ctxrelay.cli.claude import main
 from ctxrelay.errors import ConfigError
 from tests.claude._handoff import isolate
 

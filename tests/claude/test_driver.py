@@ -9,7 +9,8 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
-from ctxrelay.claude.driver import _MAX_NUDGES, main
+from ctxrelay.claude.driver import _MAX_NUDGES
+from ctxrelay.cli.claude import main
 
 
 def _run(*argv: str) -> tuple[int, str, str]:

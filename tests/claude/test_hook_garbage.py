@@ -1,4 +1,4 @@
-"""Garbage in, nothing out (DESIGN §9): the plugin's handlers never raise on hostile
+"""Garbage in, nothing out (``docs/contracts.md``): the plugin's handlers never raise on hostile
 payloads or corrupt transcripts, and the hook entry never writes anything but hook JSON."""
 
 from __future__ import annotations

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctxrelay.budget.bounds import (
     AGENT_MAX_TURNS,
+    CALL_LINE_WAIT_S,
     HAIKU_CONTEXT_MAX,
     REPORT_MAX_WORDS,
     SUBAGENT_CONTEXT_MAX,
@@ -202,3 +206,43 @@ def test_a_call_whose_response_is_not_written_yet_still_counts_its_turn(
     note = note_of(session.post_tool("a1", kind))
     assert note is not None
     assert f"used {used} of your {max_turns} turns" in note
+
+
+def _post(session: Session, agent: str, kind: str, call: str) -> dict[str, Any]:
+    return session.payload(
+        "PostToolUse",
+        agent,
+        kind,
+        tool_name="Bash",
+        tool_input={"command": "ls"},
+        tool_response={"stdout": "", "stderr": "", "interrupted": False},
+        tool_use_id=call,
+    )
+
+
+def test_a_response_written_150_ms_after_the_hook_starts_is_the_one_counted(
+    session: Session,
+) -> None:
+    # Claude Code writes transcript lines in batches: the response that made the call
+    # (now over the context bound) lands after the hook has started.
+    kind = "ctxrelay:implementer"
+    session.start_agent("a1", kind)
+    session.respond("a1", 20_000)
+    late = threading.Timer(0.15, lambda: session.respond("a1", 150_000, call="toolu_late"))
+    late.start()
+    try:
+        note = note_of(run_hook(_post(session, "a1", kind, "toolu_late")))
+    finally:
+        late.join()
+    assert note is not None
+    assert "150,000 tokens" in note
+
+
+def test_a_response_that_never_appears_costs_at_most_the_bound(session: Session) -> None:
+    kind = "ctxrelay:implementer"
+    session.start_agent("a1", kind)
+    session.respond("a1", 20_000)
+    start = time.monotonic()
+    assert run_hook(_post(session, "a1", kind, "toolu_never")) is None  # below the bounds
+    # A generous ceiling (a loaded machine), not a timing assertion: it gave up.
+    assert time.monotonic() - start < CALL_LINE_WAIT_S + 5

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,9 @@ from ctxrelay.budget.triggers import MainTrigger
 from ctxrelay.claude._events.stop import failed_text, hint_text
 from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.handoff import INSTALLED_SKILL, skill_command
-from ctxrelay.claude.install import MANIFEST_NAME, main
-from ctxrelay.claude.statusline import main as statusline_main
+from ctxrelay.claude.install import MANIFEST_NAME
+from ctxrelay.cli.claude import main
+from ctxrelay.cli.claude.statusline import main as statusline_main
 
 INSTALLED = "/ctxrelay-handoff"
 PLUGIN = "/ctxrelay:handoff"
@@ -47,9 +49,17 @@ def test_install_copies_the_skill_under_its_own_prefixed_name(project: Path) -> 
     text = skill.read_text()
     assert f"\nname: {INSTALLED_SKILL}\n" in text
     assert "\nname: handoff\n" in PLUGIN_SKILL.read_text()  # the plugin's stays /…:handoff
-    # Nothing else of the skill changes.
-    expected = PLUGIN_SKILL.read_text().replace("name: handoff", f"name: {INSTALLED_SKILL}", 1)
+    # Nothing else of the skill changes but the command it runs: this environment's
+    # ctxrelay, by absolute path, in its `!` line and its allowed-tools alike.
+    ctxrelay = json.loads((project / ".claude" / MANIFEST_NAME).read_text())["commands"]
+    assert Path(shlex.split(ctxrelay["ctxrelay"])[0]).is_absolute()
+    expected = (
+        PLUGIN_SKILL.read_text()
+        .replace("name: handoff", f"name: {INSTALLED_SKILL}", 1)
+        .replace("ctxrelay claude handoff", f"{ctxrelay['ctxrelay']} claude handoff")
+    )
     assert text == expected
+    assert f"allowed-tools: Bash({ctxrelay['ctxrelay']} claude handoff:*)" in text
     assert not (project / ".claude" / "skills" / "handoff").exists()
     assert main(["install", "--project-dir", str(project)]) == 0  # idempotent: still one copy
     assert main(["uninstall", "--project-dir", str(project)]) == 0
@@ -138,7 +148,7 @@ def test_hints_and_the_statusline_name_the_skill_of_the_setup(
             },
         }
         out = io.StringIO()
-        statusline_main(["statusline"], io.StringIO(json.dumps(payload)), out)
+        statusline_main([], io.StringIO(json.dumps(payload)), out)
         return out.getvalue()
 
     assert f"Run {PLUGIN} to" in hint_text([MainTrigger.CONTEXT], 130_000, 200_000)

@@ -6,6 +6,7 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,12 +14,13 @@ from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _state
-from ctxrelay.claude.statusline import BAR_WIDTH, main, render
+from ctxrelay.claude.statusline import BAR_WIDTH, render
+from ctxrelay.cli.claude.statusline import main
 from tests.claude._handoff import isolate
 
 # Two statusline payloads Claude Code 2.1.332 sent (interactive, scripted local model):
 # before the first request, and after one of 125,500 tokens of context.
-BEFORE = {
+BEFORE: dict[str, Any] = {
     "session_id": "b5653910-4b2f-4ae5-a9f4-781d3765e0ec",
     "transcript_path": "/home/user/.claude/projects/-p/b5653910.jsonl",
     "cwd": "/home/user/p",
@@ -46,7 +48,7 @@ BEFORE = {
     "fast_mode": False,
     "thinking": {"enabled": True},
 }
-AFTER = {
+AFTER: dict[str, Any] = {
     **BEFORE,
     "context_window": {
         "total_input_tokens": 125500,
@@ -73,7 +75,7 @@ def project(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def _run(payload: object) -> str:
     out = io.StringIO()
     text = payload if isinstance(payload, str) else json.dumps(payload)
-    assert main(["statusline"], io.StringIO(text), out) == 0
+    assert main([], io.StringIO(text), out) == 0
     value = out.getvalue()
     assert value.endswith("\n")
     assert value.count("\n") == 1
@@ -133,7 +135,7 @@ def test_bad_input_prints_a_line_and_exits_zero(project: Path, bad: str) -> None
 
 def test_help() -> None:
     out = io.StringIO()
-    assert main(["statusline", "--help"], io.StringIO(""), out) == 0
+    assert main(["--help"], io.StringIO(""), out) == 0
     assert "example" in out.getvalue()
 
 

@@ -76,7 +76,8 @@ def test_manual_hint_for_a_completed_task_is_its_own_kind(
 def test_todowrite_of_older_versions_counts_and_a_failed_call_does_not(
     project: Path, transcript: Transcript
 ) -> None:
-    todo = {"todos": [{"content": "a", "status": "completed", "activeForm": "A"}]}
+    item = {"content": "a", "status": "completed", "activeForm": "A"}
+    todo: dict[str, object] = {"todos": [item]}
     _turn(transcript, 1_000, [("TodoWrite", todo)])
     transcript.assistant(context=1_000)  # make sure the failed call below is its own turn
     transcript.prompt("again")

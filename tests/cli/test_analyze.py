@@ -110,6 +110,7 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
     import os
 
     import ctxrelay.analyze
+    import ctxrelay.analyze._report
 
     good = corpus_path(f"{SPOTTER}/tool_heavy.jsonl")
     (tmp_path / "good.jsonl").write_bytes(good.read_bytes())
@@ -118,7 +119,7 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
     assert found == [tmp_path / "good.jsonl"]
     # A session deleted between the directory listing and its read (Claude Code running).
     gone = tmp_path / "gone.jsonl"
-    monkeypatch.setattr(ctxrelay.analyze, "discover", lambda paths: [gone, *found])
+    monkeypatch.setattr(ctxrelay.analyze._report, "discover", lambda paths: [gone, *found])
     assert main(["analyze", str(tmp_path), "--json"]) == 0
     out, err = capsys.readouterr()
     assert [s["requests"] for s in json.loads(out)["sessions"]] == [4]
@@ -155,3 +156,99 @@ def test_files_that_never_sent_a_request_are_not_sessions(
     assert main(["analyze", str(named), "--json"]) == 0
     (session,) = json.loads(capsys.readouterr().out)["sessions"]
     assert session["requests"] == 0
+
+
+def test_by_month_with_a_policy_shows_recorded_and_replayed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = corpus_path("corpora/claude-code-transcripts")
+    assert main(["analyze", str(root), "--by", "month", "--policy", "handoff:45"]) == 0
+    out = capsys.readouterr().out
+    assert "Cost by month" in out
+    assert "2026-02" in out
+    assert "handoff:45" in out
+    assert "recorded" in out
+
+
+def test_report_in_json_reconciles_with_the_sessions(capsys: pytest.CaptureFixture[str]) -> None:
+    root = corpus_path("corpora/claude-code-transcripts")
+    args = ["analyze", str(root), "--json", "--by", "day", "--since", "2026-02-01"]
+    assert main([*args, "--sweep", "40..60:10"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    report = doc["report"]
+    assert report["by"] == "day"
+    assert [r["key"] for r in report["rows"]] == sorted(r["key"] for r in report["rows"])
+    assert sum(r["cost_usd"] for r in report["rows"]) == pytest.approx(
+        doc["totals"]["cost_usd"], abs=1e-4
+    )
+    for row in report["rows"]:
+        assert [p["policy"] for p in row["policies"]] == ["none", "compact", "handoff:60"]
+        none = row["policies"][0]
+        assert none["saved_usd"] == pytest.approx(0, abs=1e-6)
+    recommendation = doc["totals"]["recommendation"]
+    assert recommendation["threshold"] in (40, 50, 60)
+    assert recommendation["sessions"] == 6
+    # The top 2 sessions, most expensive first; the range leaves out every session.
+    assert main(["analyze", str(root), "--json", "--top", "2"]) == 0
+    rows = json.loads(capsys.readouterr().out)["report"]["rows"]
+    assert len(rows) == 2
+    assert rows[0]["cost_usd"] >= rows[1]["cost_usd"]
+    assert main(["analyze", str(root), "--json", "--until", "2020-01-01"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["sessions"], doc["report"]["rows"]) == ([], [])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--since", "yesterday-ish"], "a date must look like"),
+        (["--since", "2026-03-01", "--until", "2026-02-01"], "is before --since"),
+        (["--by", "year"], "invalid choice"),
+        (["--top", "0"], "must be above 0"),
+    ],
+)
+def test_bad_report_options_are_one_sentence(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = corpus_path(f"{SPOTTER}/short.jsonl")
+    assert main(["analyze", str(path), *args]) != 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_plot_by_day_adds_the_cumulative_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("matplotlib")
+    root = corpus_path("corpora/claude-code-transcripts")
+    plain, daily = tmp_path / "plain.png", tmp_path / "daily.png"
+    assert main(["analyze", str(root), "--plot", str(plain)]) == 0
+    assert main(["analyze", str(root), "--by", "day", "--plot", str(daily)]) == 0
+    capsys.readouterr()
+
+    def height(png: Path) -> int:
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        return int.from_bytes(data[20:24], "big")  # IHDR: width, then height
+
+    # One more panel: the cumulative cost by day above the sessions' curves.
+    assert height(daily) > height(plain)
+
+
+def test_json_imports_no_table_library() -> None:
+    import subprocess
+    import sys
+
+    root = corpus_path("corpora/claude-code-transcripts")
+    code = (
+        "import sys; from ctxrelay.cli import main; "
+        f"main(['analyze', {str(root)!r}, '--json']); "
+        "sys.stderr.write(' '.join(m for m in sys.modules if m.split('.')[0] in "
+        "('rich', 'matplotlib', 'pickle', 'multiprocessing')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stderr == ""

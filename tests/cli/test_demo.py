@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from ctxrelay.cli import main as ctxrelay
+from ctxrelay.cli._demo_session import DEMO_PRICED_AS
+from ctxrelay.pricing import DEFAULT_PRICES
 from ctxrelay.store import open_store
 
 demo = importlib.import_module("ctxrelay.cli.demo")
@@ -64,6 +67,45 @@ def test_demo_crosses_every_stage_and_is_deterministic(
     assert "Status: complete." in notes
 
 
+def test_demo_prices_the_handoff_against_one_window(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    end = _run(tmp_path, capsys, "priced")[-1]
+    assert end["priced_as"] == DEMO_PRICED_AS
+    assert DEFAULT_PRICES.lookup(end["priced_as"]) is not None
+    assert 0 < end["cost_usd"] < end["cost_without_handoff_usd"]
+    # Handoff keeps every window under the usable limit; one window grows to it.
+    assert end["peak_context_tokens"] < end["peak_context_without_handoff_tokens"] == 168_000
+    store = open_store(tmp_path / "priced.db")
+    try:
+        recorded = store.get_session(end["session_id"]).metadata
+    finally:
+        store.close()
+    # The runtime's accounting and the analyzer price the same usage the same way.
+    assert end["cost_usd"] == pytest.approx(recorded["cost_usd"], abs=1e-6)
+    usage = recorded["usage"]
+    assert usage["cache_read_input_tokens"] > usage["cache_creation_input_tokens"] > 0
+
+
+def test_ctxrelay_analyze_agrees_with_the_demo_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    end = _run(tmp_path, capsys, "agree")[-1]
+    prices = DEFAULT_PRICES.lookup(DEMO_PRICED_AS)
+    assert prices is not None
+    price_file = tmp_path / "prices.json"
+    fields = ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+    price_file.write_text(json.dumps({"scripted": {f: getattr(prices, f) for f in fields}}))
+    code = ctxrelay(
+        ["analyze", "--db", str(tmp_path / "agree.db"), "--prices", str(price_file), "--json"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    (session,) = json.loads(out)["sessions"]
+    assert session["cost_usd"] == pytest.approx(end["cost_usd"], abs=1e-6)
+    assert session["peak_context_tokens"] == end["peak_context_tokens"]
+
+
 def test_demo_tells_where_the_session_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -75,6 +117,8 @@ def test_demo_tells_where_the_session_is(
     assert "ctxrelay sessions show" in out
     assert "warn (handoff)" in out
     assert "rollover (forced)" in out
+    assert "priced as Claude Sonnet 4.6" in out
+    assert "handoff saved" in out
 
 
 def test_demo_refuses_a_non_empty_workspace(

@@ -1,4 +1,4 @@
-"""``ctxrelay policy plan|simulate`` in-process: the JSON of DESIGN §7, the tables, the
+"""``ctxrelay policy plan|simulate`` in-process: the JSON of ``docs/contracts.md``, the tables, the
 advisory wording, and one clear sentence for every bad input of issue 2."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_done_when_simulate(capsys: pytest.CaptureFixture[str]) -> None:
     ]
 
 
-# -- JSON shapes (DESIGN §7) -------------------------------------------------------------
+# -- JSON shapes (docs/contracts.md) -----------------------------------------------------
 
 PLAN_KEYS = {
     "limit",

@@ -1,4 +1,4 @@
-"""``ctxrelay sessions``: list, show (the §7 JSON contract), history, reset, on both backends."""
+"""``ctxrelay sessions``: list, show (the JSON contract), history, reset, on both backends."""
 
 from __future__ import annotations
 

@@ -34,6 +34,10 @@ def test_analyze_json_over_the_transcript_corpus() -> None:
     doc = json.loads(done.stdout)
     assert sorted(s["requests"] for s in doc["sessions"]) == [1, 4, 12, 139, 143, 152]
     assert doc["totals"]["sweep"]["recommended_threshold"] is not None
+    # Every response of the run, priced at its own model, reconciles with the sessions.
+    total = doc["totals"]["total"]
+    assert total["requests"] == sum(s["total"]["requests"] for s in doc["sessions"])
+    assert total["cost_usd"] == pytest.approx(doc["totals"]["cost_usd"], abs=1e-5)
 
 
 def test_bad_input_exits_non_zero_with_one_line(tmp_path: Path) -> None:

@@ -26,9 +26,10 @@ import pytest
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.install import main as install_main
+from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
+from tests.e2e._usage import usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -39,15 +40,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]  # holds the plugin's marketp
 BIN = Path(sys.executable).parent  # ctxrelay and ctxrelay-hook of this environment
 INSTALLED = f"/{INSTALLED_SKILL}"  # the handoff skill after `ctxrelay claude install`
 HANDOFF_RE = re.compile(r"(/[^\s\"'\\]+/\.ctxrelay/handoff/handoff-\d{8}T\d{6}Z(?:-\d+)?\.md)")
-
-
-def usage(context: int) -> dict[str, int]:
-    """A response reporting ``context`` tokens of input, as a cached request would."""
-    return {
-        "input_tokens": 5,
-        "cache_creation_input_tokens": 100,
-        "cache_read_input_tokens": context - 105,
-    }
 
 
 def _texts(content: Any) -> list[str]:
@@ -531,15 +523,16 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     claude_env: tuple[Path, Path, dict[str, str]], tmp_path: Path
 ) -> None:
     from ctxrelay.claude import _state
-    from ctxrelay.claude.statusline import main as statusline_main
+    from ctxrelay.cli.claude.statusline import main as statusline_main
 
     home, project, env = claude_env
     captured = tmp_path / "statusline-payloads.jsonl"
     settings = project / ".claude" / "settings.json"
     data = json.loads(settings.read_text())
-    assert data["statusLine"]["command"] == "ctxrelay claude statusline"  # installed
+    installed = data["statusLine"]["command"]
+    assert installed.endswith("/ctxrelay claude statusline")  # this venv's, by absolute path
     # Keep a copy of every payload Claude Code sends, then run the installed command.
-    data["statusLine"]["command"] = f"tee -a {captured} | ctxrelay claude statusline"
+    data["statusLine"]["command"] = f"tee -a {captured} | {installed}"
     settings.write_text(json.dumps(data))
     # First-run dialogs of the interactive UI: onboarding, the API key, the project trust.
     (home / ".claude.json").write_text(
@@ -578,7 +571,7 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     import io
 
     out = io.StringIO()
-    statusline_main(["statusline"], io.StringIO(json.dumps(last)), out)
+    statusline_main([], io.StringIO(json.dumps(last)), out)
     line = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).strip()
     assert reported == WINDOW
     assert line.startswith(f"ctx {pct}% ")

@@ -31,9 +31,10 @@ from ctxrelay.budget.bounds import (
 )
 from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.hook import HANDLERS
-from ctxrelay.claude.install import main as install_main
+from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
+from tests.e2e._usage import usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -68,15 +69,6 @@ def marker_of(body: Mapping[str, Any]) -> tuple[str | None, int]:
     found = re.search(r"\bTASK-[A-Z]+\b", first)
     turns = sum(1 for m in messages if m.get("role") == "assistant")
     return (found.group(0) if found else None), turns
-
-
-def usage(context: int) -> dict[str, int]:
-    """A response reporting ``context`` tokens of input, as a cached request would."""
-    return {
-        "input_tokens": 5,
-        "cache_creation_input_tokens": 100,
-        "cache_read_input_tokens": context - 105,
-    }
 
 
 def bash(command: str, context: int = 20_000) -> Step:

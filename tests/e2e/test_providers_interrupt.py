@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.testing import AnthropicServer, LocalServer, OpenAIServer, Step, ToolUse
+from tests.e2e._process import STOPPING, read_stderr_until
 
 # Two ``ctxrelay run`` processes per case, each importing a provider SDK: about 10 s a
 # case on an idle machine, several times that under load.
@@ -89,12 +90,13 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(
         proc = start(server, provider, model, tmp_path, "read a.txt twice")
         try:
             wait_for_requests(server, 2)
-            time.sleep(0.2)
             started = time.monotonic()
-            for _ in range(presses):
+            proc.send_signal(signal.SIGINT)
+            early = read_stderr_until(proc, STOPPING)  # the first Ctrl-C was taken
+            if presses == 2:
                 proc.send_signal(signal.SIGINT)
-                time.sleep(0.3)
             out, err = proc.communicate(timeout=30)
+            err = early + err
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -18,6 +18,7 @@ from ctxrelay.pricing import DEFAULT_PRICES, cost
 from ctxrelay.runtime.model import Usage
 from ctxrelay.store import open_store
 from ctxrelay.testing import AnthropicServer, Fault, LocalServer, OpenAIServer, Step, ToolUse
+from tests.e2e._usage import StepUsage
 
 pytestmark = pytest.mark.e2e
 
@@ -381,7 +382,7 @@ def test_max_cost_counts_cache_tokens_and_resumes_with_a_higher_cap(
     wire: Wire, workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Mostly cache reads: a cap that ignored them would never trip.
-    heavy = {"input_tokens": 10, "cache_read_input_tokens": 200_000}
+    heavy: StepUsage = {"input_tokens": 10, "cache_read_input_tokens": 200_000}
     steps = [
         Step(tool_calls=read(), **heavy),
         Step(tool_calls=read(), **heavy),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.store import open_store
+from tests.e2e._process import STOPPING, read_stderr_until
 
 pytestmark = pytest.mark.e2e
 
@@ -103,10 +104,12 @@ def test_ctrl_c_stops_cleanly_and_resume_continues(tmp_path: Path) -> None:
     proc = _start(tmp_path)
     _wait_for_request(tmp_path, 1)
     proc.send_signal(signal.SIGINT)
-    # the stop takes effect after the running step; cut the step short with a second ^C
-    time.sleep(0.3)
+    # the stop takes effect after the running step; cut the step short with a second ^C,
+    # once the first one has been taken
+    early = read_stderr_until(proc, STOPPING)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
+    err = early + err
     assert proc.returncode != 0
     assert "Traceback" not in err
     sid = _session_id(tmp_path)

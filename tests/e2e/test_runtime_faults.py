@@ -1,4 +1,4 @@
-"""Kill -9 at any point and resume (DESIGN §9), on SQLite.
+"""Kill -9 at any point and resume (``docs/contracts.md``), on SQLite.
 
 Each trial runs a scripted session in a forked child and kills it with SIGKILL, either
 at a chosen store write (just before or just after it commits: between claim and

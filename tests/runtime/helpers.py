@@ -32,7 +32,7 @@ class Harness:
     log: Path
     events: list[Event] = field(default_factory=list)
 
-    def runtime(self, steps: Sequence[dict[str, Any]], *, tools: ToolSet | None = None) -> Runtime:
+    def runtime(self, steps: Sequence[Any], *, tools: ToolSet | None = None) -> Runtime:
         provider = ScriptedProvider(load_steps(steps), name="scripted:test", log=self.log)
         return Runtime(
             self.store,
@@ -46,7 +46,7 @@ class Harness:
 
     def run(
         self,
-        steps: Sequence[dict[str, Any]],
+        steps: Sequence[Any],
         task: str = "do the task",
         *,
         budget: Budget = SMALL,
@@ -59,7 +59,7 @@ class Harness:
 
     def resume(
         self,
-        steps: Sequence[dict[str, Any]],
+        steps: Sequence[Any],
         session_id: str,
         text: str | None = None,
         *,

@@ -12,7 +12,14 @@ import pytest
 
 from ctxrelay.budget import Budget, Capability, Stage, handoff_text
 from ctxrelay.runtime import Runtime
-from ctxrelay.runtime.events import AdvisoryEvent, NoticeEvent, RolloverEvent, StartEvent
+from ctxrelay.runtime.events import (
+    AdvisoryEvent,
+    DispatchEvent,
+    Event,
+    NoticeEvent,
+    RolloverEvent,
+    StartEvent,
+)
 from ctxrelay.runtime.model import ModelRequest, ModelResponse, TextBlock
 from ctxrelay.runtime.providers.scripted import ScriptedProvider, load_steps
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, builtin_tools
@@ -425,19 +432,19 @@ def test_queued_input_is_delivered_after_the_turn_and_carried_across_windows(
 def test_stop_pauses_cleanly_before_the_next_dispatch(harness: Harness) -> None:
     (harness.workspace / "a.txt").write_text("alpha\n")
     steps: list[dict[str, Any]] = [
-        {"text": "a", "tool_calls": [call("read_file", path="a.txt")], "delay_s": 0.05},
+        {"text": "a", "tool_calls": [call("read_file", path="a.txt")]},
         {"text": "b"},
     ]
-    runtime = harness.runtime(steps)
+    provider = ScriptedProvider(load_steps(steps), name="scripted:test", log=harness.log)
+
+    def on_event(event: Event) -> None:
+        # Stop while the first request is in flight: the loop sees it before the next.
+        if isinstance(event, DispatchEvent):
+            session.stop()
+
+    runtime = Runtime(harness.store, provider, tools=builtin_tools(), on_event=on_event)
     session = runtime.start("task", harness.config())
-
-    async def go() -> Any:
-        task = asyncio.create_task(session.run())
-        await asyncio.sleep(0.01)
-        session.stop()
-        return await task
-
-    result = asyncio.run(go())
+    result = asyncio.run(session.run())
     assert result.status == "stopped"
     assert len(harness.received()) == 1
     assert harness.store.get_session(result.session_id).status == "stopped"

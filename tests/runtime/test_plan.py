@@ -178,3 +178,18 @@ def test_guard_request_never_sends_above_the_usable_limit() -> None:
     assert guard_request(SMALL, 8_000, answered=False) == "send"
     assert guard_request(SMALL, 8_001, answered=True) == "rollover"
     assert guard_request(SMALL, 8_001, answered=False) == "pause"
+
+
+def test_last_response_reads_the_metadata_the_runtime_writes() -> None:
+    meta = {
+        "context_tokens": 900,
+        "output_tokens": 40,
+        "request_bytes": 3_000,
+        "message_bytes": 120,
+    }
+    assert LastResponse.from_metadata(meta) == LastResponse(900, 40, 3_000, 120)
+    assert LastResponse.from_metadata({"context_tokens": 900, "request_bytes": 3_000}) == (
+        LastResponse(900, 0, 3_000, 0)
+    )
+    # An older history's row without the counts: the whole request is estimated.
+    assert LastResponse.from_metadata({"usage": {"input_tokens": 900}}) is None

@@ -14,6 +14,7 @@ from ctxrelay.runtime import (
     publish_advisory,
     seal_window,
     window_opening,
+    window_state,
 )
 from ctxrelay.runtime.windows import NOTES_MAX_BYTES
 from ctxrelay.store import NewRow
@@ -141,3 +142,26 @@ def test_a_window_is_sealed_once(harness: Harness) -> None:
     with pytest.raises(StaleWindowError):
         seal_window(store, session.id, first, "forced", opening=opening, usable_limit=8_000)
     assert len(store.windows(session.id)) == 2
+
+
+def test_window_state_reads_claims_and_the_largest_counted_request(harness: Harness) -> None:
+    store = harness.store
+    session = store.create_session()
+    window = store.current_window(session.id)
+    store.append(
+        session.id,
+        window.id,
+        [
+            NewRow("user", "task"),
+            NewRow("assistant", "a", {"context_tokens": 8_100}),
+            NewRow("assistant", "b", {"context_tokens": 7_000}),
+            NewRow("assistant", "older, without counts"),
+        ],
+    )
+    store.append_advisory(session.id, window.id, "warning", NewRow("warning", "w"))
+    got_window, state = window_state(store, session.id)
+    assert got_window == window
+    assert state == WindowState(window.id, 1, frozenset({"warning"}), 8_100)
+    # Planned on that state, an oversized request is an emergency: the provider already
+    # counted one of this window above the usable limit.
+    assert plan_dispatch(SMALL, 8_200, window=state).seal_reason == "emergency"

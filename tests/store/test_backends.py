@@ -23,11 +23,11 @@ def _schema_rows(target: str) -> list[Any]:
 
         with psycopg.connect(target) as conn:
             return conn.execute("SELECT version FROM ctx_schema").fetchall()
-    conn = sqlite3.connect(target)
+    lite = sqlite3.connect(target)
     try:
-        return conn.execute("SELECT version FROM ctx_schema").fetchall()
+        return lite.execute("SELECT version FROM ctx_schema").fetchall()
     finally:
-        conn.close()
+        lite.close()
 
 
 def _open_and_report(target: str, barrier: Any, out: Any) -> None:

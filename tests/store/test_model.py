@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from ctxrelay.errors import StaleWindowError
-from ctxrelay.store import NewRow, Store, open_store
+from ctxrelay.store import NewRow, SealReason, Store, open_store
 
 KINDS = st.sampled_from(["user", "assistant", "tool_call", "tool_result"])
 TEXTS = st.one_of(st.none(), st.text(max_size=40))
@@ -88,7 +88,7 @@ class StoreMachine(RuleBasedStateMachine):
     def rollover(
         self,
         data: st.DataObject,
-        reason: str,
+        reason: SealReason,
         opening: list[str | None],
         stale: bool,
         which: int,
@@ -105,7 +105,7 @@ class StoreMachine(RuleBasedStateMachine):
                     target.id,
                     reason,
                     boundary=NewRow("boundary"),
-                    opening=rows,  # type: ignore[arg-type]
+                    opening=rows,
                 )
             return
         new = self._store(which).rollover(
@@ -113,7 +113,7 @@ class StoreMachine(RuleBasedStateMachine):
             target.id,
             reason,
             boundary=NewRow("boundary"),
-            opening=rows,  # type: ignore[arg-type]
+            opening=rows,
         )
         target.rows.append(("boundary", None))
         target.seal = reason

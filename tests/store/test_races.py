@@ -21,7 +21,7 @@ from tests.store import workers
 
 _CTX = multiprocessing.get_context("fork")
 
-#: Processes racing per backend (8 on SQLite, 32 on PostgreSQL: docs/store.md).
+#: Processes racing per backend (``docs/store.md``: 8 on SQLite, 32 on PostgreSQL).
 RACERS = {"sqlite": 8, "postgresql": 32}
 CRASH_TRIALS = 100
 

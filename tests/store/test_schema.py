@@ -26,13 +26,13 @@ def _checks(target: str, table: str) -> str:
                 (table,),
             ).fetchall()
         return " ".join(str(r[0]) for r in rows)
-    conn = sqlite3.connect(target)
+    lite = sqlite3.connect(target)
     try:
-        (sql,) = conn.execute(
+        (sql,) = lite.execute(
             "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
         ).fetchone()
     finally:
-        conn.close()
+        lite.close()
     return " ".join(re.findall(r"CHECK\s*\(([^)]*\))", str(sql)))
 
 

@@ -67,6 +67,7 @@ def test_truncated_body_is_cut_halfway(wire: str, fault: Fault) -> None:
         answer(wire, fault)
     assert cut.value.partial
     # Half the announced body arrived, the other half never will.
+    assert cut.value.expected is not None
     assert 0 <= cut.value.expected - len(cut.value.partial) <= 1
 
 
@@ -134,3 +135,68 @@ def test_openai_refusals_in_the_apis_words() -> None:
     status, error = refusal("openai", {"model": "m", "messages": HI}, context_window=1)
     assert (status, error["code"]) == (400, "context_length_exceeded")
     assert error["message"].startswith("This model's maximum context length is 1 tokens.")
+
+
+# -- a failure inside the server fails the test at once ------------------------------------
+
+
+class RouteBroke(AssertionError):
+    """What a test's router raises when a request is not what the test expected."""
+
+
+def _broken_route(calls: list[int]) -> Callable[[Any], Step]:
+    def route(body: Any) -> Step:
+        calls.append(1)
+        raise RouteBroke("the router did not expect this request")
+
+    return route
+
+
+def test_a_route_that_raises_is_answered_400_and_the_sdk_does_not_retry() -> None:
+    import anthropic
+
+    calls: list[int] = []
+    server = AnthropicServer(_broken_route(calls)).start()
+    client = anthropic.Anthropic(base_url=server.base_url, api_key="k", max_retries=5)
+    try:
+        with pytest.raises(anthropic.BadRequestError) as answered:
+            client.messages.create(model="claude-opus-4-6", max_tokens=8, messages=HI)  # type: ignore[arg-type]
+        assert "RouteBroke: the router did not expect this request" in str(answered.value)
+        assert len(server.requests_to("/v1/messages")) == 1  # no retry storm
+        assert isinstance(server.failure, RouteBroke)
+        # The next request is refused at once, without running the router again.
+        with pytest.raises(anthropic.BadRequestError):
+            client.messages.create(model="claude-opus-4-6", max_tokens=8, messages=HI)  # type: ignore[arg-type]
+        assert calls == [1]
+    finally:
+        client.close()
+        with pytest.raises(RouteBroke):
+            server.stop()  # and the test fails with the router's own exception
+    server.stop()  # raised once: stopping again is quiet
+
+
+def test_leaving_the_with_block_raises_the_servers_failure() -> None:
+    import openai
+
+    calls: list[int] = []
+    seen: list[int] = []
+
+    def session() -> None:
+        with OpenAIServer(_broken_route(calls)) as server:
+            client = openai.OpenAI(base_url=server.base_url, api_key="k", max_retries=5)
+            try:
+                client.chat.completions.create(model="gpt-4.1", messages=HI)  # type: ignore[arg-type]
+            except openai.BadRequestError:
+                seen.append(len(server.requests))
+            finally:
+                client.close()
+
+    with pytest.raises(RouteBroke):
+        session()
+    assert seen == [1]  # answered 400 at once: one request, no retries
+    assert calls == [1]
+
+
+def test_a_server_without_failures_stops_quietly() -> None:
+    with AnthropicServer([Step(text="ok")]) as server:
+        assert server.failure is None

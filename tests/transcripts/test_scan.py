@@ -146,8 +146,8 @@ def test_truncated_last_line_and_garbage_are_skipped(tmp_path: Path) -> None:
         tmp_path / "t.jsonl",
         [
             assistant("m1", read=10),
-            b'{"type": "assistant", "usage": oops',
-            b'["usage", 1]',
+            b'{"type": "assistant", "usage": {"output_tokens": oops',
+            b'["usage", {"output_tokens": 1}]',
             b"\xff\xfe not utf-8",
             {"type": "brand-new-kind", "usage": {"input_tokens": 9}},
             assistant("m2", read=20),

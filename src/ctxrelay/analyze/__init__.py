@@ -5,8 +5,15 @@ It reads transcripts with :mod:`ctxrelay.transcripts`, prices them with
 ``compact`` (Claude Code's auto-compaction) and ``handoff:P`` (ctxrelay's slider, decided
 by :func:`ctxrelay.budget.evaluate` at every dispatch). The replay's assumptions are in
 :class:`Assumptions` and are printed with every result.
+
+Every response is priced at its own model (:class:`Bill`). Reports over many sessions
+(:func:`group_reports`), the sweep's :func:`recommendation` and :func:`analyze_store`
+load on first use, so ``--json`` without them does not import their modules.
 """
 
+from typing import Any
+
+from ctxrelay.analyze._bill import Bill, Pricer
 from ctxrelay.analyze._policies import (
     DEFAULT_POLICIES,
     Policy,
@@ -36,13 +43,17 @@ from ctxrelay.analyze._report import (
     sweep_totals,
     totals_json,
 )
-from ctxrelay.analyze._store import analyze_store
 
 __all__ = [
     "DEFAULT_POLICIES",
+    "GROUPINGS",
     "Assumptions",
+    "Bill",
     "Policy",
+    "Pricer",
+    "Recommendation",
     "ReplayResult",
+    "ReportRow",
     "SessionReport",
     "SimRequest",
     "SubagentReport",
@@ -54,13 +65,35 @@ __all__ = [
     "analyze_transcript",
     "default_projects_dir",
     "discover",
+    "group_reports",
     "measure_assumptions",
     "parse_policies",
     "parse_policy",
     "parse_sweep",
+    "parse_when",
     "recommend",
+    "recommendation",
     "replay",
     "report_json",
     "sweep_totals",
     "totals_json",
 ]
+
+_LAZY = frozenset(
+    {"GROUPINGS", "Recommendation", "ReportRow", "group_reports", "parse_when", "recommendation"}
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "analyze_store":
+        from ctxrelay.analyze._store import analyze_store
+
+        globals()[name] = analyze_store
+        return analyze_store
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ctxrelay.analyze import _groups
+
+    value = getattr(_groups, name)
+    globals()[name] = value
+    return value

@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from ctxrelay.analyze._groups import ReportRow
 from ctxrelay.analyze._replay import ReplayResult
 from ctxrelay.analyze._report import SessionReport
 from ctxrelay.budget import Budget
@@ -72,18 +73,60 @@ def _levels(ax: Any, *lines: tuple[int | None, str, str, float, str]) -> None:
             )
 
 
+def _cumulative(ax: Any, days: Sequence[ReportRow], formatter: Any) -> None:
+    """Cost by day, summed from the first day: recorded, and each policy's what-if."""
+    keys = [d.key for d in days]
+    xs = list(range(len(keys)))
+
+    def running(values: list[float | None]) -> list[float]:
+        total, out = 0.0, []
+        for v in values:
+            total += v or 0.0
+            out.append(total)
+        return out
+
+    ax.plot(
+        xs, running([d.cost_usd for d in days]), color="#7a7a7a", linewidth=4, alpha=0.55,
+        label="recorded", zorder=1,
+    )  # fmt: skip
+    names = list(days[0].policies) if days else []
+    for k, name in enumerate(n for n in names if n != "none"):
+        ax.plot(
+            xs,
+            running([d.policy_cost(name) for d in days]),
+            color=_COLORS[(k + 1) % len(_COLORS)],
+            linewidth=1.3,
+            label=name,
+            zorder=2,
+        )
+    step = max(1, len(keys) // 12)
+    ax.set_xticks(xs[::step], keys[::step], fontsize=7)
+    ax.set_title("Cumulative cost by day, recorded and under each policy", fontsize=10)
+    ax.set_ylabel("USD")
+    ax.yaxis.set_major_formatter(formatter(lambda v, _: f"${v:,.0f}"))
+    ax.grid(alpha=0.25)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
 def plot_sessions(
-    reports: Sequence[SessionReport], path: str | os.PathLike[str]
+    reports: Sequence[SessionReport],
+    path: str | os.PathLike[str],
+    *,
+    daily: Sequence[ReportRow] | None = None,
 ) -> list[SessionReport]:
-    """Draw up to :data:`MAX_PLOTTED_SESSIONS` sessions into a PNG; returns those drawn."""
+    """Draw up to :data:`MAX_PLOTTED_SESSIONS` sessions into a PNG; returns those drawn.
+    With ``daily`` (rows by day) a first panel shows the cumulative cost by day."""
     plt, formatter = _pyplot()
     ranked = sorted(reports, key=lambda r: -r.transcript.requests)
     # A session of a handful of requests draws a dot; show them only if nothing else.
     chosen = [r for r in ranked if r.transcript.requests >= MIN_PLOTTED_REQUESTS]
     chosen = (chosen or ranked[:1])[:MAX_PLOTTED_SESSIONS]
-    panels = max(1, len(chosen))
+    extra = 1 if daily else 0
+    panels = max(1, len(chosen) + extra)
     fig, axes = plt.subplots(panels, 1, figsize=(12, 3.4 * panels), squeeze=False)
-    for ax, report in zip((row[0] for row in axes), chosen, strict=False):
+    if daily:
+        _cumulative(axes[0][0], daily, formatter)
+    for ax, report in zip((row[0] for row in axes[extra:]), chosen, strict=False):
         a = report.assumptions
         _levels(
             ax,

@@ -23,8 +23,10 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   compaction finds the cache cold and writes its whole input, unless ``warm_prefix_tokens``
   says the shared prefix (system prompt, tools) stays cached, as the recorded compactions
   show (``--warm-prefix``). Writes keep the recorded request's 5-minute/1-hour split.
-* Output tokens are the recorded ones; a replayed request is priced at the recorded
-  model's prices.
+* Output tokens are the recorded ones. Each replayed request is priced at the model that
+  made it: a recorded request at its recorded model, a request the policy adds (a
+  summary, the notes, the ``new_context`` call) at the model of the recorded request it
+  follows, a recorded summary at the summarizer's model.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxrelay._sizes import NOTES_MAX_BYTES
+from ctxrelay.analyze._bill import Pricer
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
@@ -41,9 +43,10 @@ from ctxrelay.budget.bounds import (
     CLAUDE_CODE_RESPONSE_RESERVE,
     LONG_CONTEXT_WINDOW,
     MAIN_OUTPUT_RESERVE,
+    NOTES_MAX_BYTES,
 )
 from ctxrelay.budget.triggers import context_window_for
-from ctxrelay.pricing import Prices, cost
+from ctxrelay.pricing import PriceTable
 from ctxrelay.transcripts import Compaction, Response, Usage
 
 __all__ = [
@@ -228,6 +231,10 @@ class SimRequest:
     window: int
     kind: RequestKind = "recorded"
     recorded: int | None = None
+    model: str | None = None
+    """The model that makes the request (priced at its prices)."""
+    timestamp: str | None = None
+    """When the recorded request it stands for (or follows) was made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +321,7 @@ def _recorded(
     read = tokens - fresh - written
     one_hour = _split(written, u, a.one_hour_writes)
     usage = Usage(fresh, written, read, u.output_tokens, one_hour)
-    return SimRequest(tokens, usage, window, "recorded", index)
+    return SimRequest(tokens, usage, window, "recorded", index, response.model, response.timestamp)
 
 
 def _added_usage(tokens: int, cached: int, output: int, one_hour_default: bool) -> Usage:
@@ -331,17 +338,24 @@ def _growth(responses: Sequence[Response]) -> list[int]:
     return growth
 
 
-def _price(requests: Sequence[SimRequest], prices: Prices | None) -> float | None:
-    if prices is None:
+def _price(requests: Sequence[SimRequest], pricer: Pricer | None) -> float | None:
+    """Each request at its own model's prices; ``None`` when one of them has none."""
+    if pricer is None:
         return None
-    return sum(cost(r.usage, prices) for r in requests)
+    return pricer.total((r.model, r.usage) for r in requests)
+
+
+def _pricer(prices: PriceTable | Pricer | None) -> Pricer | None:
+    if prices is None or isinstance(prices, Pricer):
+        return prices
+    return Pricer(prices)
 
 
 def replay(
     responses: Sequence[Response],
     assumptions: Assumptions,
     policy: Policy,
-    prices: Prices | None,
+    prices: PriceTable | Pricer | None,
     *,
     compactions: Sequence[Compaction] = (),
     summarizer: Sequence[Sequence[Response]] = (),
@@ -350,18 +364,20 @@ def replay(
 
     For ``none``, ``compactions`` place the recorded summarizer requests (``summarizer[k]``
     holds the responses of the k-th compaction's ``agent-acompact-*`` file, if found).
+    ``prices`` is the table each request's model is looked up in (``None``: no costs).
     """
+    pricer = _pricer(prices)
     if policy.kind == "none":
-        return _replay_none(responses, policy, prices, compactions, summarizer)
+        return _replay_none(responses, policy, pricer, compactions, summarizer)
     if policy.kind == "compact":
-        return _replay_compact(responses, assumptions, policy, prices)
-    return _replay_handoff(responses, assumptions, policy, prices)
+        return _replay_compact(responses, assumptions, policy, pricer)
+    return _replay_handoff(responses, assumptions, policy, pricer)
 
 
 def _replay_none(
     responses: Sequence[Response],
     policy: Policy,
-    prices: Prices | None,
+    prices: Pricer | None,
     compactions: Sequence[Compaction],
     summarizer: Sequence[Sequence[Response]],
 ) -> ReplayResult:
@@ -371,9 +387,27 @@ def _replay_none(
         k = at.get(i)
         if k is not None and k < len(summarizer):
             for s in summarizer[k]:
-                out.append(SimRequest(s.context_tokens, s.usage, response.segment, "summary"))
+                out.append(
+                    SimRequest(
+                        s.context_tokens,
+                        s.usage,
+                        response.segment,
+                        "summary",
+                        None,
+                        s.model,
+                        s.timestamp,
+                    )
+                )
         out.append(
-            SimRequest(response.context_tokens, response.usage, response.segment + 1, "recorded", i)
+            SimRequest(
+                response.context_tokens,
+                response.usage,
+                response.segment + 1,
+                "recorded",
+                i,
+                response.model,
+                response.timestamp,
+            )
         )
     return ReplayResult(
         policy, tuple(out), compactions=len(compactions), cost_usd=_price(out, prices)
@@ -381,7 +415,7 @@ def _replay_none(
 
 
 def _replay_compact(
-    responses: Sequence[Response], a: Assumptions, policy: Policy, prices: Prices | None
+    responses: Sequence[Response], a: Assumptions, policy: Policy, prices: Pricer | None
 ) -> ReplayResult:
     growth = _growth(responses)
     out: list[SimRequest] = []
@@ -395,12 +429,16 @@ def _replay_compact(
         tokens = max(start, (start if prev is None else prev) + growth[i])
         if prev is not None and (prev + prev_out >= a.compact_at or tokens > a.usable_limit):
             summary_in = min(prev + prev_out + a.compact_prompt_tokens, a.usable_limit)
+            last = responses[i - 1]
             out.append(
                 SimRequest(
                     summary_in,
                     _added_usage(summary_in, prev, a.summary_tokens, a.one_hour_writes),
                     window,
                     "summary",
+                    None,
+                    last.model,
+                    last.timestamp,
                 )
             )
             compactions += 1
@@ -422,7 +460,7 @@ def _replay_compact(
 
 
 def _replay_handoff(
-    responses: Sequence[Response], a: Assumptions, policy: Policy, prices: Prices | None
+    responses: Sequence[Response], a: Assumptions, policy: Policy, prices: Pricer | None
 ) -> ReplayResult:
     assert policy.threshold is not None
     budget = Budget(a.limit, a.output_reserve, policy.threshold)
@@ -451,6 +489,7 @@ def _replay_handoff(
             else:
                 # The agent checkpoints its notes, confirms, and calls new_context.
                 notes_in = prev + prev_out
+                last = responses[i - 1]
                 if notes_in + a.notes_tokens + NEW_CONTEXT_TOKENS <= a.usable_limit:
                     out.append(
                         SimRequest(
@@ -458,6 +497,9 @@ def _replay_handoff(
                             _added_usage(notes_in, prev, a.notes_tokens, a.one_hour_writes),
                             window,
                             "notes",
+                            None,
+                            last.model,
+                            last.timestamp,
                         )
                     )
                     call_in = notes_in + a.notes_tokens + NEW_CONTEXT_TOKENS
@@ -467,6 +509,9 @@ def _replay_handoff(
                             _added_usage(call_in, notes_in, NEW_CONTEXT_TOKENS, a.one_hour_writes),
                             window,
                             "new_context",
+                            None,
+                            last.model,
+                            last.timestamp,
                         )
                     )
                     rollovers += 1

@@ -1,4 +1,20 @@
-"""Sessions found on disk, measured, priced and replayed; the ``--json`` shape (DESIGN §7)."""
+"""Sessions found on disk, measured, priced and replayed; the ``--json`` of ``docs/contracts.md``.
+
+What is counted where (``docs/analyze.md`` has the same in words):
+
+* A **session** is a session file (``<project>/<id>.jsonl``) with the files of its
+  folder (``<project>/<id>/subagents/agent-*.jsonl``): its main chain, its subagents (their
+  own files, or inline ``isSidechain`` lines of old transcripts) and its compaction
+  summaries (``agent-acompact-*.jsonl``).
+* A ``subagents/`` folder whose session file is missing is its own row (kind
+  ``orphan_subagents``); a file holding sidechain lines only is one too
+  (``sidechain_only``). Both are priced like any other.
+* A response (``message.id`` with its ``requestId``) present in several files of one run
+  counts once, in the earliest session that holds it; ``duplicate_responses`` counts
+  those left out of a later one. ``<synthetic>`` responses are no requests and are
+  counted apart (``synthetic_responses``).
+* Every response is priced at its own model's prices (:mod:`ctxrelay.analyze._bill`).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +22,13 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from ctxrelay.analyze._bill import Bill, Pricer
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import Assumptions, ReplayResult, measure_assumptions, replay
 from ctxrelay.errors import ConfigError
-from ctxrelay.pricing import DEFAULT_PRICES, Prices, PriceTable, cost
+from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
 from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
     Compaction,
@@ -22,6 +39,7 @@ from ctxrelay.transcripts import (
 )
 
 __all__ = [
+    "SessionKind",
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
@@ -36,6 +54,10 @@ __all__ = [
     "sweep_totals",
     "totals_json",
 ]
+
+SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
+"""A session file, a ``subagents/`` folder without one, or a file of sidechain lines only
+(a stored ``--db`` session is a ``session``)."""
 
 
 def default_projects_dir() -> Path:
@@ -52,7 +74,9 @@ def _is_agent_file(path: Path) -> bool:
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Session transcripts under ``paths`` (files or directories, searched recursively),
-    sorted, without the subagent files (they are read with their session)."""
+    sorted, without the subagent files (they are read with their session). A session
+    folder whose ``subagents/`` has no session file beside it is listed as the folder
+    itself (an orphan: its agents are read as their own row)."""
     found: dict[Path, None] = {}
     for raw in paths:
         path = Path(raw).expanduser()
@@ -60,8 +84,14 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             found[path] = None
         elif path.is_dir():
             for candidate in sorted(path.rglob("*.jsonl")):
-                if candidate.is_file() and not _is_agent_file(candidate):
+                if not candidate.is_file():
+                    continue
+                if not _is_agent_file(candidate):
                     found[candidate] = None
+                    continue
+                folder = candidate.parent.parent
+                if not folder.with_name(f"{folder.name}.jsonl").is_file():
+                    found[folder] = None
         elif path.exists():
             raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
         else:
@@ -70,23 +100,40 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def agent_files(session: Path) -> list[Path]:
-    """``<dir>/<session>/subagents/agent-*.jsonl`` of a session file."""
-    folder = session.parent / session.stem / "subagents"
+    """``<dir>/<session>/subagents/agent-*.jsonl`` of a session file (or of an orphan
+    session folder)."""
+    folder = (session if session.is_dir() else session.parent / session.stem) / "subagents"
     if not folder.is_dir():
         return []
     return sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
 
 
+def _total_usage(responses: Iterable[Response]) -> Usage:
+    total = Usage()
+    for r in responses:
+        total = total + r.usage
+    return total
+
+
+def _bill(responses: Iterable[Response], pricer: Pricer) -> Bill:
+    return Bill.of(((r.model, r.usage) for r in responses), pricer)
+
+
 @dataclass(frozen=True, slots=True)
 class SubagentReport:
+    """One subagent of a session: its own file, or an old transcript's inline lines."""
+
     agent_id: str
     requests: int
     peak_context_tokens: int
     final_context_tokens: int
     usage: Usage
     model: str | None
+    """The model of its latest response (``bill`` has every model it ran)."""
     cost_usd: float | None
     path: str | None = None
+    bill: Bill = field(default_factory=Bill)
+    responses: tuple[Response, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +141,8 @@ class SubagentReport:
             "requests": self.requests,
             "peak_context_tokens": self.peak_context_tokens,
             "usage": self.usage.as_dict(),
+            "model": self.model,
+            "cost_usd": _round(self.cost_usd),
         }
 
 
@@ -122,66 +171,116 @@ class SessionReport:
     transcript: Transcript
     subagents: tuple[SubagentReport, ...]
     summarizer: tuple[tuple[Response, ...], ...]
-    prices: Prices | None
+    """The summarizer's requests matched to the main chain's compactions (the replay's)."""
     assumptions: Assumptions
     replays: tuple[ReplayResult, ...]
+    main: Bill = field(default_factory=Bill)
+    summaries: Bill = field(default_factory=Bill)
+    """Every compaction summary request of the session, matched to a compaction or not."""
+    summary_responses: tuple[Response, ...] = ()
+    loose_summaries: Bill = field(default_factory=Bill)
+    """Summary requests matched to no compaction of the chain (the replays leave them as
+    recorded)."""
     sweep: tuple[SweepPoint, ...] = ()
     sweep_spec: Sweep | None = None
-    unpriced_models: tuple[str, ...] = field(default=())
+    kind: SessionKind = "session"
+    project: str | None = None
+    synthetic_responses: int = 0
+    duplicate_responses: int = 0
 
     @property
     def empty(self) -> bool:
         """Nothing was ever sent: no request, no compaction, no subagent (a file Claude
         Code left with snapshots only, or a JSONL file that is not a transcript)."""
         t = self.transcript
-        return not (t.requests or t.compactions or self.subagents)
+        return not (t.requests or t.compactions or self.subagents or self.summaries.requests)
 
     @property
     def session_id(self) -> str:
         return self.transcript.session_id or Path(self.transcript.path).stem
 
     @property
+    def total(self) -> Bill:
+        """Main chain + compaction summaries + subagents, per model."""
+        bill = self.main + self.summaries
+        for agent in self.subagents:
+            bill = bill + agent.bill
+        return bill
+
+    @property
     def main_cost_usd(self) -> float | None:
-        if self.prices is None:
-            return None
-        return sum(cost(r.usage, self.prices) for r in self.transcript.responses)
+        return self.main.cost_usd
 
     @property
     def summarizer_usage(self) -> Usage:
-        total = Usage()
-        for group in self.summarizer:
-            for response in group:
-                total = total + response.usage
+        """The usage of the summaries matched to compactions (what ``none`` replays)."""
+        return _total_usage(r for group in self.summarizer for r in group)
+
+    @property
+    def subagents_cost_usd(self) -> float | None:
+        total = 0.0
+        for agent in self.subagents:
+            if agent.cost_usd is None:
+                return None
+            total += agent.cost_usd
         return total
 
     @property
-    def subagents_cost_usd(self) -> float:
-        return sum(s.cost_usd or 0.0 for s in self.subagents)
-
-    @property
     def summarizer_cost_usd(self) -> float | None:
-        if self.prices is None:
-            return None
-        prices = self.prices
-        return sum(cost(r.usage, prices) for group in self.summarizer for r in group)
+        return self.summaries.cost_usd
 
     @property
     def cost_usd(self) -> float | None:
-        """Everything the session spent: its main chain, its compaction summaries and
-        its subagents (each at its own model's prices)."""
-        main, summaries = self.main_cost_usd, self.summarizer_cost_usd
-        if main is None or summaries is None:
+        """Everything the session spent, each response at its own model's prices;
+        ``None`` when a model of it has no price (``unpriced_models`` names it)."""
+        return self.total.cost_usd
+
+    @property
+    def unpriced_models(self) -> tuple[str, ...]:
+        return self.total.unpriced_models
+
+    @property
+    def outside_chain_cost_usd(self) -> float | None:
+        """What no main-chain policy changes: the subagents, and summaries not matched to
+        a compaction of the chain. A policy's whole-session cost is its replay plus this."""
+        agents = self.subagents_cost_usd
+        loose = self.loose_summaries.cost_usd
+        return None if agents is None or loose is None else agents + loose
+
+    def policy_total(self, result: ReplayResult) -> float | None:
+        """A replayed policy's cost for the whole session (its main chain replayed, the
+        rest as recorded)."""
+        outside = self.outside_chain_cost_usd
+        if result.cost_usd is None or outside is None:
             return None
-        return main + summaries + self.subagents_cost_usd
+        return result.cost_usd + outside
+
+    @property
+    def timestamps(self) -> tuple[str | None, str | None]:
+        """The first and last response time over every part of the session."""
+        stamps = [
+            r.timestamp
+            for r in (
+                *self.transcript.responses,
+                *self.summary_responses,
+                *(r for a in self.subagents for r in a.responses),
+            )
+            if r.timestamp
+        ]
+        return (min(stamps), max(stamps)) if stamps else (None, None)
 
     def recommended(self) -> SweepPoint | None:
         return recommend(self.sweep)
 
     def as_json(self) -> dict[str, Any]:
         t = self.transcript
+        first, last = self.timestamps
         whatif: dict[str, Any] = {
             "assumptions": self.assumptions.as_dict(),
-            "policies": [r.as_dict() for r in self.replays],
+            "policies": [
+                {**r.as_dict(), "session_cost_usd": _round(self.policy_total(r))}
+                for r in self.replays
+            ],
             "cost_breakdown_usd": {
                 "main": _round(self.main_cost_usd),
                 "compaction_summaries": _round(self.summarizer_cost_usd),
@@ -201,14 +300,21 @@ class SessionReport:
             }
         return {
             "session_id": self.session_id,
+            "kind": self.kind,
+            "project": self.project,
             "path": t.path,
+            "first_timestamp": first,
+            "last_timestamp": last,
             "model": t.model,
             "requests": t.requests,
             "peak_context_tokens": t.peak_context_tokens,
             "final_context_tokens": t.final_context_tokens,
             "compactions": [{"pre_tokens": c.pre_tokens} for c in t.compactions],
             "usage": t.usage.as_dict(),
+            "total": self.total.as_json(),
             "cost_usd": _round(self.cost_usd),
+            "synthetic_responses": self.synthetic_responses,
+            "duplicate_responses": self.duplicate_responses,
             "subagents": [s.as_json() for s in self.subagents],
             "whatif": whatif,
         }
@@ -227,35 +333,92 @@ def recommend(points: Sequence[SweepPoint]) -> SweepPoint | None:
 
 
 def _summarizer_groups(
-    compactions: Sequence[Compaction], files: Sequence[Transcript]
+    compactions: Sequence[Compaction], files: Sequence[Sequence[Response]]
 ) -> tuple[tuple[Response, ...], ...]:
     """Recorded summarizer requests, matched to compactions in order of time."""
     ordered = sorted(
-        (f for f in files if f.responses),
-        key=lambda f: f.responses[0].timestamp or "",
+        (f for f in files if f),
+        key=lambda f: f[0].timestamp or "",
     )
-    groups = [tuple(f.responses) for f in ordered]
+    groups = [tuple(f) for f in ordered]
     return tuple(groups[: len(compactions)]) if compactions else ()
 
 
 def _subagent(
-    agent_id: str, responses: Sequence[Response], table: PriceTable, path: str | None
+    agent_id: str, responses: Sequence[Response], pricer: Pricer, path: str | None
 ) -> SubagentReport:
-    usage = Usage()
-    for r in responses:
-        usage = usage + r.usage
-    model = next((r.model for r in reversed(responses) if r.model), None)
-    prices = table.lookup(model)
+    bill = _bill(responses, pricer)
     return SubagentReport(
         agent_id=agent_id,
         requests=len(responses),
         peak_context_tokens=max((r.context_tokens for r in responses), default=0),
         final_context_tokens=responses[-1].context_tokens if responses else 0,
-        usage=usage,
-        model=model,
-        cost_usd=None if prices is None else sum(cost(r.usage, prices) for r in responses),
+        usage=_total_usage(responses),
+        model=next((r.model for r in reversed(responses) if r.model), None),
+        cost_usd=bill.cost_usd,
         path=path,
+        bill=bill,
+        responses=tuple(responses),
     )
+
+
+class _Seen:
+    """Responses already counted in this run, keyed by ``message.id`` and request id."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+
+    def fresh(self, transcript: Transcript) -> tuple[Transcript, int]:
+        """``transcript`` without the responses an earlier file of the run holds (its
+        compactions re-counted against the chain that remains), and how many left."""
+        ids = transcript.request_ids
+        keys = self.keys
+        dropped = 0
+
+        def keep(responses: Sequence[Response]) -> list[Response]:
+            nonlocal dropped
+            kept = []
+            for r in responses:
+                key = f"{r.message_id}:{ids.get(r.message_id, '')}"
+                if key in keys:
+                    dropped += 1
+                    continue
+                keys.add(key)
+                kept.append(r)
+            return kept
+
+        main = keep(transcript.responses)
+        side = keep(transcript.sidechain_responses)
+        if not dropped:
+            return transcript, 0
+        kept_ids = {r.message_id for r in main}
+        before = [0]
+        for r in transcript.responses:
+            before.append(before[-1] + (r.message_id in kept_ids))
+        compactions = tuple(
+            replace(c, after_requests=before[min(c.after_requests, len(transcript.responses))])
+            for c in transcript.compactions
+        )
+        return (
+            replace(
+                transcript,
+                responses=tuple(main),
+                sidechain_responses=tuple(side),
+                compactions=compactions,
+            ),
+            dropped,
+        )
+
+
+def _project(path: Path) -> str | None:
+    parent = path.parent.name
+    return parent or None
+
+
+def _empty_transcript(folder: Path) -> Transcript:
+    return Transcript(path=os.fspath(folder), session_id=folder.name, version=None, responses=())
 
 
 def analyze_session(
@@ -266,34 +429,69 @@ def analyze_session(
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
     warm_prefix: bool = False,
+    scanned: dict[Path, Transcript] | None = None,
+    seen: _Seen | None = None,
+    pricer: Pricer | None = None,
+    skip: frozenset[Path] = frozenset(),
 ) -> SessionReport:
-    """Measure, price and replay one session file (with its subagent files)."""
+    """Measure, price and replay one session file (with its subagent files), or an
+    orphan session folder (its subagent files alone).
+
+    ``scanned`` holds files already read (a parallel pass); ``seen`` the responses
+    earlier sessions of the run counted; agent files in ``skip`` could not be read."""
     session = Path(path)
-    transcript = scan(session)
+    pricer = pricer or Pricer(prices)
+    seen = seen if seen is not None else _Seen()
+    scanned = scanned or {}
+
+    def read(file: Path, agent: bool) -> Transcript:
+        found = scanned.get(file)
+        return found if found is not None else scan(file, agent=agent)
+
+    orphan = session.is_dir()
+    transcript = _empty_transcript(session) if orphan else read(session, False)
+    transcript, dropped = seen.fresh(transcript)
+    synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
-    summarizers: list[Transcript] = []
+    summary_files: list[tuple[Response, ...]] = []
     for file in agent_files(session):
-        agent_id = file.stem[len("agent-") :]
-        agent = scan(file, agent=True)
-        if agent_id.startswith(COMPACT_AGENT_PREFIX):
-            summarizers.append(agent)
+        if file in skip:
             continue
-        subagents.append(_subagent(agent_id, agent.responses, prices, str(file)))
+        agent_id = file.stem[len("agent-") :]
+        agent, gone = seen.fresh(read(file, True))
+        dropped += gone
+        synthetic += agent.synthetic_responses
+        if agent_id.startswith(COMPACT_AGENT_PREFIX):
+            summary_files.append(agent.responses)
+            continue
+        subagents.append(_subagent(agent_id, agent.responses, pricer, str(file)))
     # Old transcripts: subagents inline, one group per agent id.
     inline: dict[str, list[Response]] = {}
     for response in transcript.sidechain_responses:
         inline.setdefault(response.agent_id or "sidechain", []).append(response)
     for agent_id, responses in inline.items():
-        subagents.append(_subagent(agent_id, responses, prices, None))
+        subagents.append(_subagent(agent_id, responses, pricer, None))
+    kind: SessionKind
+    if orphan:
+        kind = "orphan_subagents"
+    elif not transcript.responses and transcript.sidechain_responses:
+        kind = "sidechain_only"
+    else:
+        kind = "session"
     return analyze_transcript(
         transcript,
         subagents=subagents,
-        summarizers=summarizers,
+        summary_files=summary_files,
         policies=policies,
         sweep=sweep,
         prices=prices,
         limit=limit,
         warm_prefix=warm_prefix,
+        pricer=pricer,
+        kind=kind,
+        project=_project(session),
+        synthetic_responses=synthetic,
+        duplicate_responses=dropped,
     )
 
 
@@ -301,21 +499,25 @@ def analyze_transcript(
     transcript: Transcript,
     *,
     subagents: Sequence[SubagentReport] = (),
-    summarizers: Sequence[Transcript] = (),
+    summary_files: Sequence[Sequence[Response]] = (),
     policies: Sequence[Policy] = DEFAULT_POLICIES,
     sweep: Sweep | None = None,
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
     output_reserve: int | None = None,
     warm_prefix: bool = False,
+    pricer: Pricer | None = None,
+    kind: SessionKind = "session",
+    project: str | None = None,
+    synthetic_responses: int = 0,
+    duplicate_responses: int = 0,
 ) -> SessionReport:
-    """Price and replay a chain already read (a transcript file or a stored session)."""
+    """Price and replay a chain already read (a transcript file or a stored session).
+    ``summary_files`` holds the responses of each compaction summarizer file."""
+    pricer = pricer or Pricer(prices)
     model = transcript.model
-    session_prices = prices.lookup(model)
-    unpriced = sorted(
-        {m for m in [model, *(s.model for s in subagents)] if m and prices.lookup(m) is None}
-    )
-    summarizer = _summarizer_groups(transcript.compactions, summarizers)
+    summarizer = _summarizer_groups(transcript.compactions, summary_files)
+    summary_responses = tuple(r for f in summary_files for r in f)
     assumptions = measure_assumptions(
         transcript.responses, transcript.compactions, model=model, limit=limit
     )
@@ -328,7 +530,7 @@ def analyze_transcript(
             transcript.responses,
             assumptions,
             policy,
-            session_prices,
+            pricer,
             compactions=transcript.compactions,
             summarizer=summarizer,
         )
@@ -337,9 +539,7 @@ def analyze_transcript(
     points: list[SweepPoint] = []
     if sweep is not None and transcript.responses:
         for threshold in sweep.thresholds():
-            result = replay(
-                transcript.responses, assumptions, Policy("handoff", threshold), session_prices
-            )
+            result = replay(transcript.responses, assumptions, Policy("handoff", threshold), pricer)
             points.append(
                 SweepPoint(
                     threshold,
@@ -349,26 +549,34 @@ def analyze_transcript(
                     result.peak_context_tokens,
                 )
             )
+    matched = {id(r) for group in summarizer for r in group}
     return SessionReport(
         transcript=transcript,
         subagents=tuple(subagents),
         summarizer=summarizer,
-        prices=session_prices,
         assumptions=assumptions,
         replays=replays,
+        main=_bill(transcript.responses, pricer),
+        summaries=_bill(summary_responses, pricer),
+        summary_responses=summary_responses,
+        loose_summaries=_bill((r for r in summary_responses if id(r) not in matched), pricer),
         sweep=tuple(points),
         sweep_spec=sweep,
-        unpriced_models=tuple(unpriced),
+        kind=kind,
+        project=project,
+        synthetic_responses=synthetic_responses,
+        duplicate_responses=duplicate_responses,
     )
 
 
 def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[str, Any]:
-    """Sums over all sessions: each policy's cost, and the sweep's recommendation.
+    """Sums over all sessions: the recorded ``total`` (every model, every part), each
+    policy's cost, and the sweep's recommendation.
 
-    A cost is summed over the sessions that could be priced, as each session sums the
-    parts it could price: ``unpriced_sessions`` counts the others (``cost_usd`` null),
-    ``unpriced_models`` names the models without a price, and a sum over no priced
-    session is ``null``, never a claimed 0."""
+    ``total`` sums every response of the run; its ``cost_usd`` is ``null`` when a model
+    has no price (``unpriced_models`` names them). ``cost_usd`` (and each policy's) is
+    summed over the sessions that could be priced: ``unpriced_sessions`` counts the
+    others, and a sum over no priced session is ``null``, never a claimed 0."""
     by_policy: dict[str, dict[str, Any]] = {}
     for report in reports:
         for result in report.replays:
@@ -377,25 +585,35 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
                 {
                     "policy": str(result.policy),
                     "cost_usd": 0.0,
+                    "session_cost_usd": 0.0,
                     "rollovers": 0,
                     "compactions": 0,
                     "sessions": 0,
                 },
             )
-            if result.cost_usd is not None:
+            whole = report.policy_total(result)
+            if result.cost_usd is not None and whole is not None:
                 entry["cost_usd"] += result.cost_usd
+                entry["session_cost_usd"] += whole
                 entry["sessions"] += 1
             entry["rollovers"] += result.rollovers + result.forced_rollovers
             entry["compactions"] += result.compactions
     for entry in by_policy.values():
-        entry["cost_usd"] = round(entry["cost_usd"], 6) if entry["sessions"] else None
+        for key in ("cost_usd", "session_cost_usd"):
+            entry[key] = round(entry[key], 6) if entry["sessions"] else None
     priced = [r.cost_usd for r in reports if r.cost_usd is not None]
+    total = Bill()
+    for report in reports:
+        total = total + report.total
     out: dict[str, Any] = {
         "sessions": len(reports),
         "requests": sum(r.transcript.requests for r in reports),
+        "total": total.as_json(),
         "cost_usd": round(sum(priced), 6) if priced or not reports else None,
         "unpriced_sessions": len(reports) - len(priced),
-        "unpriced_models": sorted({m for r in reports for m in r.unpriced_models}),
+        "unpriced_models": list(total.unpriced_models),
+        "synthetic_responses": sum(r.synthetic_responses for r in reports),
+        "duplicate_responses": sum(r.duplicate_responses for r in reports),
         "policies": list(by_policy.values()),
     }
     if sweep is not None:
@@ -427,11 +645,35 @@ def sweep_totals(reports: Sequence[SessionReport]) -> list[SweepPoint]:
 
 
 def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) -> dict[str, Any]:
-    """The ``ctxrelay analyze --json`` document (DESIGN §7, plus ``totals``)."""
+    """The ``ctxrelay analyze --json`` document (``docs/contracts.md``, plus ``totals``)."""
     return {
         "sessions": [r.as_json() for r in reports],
         "totals": totals_json(reports, sweep),
     }
+
+
+def _files_of(sessions: Sequence[Path]) -> list[tuple[Path, bool]]:
+    """Every file to read: each session file (or none, for an orphan folder) and its
+    agent files, with whether it is an agent's own file."""
+    files: list[tuple[Path, bool]] = []
+    for session in sessions:
+        if not session.is_dir():
+            files.append((session, False))
+        files.extend((f, True) for f in agent_files(session))
+    return files
+
+
+def _first_time(session: Path, scanned: dict[Path, Transcript]) -> str:
+    """The earliest response time of a session's files ("" when none is known)."""
+    stamps: list[str] = []
+    for file in ([] if session.is_dir() else [session]) + agent_files(session):
+        t = scanned.get(file)
+        if t is None:
+            continue
+        for r in (t.responses[:1], t.sidechain_responses[:1]):
+            if r and r[0].timestamp:
+                stamps.append(r[0].timestamp)
+    return min(stamps, default="")
 
 
 def analyze_paths(
@@ -443,20 +685,56 @@ def analyze_paths(
     limit: int | None = None,
     warm_prefix: bool = False,
     progress: Callable[[Path], None] | None = None,
+    named: Iterable[Path] = (),
+    on_skip: Callable[[Path, Exception], None] | None = None,
+    workers: int | None = None,
 ) -> list[SessionReport]:
-    """Every session under ``paths`` that sent a request; ``progress`` is called after
-    each file."""
+    """Every session under ``paths`` that sent a request (and every file in ``named``,
+    even one that did not), in order of their first response.
+
+    The files are read first (in parallel when there are several and more than one
+    core; ``workers`` overrides), then the sessions are built oldest first, so a
+    response present in several files counts in the earliest session that holds it.
+    A file that cannot be read is passed to ``on_skip`` (raised when there is none or
+    when it is in ``named``)."""
+    from ctxrelay.analyze._parallel import scan_all
+    from ctxrelay.errors import TranscriptError
+
+    sessions = discover(paths)
+    keep = set(named)
+    scanned, failed = scan_all(_files_of(sessions), workers=workers)
+    for path, exc in failed.items():
+        if path in keep or on_skip is None:
+            raise exc
+        on_skip(path, exc)
+    skipped = frozenset(failed)
+    order = sorted(
+        (s for s in sessions if s not in failed),
+        key=lambda s: (_first_time(s, scanned), os.fspath(s)),
+    )
+    pricer = Pricer(prices)
+    seen = _Seen()
     reports = []
-    for session in discover(paths):
-        report = analyze_session(
-            session,
-            policies=policies,
-            sweep=sweep,
-            prices=prices,
-            limit=limit,
-            warm_prefix=warm_prefix,
-        )
-        if not report.empty:
+    for session in order:
+        try:
+            report = analyze_session(
+                session,
+                policies=policies,
+                sweep=sweep,
+                prices=prices,
+                limit=limit,
+                warm_prefix=warm_prefix,
+                scanned=scanned,
+                seen=seen,
+                pricer=pricer,
+                skip=skipped,
+            )
+        except TranscriptError as exc:  # an agent file gone since the listing
+            if session in keep or on_skip is None:
+                raise
+            on_skip(session, exc)
+            continue
+        if not report.empty or session in keep:
             reports.append(report)
         if progress is not None:
             progress(session)

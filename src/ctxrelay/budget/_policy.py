@@ -1,4 +1,4 @@
-"""The context policy: numbers in, decisions out (DESIGN §3).
+"""The context policy: numbers in, decisions out (``docs/policy.md``).
 
 This module owns every rule that decides whether a dispatch continues, carries an
 advisory, forces a rollover or blocks. It performs no I/O and imports nothing else
@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+
+from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 
 __all__ = [
     "DEFAULT_WARNING_LEAD",
@@ -110,7 +112,7 @@ class Budget:
 
     limit: int
     output_reserve: int
-    threshold: float = 60
+    threshold: float = DEFAULT_THRESHOLD
     warning_lead: float = DEFAULT_WARNING_LEAD
     # Derived once here: evaluate() runs at every dispatch and must not redo exact
     # arithmetic each time.

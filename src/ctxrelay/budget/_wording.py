@@ -1,4 +1,4 @@
-"""The advisory texts and the row metadata that publishes them (DESIGN §3).
+"""The advisory texts and the row metadata that publishes them (``docs/policy.md``).
 
 One place owns every word the policy puts in front of an agent, so the runtime, the
 plugin and the docs cannot drift apart.

@@ -1,8 +1,11 @@
-"""The Claude Code plugin's bounds (DESIGN §6): the one place each value lives.
+"""Every bound and size of ctxrelay: the one place each value lives.
 
+The Claude Code plugin's bounds (``docs/claude-code-facts.md`` says which Claude Code
+behaviour each one answers), the default slider both hosts start from, the reserve
+rule's numbers, and the sizes the runtime's tools and the store cap their output at.
 Every copy elsewhere (agent front matter, the settings snippet, docs) is pinned to these
-values by ``tests/budget/test_bounds_pins.py``; change a bound here and the test names
-each copy to update.
+values by ``tests/budget/test_bounds_pins.py``, which also finds a literal copy anywhere
+under ``src/``; change a bound here and the test names each copy to update.
 """
 
 from __future__ import annotations
@@ -16,20 +19,39 @@ if TYPE_CHECKING:
 __all__ = [
     "AGENT_MAX_TURNS",
     "BASH_MAX_OUTPUT_LENGTH",
+    "BASH_OUTPUT_MAX_CHARS",
+    "BASH_TIMEOUT_DEFAULT_S",
+    "BASH_TIMEOUT_MAX_S",
+    "CALL_LINE_WAIT_S",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
     "CONTEXT_PERCENT",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAIN_HANDOVER",
+    "DEFAULT_RESERVE_CAP",
+    "DEFAULT_THRESHOLD",
     "DISABLE_COMPACT",
+    "GREP_FILE_MAX_BYTES",
+    "GREP_MAX_MATCHES",
     "HAIKU_CONTEXT_MAX",
+    "HANDOFF_INJECT_MAX_BYTES",
+    "HANDOFF_RESUME_MAX_AGE_S",
     "HANDOFF_RETRY_MAX",
     "HANDOFF_WAIT_TURNS",
+    "HISTORY_LINE_MAX_BYTES",
+    "HISTORY_RESULT_MAX_BYTES",
+    "HISTORY_ROWS_MAX",
+    "HISTORY_SCAN_MAX_BYTES",
+    "LIST_MAX_ENTRIES",
     "LONG_CONTEXT_WINDOW",
     "MAIN_HANDOVERS",
     "MAIN_OUTPUT_RESERVE",
+    "NOTES_MAX_BYTES",
+    "READ_FILE_MAX_BYTES",
     "READ_MAX_BYTES",
     "REPORT_MAX_WORDS",
+    "RESERVE_WINDOW_DIVISOR",
+    "RESULT_MAX_CHARS",
     "SUBAGENT_CONTEXT_MAX",
     "TURNS_LEFT_AT",
     "MainHandover",
@@ -59,8 +81,14 @@ AGENT_MAX_TURNS: Final[dict[str, int]] = {
 """``maxTurns`` of each of the plugin's agent types (the smallest stays above
 ``TURNS_LEFT_AT``, or the note would fire on the first turn)."""
 
-CONTEXT_PERCENT: Final = 60
-"""Share of the main session's window at which the handoff starts."""
+DEFAULT_THRESHOLD: Final = 60
+"""The default slider, percent of the window: where a runtime session's handoff request
+comes (``Budget.threshold``, ``ctxrelay run --threshold``), and where the Claude Code
+plugin's main session hands off (``docs/decisions.md`` says why 60)."""
+
+CONTEXT_PERCENT: Final = DEFAULT_THRESHOLD
+"""Share of the main session's window at which the plugin's handoff starts: the default
+slider, under the name the plugin's code and docs use."""
 
 HANDOFF_WAIT_TURNS: Final = 2
 """Main-session turns that a started (auto) handoff waits for its file."""
@@ -95,13 +123,80 @@ spotter corpus's three auto-compactions fired (preTokens 167,094, 167,731, 170,2
 MAIN_OUTPUT_RESERVE: Final = CLAUDE_CODE_RESPONSE_RESERVE + CLAUDE_CODE_COMPACT_BUFFER
 """Tokens kept free at the top of the main session's window: where Claude Code's own
 auto-compaction would have started. From this point on there is still room to write the
-handoff file, so the main session's usable limit is the window less this."""
+handoff file, so the main session's usable limit is the window less this (a small window
+keeps less: :data:`RESERVE_WINDOW_DIVISOR`)."""
+
+DEFAULT_RESERVE_CAP: Final = 32_000
+"""A runtime model's default output reserve is its largest output, capped here: a coding
+agent's replies are tool calls and short text; a bigger reserve only hands off sooner."""
+
+RESERVE_WINDOW_DIVISOR: Final = 4
+"""No default reserve takes more than ``window // RESERVE_WINDOW_DIVISOR``: a small window
+(a local model's, or a small configured Claude Code window) keeps three quarters of
+itself for context. The rule is ``ctxrelay.budget.models.fit_reserve``, for both hosts."""
+
+HANDOFF_INJECT_MAX_BYTES: Final = 16 * 1024
+"""Most of a handoff file injected into a fresh session's context at ``/clear``; a
+longer file is cut and the session is told to read the rest."""
+
+HANDOFF_RESUME_MAX_AGE_S: Final = 24 * 3600
+"""A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
+new start, not a resume (the file stays, and the resume prompt can still name it)."""
+
+CALL_LINE_WAIT_S: Final = 0.5
+"""Longest a hook waits for the transcript to show the response that made its tool call.
+Claude Code (2.1.332) writes transcript lines in batches about every 100 ms, so a hook
+that starts right after a response can find it not written yet; past this bound the hook
+decides without it (it fails open)."""
 
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """The window of a Claude model whose id does not say otherwise."""
 
 LONG_CONTEXT_WINDOW: Final = 1_000_000
-"""The window of 1M-context models (ids ending in ``[1m]``)."""
+"""The window of 1M-context models: natively 1M ones (the model table says which), and
+any id that ends in ``[1m]``."""
+
+# -- the runtime's sizes ------------------------------------------------------------------
+
+NOTES_MAX_BYTES: Final = 8 * 1024
+"""How much of the notes file a new window's lead-in carries (``docs/runtime.md``); the
+analyzer replays a handoff with a notes file this large."""
+
+HISTORY_RESULT_MAX_BYTES: Final = 16 * 1024
+"""The largest ``session_history`` result, in bytes of text."""
+
+HISTORY_SCAN_MAX_BYTES: Final = 2 * 1024 * 1024
+"""The most row text one ``session_history`` search reads before it stops."""
+
+HISTORY_ROWS_MAX: Final = 500
+"""The most rows one ``session_history`` call lists or reads."""
+
+HISTORY_LINE_MAX_BYTES: Final = 1024 * 1024
+"""The most of one row's text a ``session_history`` search or read looks at."""
+
+READ_FILE_MAX_BYTES: Final = 256 * 1024
+"""The most ``read_file`` returns in one result: a larger file would flood the window."""
+
+RESULT_MAX_CHARS: Final = 16_000
+"""The most text ``list_files`` and ``grep`` return in one result."""
+
+LIST_MAX_ENTRIES: Final = 500
+"""The most entries one ``list_files`` call lists."""
+
+GREP_MAX_MATCHES: Final = 200
+"""The most matches one ``grep`` call returns."""
+
+GREP_FILE_MAX_BYTES: Final = 2 * 1024 * 1024
+"""Larger files are skipped by ``grep`` (generated data, logs): read them in parts."""
+
+BASH_OUTPUT_MAX_CHARS: Final = 16_000
+"""What ``bash`` returns of a command's output: the first and last halves of this."""
+
+BASH_TIMEOUT_DEFAULT_S: Final = 120.0
+"""The ``bash`` tool's timeout when the model gives none."""
+
+BASH_TIMEOUT_MAX_S: Final = 600.0
+"""The longest timeout the ``bash`` tool accepts."""
 
 
 def __getattr__(name: str) -> object:

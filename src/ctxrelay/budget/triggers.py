@@ -7,7 +7,6 @@ from ctxrelay.budget.bounds import (
     CONTEXT_PERCENT,
     DEFAULT_CONTEXT_WINDOW,
     HAIKU_CONTEXT_MAX,
-    LONG_CONTEXT_WINDOW,
     REPORT_MAX_WORDS,
     SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
@@ -35,22 +34,27 @@ __all__ = [
 
 
 def context_bound_for(model: str | None) -> int:
-    """The report-now context bound of a subagent running ``model``."""
-    if model and "haiku" in model.lower():
-        return HAIKU_CONTEXT_MAX
-    return SUBAGENT_CONTEXT_MAX
+    """The report-now context bound of a subagent running ``model``
+    (``ctxrelay.budget.models.is_haiku`` says which models get the smaller one)."""
+    # An id without "haiku" in it is never a Haiku model (the family is in the id), so
+    # only a Haiku subagent's hook pays for loading the model table at every tool call.
+    if not model or "haiku" not in model.lower():
+        return SUBAGENT_CONTEXT_MAX
+    from ctxrelay.budget.models import is_haiku
+
+    return HAIKU_CONTEXT_MAX if is_haiku(model) else SUBAGENT_CONTEXT_MAX
 
 
 def context_window_for(model: str | None, configured: int | None = None) -> int:
     """The main session's window: a configured (or statusline-recorded) size wins, then
-    the model id (``…[1m]`` or ``-1m`` means the 1M window), then the 200k default."""
+    the model table's window for the id (``…[1m]`` means the 1M window), then the 200k
+    that Claude Code gives a model it does not know."""
     if configured is not None and configured > 0:
         return configured
-    if model:
-        lowered = model.lower()
-        if lowered.endswith("[1m]") or lowered.endswith("-1m"):
-            return LONG_CONTEXT_WINDOW
-    return DEFAULT_CONTEXT_WINDOW
+    from ctxrelay.budget.models import context_window
+
+    window = context_window(model)
+    return DEFAULT_CONTEXT_WINDOW if window is None else window
 
 
 _REPORT_NOW_FIELDS = (

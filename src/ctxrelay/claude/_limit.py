@@ -10,13 +10,18 @@ The usable limit is the policy core's ``limit − output_reserve``
 (:class:`ctxrelay.budget.Budget`), with the window the Stop hook uses and
 :data:`ctxrelay.budget.bounds.MAIN_OUTPUT_RESERVE`. Subagents are left alone: their own
 bounds tell them to report. Mode ``off`` turns this off too.
+
+The context compared is the one of the response that made this call (by the payload's
+``tool_use_id``), which Claude Code may not have written to the transcript yet when the
+hook starts: :func:`ctxrelay.transcripts.call_response` waits for it up to
+:data:`ctxrelay.budget.bounds.CALL_LINE_WAIT_S`. If it never appears, the call is allowed
+(the hook fails open).
 """
 
 from __future__ import annotations
 
 import os
 
-from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE
 
 # Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
@@ -26,9 +31,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from ctxrelay.claude._events._payloads import PreToolUsePayload
+
 __all__ = [
     "ALLOWED_AT_LIMIT",
-    "TAIL_BYTES",
     "deny_reason",
     "limit_text",
     "refresh",
@@ -39,28 +45,26 @@ ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 """Tools still allowed at the limit besides writing the handoff: bookkeeping that costs
 almost no context and lets Claude close its tasks before it hands off."""
 
-TAIL_BYTES = 256 * 1024
-"""The end of the transcript the fast path reads for the newest response's usage; when
-it holds none, the shared reader (:mod:`ctxrelay.transcripts`) looks further back."""
-
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
-_SYNTHETIC = "<synthetic>"
 _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_*, unimported
 
 # This check runs on every main-session tool call, so its fast path imports nothing but
-# os and _fastjson (the hook has both loaded): the session's state document caches the usable
-# limit and the mode (written by SessionStart, Stop and the statusline through
-# :func:`refresh`), and the newest response's usage is read from the transcript's tail.
-# Only a call at or over the cached limit (or with nothing cached) takes the full path,
-# which recomputes everything from the config, the window and the policy core.
+# os and _fastjson (the hook has both loaded) and the transcript reader's hot path: the
+# session's state document caches the usable limit and the mode (written by SessionStart,
+# Stop and the statusline through :func:`refresh`), and the usage of the response that
+# made this call comes from the transcript's tail (:func:`ctxrelay.transcripts.call_response`,
+# which waits a moment when Claude Code has not written that response yet). Only a call
+# at or over the cached limit (or with nothing cached) takes the full path, which
+# recomputes everything from the config, the window and the policy core.
 
 
 def usable_limit(window: int) -> int:
-    """The main session's usable limit for ``window`` (a small configured window keeps a
-    tenth of itself in reserve instead)."""
+    """The main session's usable limit for ``window`` (the policy core's reserve rule
+    keeps a small configured window's reserve to a quarter of it)."""
     from ctxrelay.budget import Budget
+    from ctxrelay.budget.models import fit_reserve
 
-    reserve = MAIN_OUTPUT_RESERVE if window > 2 * MAIN_OUTPUT_RESERVE else window // 10
+    reserve = fit_reserve(MAIN_OUTPUT_RESERVE, window)
     return Budget(limit=window, output_reserve=reserve).usable_limit
 
 
@@ -74,57 +78,6 @@ def refresh(data: dict[str, Any], window: int, mode: str) -> None:
     data["usable_limit"] = usable_limit(window)
     data["mode"] = mode
     data["limit_env"] = _env_key()
-
-
-def _tail_context(path: str) -> tuple[int | None, str | None, bool]:
-    """``(context, model, found)`` of the newest main-chain response in the last
-    :data:`TAIL_BYTES`; ``found`` is False when that tail holds no response and the file
-    goes on before it."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None, None, True  # no transcript yet: nothing to deny
-    try:
-        import stat
-
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, None, True
-        start = max(0, st.st_size - TAIL_BYTES)
-        os.lseek(fd, start, os.SEEK_SET)
-        chunk = os.read(fd, st.st_size - start)
-    finally:
-        os.close(fd)
-    lines = chunk.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first line is cut
-    for line in reversed(lines):
-        boundary = b"compact_boundary" in line
-        if not boundary and b'"usage"' not in line:
-            continue
-        try:
-            record = _fastjson.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get("isSidechain") is True:
-            continue
-        if boundary and record.get("type") == "system":
-            return None, None, True  # the context restarted
-        message = record.get("message")
-        if record.get("type") != "assistant" or not isinstance(message, dict):
-            continue
-        usage = message.get("usage")
-        model = message.get("model")
-        if not isinstance(usage, dict) or model == _SYNTHETIC:
-            continue
-        total = 0
-        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
-            value = usage.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                total += value
-        return total, model if isinstance(model, str) else None, True
-    # A tail that began at the start is the whole file: there is nothing further back.
-    return None, None, start == 0
 
 
 def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> bool:
@@ -142,7 +95,7 @@ def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> boo
     return False
 
 
-def deny_reason(payload: dict[str, Any]) -> str | None:
+def deny_reason(payload: PreToolUsePayload) -> str | None:
     """The reason to deny this ``PreToolUse`` call at the usable limit, else ``None``."""
     if payload.get("agent_id"):
         return None
@@ -161,18 +114,28 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
     if tool in ALLOWED_AT_LIMIT:
         return None
 
-    from ctxrelay.claude._statepath import session_doc_path
+    from ctxrelay.claude._state import read_document, session_doc_path
 
-    try:
-        with open(session_doc_path(session_id), encoding="utf-8") as fh:
-            cached = _fastjson.loads(fh.read())
-    except (OSError, ValueError):
-        cached = {}
-    if not isinstance(cached, dict) or cached.get("limit_env", "") != _env_key():
+    cached = read_document(session_doc_path(session_id))
+    if cached.get("limit_env", "") != _env_key():
         cached = {}
     if cached.get("mode") == "off":
         return None
-    tokens, model, found = _tail_context(transcript)
+    call = payload.get("tool_use_id")
+    tokens: int | None
+    if isinstance(call, str) and call:
+        from ctxrelay.transcripts._hot import call_response
+
+        response = call_response(transcript, call)
+        if response is None:
+            # The response that made the call never reached the transcript within the
+            # bound (CALL_LINE_WAIT_S): fail open, never deny on a guess.
+            return None
+        tokens, model, found = response[0], response[1], True
+    else:  # an older Claude Code without tool_use_id: the newest response
+        from ctxrelay.transcripts._hot import tail_context
+
+        tokens, model, found = tail_context(transcript)
     limit = cached.get("usable_limit")
     if found and (tokens is None or (isinstance(limit, int) and tokens < limit)):
         return None
@@ -182,7 +145,7 @@ def deny_reason(payload: dict[str, Any]) -> str | None:
 
 
 def _full_check(
-    payload: dict[str, Any],
+    payload: PreToolUsePayload,
     session_id: str,
     transcript: str,
     tool: str,

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ctxrelay.claude._agents import max_turns_for, read_agent
-from ctxrelay.claude._statedir import cursor_path, is_plain, pending_marker
-from ctxrelay.transcripts import subagent_transcript
+from ctxrelay.claude._agents import max_turns_for
+from ctxrelay.claude._state import cursor_path, is_plain, pending_marker
+from ctxrelay.transcripts import read_agent, subagent_transcript
 
 __all__ = [
     "StoppedShort",

@@ -13,6 +13,7 @@ key): ``ctxrelay claude install`` merges whatever it returns, key by key.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,19 +22,32 @@ from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_COMPACT
 from ctxrelay.claude.hook import HANDLERS
 
 __all__ = [
+    "CTXRELAY_COMMAND",
     "HOOK_COMMAND",
     "HOOK_MATCHERS",
     "HOOK_TIMEOUT_S",
+    "PLUGIN_LAUNCHER",
     "STATUSLINE_COMMAND",
     "hooks_config",
     "plugin_dir",
+    "plugin_hook_command",
     "settings_env",
     "snippet",
+    "statusline_command",
 ]
 
 HOOK_COMMAND = "ctxrelay-hook"
-"""The command Claude Code runs for each hook event (the console script: measured by
-``bench/hooks.py`` to start as fast as ``python -m`` and faster than a shell wrapper)."""
+"""The console script every hook event runs, by name: what the shipped snippet (pasted by
+hand) says and what the plugin's launcher looks for. ``ctxrelay claude install`` writes
+an absolute command instead (:mod:`ctxrelay.claude.launcher`)."""
+
+CTXRELAY_COMMAND = "ctxrelay"
+"""The ``ctxrelay`` command, by name, in the shipped snippet and skill."""
+
+PLUGIN_LAUNCHER = "hooks/run-hook.sh"
+"""The plugin's hook launcher, relative to the plugin directory: it finds
+``ctxrelay-hook`` (``PATH``, then where pipx and uv put tools) and, when there is none,
+makes ``SessionStart`` say how to install it."""
 
 HOOK_MATCHERS: dict[str, str] = {
     # Every tool: the guard reads Bash and Read, and at the usable limit any main-session
@@ -58,30 +72,46 @@ def settings_env() -> dict[str, str]:
     }
 
 
-def hooks_config(command: str = HOOK_COMMAND) -> dict[str, list[dict[str, Any]]]:
-    """Claude Code's ``hooks`` object: every event ``ctxrelay-hook`` handles runs it."""
+def hooks_config(
+    command: str | Callable[[str], str] = HOOK_COMMAND,
+) -> dict[str, list[dict[str, Any]]]:
+    """Claude Code's ``hooks`` object: every event ``ctxrelay-hook`` handles runs
+    ``command`` (or ``command(event)``)."""
     config: dict[str, list[dict[str, Any]]] = {}
     for event in HANDLERS:
         group: dict[str, Any] = {}
         if event in HOOK_MATCHERS:
             group["matcher"] = HOOK_MATCHERS[event]
-        group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
+        run = command if isinstance(command, str) else command(event)
+        group["hooks"] = [{"type": "command", "command": run, "timeout": HOOK_TIMEOUT_S}]
         config[event] = [group]
     return config
 
 
-STATUSLINE_COMMAND = "ctxrelay claude statusline"
+def plugin_hook_command(event: str) -> str:
+    """What the plugin's ``hooks/hooks.json`` runs for ``event``: the launcher, told the
+    event so that it can answer ``SessionStart`` when ``ctxrelay-hook`` is missing."""
+    return f'sh "${{CLAUDE_PLUGIN_ROOT}}/{PLUGIN_LAUNCHER}" {event}'
+
+
+def statusline_command(ctxrelay: str = CTXRELAY_COMMAND) -> str:
+    """Claude Code's statusLine command, for a ``ctxrelay`` command."""
+    return f"{ctxrelay} claude statusline"
+
+
+STATUSLINE_COMMAND = statusline_command()
 """Claude Code's statusLine: the context share and the countdown to the handoff; it
 also records the window size for the hooks (:mod:`ctxrelay.claude.statusline`)."""
 
 
-def snippet(command: str = HOOK_COMMAND) -> dict[str, Any]:
+def snippet(hook: str = HOOK_COMMAND, ctxrelay: str = CTXRELAY_COMMAND) -> dict[str, Any]:
     """The whole settings snippet: ``env``, ``hooks`` and ``statusLine`` (a plugin cannot
-    set a statusline, so it reaches Claude Code only through the snippet)."""
+    set a statusline, so it reaches Claude Code only through the snippet), for a hook
+    command and a ``ctxrelay`` command (by default their bare names)."""
     return {
         "env": settings_env(),
-        "hooks": hooks_config(command),
-        "statusLine": {"type": "command", "command": STATUSLINE_COMMAND, "padding": 0},
+        "hooks": hooks_config(hook),
+        "statusLine": {"type": "command", "command": statusline_command(ctxrelay), "padding": 0},
     }
 
 

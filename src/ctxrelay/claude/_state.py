@@ -4,7 +4,8 @@ Claude Code runs one ``ctxrelay-hook`` process per event, often several at once 
 tool calls, a subagent's hooks next to the main thread's, the statusline every few
 seconds). What one hook learns and the next must know lives here: the once-per-episode
 hint flags, the progress of an auto handoff, the window size the statusline saw, the
-notices a subagent leaves for the main thread.
+notices a subagent leaves for the main thread, the cached usable limit, the subagent
+transcript cursors.
 
 **Where.** The user's state directory, not the project: ``$CTXRELAY_STATE_DIR`` if set,
 else ``$XDG_STATE_HOME/ctxrelay/claude``, else ``~/.local/state/ctxrelay/claude``.
@@ -20,36 +21,55 @@ applies a function, and replaces the document atomically (write a temp file, fsy
 other's update. A missing or unreadable document reads as ``{}``: hooks fail open, and the
 next update rewrites it whole.
 
-Stdlib only and imported by the hook: keep it free of heavy imports.
+**Import cost.** Every hook path imports this module (the usable-limit check finds the
+session's document at every tool call), so loading it costs ``os`` alone: the paths are
+computed with ``os.path``, documents are read and written with ``ctxrelay._fastjson``,
+and ``pathlib``, ``fcntl``, ``hashlib`` and :class:`StateLockError`'s base in
+``ctxrelay.errors`` load in the functions that need them.
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
 import os
-import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
 
-from ctxrelay.claude import _statepath
-from ctxrelay.errors import CtxrelayError
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
+
+# Annotations only: ``typing`` costs a hook's start-up time (mypy reads any constant
+# named TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
+    from typing import Any, TypeVar
+
+    from ctxrelay.errors import CtxrelayError
+
+    T = TypeVar("T")
+
+    class StateLockError(CtxrelayError):
+        """Another process held a state document's lock for too long."""
+
 
 __all__ = [
     "LOCK_TIMEOUT_S",
     "MAX_LIST_ITEMS",
     "StateFile",
     "StateLockError",
+    "cursor_path",
+    "is_plain",
+    "notice_possible",
+    "pending_marker",
     "project_state",
+    "read_document",
     "record_window",
     "recorded_window",
+    "safe_name",
+    "session_doc_path",
     "session_state",
     "shared_state",
+    "state_dir",
     "state_root",
 ]
-
-T = TypeVar("T")
 
 LOCK_TIMEOUT_S = 5.0
 """Longest wait for another hook's lock; then the hook fails open rather than hang."""
@@ -58,17 +78,118 @@ MAX_LIST_ITEMS = 100
 """Cap of a list kept by :meth:`StateFile.append`, so a stuck consumer cannot grow a
 document without bound (oldest items are dropped first)."""
 
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_MAX_NAME = 96
 
-class StateLockError(CtxrelayError):
-    """Another process held a state document's lock for too long."""
+
+def __getattr__(name: str) -> object:
+    # PEP 562: the error class is built on first use, so that loading this module does
+    # not load ``ctxrelay.errors``.
+    if name == "StateLockError":
+        from ctxrelay.errors import CtxrelayError
+
+        class StateLockError(CtxrelayError):
+            """Another process held a state document's lock for too long."""
+
+        StateLockError.__module__ = __name__
+        StateLockError.__qualname__ = "StateLockError"
+        globals()[name] = StateLockError
+        return StateLockError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _lock_error() -> type[StateLockError]:
+    """:class:`StateLockError`, the one class (built once, on first use)."""
+    built = globals().get("StateLockError")
+    return built if built is not None else __getattr__("StateLockError")  # type: ignore[return-value]
+
+
+# -- where things are (os.path only) ---------------------------------------------------
+
+
+def state_dir() -> str:
+    """``$CTXRELAY_STATE_DIR``, else ``$XDG_STATE_HOME/ctxrelay/claude`` (absolute values
+    only), else ``~/.local/state/ctxrelay/claude``."""
+    explicit = os.environ.get("CTXRELAY_STATE_DIR")
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = (
+        xdg
+        if xdg and os.path.isabs(xdg)
+        else os.path.join(os.path.expanduser("~"), ".local", "state")
+    )
+    return os.path.join(base, "ctxrelay", "claude")
 
 
 def state_root() -> Path:
-    """The directory of the hooks' state documents (see the module docstring)."""
-    return Path(_statepath.state_root_str())
+    """:func:`state_dir` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
+    return Path(state_dir())
 
 
-_safe_name = _statepath.safe_name
+def safe_name(name: str) -> str:
+    """A file-name-safe form of ``name``; ids from payloads are never trusted as paths.
+
+    Plain ids (UUIDs, agent ids) stay readable; anything else becomes a hash."""
+    if 0 < len(name) <= _MAX_NAME and all(c in _SAFE for c in name) and not name.startswith("."):
+        return name
+    import hashlib
+
+    return "h-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def is_plain(name: object) -> bool:
+    """A payload id that can be a file name as it is (UUIDs, agent ids)."""
+    return isinstance(name, str) and 0 < len(name) <= 128 and all(c in _PLAIN for c in name)
+
+
+def session_doc_path(session_id: str, root: str | None = None) -> str:
+    """The JSON document of one Claude Code session."""
+    base = state_dir() if root is None else root
+    return os.path.join(base, "sessions", safe_name(session_id) + ".json")
+
+
+def cursor_path(session_id: str, agent_id: str) -> str:
+    """The transcript cursor of one subagent (see :func:`ctxrelay.transcripts.read_agent`);
+    both ids are plain names (checked by :func:`ctxrelay.transcripts.subagent_transcript`
+    or :func:`is_plain`)."""
+    return os.path.join(state_dir(), "agents", session_id, f"{agent_id}.json")
+
+
+def pending_marker(session_id: str) -> str:
+    """Exists while notices may be queued for the session's main thread, so the main
+    thread's hooks can skip loading the notices machinery on every tool call."""
+    return os.path.join(state_dir(), "agents", session_id, "notices.pending")
+
+
+def notice_possible(payload: Mapping[str, Any]) -> bool:
+    """Whether a main-thread hook may have a stopped-short notice to deliver: the payload
+    reports an ended subagent, or one was queued. False lets the hook answer without
+    loading :mod:`ctxrelay.claude._notices` (the common case: an ordinary tool call)."""
+    if payload.get("tool_name") in ("Agent", "Task"):
+        return True
+    prompt = payload.get("prompt")
+    if isinstance(prompt, str) and "<task-notification>" in prompt:
+        return True
+    session_id = payload.get("session_id")
+    return is_plain(session_id) and os.path.exists(pending_marker(str(session_id)))
+
+
+def read_document(path: str) -> dict[str, Any]:
+    """A state document as it is now (``{}`` when missing or unreadable), without a lock
+    (writes replace the file atomically) and without ``pathlib``."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = _fastjson.loads(fh.read())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# -- documents -------------------------------------------------------------------------
 
 
 class StateFile:
@@ -79,19 +200,10 @@ class StateFile:
     def __init__(self, path: Path) -> None:
         self.path = path
 
-    @property
-    def _lock_path(self) -> Path:
-        return self.path.with_suffix(".lock")
-
     def read(self) -> dict[str, Any]:
         """The document now (``{}`` when missing or unreadable); takes no lock, since
         writes replace the file atomically."""
-        try:
-            with open(self.path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return read_document(os.fspath(self.path))
 
     def update(self, change: Callable[[dict[str, Any]], T]) -> T:
         """Apply ``change`` to the document under an exclusive lock and save it.
@@ -99,33 +211,19 @@ class StateFile:
         ``change`` mutates the dict it gets and returns what the caller wants back. The
         document is written only when ``change`` altered it. Raises
         :class:`StateLockError` after :data:`LOCK_TIMEOUT_S` of waiting."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        path = os.fspath(self.path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(os.path.splitext(path)[0] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            _lock(fd, self.path)
+            _lock(fd, path)
             data = self.read()
-            before = json.dumps(data, sort_keys=True)
+            before = _fastjson.dumps(data)
             result = change(data)
-            if json.dumps(data, sort_keys=True) != before:
-                self._write(data)
+            if _fastjson.dumps(data) != before:
+                _write(path, data)
             return result
         finally:
             os.close(fd)  # closing the descriptor releases the flock
-
-    def _write(self, data: dict[str, Any]) -> None:
-        text = json.dumps(data, indent=1, sort_keys=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{time.time_ns()}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.write(fd, text.encode("utf-8"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
 
     # -- small generic helpers, all locked ---------------------------------------------
 
@@ -194,7 +292,32 @@ class StateFile:
         self.update(change)
 
 
-def _lock(fd: int, path: Path) -> None:
+def _write(path: str, data: dict[str, Any]) -> None:
+    import time
+
+    text = _fastjson.dumps(data)
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{time.time_ns()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        import contextlib  # only on this error path
+
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _lock(fd: int, path: str) -> None:
+    import fcntl
+    import time
+
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     while True:
         try:
@@ -202,7 +325,7 @@ def _lock(fd: int, path: Path) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise StateLockError(
+                raise _lock_error()(
                     f"the state document {path} stayed locked for {LOCK_TIMEOUT_S:g} s"
                 ) from None
             time.sleep(0.005)
@@ -210,9 +333,9 @@ def _lock(fd: int, path: Path) -> None:
 
 def session_state(session_id: str, root: Path | None = None) -> StateFile:
     """The document of one Claude Code session (``session_id`` from the payload)."""
-    return StateFile(
-        Path(_statepath.session_doc_path(session_id, None if root is None else str(root)))
-    )
+    from pathlib import Path
+
+    return StateFile(Path(session_doc_path(session_id, None if root is None else str(root))))
 
 
 def project_state(project_dir: str | os.PathLike[str], root: Path | None = None) -> StateFile:
@@ -229,7 +352,7 @@ def project_state(project_dir: str | os.PathLike[str], root: Path | None = None)
 def shared_state(name: str, root: Path | None = None) -> StateFile:
     """A document shared by all sessions (e.g. ``windows``: model id -> window size)."""
     base = state_root() if root is None else root
-    return StateFile(base / f"{_safe_name(name)}.json")
+    return StateFile(base / f"{safe_name(name)}.json")
 
 
 # -- the window size the statusline saw ------------------------------------------------

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
 from ctxrelay.claude import _state
 
 __all__ = [
@@ -37,7 +36,6 @@ __all__ = [
     "is_handoff_path",
     "latest_unconsumed",
     "list_handoffs",
-    "main",
     "mark_consumed",
     "new_handoff_path",
     "read_handoff",
@@ -79,13 +77,11 @@ LAYOUT = "\n".join(
 )
 """The template Claude fills in (the write prompt and the skill show it)."""
 
-INJECT_MAX_BYTES = 16 * 1024
-"""Most of a handoff file injected into a fresh session's context at ``/clear``; a
-longer file is cut and the session is told to read the rest."""
+INJECT_MAX_BYTES = HANDOFF_INJECT_MAX_BYTES
+"""Most of a handoff file injected at ``/clear`` (owned by ``ctxrelay.budget.bounds``)."""
 
-MAX_RESUME_AGE_S = 24 * 3600
-"""A handoff older than this is not injected at ``/clear``: a ``/clear`` days later is a
-new start, not a resume (the file stays, and the resume prompt can still name it)."""
+MAX_RESUME_AGE_S = HANDOFF_RESUME_MAX_AGE_S
+"""The oldest handoff injected at ``/clear`` (owned by ``ctxrelay.budget.bounds``)."""
 
 INSTALLED_SKILL = "ctxrelay-handoff"
 """The handoff skill's name where ``ctxrelay claude install`` copies it
@@ -336,67 +332,3 @@ def resume_prompt(
         "commands that matter. "
         f"{then} Do not redo finished work; check the files it names when unsure."
     )
-
-
-# -- `ctxrelay claude handoff`: what the handoff skill runs ----------------------------
-
-_DESCRIPTION = """\
-Handoff files of this project (.ctxrelay/handoff/).
-
-The handoff skill (/ctxrelay-handoff after 'ctxrelay claude install', /ctxrelay:handoff
-from the plugin) runs 'ctxrelay claude handoff new-path' to get the path it asks Claude to
-write: a fresh name that no other handoff has, even within one second.
-
-examples:
-  ctxrelay claude handoff new-path      reserve and print a fresh handoff path
-  ctxrelay claude handoff list --json   the project's handoff files, oldest first
-  ctxrelay claude handoff latest        the newest handoff file's path
-"""
-
-
-def main(argv: Sequence[str]) -> int:
-    from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
-
-    @handle_errors
-    def run(args_in: Sequence[str]) -> int:
-        import argparse
-
-        parser = ArgumentParser(
-            prog="ctxrelay claude handoff",
-            description=_DESCRIPTION,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        parser.add_argument(
-            "action",
-            choices=("new-path", "list", "latest"),
-            help="reserve a fresh path, list the files, or print the newest",
-        )
-        parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
-        parser.add_argument("--json", action="store_true", help="print only JSON")
-        args = parser.parse_args(list(args_in))
-        from ctxrelay.claude.config import project_dir_of
-
-        project = Path(args.project_dir) if args.project_dir else project_dir_of()
-        project = project.resolve()
-        if args.action == "new-path":
-            path = new_handoff_path(project)
-            if args.json:
-                print_json({"path": str(path)})
-            else:
-                sys.stdout.write(f"{path}\n")
-            return 0
-        files = list_handoffs(project)
-        if args.action == "latest":
-            if not files:
-                from ctxrelay.cli._common import error
-
-                return error(f"no handoff files in {handoff_dir(project)}")
-            files = files[-1:]
-        if args.json:
-            print_json([{"path": str(p), "bytes": p.stat().st_size} for p in files])
-        else:
-            for p in files:
-                sys.stdout.write(f"{p}\n")
-        return 0
-
-    return run(list(argv)[1:] if argv and argv[0] == "handoff" else argv)

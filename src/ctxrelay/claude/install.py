@@ -1,6 +1,7 @@
-"""``ctxrelay claude install | uninstall | doctor``.
+"""Install the plugin through Claude Code's settings, and remove exactly that again
+(the commands: ``ctxrelay claude install | uninstall``, :mod:`ctxrelay.cli.claude`).
 
-``install`` merges the settings snippet (:func:`ctxrelay.claude._snippet.snippet`: the
+:func:`install` merges the settings snippet (:func:`ctxrelay.claude._snippet.snippet`: the
 environment and the hooks) into Claude Code's ``settings.json`` of the project
 (``.claude/settings.json``, the default) or of the user (``~/.claude/settings.json``),
 and copies the plugin's agents (and skills) beside it. It is idempotent, keeps a
@@ -20,29 +21,31 @@ import json
 import os
 import re
 import shutil
-import statistics
-import subprocess
-import sys
-import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude._snippet import HOOK_COMMAND, plugin_dir, snippet
-from ctxrelay.claude.cli import cli_path
+from ctxrelay.claude._snippet import (
+    CTXRELAY_COMMAND,
+    HOOK_COMMAND,
+    plugin_dir,
+    snippet,
+    statusline_command,
+)
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 __all__ = [
+    "BARE",
     "COPIED_DIRS",
     "MANIFEST_NAME",
     "MERGE_RULES",
+    "Commands",
     "InstallResult",
+    "choose_commands",
     "install",
-    "main",
+    "load_settings",
     "merge_settings",
     "settings_path",
     "uninstall",
@@ -60,6 +63,64 @@ _PLUGIN_SKILL_DIR = "handoff"
 """The handoff skill's directory (and name) in the plugin: ``/ctxrelay:handoff``."""
 
 _ABSENT = {"absent": True}
+
+_SKILL_COMMAND = b"ctxrelay claude handoff"
+"""How the shipped skill runs ctxrelay (its ``!`` line and its ``allowed-tools``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Commands:
+    """What the installed settings run: ``hook`` for every hook event, ``ctxrelay`` (a
+    ``ctxrelay`` command) for the statusline and the handoff skill."""
+
+    hook: str
+    ctxrelay: str
+
+    def snippet(self) -> dict[str, Any]:
+        return snippet(self.hook, self.ctxrelay)
+
+
+BARE = Commands(HOOK_COMMAND, CTXRELAY_COMMAND)
+"""The commands by name, found on ``PATH``: what the shipped snippet says, and what
+installs before absolute commands wrote."""
+
+
+def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Commands:
+    """The commands to install: ``hook`` and ``ctxrelay`` when given (``--command``,
+    ``--ctxrelay``), else this environment's, the fastest hook launcher that works
+    (:mod:`ctxrelay.claude.launcher`). Each is run on a real payload first; one that
+    does not work is a :class:`ConfigError` saying what to do, and nothing is written."""
+    from ctxrelay.claude import launcher, probe
+
+    if hook is not None:
+        check = probe.check_hook(hook, runs=1)
+        if not check.ok:
+            raise ConfigError(
+                f"the hook command {hook!r} does not work ({check.detail}); fix it, or "
+                "leave out --command to use this environment's ctxrelay"
+            )
+    else:
+        tried: list[str] = []
+        for candidate in launcher.hook_candidates():
+            check = probe.check_hook(candidate, runs=1)
+            if check.ok:
+                hook = candidate
+                break
+            tried.append(check.detail)
+        if hook is None:
+            raise ConfigError(
+                f"this environment cannot run ctxrelay's hook ({tried[0]}); reinstall "
+                "ctxrelay with its claude extra (pip install '.[claude]' in a clone), or "
+                "pass --command with a hook command that works"
+            )
+    ctxrelay = launcher.ctxrelay_command() if ctxrelay is None else ctxrelay
+    status = probe.check_statusline(statusline_command(ctxrelay))
+    if not status.ok:
+        raise ConfigError(
+            f"the ctxrelay command {ctxrelay!r} does not work ({status.detail}); pass "
+            "--ctxrelay with one that does"
+        )
+    return Commands(hook, ctxrelay)
 
 
 @dataclass
@@ -96,7 +157,7 @@ def _is_hook_map(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, list) for v in value.values())
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_settings(path: Path) -> dict[str, Any]:
     """The settings as an object; ``{}`` when the file does not exist. Refuses (one
     sentence, nothing changed) anything it cannot parse."""
     try:
@@ -240,16 +301,18 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _installed_as(rel: str, content: bytes) -> tuple[str, bytes]:
+def _installed_as(rel: str, content: bytes, ctxrelay: str) -> tuple[str, bytes]:
     """Where a plugin file goes in ``.claude/``, and its content there. The handoff skill
     becomes ``skills/ctxrelay-handoff/`` named ``ctxrelay-handoff``: Claude Code runs an
     installed skill by its own name (``/ctxrelay-handoff``), not by the plugin's
-    ``/ctxrelay:handoff``, and the prefix keeps a skill of yours called ``handoff``."""
+    ``/ctxrelay:handoff``, and the prefix keeps a skill of yours called ``handoff``. Its
+    ``!`` line and ``allowed-tools`` run ``ctxrelay`` (the installed command)."""
     prefix = f"skills/{_PLUGIN_SKILL_DIR}/"
     if not rel.startswith(prefix):
         return rel, content
     rel = f"skills/{INSTALLED_SKILL}/{rel[len(prefix) :]}"
     if rel.endswith("/SKILL.md"):
+        content = content.replace(_SKILL_COMMAND, f"{ctxrelay} claude handoff".encode())
         content = re.sub(
             rb"(?m)^name:[ \t]*" + re.escape(_PLUGIN_SKILL_DIR.encode()) + rb"[ \t]*$",
             b"name: " + INSTALLED_SKILL.encode(),
@@ -259,7 +322,7 @@ def _installed_as(rel: str, content: bytes) -> tuple[str, bytes]:
     return rel, content
 
 
-def _plugin_files() -> list[tuple[str, bytes]]:
+def _plugin_files(ctxrelay: str) -> list[tuple[str, bytes]]:
     """Each file install copies: its path under the scope's ``.claude/``, its content."""
     root = plugin_dir()
     found: list[tuple[str, bytes]] = []
@@ -267,11 +330,13 @@ def _plugin_files() -> list[tuple[str, bytes]]:
         base = root / sub
         if base.is_dir():
             found += [
-                _installed_as(p.relative_to(root).as_posix(), p.read_bytes())
+                _installed_as(p.relative_to(root).as_posix(), p.read_bytes(), ctxrelay)
                 for p in sorted(base.rglob("*"))
                 if p.is_file()
             ]
-    return found
+    from ctxrelay.claude import automod  # the auto-handoff mod, as a skills-folder plugin
+
+    return found + automod.files()
 
 
 def _remove_file(settings: Path, rel: str) -> None:
@@ -287,36 +352,59 @@ def _remove_file(settings: Path, rel: str) -> None:
             break
 
 
-def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
-    """Merge the snippet into ``settings`` and copy the plugin's agents and skills into
-    its directory. Safe to run again: nothing changes the second time."""
-    add = snippet() if add is None else add
-    current = _load(settings)
+def _installed_snippet(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """What an earlier install merged: its recorded snippet, or (an install from before
+    the snippet was recorded) the snippet of :data:`BARE`; ``None`` when none did."""
+    if "settings" not in manifest:
+        return None
+    recorded = manifest.get("snippet")
+    return recorded if isinstance(recorded, dict) else BARE.snippet()
+
+
+def install(settings: Path, commands: Commands = BARE) -> InstallResult:
+    """Merge the snippet of ``commands`` into ``settings`` and copy the plugin's agents
+    and skills into its directory. Safe to run again: nothing changes the second time;
+    with other commands (another environment, ``--command``), what the earlier install
+    merged is replaced, never doubled."""
+    add = commands.snippet()
+    current = load_settings(settings)
     manifest_path = settings.with_name(MANIFEST_NAME)
-    manifest = _load(manifest_path) if manifest_path.exists() else {}
-    merged, record = merge_settings(current, add)
+    manifest = load_settings(manifest_path) if manifest_path.exists() else {}
+    before = _installed_snippet(manifest)
+    base = current
+    rebased = before is not None and before != add
+    if rebased:
+        assert before is not None
+        base = unmerge_settings(current, before, _obj(manifest.get("settings")))
+    merged, record = merge_settings(base, add)
     result = InstallResult(settings, changed=False)
     if merged != current:
         result.backup = _backup(settings)
         _write_json(settings, merged)
         result.changed = True
+    if rebased or "settings" not in manifest:
+        manifest["settings"] = record
+    elif merged != current:
         # A second install records nothing new; keep the first install's record of what
         # each key held before ctxrelay.
         old = _obj(manifest.get("settings"))
         manifest["settings"] = {**record, **{k: v for k, v in old.items() if k in record}}
-    elif "settings" not in manifest:
-        manifest["settings"] = record
+    manifest["snippet"] = add
+    manifest["commands"] = {"hook": commands.hook, "ctxrelay": commands.ctxrelay}
     files = _obj(manifest.get("files"))
-    shipped = _plugin_files()
+    shipped = _plugin_files(commands.ctxrelay)
     for rel, content in shipped:
         dest = settings.parent / rel
         digest = hashlib.sha256(content).hexdigest()
         if dest.exists():
-            if _digest(dest) == digest:
+            have = _digest(dest)
+            if have == digest:
                 files.setdefault(rel, digest)
-            else:
+                continue
+            if have != files.get(rel):
                 result.files_kept.append(rel)  # the user's own file of that name
-            continue
+                continue
+            # Ours, unchanged since an earlier install wrote it: this install's copy.
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(content)
         files[rel] = digest
@@ -338,12 +426,12 @@ def install(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
     return result
 
 
-def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResult:
+def uninstall(settings: Path) -> InstallResult:
     """Remove exactly what :func:`install` added (files only while unchanged)."""
-    add = snippet() if add is None else add
-    current = _load(settings)
+    current = load_settings(settings)
     manifest_path = settings.with_name(MANIFEST_NAME)
-    manifest = _load(manifest_path) if manifest_path.exists() else {}
+    manifest = load_settings(manifest_path) if manifest_path.exists() else {}
+    add = _installed_snippet(manifest) or BARE.snippet()
     record = manifest.get("settings") if isinstance(manifest.get("settings"), dict) else None
     result = InstallResult(settings, changed=False)
     if settings.exists():
@@ -363,182 +451,3 @@ def uninstall(settings: Path, add: dict[str, Any] | None = None) -> InstallResul
             result.files_kept.append(rel)
     manifest_path.unlink(missing_ok=True)
     return result
-
-
-# -- doctor ---------------------------------------------------------------------------
-
-
-def _timed(
-    argv: list[str], stdin: str, runs: int
-) -> tuple[float, subprocess.CompletedProcess[str]]:
-    times: list[float] = []
-    proc: subprocess.CompletedProcess[str] | None = None
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run(
-            argv, input=stdin, capture_output=True, text=True, timeout=30, check=False
-        )
-        times.append(time.perf_counter() - start)
-    assert proc is not None
-    return statistics.median(times), proc
-
-
-def doctor(project: Path, home: Path, runs: int = 5) -> dict[str, Any]:
-    """What a user needs to know: does the hook run, how fast, which Claude Code."""
-    checks: dict[str, Any] = {}
-    hook = shutil.which(HOOK_COMMAND)
-    checks["hook_command"] = hook
-    problems: list[str] = []
-    if hook is None:
-        problems.append(f"{HOOK_COMMAND} is not on PATH; Claude Code cannot run the hooks")
-    else:
-        payload = json.dumps(
-            {
-                "session_id": "ctxrelay-doctor",
-                "transcript_path": str(home / ".claude" / "projects" / "none" / "x.jsonl"),
-                "hook_event_name": "PostToolUse",
-                "agent_id": "doctor",
-                "agent_type": "ctxrelay:investigator",
-                "tool_name": "Bash",
-                "tool_input": {"command": "true"},
-                "tool_response": {},
-            }
-        )
-        hook_s, proc = _timed([hook], payload, runs)
-        base_s, _ = _timed([sys.executable, "-c", "pass"], "", runs)
-        garbage_s, bad = _timed([hook], "{not json", 1)
-        del garbage_s
-        checks["hook_exit"] = proc.returncode
-        checks["hook_ms"] = round(hook_s * 1000, 1)
-        checks["python_ms"] = round(base_s * 1000, 1)
-        checks["hook_ratio"] = round(hook_s / base_s, 2) if base_s else None
-        checks["fails_open"] = bad.returncode == 0 and bad.stdout == ""
-        if proc.returncode != 0:
-            problems.append(f"the hook exited {proc.returncode}: {proc.stderr.strip()[:200]}")
-        if not checks["fails_open"]:
-            problems.append("the hook does not fail open on malformed input")
-    found = cli_path()
-    cli = None if found is None else str(found)
-    checks["claude_cli"] = cli
-    version = None
-    if cli is not None:
-        try:
-            out = subprocess.run(
-                [cli, "--version"], capture_output=True, text=True, timeout=30, check=False
-            )
-            version = out.stdout.strip().split(" ")[0] or None
-        except (OSError, subprocess.SubprocessError):
-            version = None
-    checks["claude_version"] = version
-    if version is None:
-        problems.append("no Claude Code CLI found (claude on PATH or claude-agent-sdk)")
-    installed = {}
-    for scope in ("project", "user"):
-        path = settings_path(scope, project, home)
-        try:
-            current = _load(path)
-        except ConfigError as exc:
-            problems.append(str(exc))
-            continue
-        hooks = current.get("hooks")
-        ours = json.dumps(hooks).count(f'"{HOOK_COMMAND}"') if isinstance(hooks, dict) else 0
-        installed[scope] = {"settings": str(path), "hooks": ours}
-    checks["installed"] = installed
-    if not any(v["hooks"] for v in installed.values()):
-        problems.append("the hooks are in neither settings file (or come from the plugin)")
-    checks["problems"] = problems
-    checks["ok"] = not [p for p in problems if not p.startswith("the hooks are in neither")]
-    return checks
-
-
-_HELP = {
-    "install": """Merge ctxrelay's hooks and settings snippet into Claude Code's settings.json.
-
-examples:
-  ctxrelay claude install                          # this project: .claude/settings.json
-  ctxrelay claude install --project-dir ../app     # another project
-  ctxrelay claude install --user                   # every project: ~/.claude/settings.json
-
-Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
-file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
-and .claude/skills/ (a file of yours with the same name is kept); the handoff skill is
-then /ctxrelay-handoff.""",
-    "uninstall": """Remove exactly what 'ctxrelay claude install' added, restoring what the
-snippet replaced (a value changed since install is kept).
-
-examples:
-  ctxrelay claude uninstall                        # this project
-  ctxrelay claude uninstall --project-dir ../app   # another project
-  ctxrelay claude uninstall --user                 # ~/.claude/settings.json
-
-Settings files you changed after install keep your values; a copied agent or skill you
-edited is kept and listed.""",
-    "doctor": """Check that the hook runs and fails open, how long it takes against a bare
-python, which Claude Code is present, and where the hooks are installed.
-
-It exits 0 when the hook works (even if the hooks are not installed yet: that is
-reported, not a failure), 1 when something is broken.
-
-examples:
-  ctxrelay claude doctor                          # this project
-  ctxrelay claude doctor --project-dir ../app     # another project
-  ctxrelay claude doctor --json                   # one JSON object, for scripts""",
-}
-
-
-@handle_errors
-def main(argv: Sequence[str]) -> int:
-    args = list(argv)
-    name = args[0] if args and args[0] in _HELP else "install"
-    rest = args[1:] if args and args[0] in _HELP else args
-    parser = ArgumentParser(
-        prog=f"ctxrelay claude {name}",
-        description=_HELP[name],
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
-    )
-    scope = parser.add_mutually_exclusive_group()
-    scope.add_argument("--project", action="store_true", help="this project (the default)")
-    scope.add_argument("--user", action="store_true", help="the user's settings")
-    parser.add_argument(
-        "--project-dir",
-        "--dir",  # its first name, kept as an alias
-        dest="project_dir",
-        type=Path,
-        metavar="DIR",
-        default=None,
-        help="the project (default: the current directory)",
-    )
-    parser.add_argument("--json", action="store_true", help="print only JSON")
-    opts = parser.parse_args(rest)
-    project = (opts.project_dir or Path.cwd()).resolve()
-    home = Path.home()
-    if name == "doctor":
-        report = doctor(project, home)
-        if opts.json:
-            print_json(report)
-        else:
-            for key, value in report.items():
-                if key != "problems":
-                    sys.stdout.write(f"{key:15} {value}\n")
-            for problem in report["problems"]:
-                sys.stdout.write(f"problem         {problem}\n")
-        return 0 if report["ok"] else 1
-    path = settings_path("user" if opts.user else "project", project, home)
-    result = install(path) if name == "install" else uninstall(path)
-    if opts.json:
-        print_json(result.as_json())
-    else:
-        verb = "installed into" if name == "install" else "removed from"
-        if not result.changed:
-            sys.stdout.write(f"nothing to do: {path} is already as it should be\n")
-        else:
-            sys.stdout.write(f"ctxrelay {verb} {path}\n")
-        if result.backup:
-            sys.stdout.write(f"backup: {result.backup}\n")
-        for rel in result.files_added:
-            sys.stdout.write(f"added: {path.parent / rel}\n")
-        for rel in result.files_removed:
-            sys.stdout.write(f"removed: {path.parent / rel}\n")
-        for rel in result.files_kept:
-            sys.stdout.write(f"kept (not ctxrelay's, or changed since install): {rel}\n")
-    return 0

@@ -1,5 +1,6 @@
-"""``ctxrelay claude statusline``: the context share, a bar, and the tokens left to the
-handoff target, counting down.
+"""The statusline: the context share, a bar, and the tokens left to the handoff target,
+counting down (Claude Code runs ``ctxrelay claude statusline``,
+:mod:`ctxrelay.cli.claude.statusline`, which prints :func:`status_line`).
 
 Claude Code runs the ``statusLine`` command after each message (at most every 300 ms),
 passing JSON on stdin (checked against Claude Code 2.1.332)::
@@ -21,14 +22,11 @@ exits 0 (a non-zero exit blanks the user's statusline).
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Sequence
-from typing import IO, Any
+from typing import Any
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 
-__all__ = ["BAR_WIDTH", "main", "render"]
+__all__ = ["BAR_WIDTH", "render", "status_line"]
 
 BAR_WIDTH = 10
 _FULL, _EMPTY = "█", "░"
@@ -109,7 +107,9 @@ def render(
     return f"\x1b[{code}m{line}\x1b[0m"
 
 
-def _line(payload: Any) -> str:
+def status_line(payload: Any) -> str:
+    """The line Claude Code shows for one statusline payload (recording the window it
+    reports on the way); never raises for a payload of the wrong shape."""
     if not isinstance(payload, dict):
         return "ctxrelay: no statusline data"
     info = payload.get("context_window")
@@ -163,28 +163,3 @@ def _line(payload: Any) -> str:
         color=True,
         command=command,
     )
-
-
-def main(argv: Sequence[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
-    args = list(argv)[1:] if argv and argv[0] == "statusline" else list(argv)
-    out = sys.stdout if stdout is None else stdout
-    if args and args[0] in ("-h", "--help"):
-        out.write(
-            "usage: ctxrelay claude statusline < statusline.json\n\n"
-            "Claude Code runs this as its statusLine command ('ctxrelay claude install' sets\n"
-            "it up): it reads the statusline JSON on stdin and prints the context share, a\n"
-            "bar, and the tokens left to the handoff target. It also records the window\n"
-            "size for the hooks.\n\n"
-            "example:\n"
-            '  echo \'{"context_window": {"context_window_size": 200000,\n'
-            '         "current_usage": {"input_tokens": 90000}}}\' | ctxrelay claude statusline\n'
-        )
-        return 0
-    src = sys.stdin if stdin is None else stdin
-    try:
-        payload = json.loads(src.read() or "null")
-        line = _line(payload)
-    except Exception as exc:  # never blank the statusline with a traceback
-        line = f"ctxrelay: statusline input not understood ({type(exc).__name__})"
-    out.write(line + "\n")
-    return 0

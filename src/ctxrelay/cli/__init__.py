@@ -3,9 +3,10 @@ only when it runs, so ``ctxrelay policy`` never pays for the provider SDKs."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Sequence
+
+from ctxrelay.cli._dispatch import dispatch
 
 __all__ = ["main"]
 
@@ -35,27 +36,12 @@ Run 'ctxrelay COMMAND --help' for a command's options.
 """
 
 
-def _usage() -> str:
-    width = max(len(name) for name in COMMANDS)
-    lines = "\n".join(f"  {name.ljust(width)}  {hlp}" for name, (_, hlp) in COMMANDS.items())
-    return _USAGE.format(commands=lines)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI in-process and return its exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help", "help"):
-        sys.stdout.write(_usage())
-        return 0 if args else 2
-    if args[0] == "--version":
+    if args and args[0] == "--version":
         from ctxrelay import __version__
 
         sys.stdout.write(f"ctxrelay {__version__}\n")
         return 0
-    name, rest = args[0], args[1:]
-    if name not in COMMANDS:
-        sys.stderr.write(f"ctxrelay: unknown command {name!r}; run 'ctxrelay --help'\n")
-        return 2
-    module = importlib.import_module(COMMANDS[name][0])
-    code: int = module.main(rest)
-    return code
+    return dispatch("ctxrelay", COMMANDS, _USAGE, args)

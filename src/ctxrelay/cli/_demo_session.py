@@ -4,14 +4,61 @@ The agent adds ``--json`` to a to-do CLI. Window 1 reads, edits, receives the wa
 the handoff request, checkpoints its notes, confirms them and calls ``new_context``.
 Window 2 continues from the notes and ``session_history``, receives its own handoff
 request but keeps reading long logs, and is rolled over at the usable limit (forced).
-Window 3 finishes. ``input_tokens`` are what a 200k-window model would report.
+Window 3 finishes. ``input_tokens`` are what a 200k-window model would report;
+:class:`PromptCaching` reports them as a model with prompt caching does, so the session
+can be priced as :data:`DEMO_PRICED_AS`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["DEMO_TASK", "demo_steps", "demo_workspace"]
+from ctxrelay.runtime.model import ModelProvider, ModelRequest, ModelResponse, Usage
+
+__all__ = ["DEMO_PRICED_AS", "DEMO_TASK", "PromptCaching", "demo_steps", "demo_workspace"]
+
+DEMO_PRICED_AS = "claude-sonnet-4-6"
+"""The model of the pricing table the demo's scripted session is priced as: a
+200,000-token window, like the demo's budget."""
+
+
+class PromptCaching:
+    """A provider whose usage is reported as Anthropic's prompt cache reports it when
+    every request marks its end for caching (as ctxrelay's Anthropic provider does): a
+    request reads the previous request of its window from the cache and writes the rest;
+    a window's first request finds the cache cold and writes all of it."""
+
+    def __init__(self, inner: ModelProvider) -> None:
+        self._inner = inner
+        self._previous: dict[object, int] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    async def complete(
+        self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        response = await self._inner.complete(request, on_text=on_text)
+        window = request.metadata.get("window_index")
+        size = response.usage.context_tokens
+        read = min(self._previous.get(window, 0), size)
+        self._previous[window] = size
+        usage = Usage(
+            input_tokens=0,
+            output_tokens=response.usage.output_tokens,
+            cache_creation_input_tokens=size - read,
+            cache_read_input_tokens=read,
+        )
+        return dataclasses.replace(response, usage=usage)
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            await close()
+
 
 DEMO_TASK = (
     "Add a --json flag to `todo list` that prints the tasks as a JSON array, with a "
@@ -221,7 +268,7 @@ def _call(name: str, **args: Any) -> dict[str, Any]:
 
 
 def demo_steps() -> list[dict[str, Any]]:
-    """The model's steps (DESIGN §7 format), one per request, in order."""
+    """The model's steps (``docs/contracts.md``), one per request, in order."""
     d = 0.06
     return [
         # window 1

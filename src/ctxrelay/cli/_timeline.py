@@ -2,7 +2,9 @@
 
 One line per event as it happens: each dispatch with its window, a bar of its tokens
 against the warning point (│), the handoff target (┃) and the usable limit (the bar's
-end), and the decision; advisories, tool calls and rollovers indented under it.
+end), and the decision; advisories, tool calls and rollovers indented under it. Every
+line fits the console's width (80 columns included): the bar narrows and text is
+shortened with an ellipsis, never wrapped.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["JsonLines", "Timeline"]
+
+_INDENT = "       "
+_BAR_MAX = 32
+_BAR_MIN = 8
+# "NNN  wN  NNN,NNN,NNN  " before the bar, the longest label after it.
+_BAR_PREFIX = 22
+_LABEL_ROOM = 30
 
 _STYLE = {"continue": "green", "warn": "yellow", "rollover": "magenta", "block": "red"}
 
@@ -55,14 +64,16 @@ class Timeline:
     """A rich, line-per-event timeline; ``show_text`` also prints the model's replies."""
 
     def __init__(
-        self, console: Console | None = None, *, width: int = 32, show_text: bool = True
+        self, console: Console | None = None, *, width: int | None = None, show_text: bool = True
     ) -> None:
         if console is None:
-            from ctxrelay.cli._common import console as make_console
+            from ctxrelay.cli._screen import screen_console
 
-            console = make_console()
+            console = screen_console()
         self.out = console
-        self.width = width
+        self.width = width or max(
+            _BAR_MIN, min(_BAR_MAX, console.width - _BAR_PREFIX - _LABEL_ROOM)
+        )
         self.show_text = show_text
         self.usable = 1
         self.target: int | None = None
@@ -79,7 +90,7 @@ class Timeline:
         if not self.show_text or not delta:
             return
         if not self.streamed:
-            self.out.print("       [cyan]model:[/cyan] ", end="")
+            self.out.print(f"{_INDENT}[cyan]model:[/cyan] ", end="")
             self.streamed = True
         self.out.print(_escape(delta), end="", soft_wrap=True, highlight=False)
 
@@ -100,8 +111,16 @@ class Timeline:
                     cells[at] = glyph
         return "".join(cells)
 
+    def _line(self, markup: str) -> None:
+        from ctxrelay.cli._screen import print_line
+
+        print_line(self.out, markup)
+
+    def _room(self, used: int) -> int:
+        return max(self.out.width - used, 8)
+
     def __call__(self, event: Event) -> None:
-        out = self.out
+        line = self._line
         self._end_stream()
         streamed, self.streamed = self.streamed, False
         if isinstance(event, StartEvent):
@@ -111,10 +130,12 @@ class Timeline:
             marks = f"warning {event.warning_at:,}" if event.warning_at else "no warning"
             marks += f" · target {event.handoff_target:,}" if event.handoff_target else " · Off"
             verb = "resumed" if event.resumed else "started"
-            out.print(
-                f"[bold]session {_escape(event.session_id)}[/bold] {verb} in window "
-                f"{event.window} on {_escape(event.model)}\n"
-                f"[dim]{marks} · usable limit {event.usable_limit:,}[/dim]"
+            line(
+                f"[bold]session {_escape(event.session_id)}[/bold] {verb} in window {event.window}"
+            )
+            line(
+                f"[dim]on {_escape(event.model)} · {marks} · "
+                f"usable limit {event.usable_limit:,}[/dim]"
             )
         elif isinstance(event, DispatchEvent):
             self.dispatches += 1
@@ -130,42 +151,47 @@ class Timeline:
                 left = self.target - event.tokens
                 if left > 0:
                     label += f" [dim]· {left:,} to handoff[/dim]"
-            out.print(
+            line(
                 f"{self.dispatches:>3}  w{event.window:<2} {event.tokens:>9,}  "
                 f"{self._bar(event.tokens)}  [{style}]{label}[/{style}]"
             )
         elif isinstance(event, AdvisoryEvent):
-            kind = "handoff request" if event.stage == "handoff" else "warning"
-            out.print(f"       [yellow]↳ {kind} published and claimed for this window[/yellow]")
+            kind = "handoff requested from" if event.stage == "handoff" else "warning sent to"
+            line(f"{_INDENT}[yellow]↳ {kind} the agent at {event.tokens:,} tokens[/yellow]")
         elif isinstance(event, ResponseEvent):
+            cost = f"cost so far ${event.session_cost_usd:.4f}" if event.session_cost_usd else ""
             if self.show_text and event.text and not streamed:
-                first = event.text.strip().splitlines()[0] if event.text.strip() else ""
-                out.print(f"       [cyan]model:[/cyan] {_escape(_short(first, 64))}")
-            if event.session_cost_usd:
-                out.print(f"       [dim]cost so far ${event.session_cost_usd:.4f}[/dim]")
+                tail = f"  [dim]{cost}[/dim]" if cost else ""
+                room = self._room(len(_INDENT) + len("model: ") + (len(cost) + 2 if cost else 0))
+                line(f"{_INDENT}[cyan]model:[/cyan] {_escape(_short(event.text, room))}{tail}")
+            elif cost:
+                line(f"{_INDENT}[dim]{cost}[/dim]")
         elif isinstance(event, ToolEvent):
             mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
-            summary = _escape(_short(event.summary, 56))
-            out.print(f"       {mark} {_escape(event.name)}: [dim]{summary}[/dim]")
+            name = _escape(event.name)
+            room = self._room(len(_INDENT) + 4 + len(event.name))
+            line(f"{_INDENT}{mark} {name}: [dim]{_escape(_short(event.summary, room))}[/dim]")
         elif isinstance(event, RolloverEvent):
             notes = f"notes {event.notes_bytes:,} B" if event.notes_bytes else "no notes"
-            out.print(
+            line(
                 f"  [magenta]━━ window {event.from_window} sealed ({event.reason}) → "
                 f"window {event.to_window}: lead-in, {notes}[/magenta]"
             )
         elif isinstance(event, NoticeEvent):
             _notice(event)
         elif isinstance(event, PauseEvent):
-            out.print(f"[red]paused ({event.reason}):[/red] {_escape(event.message)}")
+            line(f"[red]paused ({event.reason}):[/red] {_escape(event.message)}")
         elif isinstance(event, EndEvent):
-            out.print(
+            line(
                 f"[bold]{event.status}[/bold] after {event.turns} model responses in "
                 f"{event.windows} window(s); cost ${event.cost_usd:.4f}"
             )
 
 
 def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    from ctxrelay.cli._screen import one_line
+
+    return one_line(text, width)
 
 
 def _escape(text: str) -> str:

@@ -7,13 +7,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 if TYPE_CHECKING:
     from ctxrelay.analyze import SessionReport, Sweep
+    from ctxrelay.analyze._groups import Grouping, ReportRow
 
 __all__ = ["main"]
 
@@ -34,6 +36,17 @@ main chain under each --policy:
 --sweep A..B[:STEP] replays handoff:P for every P in the range and recommends the
 cheapest. The replay's assumptions are printed with the results (and are in --json).
 
+Every response is priced at its own model (main chain, subagents, compaction
+summaries); a response found in several files counts once; a model without a price
+is named and its session's cost left blank (add it with --prices).
+
+Reports: --by session|day|week|month|project totals the requests of each row (each
+request in the row of its own time, local time zone), --since/--until keep the
+requests of a date range (2026-02-10, 20260210, or 7d / 4w ago), --top N keeps the N
+most expensive rows. Each row shows the recorded cost and beside it what every
+--policy would have cost; with --plot and a time --by, the plot adds the cumulative
+cost by day.
+
 PATH is a transcript or a directory searched recursively (default: Claude Code's
 projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects). --db reads
 ctxrelay's own sessions from a store instead (a file path, sqlite:/// or postgresql://
@@ -44,6 +57,9 @@ Examples:
   ctxrelay analyze ~/.claude/projects/-home-me-src-app --sweep 30..90
   ctxrelay analyze session.jsonl --policy none,compact,handoff:50 --plot curves.png
   ctxrelay analyze --json --sweep 30..90:1 > report.json
+  ctxrelay analyze --by month --policy handoff:45
+  ctxrelay analyze --since 4w --by week --plot weeks.png
+  ctxrelay analyze --top 10
   ctxrelay analyze --prices my-prices.toml
   ctxrelay analyze --db ~/.local/share/ctxrelay/ctxrelay.db --session 3f2a...
 """
@@ -72,7 +88,7 @@ def _parser() -> ArgumentParser:
         default=[],
         metavar="POLICY",
         help="none, compact, handoff:P; repeat or separate with commas "
-        "(default: none,compact,handoff:60)",
+        f"(default: none,compact,handoff:{CONTEXT_PERCENT})",
     )
     parser.add_argument(
         "--sweep", metavar="A..B[:STEP]", help="replay handoff:P for each P and recommend one"
@@ -105,7 +121,21 @@ def _parser() -> ArgumentParser:
         metavar="ID",
         help="with --db: only this stored session (repeatable)",
     )
-    parser.add_argument("--json", action="store_true", help="print only JSON (DESIGN §7)")
+    parser.add_argument(
+        "--by",
+        choices=("session", "day", "week", "month", "project"),
+        help="one report row per session, day, week, month or project",
+    )
+    parser.add_argument(
+        "--since", metavar="WHEN", help="only requests from this day on (2026-02-10, 7d, 4w)"
+    )
+    parser.add_argument(
+        "--until", metavar="WHEN", help="only requests up to the end of this day (or time)"
+    )
+    parser.add_argument(
+        "--top", type=_whole, metavar="N", help="only the N most expensive report rows"
+    )
+    parser.add_argument("--json", action="store_true", help="print only JSON")
     return parser
 
 
@@ -114,8 +144,8 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     from ctxrelay.analyze import (
         DEFAULT_POLICIES,
+        analyze_paths,
         default_projects_dir,
-        discover,
         parse_policies,
         parse_sweep,
         report_json,
@@ -125,6 +155,14 @@ def main(argv: Sequence[str]) -> int:
     policies = parse_policies(args.policy) if args.policy else DEFAULT_POLICIES
     sweep = parse_sweep(args.sweep) if args.sweep else None
     prices = load_prices(args.prices) if args.prices else DEFAULT_PRICES
+    since = until = None
+    if args.since or args.until:
+        from ctxrelay.analyze._groups import parse_when
+
+        since = parse_when(args.since) if args.since else None
+        until = parse_when(args.until, end=True) if args.until else None
+        if since is not None and until is not None and until < since:
+            raise ConfigError(f"--until {args.until} is before --since {args.since}")
     if args.plot and not args.plot.lower().endswith(".png"):
         raise ConfigError(
             f"--plot writes a PNG file; give a name ending in .png, not {args.plot!r}"
@@ -143,7 +181,6 @@ def main(argv: Sequence[str]) -> int:
                 f"no Claude Code projects directory at {os.fspath(paths[0])}; give a "
                 "transcript or a directory"
             )
-    sessions = discover(paths) if paths else []
     options: dict[str, Any] = {
         "policies": policies,
         "sweep": sweep,
@@ -151,66 +188,132 @@ def main(argv: Sequence[str]) -> int:
         "limit": args.limit,
         "warm_prefix": args.warm_prefix,
     }
-    named = {Path(p) for p in paths if Path(p).is_file()}
-    reports = _run(sessions, named, **options)
+    reports: list[SessionReport] = []
+    if paths:
+        named = {Path(p).expanduser() for p in paths if Path(p).expanduser().is_file()}
+        reports = analyze_paths(paths, named=named, on_skip=_warn_skipped, **options)
     if args.db:
         from ctxrelay.analyze import analyze_store
 
         reports += analyze_store(args.db, session_ids=args.session, **options)
+    reporting = bool(args.by or args.top or since or until)
+    rows: list[ReportRow] = []
+    by = cast("Grouping", args.by or "session")
+    if reporting:
+        from ctxrelay.analyze._bill import Pricer
+        from ctxrelay.analyze._groups import group_reports, in_range
+
+        reports = in_range(reports, since, until)
+        rows = group_reports(reports, Pricer(prices), by=by, since=since, until=until, top=args.top)
     if args.plot:
         from ctxrelay.analyze._plot import plot_sessions
 
-        plotted = plot_sessions(reports, args.plot)
+        daily = None
+        if args.by in ("day", "week", "month"):
+            from ctxrelay.analyze._bill import Pricer
+            from ctxrelay.analyze._groups import group_reports
+
+            daily = group_reports(reports, Pricer(prices), by="day", since=since, until=until)
+        plotted = plot_sessions(reports, args.plot, daily=daily)
     if args.json:
-        print_json(report_json(reports, sweep))
+        doc = report_json(reports, sweep)
+        if sweep is not None:
+            from ctxrelay.analyze._groups import recommendation
+
+            found = recommendation(reports)
+            doc["totals"]["recommendation"] = None if found is None else found.as_json()
+        if reporting:
+            doc["report"] = {
+                "by": by,
+                "since": None if since is None else since.isoformat(),
+                "until": None if until is None else until.isoformat(),
+                "top": args.top,
+                "rows": [row.as_json() for row in rows],
+            }
+        print_json(doc)
         return 0
-    _render(reports, sweep)
+    if reporting:
+        _render_report(rows, by, [str(p) for p in policies], sweep, reports)
+    else:
+        _render(reports, sweep)
     if args.plot:
         shown = ", ".join(r.session_id[:8] for r in plotted)
         console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
     return 0
 
 
-def _run(sessions: list[Path], named: set[Path], **options: Any) -> list[SessionReport]:
-    """Analyze each file with a progress bar on stderr (shown only on a terminal).
+def _warn_skipped(path: Path, exc: Exception) -> None:
+    """A file found while searching a directory that cannot be read is skipped, so one
+    bad file does not hide all the others (a file the user named is an error)."""
+    sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")
 
-    A file the user named that cannot be read is an error; one found while searching a
-    directory is skipped with a warning, so one bad file does not hide all the others.
-    """
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
-    from ctxrelay.analyze import analyze_session
-    from ctxrelay.errors import TranscriptError
+def _render_report(
+    rows: Sequence[ReportRow],
+    by: str,
+    policies: Sequence[str],
+    sweep: Sweep | None,
+    reports: Sequence[SessionReport],
+) -> None:
+    from rich.markup import escape
+    from rich.table import Table
 
-    sizes = []
-    for p in sessions:
-        try:
-            sizes.append(p.stat().st_size)
-        except OSError:
-            sizes.append(0)
-    err = console(stderr=True)
-    reports: list[SessionReport] = []
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as progress:
-        task = progress.add_task("reading transcripts", total=sum(sizes))
-        for path, size in zip(sessions, sizes, strict=True):
-            try:
-                report = analyze_session(path, **options)
-                # A file that never sent a request is no session, unless named.
-                if not report.empty or path in named:
-                    reports.append(report)
-            except TranscriptError as exc:
-                if path in named:
-                    raise
-                sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")
-            progress.advance(task, size)
-    return reports
+    out = console()
+    if not rows:
+        out.print("No requests in the range.")
+        return
+    # ``none`` is the recording itself: its column would repeat "recorded".
+    policies = [name for name in policies if name != "none"]
+    table = Table(title=f"Cost by {by}, recorded and replayed", title_justify="left")
+    table.add_column(by, no_wrap=True)
+    for name in ("sessions", "requests", "recorded"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for name in policies:
+        table.add_column(name, justify="right", no_wrap=True)
+
+    def saved(value: float | None, recorded: float | None) -> str:
+        if value is None or recorded is None or abs(value - recorded) < 0.005:
+            return _money(value)
+        return f"{_money(value)} {(value - recorded) / recorded:+.0%}"
+
+    for row in rows:
+        key = row.key[:8] if by == "session" else row.key
+        table.add_row(
+            escape(key),
+            f"{len(row.sessions):,}",
+            f"{row.requests:,}",
+            _money(row.cost_usd),
+            *(saved(row.policy_cost(name), row.cost_usd) for name in policies),
+        )
+    recorded = [r.cost_usd for r in rows]
+    total = None if None in recorded else sum(r or 0.0 for r in recorded)
+    sums = []
+    for name in policies:
+        values = [r.policy_cost(name) for r in rows]
+        sums.append(saved(None if None in values else sum(v or 0.0 for v in values), total))
+    table.add_row(
+        "total",
+        f"{len({s for r in rows for s in r.sessions}):,}",
+        f"{sum(r.requests for r in rows):,}",
+        _money(total),
+        *sums,
+        style="bold",
+    )
+    table.caption = (
+        "recorded: every response at its own model; a policy: its replay of the main "
+        "chain, subagents as recorded"
+    )
+    out.print(table)
+    if sweep is not None:
+        from ctxrelay.analyze._groups import recommendation
+
+        found = recommendation(reports)
+        if found is not None:
+            out.print(
+                f"Recommended slider: [bold]{found.threshold:g}%[/bold] over "
+                f"{_count(found.sessions, 'session')}: {_money(found.cost_usd)} against "
+                f"{_money(found.recorded_cost_usd)} recorded (main chains)."
+            )
 
 
 def _count(n: int, noun: str) -> str:
@@ -245,8 +348,9 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             if r.subagents
             else "-"
         )
+        kind = {"orphan_subagents": " (orphan)", "sidechain_only": " (sidechain)"}
         table.add_row(
-            escape(r.session_id[:8]),
+            escape(r.session_id[:8]) + kind.get(r.kind, ""),
             escape(t.model or "-"),
             f"{t.requests:,}",
             f"{t.peak_context_tokens:,}",

@@ -1,4 +1,4 @@
-"""``ctxrelay policy plan|simulate``: the policy core on the command line (DESIGN §7)."""
+"""``ctxrelay policy plan|simulate``: the policy core on the command line (docs/contracts.md)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
+from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
@@ -146,7 +147,7 @@ def _parser() -> ArgumentParser:
     budget.add_argument(
         "--threshold",
         type=_number("--threshold"),
-        default=60.0,
+        default=float(DEFAULT_THRESHOLD),
         help="handoff target, percent of the limit (100 = Off; default %(default)s)",
     )
     budget.add_argument(

@@ -11,6 +11,7 @@ from typing import Any
 from rich.markup import escape
 
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+from ctxrelay.cli._screen import print_line, screen_console
 from ctxrelay.errors import SessionNotFoundError, StoreError
 from ctxrelay.store import (
     DB_ENV,
@@ -48,8 +49,9 @@ Examples:
 """
 
 _LIST_HELP = """\
-List the sessions of a store, newest first: id, when it was created, its status, how
-many windows it has and why each sealed window was sealed.
+List the sessions of a store, newest first: the start of each id (enough to name it),
+when it was created, its status, how many windows it has, why they were sealed
+(handoff: the agent called new_context; forced: the usable limit), its cost and task.
 
 Examples:
   ctxrelay sessions list
@@ -58,13 +60,20 @@ Examples:
 """
 
 _SHOW_HELP = """\
-Show every window of a session and every row in it: the host's full view, including
-windows hidden from the agent by a reset. --json prints the documented JSON contract
-({"session_id", "windows": [{"index", "id", "seal_reason", "rows"}]}).
+Show a session: a header (task, model, status, windows, tokens, cost, budget), then each
+window as a timeline, one line per row: its sequence number, what it is, the context
+tokens and cost of each model response, and one line of its text. The advisories and
+seals are called out: "warning at N tokens", "handoff requested at N tokens", "notes
+written", "sealed by new_context", "sealed by a forced rollover". This is the host's
+full view, including windows hidden from the agent by a reset.
+
+--verbose lists every metadata field of the session and of each row. --json prints the
+documented JSON contract ({"session_id", "windows": [{"index", "id", "seal_reason",
+"rows"}]}).
 
 Examples:
   ctxrelay sessions show 3f9c                 # a unique prefix of the id is enough
-  ctxrelay sessions show 3f9c --width 200     # wider text column
+  ctxrelay sessions show 3f9c --verbose       # every field of every row
   ctxrelay sessions show 3f9c --json | jq '.windows[].seal_reason'
 """
 
@@ -135,7 +144,7 @@ def _resolve(store: Store, ident: str) -> SessionInfo:
 
 
 def show_json(store: Store, session_id: str) -> dict[str, Any]:
-    """The ``sessions show --json`` object (DESIGN §7)."""
+    """The ``sessions show --json`` object (``docs/contracts.md``)."""
     by_window: dict[str, list[dict[str, Any]]] = {}
     for row in store.rows(session_id):
         item: dict[str, Any] = {"kind": row.kind, "metadata": dict(row.metadata)}
@@ -200,22 +209,85 @@ def _list(store: Store, args: argparse.Namespace) -> None:
             }
         )
         return
-    out = console()
+    out = screen_console()
     if not sessions:
         out.print(f"No sessions in {store_label(store)}.", markup=False)
         return
     from rich.table import Table
 
-    table = Table(title=escape(f"Sessions in {store_label(store)}"), title_justify="left")
+    from ctxrelay.cli._session_view import SHORT_SEALS, when
+
+    prefixes = _short_ids([s.id for s in sessions])
+    print_line(out, escape(f"Sessions in {store_label(store)}, newest first:"))
+    table = Table(
+        box=None,
+        padding=(0, 2, 0, 0),
+        pad_edge=False,
+        header_style="bold underline",
+    )
     table.add_column("session", no_wrap=True)
-    table.add_column("created")
-    table.add_column("status")
-    table.add_column("windows", justify="right")
-    table.add_column("seals")
+    table.add_column("created", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("windows", justify="right", no_wrap=True)
+    table.add_column("sealed", no_wrap=True, overflow="ellipsis", max_width=24)
+    table.add_column("cost", justify="right", no_wrap=True)
+    table.add_column("task", no_wrap=True, overflow="ellipsis")
+    cells: list[list[str]] = []
     for s, ws in summary:
-        seals = ", ".join(w.seal_reason for w in ws if w.seal_reason) or "-"
-        _add_row(table, s.id, _when(s.created_at), s.status, str(len(ws)), _one_line(seals, 60))
+        counts: dict[str, int] = {}
+        for w in ws:
+            if w.seal_reason:
+                name = SHORT_SEALS.get(w.seal_reason, w.seal_reason)
+                counts[name] = counts.get(name, 0) + 1
+        sealed = ", ".join(f"{n}× {k}" if n > 1 else k for k, n in counts.items()) or "-"
+        cost = s.metadata.get("cost_usd")
+        shown_cost = (
+            f"${cost:.4f}"
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost > 0
+            else "-"
+        )
+        task = s.metadata.get("task")
+        cells.append(
+            [
+                prefixes[s.id],
+                when(s.created_at, short=True),
+                s.status,
+                str(len(ws)),
+                _one_line(sealed, 24),
+                shown_cost,
+                task if isinstance(task, str) else "",
+            ]
+        )
+    # The task takes what the other columns leave (two spaces between columns).
+    names = [str(c.header) for c in table.columns]
+    used = sum(
+        max(len(names[i]), *(len(row[i]) for row in cells)) + 2 for i in range(len(names) - 1)
+    )
+    room = max(out.width - used, len(names[-1]))
+    for row in cells:
+        _add_row(table, *row[:-1], _one_line(row[-1], room))
     out.print(table)
+    out.print()
+    from ctxrelay.cli._suggest import suggest
+
+    db = ["--db", args.db] if args.db else []
+    out.print(
+        f"A unique start of an id is enough. Show one with: "
+        f"{suggest('sessions', 'show', prefixes[sessions[0].id], *db)}",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def _short_ids(ids: list[str], least: int = 8) -> dict[str, str]:
+    """Each id's shortest unique start (at least ``least`` characters)."""
+    out = {}
+    for ident in ids:
+        n = least
+        while n < len(ident) and any(o != ident and o.startswith(ident[:n]) for o in ids):
+            n += 1
+        out[ident] = ident[:n]
+    return out
 
 
 def _show(store: Store, args: argparse.Namespace) -> None:
@@ -223,26 +295,16 @@ def _show(store: Store, args: argparse.Namespace) -> None:
     if args.json:
         print_json(show_json(store, session.id))
         return
-    from rich.table import Table
+    from ctxrelay.cli._session_view import show_session
 
-    out = console()
-    out.print(f"session {session.id}", style="bold", markup=False)
-    out.print(f"  status {session.status}, created {_when(session.created_at)}", markup=False)
-    if session.metadata:
-        out.print(f"  metadata {dict(session.metadata)}", markup=False)
-    rows = store.rows(session.id)
-    for w in store.windows(session.id):
-        seal = f"sealed: {w.seal_reason} at {_when(w.sealed_at)}" if w.sealed else "open"
-        table = Table(title=escape(f"window {w.index} ({w.id}) - {seal}"), title_justify="left")
-        table.add_column("seq", justify="right")
-        table.add_column("kind")
-        table.add_column("text")
-        table.add_column("metadata")
-        for row in rows:
-            if row.window_id == w.id:
-                meta = _one_line(str(dict(row.metadata)), 60) if row.metadata else ""
-                _add_row(table, str(row.seq), row.kind, _one_line(row.text, args.width), meta)
-        out.print(table)
+    show_session(
+        screen_console(),
+        session,
+        store.windows(session.id),
+        store.rows(session.id),
+        verbose=args.verbose,
+        width=args.width,
+    )
 
 
 def _history(store: Store, args: argparse.Namespace) -> None:
@@ -375,7 +437,12 @@ def _parser() -> ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     show.add_argument("id", help="session id (or a unique prefix)")
-    show.add_argument("--width", type=int, default=100, help="text column width in tables")
+    show.add_argument(
+        "--verbose", "-v", action="store_true", help="every metadata field of each row"
+    )
+    show.add_argument(
+        "--width", type=int, help="line width (default: the terminal's; 100 in a pipe)"
+    )
     hist = sub.add_parser(
         "history",
         parents=[common],
@@ -418,7 +485,12 @@ def main(argv: Sequence[str]) -> int:
             if args.json:
                 print_json({"sessions": []})
             else:
-                console().print(f"No sessions yet (no store at {where}).", markup=False)
+                from ctxrelay.cli._suggest import suggest
+
+                console().print(
+                    f"No sessions yet (no store at {where}); {suggest('demo')} makes one.",
+                    markup=False,
+                )
             return 0
     # Never create a store where there was none: a typo in --db is an error, not a new file.
     store = open_store(args.db, create=False)

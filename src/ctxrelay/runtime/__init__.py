@@ -16,7 +16,7 @@ See ``docs/runtime.md``.
 from __future__ import annotations
 
 from ctxrelay.runtime._config import DEFAULT_SYSTEM, NewContextPolicy, SessionConfig
-from ctxrelay.runtime._session import RunResult, Runtime, Session, reset_session
+from ctxrelay.runtime._session import RunResult, Runtime, Session
 from ctxrelay.runtime.cost import Pricer, Prices
 from ctxrelay.runtime.events import Event, EventSink
 from ctxrelay.runtime.model import ModelProvider, TokenEstimator
@@ -29,7 +29,14 @@ from ctxrelay.runtime.plan import (
     guard_request,
     plan_dispatch,
 )
-from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
+from ctxrelay.runtime.windows import (
+    lead_in_text,
+    publish_advisory,
+    reset_session,
+    seal_window,
+    window_opening,
+    window_state,
+)
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -57,6 +64,7 @@ __all__ = [
     "run",
     "seal_window",
     "window_opening",
+    "window_state",
 ]
 
 

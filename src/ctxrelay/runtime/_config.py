@@ -11,9 +11,15 @@ from typing import Any, Literal
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
 from ctxrelay.errors import ConfigError
-from ctxrelay.runtime.cost import Prices, prices_from_json, prices_to_json
+from ctxrelay.runtime.cost import Pricer, Prices, prices_from_json, prices_model, prices_to_json
 
-__all__ = ["DEFAULT_SYSTEM", "NewContextPolicy", "SessionConfig"]
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "NewContextPolicy",
+    "SessionConfig",
+    "cap_reached",
+    "unpriced_cost_cap",
+]
 
 NewContextPolicy = Literal["offered", "conditional", "forbidden"]
 
@@ -99,3 +105,33 @@ class SessionConfig:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"the stored session configuration is unusable: {exc}") from None
+
+
+def cap_reached(config: SessionConfig, *, turns: int, cost_usd: float) -> tuple[str, str] | None:
+    """``(reason, message)`` when the session has reached its ``max_turns`` (model
+    responses) or ``max_cost`` (USD) cap, so it pauses before the next dispatch."""
+    if config.max_turns is not None and turns >= config.max_turns:
+        return (
+            "max_turns",
+            f"the session reached its cap of {config.max_turns} turns; resume with a "
+            "higher --max-turns to continue",
+        )
+    if config.max_cost is not None and cost_usd >= config.max_cost:
+        return (
+            "max_cost",
+            f"the session has cost ${cost_usd:.4f}, reaching its cap of "
+            f"${config.max_cost:.4f}; resume with a higher --max-cost to continue",
+        )
+    return None
+
+
+def unpriced_cost_cap(config: SessionConfig, model: str, pricer: Pricer) -> str | None:
+    """The notice for a cost cap that cannot trip (the pricer has no prices for
+    ``model``, so every response counts as $0), or ``None``."""
+    cap = config.max_cost
+    if cap is None or cap <= 0 or prices_model(pricer, model):
+        return None
+    return (
+        f"--max-cost ${cap:.4f} cannot be enforced: ctxrelay has no prices for "
+        f"{model}, so its responses count as $0; use --max-turns to bound the run"
+    )

@@ -24,10 +24,9 @@ import asyncio
 import collections
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
-from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Capability
+from ctxrelay.budget import Action, Capability
 from ctxrelay.errors import (
     ConfigError,
     ContextOverflowError,
@@ -35,13 +34,13 @@ from ctxrelay.errors import (
     RequestTooLargeError,
     SessionBusyError,
 )
-from ctxrelay.runtime._config import SessionConfig
+from ctxrelay.runtime._config import SessionConfig, cap_reached, unpriced_cost_cap
 from ctxrelay.runtime._legacy import Outcome, legacy_flush
 from ctxrelay.runtime._render import WindowView, dump, unseen_rows
 from ctxrelay.runtime._repair import boundary_reason, missing_opening
 from ctxrelay.runtime._tools import Call, Refusal, result_row, run_calls
 from ctxrelay.runtime._totals import Totals, usage_of
-from ctxrelay.runtime.cost import Pricer, default_pricer, prices_model
+from ctxrelay.runtime.cost import Pricer, default_pricer
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
     message_bytes,
@@ -79,14 +78,13 @@ from ctxrelay.runtime.plan import (
 )
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
 from ctxrelay.runtime.windows import (
-    lead_in_row,
     publish_advisory,
     seal_window,
     window_opening,
 )
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
-__all__ = ["RunResult", "Runtime", "Session", "reset_session"]
+__all__ = ["RunResult", "Runtime", "Session"]
 
 _INPUT_KINDS = frozenset({"user", "tool_result"})
 
@@ -369,15 +367,7 @@ class Session:
         """Tokens of a request of ``now`` bytes (see :func:`estimate_request`)."""
         view = self._view if view is None else view
         last = view.rows[view.last_assistant] if view.last_assistant >= 0 else None
-        if last is None or "request_bytes" not in last.metadata:
-            return self._estimator.estimate_bytes(now)
-        meta = last.metadata
-        reply = LastResponse(
-            int(meta["context_tokens"]),
-            int(meta.get("output_tokens", 0)),
-            int(meta["request_bytes"]),
-            int(meta.get("message_bytes", 0)),
-        )
+        reply = LastResponse.from_metadata(last.metadata) if last is not None else None
         return estimate_request(now, reply, self._estimator.estimate_bytes)
 
     def _pause(self, reason: str, message: str) -> _Outcome:
@@ -390,33 +380,13 @@ class Session:
     def _warn_unenforceable_cost_cap(self) -> None:
         """A cost cap on a model without prices (a local server, the scripted model)
         would silently never pause: say so once, at the start of the run."""
-        cap = self.config.max_cost
-        model = self._provider.name
-        if cap is None or cap <= 0 or prices_model(self._pricer, model):
-            return
-        self._emit(
-            NoticeEvent(
-                "max_cost_unpriced",
-                f"--max-cost ${cap:.4f} cannot be enforced: ctxrelay has no prices for "
-                f"{model}, so its responses count as $0; use --max-turns to bound the run",
-            )
-        )
+        message = unpriced_cost_cap(self.config, self._provider.name, self._pricer)
+        if message is not None:
+            self._emit(NoticeEvent("max_cost_unpriced", message))
 
     def _controls(self) -> _Outcome | None:
-        cfg = self.config
-        if cfg.max_turns is not None and self._totals.turns >= cfg.max_turns:
-            return self._pause(
-                "max_turns",
-                f"the session reached its cap of {cfg.max_turns} turns; resume with a "
-                "higher --max-turns to continue",
-            )
-        if cfg.max_cost is not None and self._totals.cost_usd >= cfg.max_cost:
-            return self._pause(
-                "max_cost",
-                f"the session has cost ${self._totals.cost_usd:.4f}, reaching its cap of "
-                f"${cfg.max_cost:.4f}; resume with a higher --max-cost to continue",
-            )
-        return None
+        reached = cap_reached(self.config, turns=self._totals.turns, cost_usd=self._totals.cost_usd)
+        return None if reached is None else self._pause(*reached)
 
     async def _dispatch(self) -> _Outcome | None:
         capped = self._controls()
@@ -757,27 +727,3 @@ class Runtime:
             except SessionBusyError:
                 pass  # another worker is running it right now
         return Session(self, session_id, config, resumed=True)
-
-
-def reset_session(store: Store, session_id: str, *, history_available: bool = True) -> WindowInfo:
-    """Manual reset: seal the open window ``manual_reset`` and open a fresh one whose
-    lead-in carries nothing from before (the privacy floor: ``session_history`` never
-    returns rows before it)."""
-    info = store.get_session(session_id)
-    raw = info.metadata.get("config")
-    notes_file = DEFAULT_NOTES_FILE
-    workspace = Path(".")
-    if isinstance(raw, Mapping):
-        notes_file = str(raw.get("notes_file", notes_file))
-        workspace = Path(str(raw.get("workspace", ".")))
-    current = store.current_window(session_id)
-    lead = lead_in_row(
-        window_index=current.index + 1,
-        previous_window_id=None,
-        previous_seal_reason="manual_reset",
-        workspace=workspace,
-        notes_file=notes_file,
-        history_available=history_available,
-        carry_notes=False,
-    )
-    return store.reset(session_id, opening=[lead])

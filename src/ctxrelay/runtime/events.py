@@ -1,7 +1,7 @@
 """What the loop reports while it runs: typed events, their JSON lines, the sink seam.
 
 ``ctxrelay run --json`` and ``ctxrelay demo --json`` print ``to_json()`` of every event,
-one object per line (docs/runtime.md, "CLI"): each dispatch is
+one object per line (``docs/contracts.md``): each dispatch is
 ``{"event": "dispatch", "window", "tokens", "decision", "stage"}`` and the last line is
 ``{"event": "end", "session_id", "status"}``. A handoff request is reported through the
 ``warn`` decision with ``stage: "handoff"``.

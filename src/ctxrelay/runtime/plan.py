@@ -9,14 +9,15 @@ nothing else: no provider, no store, no clock. The runtime's loop calls it at ev
 dispatch, and so do the framework integrations, so they word, claim and roll over
 exactly as the runtime does.
 
+    window, state = window_state(store, session_id)
     plan = plan_dispatch(
         budget,
         estimate_request(request_bytes, last, estimator.estimate_bytes),
-        window=WindowState(window.id, window.index, claimed=store.claims(window.id)),
+        window=state,
         capability=capability_for("offered", new_context_tool=True, session_history=True),
         estimate_text=estimator.estimate,
     )
-    if plan.action is Action.WARN:       # publish plan.advisory with its claim, then send
+    if plan.action is Action.WARN:       # publish_advisory(store, ..., plan), then send
         ...
 
 Two rules the host keeps, because they need the request itself:
@@ -30,9 +31,9 @@ Two rules the host keeps, because they need the request itself:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from ctxrelay.budget import (
     DEFAULT_NOTES_FILE,
@@ -101,6 +102,21 @@ class LastResponse:
     output_tokens: int
     request_bytes: int
     message_bytes: int = 0
+
+    @classmethod
+    def from_metadata(cls, meta: Mapping[str, Any]) -> LastResponse | None:
+        """Read an ``assistant`` row's metadata as the runtime writes it
+        (``context_tokens``, ``output_tokens``, ``request_bytes``, ``message_bytes``);
+        ``None`` for a row without them (an older history), so the whole request is
+        estimated."""
+        if "request_bytes" not in meta or "context_tokens" not in meta:
+            return None
+        return cls(
+            int(meta["context_tokens"]),
+            int(meta.get("output_tokens", 0)),
+            int(meta["request_bytes"]),
+            int(meta.get("message_bytes", 0)),
+        )
 
 
 @dataclass(frozen=True, slots=True)

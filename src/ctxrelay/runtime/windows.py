@@ -11,14 +11,19 @@ worded and an advisory claimed the same way whichever host runs the agent:
 - :func:`seal_window`: the boundary row, the seal and the next window's opening rows, in
   one transaction (``Store.rollover``).
 - :func:`lead_in_text`: a lead-in row as the model reads it (its id header, then its text).
+- :func:`reset_session`: the manual reset (the privacy floor).
+- :func:`window_state`: the open window and what :func:`~ctxrelay.runtime.plan.
+  plan_dispatch` needs of it, read from the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxrelay.budget import DEFAULT_NOTES_FILE
+from ctxrelay.runtime.plan import WindowState
 from ctxrelay.runtime.tools.files import NOTES_MAX_BYTES, WorkspaceError, resolve_in_workspace
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
@@ -32,9 +37,11 @@ __all__ = [
     "lead_in_text",
     "publish_advisory",
     "read_notes",
+    "reset_session",
     "seal_window",
     "trigger_row",
     "window_opening",
+    "window_state",
 ]
 
 CARRY_MAX_BYTES = 64 * 1024
@@ -182,6 +189,21 @@ def lead_in_text(row: Row) -> str:
     return f"{_lead_in_header(row)}\n{row.text or ''}"
 
 
+def window_state(store: Store, session_id: str) -> tuple[WindowInfo, WindowState]:
+    """The session's open window and its :class:`~ctxrelay.runtime.plan.WindowState`,
+    read from the store: the stages claimed in it, and the largest request of it that
+    the provider counted (the ``context_tokens`` of its ``assistant`` rows)."""
+    window = store.current_window(session_id)
+    largest = 0
+    for row in store.rows(session_id, window_id=window.id):
+        if row.kind == "assistant":
+            ctx = row.metadata.get("context_tokens")
+            if isinstance(ctx, int) and ctx > largest:
+                largest = ctx
+    state = WindowState(window.id, window.index, store.claims(window.id), largest)
+    return window, state
+
+
 def publish_advisory(
     store: Store, session_id: str, window_id: str, plan: DispatchPlan
 ) -> Row | None:
@@ -250,3 +272,27 @@ def seal_window(
         {"reason": reason, "budgetTokens": usable_limit},
     )
     return store.rollover(session_id, window.id, reason, boundary=boundary, opening=opening)
+
+
+def reset_session(store: Store, session_id: str, *, history_available: bool = True) -> WindowInfo:
+    """Manual reset: seal the open window ``manual_reset`` and open a fresh one whose
+    lead-in carries nothing from before (the privacy floor: ``session_history`` never
+    returns rows before it)."""
+    info = store.get_session(session_id)
+    raw = info.metadata.get("config")
+    notes_file = DEFAULT_NOTES_FILE
+    workspace = Path(".")
+    if isinstance(raw, Mapping):
+        notes_file = str(raw.get("notes_file", notes_file))
+        workspace = Path(str(raw.get("workspace", ".")))
+    current = store.current_window(session_id)
+    lead = lead_in_row(
+        window_index=current.index + 1,
+        previous_window_id=None,
+        previous_seal_reason="manual_reset",
+        workspace=workspace,
+        notes_file=notes_file,
+        history_available=history_available,
+        carry_notes=False,
+    )
+    return store.reset(session_id, opening=[lead])

@@ -12,6 +12,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+# session_history's bounds are owned by ``ctxrelay.budget.bounds``; re-exported here.
+from ctxrelay.budget.bounds import (
+    HISTORY_LINE_MAX_BYTES,
+    HISTORY_RESULT_MAX_BYTES,
+    HISTORY_ROWS_MAX,
+    HISTORY_SCAN_MAX_BYTES,
+)
+
 __all__ = [
     "HISTORY_LINE_MAX_BYTES",
     "HISTORY_RESULT_MAX_BYTES",
@@ -50,12 +58,6 @@ SEAL_REASONS: tuple[SealReason, ...] = (
     "manual_reset",
     "legacy_flush",
 )
-
-# session_history bounds (docs/store.md): one place owns them.
-HISTORY_RESULT_MAX_BYTES = 16 * 1024
-HISTORY_SCAN_MAX_BYTES = 2 * 1024 * 1024
-HISTORY_ROWS_MAX = 500
-HISTORY_LINE_MAX_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)

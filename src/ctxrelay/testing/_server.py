@@ -1,6 +1,13 @@
 """The HTTP machinery both wire formats share: a threaded server on 127.0.0.1 (free port),
 started and stopped in-process, that records every request and writes chunked streams
-it can cut, garble or stall on purpose."""
+it can cut, garble or stall on purpose.
+
+A test server fails fast. An exception raised while answering (a route's assertion, a
+script step that cannot be served) is recorded; that request and every later one are
+answered ``400`` with the exception's text (an error the SDKs and the Claude Code CLI do
+not retry), and :meth:`LocalServer.stop` (so leaving the ``with`` block) raises the
+exception in the test. A test never waits out a client's retries of a dropped
+connection."""
 
 from __future__ import annotations
 
@@ -118,7 +125,14 @@ class _Handler(BaseHTTPRequestHandler):
             raw = zlib.decompress(raw)
         return raw
 
+    _answered = False  # the status line of the current request is sent
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._answered = True
+        super().send_response(code, message)
+
     def _handle(self) -> None:
+        self._answered = False
         raw = self._read_body()
         try:
             body: Any = json.loads(raw) if raw else None
@@ -131,8 +145,22 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             raw=raw,
         )
-        self.server.owner._record(record)
-        self.server.owner._dispatch(self, record)
+        owner = self.server.owner
+        owner._record(record)
+        failure = owner.failure
+        if failure is not None:  # fail fast: the script is not run any further
+            owner._answer_failure(self, failure)
+            return
+        try:
+            owner._dispatch(self, record)
+        except (ConnectionError, TimeoutError):
+            raise  # the client hung up (a timeout test): not the server's failure
+        except Exception as exc:
+            owner._fail(exc)
+            if self._answered:  # mid-answer: all that is left is to drop the connection
+                self.close_connection = True
+            else:
+                owner._answer_failure(self, exc)
 
     do_GET = _handle
     do_POST = _handle
@@ -211,6 +239,7 @@ class LocalServer:
         self._requests: list[RecordedRequest] = []
         self._unknown: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        self._failure: Exception | None = None
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -232,15 +261,37 @@ class LocalServer:
         return self
 
     def stop(self) -> None:
+        """Stop serving; raises the exception a route or step raised while serving, if
+        any (once), so the test fails with it."""
         httpd, thread = self._httpd, self._thread
-        if httpd is None:
-            return
-        self._stopping.set()  # wakes stalls and delays so handler threads finish
-        httpd.shutdown()
-        httpd.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
-        self._httpd = self._thread = None
+        if httpd is not None:
+            self._stopping.set()  # wakes stalls and delays so handler threads finish
+            httpd.shutdown()
+            httpd.server_close()
+            if thread is not None:
+                thread.join(timeout=5)
+            self._httpd = self._thread = None
+        with self._lock:
+            failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+    @property
+    def failure(self) -> Exception | None:
+        """The first exception raised while answering a request (``None``: none yet)."""
+        with self._lock:
+            return self._failure
+
+    def _fail(self, exc: Exception) -> None:
+        with self._lock:
+            if self._failure is None:
+                self._failure = exc
+
+    def _answer_failure(self, handler: _Handler, exc: Exception) -> None:
+        """Answer with a status no client retries, naming what failed in the server."""
+        text = f"the test server failed: {type(exc).__name__}: {exc}"
+        with contextlib.suppress(OSError):
+            self._error(handler, Fault.http(400, text[:2000]))
 
     def __enter__(self) -> Self:
         return self.start()

@@ -1,6 +1,11 @@
 """Claude Code JSONL transcripts: the one reader the hooks and the analyzer share.
 
-Facts it relies on (DESIGN §6): a request's context is ``input_tokens +
+Nothing outside this package parses transcript lines: every rule about Claude Code's
+JSONL (line types, ``message.id`` dedupe, sidechains, compaction boundaries,
+``<synthetic>`` lines, usage sums, turn starts, the response that made a tool call)
+lives here.
+
+Facts it relies on (``docs/claude-code-facts.md``): a request's context is ``input_tokens +
 cache_creation_input_tokens + cache_read_input_tokens`` of its response; one response is
 written as several lines sharing ``message.id`` (deduplicated here); old (< 2.0)
 transcripts hold subagent lines inline with ``isSidechain: true`` (not the main chain);
@@ -8,8 +13,12 @@ a ``system``/``compact_boundary`` line restarts the chain; unknown line types an
 truncated last line are skipped. Subagents have their own files, found with
 :func:`subagent_transcript`.
 
-Two readers: :func:`latest_context` / :func:`agent_stats` for hooks (the tail of the
-file, stdlib only, fast to import) and :func:`scan` for the analyzer (one full pass).
+The readers: the hooks' hot path (:func:`tail_context`, and :func:`call_response`: the
+response that made a tool call, waited for while Claude Code has not written it yet;
+:func:`read_agent`: a subagent's file, incrementally from a cursor; ``os`` and the C
+JSON codec only), :func:`last_turn` (the Stop hook's view of the turn that ended),
+:func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
+:func:`scan` for the analyzer (one full pass).
 
 The names load on first use (PEP 562): the subagent hook imports ``_paths`` and
 ``_counts`` alone, and must not pay for the analyzer's dataclasses at every tool call.
@@ -23,7 +32,17 @@ TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     from typing import Any
 
+    from ctxrelay.transcripts._agent import AgentReading, read_agent
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+    from ctxrelay.transcripts._hot import (
+        CALL_SEARCH_MAX_BYTES,
+        FIRST_CHUNK_BYTES,
+        HOT_TAIL_BYTES,
+        TAIL_MAX_BYTES,
+        call_response,
+        lines_backwards,
+        tail_context,
+    )
     from ctxrelay.transcripts._paths import (
         COMPACT_AGENT_PREFIX,
         is_compaction_agent,
@@ -39,37 +58,44 @@ if TYPE_CHECKING:
         usage_of,
     )
     from ctxrelay.transcripts._scan import Transcript, scan
-    from ctxrelay.transcripts._tail import (
-        FIRST_CHUNK_BYTES,
-        TAIL_MAX_BYTES,
-        agent_stats,
-        latest_context,
-        lines_backwards,
-    )
+    from ctxrelay.transcripts._tail import agent_stats, latest_context
+    from ctxrelay.transcripts._turn import TURN_MAX_BYTES, TurnFacts, last_turn, turn_tool_calls
 
 __all__ = [
+    "CALL_SEARCH_MAX_BYTES",
     "COMPACT_AGENT_PREFIX",
     "FIRST_CHUNK_BYTES",
+    "HOT_TAIL_BYTES",
     "SYNTHETIC_MODEL",
     "TAIL_MAX_BYTES",
+    "TURN_MAX_BYTES",
+    "AgentReading",
     "AgentStats",
     "Compaction",
     "ContextReading",
     "Response",
     "Transcript",
+    "TurnFacts",
     "Usage",
     "UsageDict",
     "agent_stats",
+    "call_response",
     "context_of",
     "is_compaction_agent",
+    "last_turn",
     "latest_context",
     "lines_backwards",
+    "read_agent",
     "scan",
     "subagent_transcript",
+    "tail_context",
+    "turn_tool_calls",
     "usage_of",
 ]
 
 _HOME: dict[str, str] = {
+    "AgentReading": "_agent",
+    "read_agent": "_agent",
     "SYNTHETIC_MODEL": "_counts",
     "context_of": "_counts",
     "COMPACT_AGENT_PREFIX": "_paths",
@@ -84,11 +110,19 @@ _HOME: dict[str, str] = {
     "usage_of": "_records",
     "Transcript": "_scan",
     "scan": "_scan",
-    "FIRST_CHUNK_BYTES": "_tail",
-    "TAIL_MAX_BYTES": "_tail",
+    "CALL_SEARCH_MAX_BYTES": "_hot",
+    "FIRST_CHUNK_BYTES": "_hot",
+    "HOT_TAIL_BYTES": "_hot",
+    "TAIL_MAX_BYTES": "_hot",
+    "call_response": "_hot",
+    "lines_backwards": "_hot",
+    "tail_context": "_hot",
     "agent_stats": "_tail",
     "latest_context": "_tail",
-    "lines_backwards": "_tail",
+    "TURN_MAX_BYTES": "_turn",
+    "TurnFacts": "_turn",
+    "last_turn": "_turn",
+    "turn_tool_calls": "_turn",
 }
 
 

@@ -14,7 +14,7 @@ SYNTHETIC_MODEL = "<synthetic>"
 no request was sent, so they are neither requests nor context readings."""
 
 CONTEXT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-"""The usage fields whose sum is the size of the request a response answered (DESIGN §6)."""
+"""The usage fields that sum to the size of a request (``docs/claude-code-facts.md``)."""
 
 
 def as_count(value: object) -> int:

@@ -26,7 +26,7 @@ __all__ = [
 
 
 class UsageDict(TypedDict):
-    """The four usage categories of DESIGN §7, as they appear in ``--json``."""
+    """The four usage categories of ``docs/contracts.md``, as they appear in ``--json``."""
 
     input_tokens: int
     cache_creation_input_tokens: int
@@ -54,7 +54,7 @@ class Usage:
 
     @property
     def context_tokens(self) -> int:
-        """The size of the request this response answered (DESIGN §6)."""
+        """The size of the request this response answered (``docs/claude-code-facts.md``)."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
     def __add__(self, other: Usage) -> Usage:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterator
 from typing import IO, Any
 
 from ctxrelay.errors import TranscriptError
+from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES, TAIL_MAX_BYTES, lines_backwards
 from ctxrelay.transcripts._records import (
     AgentStats,
     ContextReading,
@@ -32,12 +32,6 @@ __all__ = [
     "lines_backwards",
     "open_transcript",
 ]
-
-FIRST_CHUNK_BYTES = 64 * 1024
-"""The first read from the end; most newest responses are within it."""
-
-TAIL_MAX_BYTES = 64 * 1024 * 1024
-"""The most a tail read looks at before it gives up (no reading rather than a slow hook)."""
 
 _USAGE = b'"usage"'
 _BOUNDARY = b'"compact_boundary"'
@@ -62,42 +56,6 @@ def open_transcript(path: str | os.PathLike[str]) -> IO[bytes] | None:
     except BaseException:
         os.close(fd)
         raise
-
-
-def lines_backwards(
-    f: IO[bytes],
-    *,
-    first_chunk: int = FIRST_CHUNK_BYTES,
-    max_bytes: int = TAIL_MAX_BYTES,
-) -> Iterator[bytes]:
-    """The non-blank lines of ``f``, newest first, reading at most ``max_bytes``.
-
-    A last line without its newline is yielded too (the caller's parse rejects it when it
-    is truncated); a line cut by ``max_bytes`` is never yielded.
-    """
-    pos = f.seek(0, os.SEEK_END)
-    carry = b""  # the start of the oldest line seen so far, whose beginning is not read yet
-    chunk = max(1, first_chunk)
-    budget = max_bytes
-    while pos > 0 and budget > 0:
-        n = min(chunk, pos, budget)
-        pos -= n
-        budget -= n
-        f.seek(pos)
-        buf = f.read(n) + carry
-        if pos > 0:
-            cut = buf.find(b"\n")
-            if cut < 0:
-                carry = buf
-                chunk *= 2
-                continue
-            carry, buf = buf[:cut], buf[cut + 1 :]
-        else:
-            carry = b""
-        for line in reversed(buf.split(b"\n")):
-            if line.strip():
-                yield line
-        chunk *= 2
 
 
 def _loads(line: bytes) -> dict[str, Any] | None:

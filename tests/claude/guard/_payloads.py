@@ -1,5 +1,5 @@
 """PreToolUse payloads shaped like those Claude Code sends (see the capture in
-``../shared/corpora/claude-code-capture/hook-payloads.jsonl``)."""
+the shared ``corpora/claude-code-capture/hook-payloads.jsonl``)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def test_a_five_mib_read_is_denied_by_the_hook_process(tmp_path: Path) -> None:
 
 # -- fail open ----------------------------------------------------------------------------------
 
-_WRONG = [None, 0, 1.5, True, "", "x", [], ["cat f"], {}, {"command": 1}]
+_WRONG: list[object] = [None, 0, 1.5, True, "", "x", [], ["cat f"], {}, {"command": 1}]
 
 
 def malformed(rng: random.Random) -> Iterator[bytes]:

@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude._events.pre_tool_use import deny, handle
+from ctxrelay.claude._events.pre_tool_use import deny
+from ctxrelay.claude._events.pre_tool_use import handle as _handle
 from ctxrelay.errors import HookPayloadError
 from tests.claude.guard._payloads import bash, pre_tool_use, read
 from tests.conftest import corpus_path
 
+if TYPE_CHECKING:
+    from ctxrelay.claude._events._payloads import HookAnswer, PreToolUsePayload
 
-def reason_of(answer: dict[str, Any] | None) -> str:
+
+def handle(payload: dict[str, Any]) -> HookAnswer | None:
+    """The handler on a payload built as a plain dict (as the hook gets it off stdin)."""
+    return _handle(cast("PreToolUsePayload", payload))
+
+
+def reason_of(answer: Mapping[str, Any] | None) -> str:
     assert answer is not None
     out = answer["hookSpecificOutput"]
     assert out["hookEventName"] == "PreToolUse"

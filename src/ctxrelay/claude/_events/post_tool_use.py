@@ -15,26 +15,24 @@ from __future__ import annotations
 # (mypy reads any constant named TYPE_CHECKING as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from ctxrelay.claude._events._payloads import HookAnswer, PostToolUsePayload
 
 __all__ = ["handle"]
 
 EVENT = "PostToolUse"
 
-_LAG_WAIT_S = 0.5
-"""How long a subagent's hook waits for the transcript to show the response that made
-the tool call (only when it is missing; the usual case reads it at once)."""
 
-
-def _context(text: str) -> dict[str, Any]:
+def _context(text: str) -> HookAnswer:
     return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": text}}
 
 
-def subagent_note(payload: dict[str, Any]) -> str | None:
+def subagent_note(payload: PostToolUsePayload) -> str | None:
     """The report-now note for the subagent of ``payload``, or None below the bounds."""
     from ctxrelay.budget.triggers import report_now
-    from ctxrelay.claude._agents import cursor_path, max_turns_for, read_agent
-    from ctxrelay.transcripts import subagent_transcript
+    from ctxrelay.claude._agents import max_turns_for
+    from ctxrelay.claude._state import cursor_path
+    from ctxrelay.transcripts._agent import read_agent
+    from ctxrelay.transcripts._paths import subagent_transcript
 
     transcript = payload.get("transcript_path")
     session_id, agent_id = payload.get("session_id"), payload.get("agent_id")
@@ -45,23 +43,20 @@ def subagent_note(payload: dict[str, Any]) -> str | None:
     path = subagent_transcript(transcript, session_id, agent_id)
     if path is None:
         return None
-    cursor = cursor_path(session_id, agent_id)
-    reading = read_agent(path, cursor)
+    call = payload.get("tool_use_id")
+    written = True
+    if isinstance(call, str) and call:
+        # Claude Code may not have written the response that made this call yet: wait
+        # for it (bounded by CALL_LINE_WAIT_S; at once when it is there).
+        from ctxrelay.transcripts._hot import call_response
+
+        written = call_response(path, call, agent=True) is not None
+    reading = read_agent(path, cursor_path(session_id, agent_id))
     if reading is None:
         return None
-    turns_used = reading.turns_used
-    call = payload.get("tool_use_id")
-    if isinstance(call, str) and call and call not in reading.tool_ids:
-        # The response that made this call is not in the transcript yet: Claude Code
-        # 2.1.332 sometimes writes it after PostToolUse fires. Give it a moment, then
-        # count it anyway (it exists: it made the call), with the context known so far.
-        import time
-
-        deadline = time.monotonic() + _LAG_WAIT_S
-        while call not in reading.tool_ids and time.monotonic() < deadline:
-            time.sleep(0.02)
-            reading = read_agent(path, cursor) or reading
-        turns_used = reading.turns_used + (call not in reading.tool_ids)
+    # A response that never appeared within the bound still counts as a turn (it made
+    # the call), with the context known so far: the note errs towards reporting early.
+    turns_used = reading.turns_used + (not written and call not in reading.tool_ids)
     decision = report_now(
         reading.context_tokens or 0,
         model=reading.model,
@@ -71,12 +66,12 @@ def subagent_note(payload: dict[str, Any]) -> str | None:
     return None if decision is None else decision.note()
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+def handle(payload: PostToolUsePayload) -> HookAnswer | None:
     agent_id = payload.get("agent_id")
     if isinstance(agent_id, str) and agent_id:
         note = subagent_note(payload)
     else:
-        from ctxrelay.claude._statedir import notice_possible
+        from ctxrelay.claude._state import notice_possible
 
         if not notice_possible(payload):
             return None  # an ordinary main-thread tool call: nothing to load

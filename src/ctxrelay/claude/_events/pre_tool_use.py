@@ -13,14 +13,13 @@ import os
 
 TYPE_CHECKING = False  # not typing's: this module is on every hook's path
 if TYPE_CHECKING:
-    from typing import Any
-
+    from ctxrelay.claude._events._payloads import HookAnswer, PreToolUsePayload
     from ctxrelay.errors import HookPayloadError
 
 __all__ = ["deny", "handle"]
 
 
-def deny(reason: str) -> dict[str, Any]:
+def deny(reason: str) -> HookAnswer:
     """Claude Code's PreToolUse answer that denies the call, telling the agent why."""
     return {
         "hookSpecificOutput": {
@@ -38,7 +37,7 @@ def _bad(field: str, expected: str) -> HookPayloadError:
     return HookPayloadError("PreToolUse", field, expected)
 
 
-def _cwd(payload: dict[str, Any]) -> str:
+def _cwd(payload: PreToolUsePayload) -> str:
     if "cwd" not in payload:
         return os.getcwd()  # Claude Code runs hooks in the project directory
     cwd = payload["cwd"]
@@ -47,7 +46,7 @@ def _cwd(payload: dict[str, Any]) -> str:
     return os.path.abspath(cwd)
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+def handle(payload: PreToolUsePayload) -> HookAnswer | None:
     """Deny a tool call that would print a file into the context; ``None`` allows it."""
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
@@ -66,12 +65,12 @@ def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
             raise _bad("tool_input.command", "a string")
         from ctxrelay.claude.guard import bash
 
-        reason = bash.deny_reason(command, _cwd(payload))
+        reason = bash.deny_reason(command, _cwd(payload), payload)
     elif tool == "Read":
         file_path = tool_input.get("file_path")
         if not isinstance(file_path, str):
             raise _bad("tool_input.file_path", "a string")
         from ctxrelay.claude.guard import read
 
-        reason = read.deny_reason(tool_input, _cwd(payload))
+        reason = read.deny_reason(tool_input, _cwd(payload), payload)
     return deny(reason) if reason else None

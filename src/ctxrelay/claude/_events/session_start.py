@@ -11,10 +11,12 @@ resume, compact) and mode ``off`` add nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ctxrelay.claude import handoff
 from ctxrelay.claude.config import load, project_dir_of
+
+TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
 
 __all__ = ["handle", "injection"]
 
@@ -48,7 +50,7 @@ def _cache_limit(session_id: object, mode: str, configured: int | None) -> None:
     _state.session_state(session_id).update(lambda data: refresh(data, window, mode))
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if payload.get("agent_id"):
         return None
     cwd = payload.get("cwd")

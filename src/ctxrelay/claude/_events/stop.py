@@ -28,7 +28,6 @@ changed under its lock, so two Stop hooks never both hint or both start a handof
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.budget.triggers import (
@@ -37,10 +36,16 @@ from ctxrelay.budget.triggers import (
     context_window_for,
     main_triggers,
 )
-from ctxrelay.claude import _state, handoff
+from ctxrelay.claude import _automod, _state, handoff
 from ctxrelay.claude._limit import refresh
-from ctxrelay.claude._turn import last_turn
 from ctxrelay.claude.config import load, project_dir_of
+from ctxrelay.transcripts import last_turn
+
+TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ctxrelay.claude._events._payloads import HookAnswer, StopPayload
 
 __all__ = [
     "failed_text",
@@ -122,17 +127,17 @@ def _ready(path_text: object) -> Path | None:
         return None
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+def handle(payload: StopPayload) -> HookAnswer | None:
     if payload.get("agent_id"):
         return None  # a subagent's stop is SubagentStop's business
     # The handover first: its state is saved before a notice is taken off the queue.
     return with_notice(_handover(payload), _stopped_short_notice(payload))
 
 
-def _stopped_short_notice(payload: dict[str, Any]) -> str | None:
+def _stopped_short_notice(payload: StopPayload) -> str | None:
     """Queued stopped-short subagent notices, each delivered once (whichever main-thread
     hook answers first). Loads the notices machinery only when one may be queued."""
-    from ctxrelay.claude._statedir import notice_possible
+    from ctxrelay.claude._state import notice_possible
 
     if not notice_possible(payload):
         return None
@@ -141,13 +146,13 @@ def _stopped_short_notice(payload: dict[str, Any]) -> str | None:
     return main_thread_notice(payload)
 
 
-def with_notice(answer: dict[str, Any] | None, notice: str | None) -> dict[str, Any] | None:
+def with_notice(answer: HookAnswer | None, notice: str | None) -> HookAnswer | None:
     """The Stop answer carrying ``notice`` too. A blocking answer (the auto write prompt)
     gets it in its ``reason``: Claude is continuing and reads it; otherwise it goes to the
     user in the ``systemMessage``, after any hint (Claude Code shows one message)."""
     if notice is None:
         return answer
-    out = dict(answer or {})
+    out: HookAnswer = answer.copy() if answer else {}
     if out.get("decision") == "block":
         out["reason"] = f"{out.get('reason', '')}\n\n{notice}".lstrip()
         return out
@@ -156,7 +161,7 @@ def with_notice(answer: dict[str, Any] | None, notice: str | None) -> dict[str, 
     return out
 
 
-def _handover(payload: dict[str, Any]) -> dict[str, Any] | None:
+def _handover(payload: StopPayload) -> HookAnswer | None:
     session_id = payload.get("session_id")
     transcript = payload.get("transcript_path")
     if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
@@ -179,7 +184,7 @@ def _handover(payload: dict[str, Any]) -> dict[str, Any] | None:
     written = _wrote_handoff(project, facts.tool_calls)
     mode = cfg.main_handover
 
-    def decide(data: dict[str, Any]) -> dict[str, Any] | None:
+    def decide(data: dict[str, Any]) -> HookAnswer | None:
         refresh(data, window, mode)
         job = data.get("handoff")
         if not isinstance(job, dict):
@@ -238,7 +243,8 @@ def _handover(payload: dict[str, Any]) -> dict[str, Any] | None:
             "reason": handoff.write_prompt(path, reason=reason),
         }
 
-    return doc.update(decide)
+    # The auto-handoff mod, where it runs, carries out what this decided.
+    return doc.update(lambda data: _automod.relay(data, decide(data), mode))
 
 
 def _claim(data: dict[str, Any], flag: str) -> bool:

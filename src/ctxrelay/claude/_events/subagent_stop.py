@@ -7,13 +7,12 @@ from __future__ import annotations
 # (mypy reads any constant named TYPE_CHECKING as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from ctxrelay.claude._events._payloads import SubagentStopPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
+def handle(payload: SubagentStopPayload) -> None:
     from ctxrelay.claude._notices import record_from_subagent_stop
 
     record_from_subagent_stop(payload)
-    return None

@@ -8,15 +8,15 @@ from __future__ import annotations
 # (mypy reads any constant named TYPE_CHECKING as true).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from ctxrelay.claude._events._payloads import HookAnswer, UserPromptSubmitPayload
 
 __all__ = ["handle"]
 
 EVENT = "UserPromptSubmit"
 
 
-def handle(payload: dict[str, Any]) -> dict[str, Any] | None:
-    from ctxrelay.claude._statedir import notice_possible
+def handle(payload: UserPromptSubmitPayload) -> HookAnswer | None:
+    from ctxrelay.claude._state import notice_possible
 
     if payload.get("agent_id"):
         return None  # not the main thread

@@ -15,6 +15,10 @@ import stat
 from ctxrelay.budget.bounds import READ_MAX_BYTES
 from ctxrelay.claude.guard._model import FilePrint, LineRange, Operand, ReadCall
 
+TYPE_CHECKING = False  # annotations only
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 __all__ = ["mib", "read_calls", "reason"]
 
 COUNT_MAX_BYTES = 256 * 1024 * 1024
@@ -179,8 +183,12 @@ def _paths(operand: Operand) -> tuple[list[str], int]:
     return matches[:CALLS_SHOWN], len(matches) - CALLS_SHOWN if len(matches) > CALLS_SHOWN else 0
 
 
-def read_calls(printed: FilePrint) -> tuple[list[ReadCall], int]:
-    """The Read calls for one file print, and how many more were left off."""
+def read_calls(
+    printed: FilePrint, payload: Mapping[str, object] | None = None
+) -> tuple[list[ReadCall], int]:
+    """The Read calls for one file print, and how many more were left off. With the
+    hook's ``payload``, a whole-file call says when a full Read of it would be a repeat
+    (:mod:`ctxrelay.claude.guard._reread`)."""
     calls: list[ReadCall] = []
     more = 0
     for operand in printed.operands:
@@ -202,6 +210,12 @@ def read_calls(printed: FilePrint) -> tuple[list[ReadCall], int]:
                         f"{mib(READ_MAX_BYTES)}: add offset/limit, or search it with Grep"
                     )
                     call = call.with_note(note)
+                elif payload is not None and r.whole and operand.literal:
+                    from ctxrelay.claude.guard._reread import read_note
+
+                    repeat = read_note(payload, path)
+                    if repeat is not None:
+                        call = call.with_note(repeat)
                 calls.append(call)
     if len(calls) > CALLS_SHOWN:
         more += len(calls) - CALLS_SHOWN
@@ -214,14 +228,14 @@ def _quote(command: str) -> str:
     return command if len(command) <= 120 else command[:117] + "..."
 
 
-def reason(prints: tuple[FilePrint, ...]) -> str:
+def reason(prints: tuple[FilePrint, ...], payload: Mapping[str, object] | None = None) -> str:
     """The deny reason the agent reads: what was denied and the Read calls instead."""
     lines = ["ctxrelay guard: this command would print a file into the context."]
     lines.append("Use the Read tool instead, with the same file and range:")
     shown = 0
     more = 0
     for printed in dict.fromkeys(prints):  # each distinct print once, in order
-        calls, extra = read_calls(printed)
+        calls, extra = read_calls(printed, payload)
         room = CALLS_SHOWN - shown
         more += extra + max(len(calls) - room, 0)
         calls = calls[: max(room, 0)]

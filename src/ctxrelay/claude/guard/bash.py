@@ -16,6 +16,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not typing's: the hook need not import it
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ctxrelay.claude.guard._model import FilePrint
 
 __all__ = ["PRECHECK_WORDS", "classify", "deny_reason", "might_print_file"]
@@ -58,11 +60,15 @@ def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | No
     return scan(command, cwd)
 
 
-def deny_reason(command: str, cwd: str | None) -> str | None:
-    """The reason to deny ``command``, with the Read calls to use; ``None`` to allow it."""
+def deny_reason(
+    command: str, cwd: str | None, payload: Mapping[str, object] | None = None
+) -> str | None:
+    """The reason to deny ``command``, with the Read calls to use; ``None`` to allow it.
+    With the hook's ``payload``, a Read call of a whole file the agent already read in
+    full (and which would be denied as a repeat) says so."""
     prints = classify(command, cwd)
     if not prints:
         return None
     from ctxrelay.claude.guard._reads import reason
 
-    return reason(prints)
+    return reason(prints, payload)

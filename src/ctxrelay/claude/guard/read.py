@@ -1,7 +1,9 @@
-"""The Read guard: deny an unbounded Read of a file over ``READ_MAX_BYTES``.
+"""The Read guard: deny an unbounded Read of a file over ``READ_MAX_BYTES``, and a full
+Read of a file the same agent already read in full, unchanged since
+(:mod:`ctxrelay.claude.guard._reread`).
 
 A Read with a ``limit`` (or ``pages`` of a PDF) is bounded and always passes, so the
-reason's own advice, a Read with offset/limit, is never denied in turn.
+reasons' own advice, a Read with offset/limit, is never denied in turn.
 """
 
 from __future__ import annotations
@@ -18,11 +20,17 @@ if TYPE_CHECKING:
 __all__ = ["deny_reason"]
 
 
-def deny_reason(tool_input: Mapping[str, object], cwd: str | None) -> str | None:
+def deny_reason(
+    tool_input: Mapping[str, object],
+    cwd: str | None,
+    payload: Mapping[str, object] | None = None,
+) -> str | None:
     """The reason to deny this Read, or ``None`` to allow it.
 
     ``tool_input`` is the Read tool's input; a relative ``file_path`` is resolved against
     ``cwd``. A file that does not exist or is not a regular file is left to Read itself.
+    With the hook's ``payload`` (its session, agent and transcript), a full Read is also
+    checked against the agent's earlier full reads.
     """
     path = tool_input.get("file_path")
     if not isinstance(path, str) or not path:
@@ -40,7 +48,11 @@ def deny_reason(tool_input: Mapping[str, object], cwd: str | None) -> str | None
     from ctxrelay.budget.bounds import READ_MAX_BYTES
 
     if st.st_size <= READ_MAX_BYTES:
-        return None
+        if payload is None or tool_input.get("offset") is not None:
+            return None
+        from ctxrelay.claude.guard._reread import check
+
+        return check(payload, os.path.abspath(path), st.st_size, st.st_mtime_ns)
     from ctxrelay.claude.guard._reads import mib
 
     example = _fastjson.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)

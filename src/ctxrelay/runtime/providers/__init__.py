@@ -15,7 +15,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_CAP
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime.model import ModelProvider
 
@@ -43,7 +43,9 @@ class ModelDefaults:
     output_reserve: int
 
 
-SCRIPTED_DEFAULTS = ModelDefaults(context_window=DEFAULT_CONTEXT_WINDOW, output_reserve=32_000)
+SCRIPTED_DEFAULTS = ModelDefaults(
+    context_window=DEFAULT_CONTEXT_WINDOW, output_reserve=DEFAULT_RESERVE_CAP
+)
 """The scripted model plays a Claude-sized window unless ``--limit`` says otherwise."""
 
 

@@ -1,4 +1,4 @@
-"""The scripted model: steps from a JSON file, one per request.
+"""The scripted model: steps from a JSON file, one per request (``docs/contracts.md``).
 
 It runs tests and the demo through the same loop code path as a real provider. The steps
 are the one scripted-model format of ``ctxrelay.testing`` (``Step``, ``load_steps``),

@@ -18,6 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+# The tools' bounds are owned by ``ctxrelay.budget.bounds``; re-exported here.
+from ctxrelay.budget.bounds import (
+    BASH_OUTPUT_MAX_CHARS,
+    BASH_TIMEOUT_DEFAULT_S,
+    BASH_TIMEOUT_MAX_S,
+    GREP_FILE_MAX_BYTES,
+    GREP_MAX_MATCHES,
+    LIST_MAX_ENTRIES,
+    RESULT_MAX_CHARS,
+)
 from ctxrelay.runtime.tools._base import Tool, ToolContext, ToolResult
 from ctxrelay.runtime.tools.files import WorkspaceError, atomic_write, resolve_in_workspace
 
@@ -34,17 +44,6 @@ __all__ = [
     "ListFiles",
     "coding_tools",
 ]
-
-RESULT_MAX_CHARS: Final = 16_000
-"""The most text ``list_files`` and ``grep`` return in one result."""
-LIST_MAX_ENTRIES: Final = 500
-GREP_MAX_MATCHES: Final = 200
-GREP_FILE_MAX_BYTES: Final = 2 * 1024 * 1024
-"""Larger files are skipped by ``grep`` (generated data, logs): read them in parts."""
-BASH_OUTPUT_MAX_CHARS: Final = 16_000
-"""What ``bash`` returns of a command's output: the first and last halves of this."""
-BASH_TIMEOUT_DEFAULT_S: Final = 120.0
-BASH_TIMEOUT_MAX_S: Final = 600.0
 
 # Directories no coding question needs walked: VCS data, environments, caches.
 SKIP_DIRS: Final = frozenset(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxrelay._sizes import NOTES_MAX_BYTES  # owned there so the analyzer can import it
+from ctxrelay.budget.bounds import NOTES_MAX_BYTES, READ_FILE_MAX_BYTES
 from ctxrelay.runtime.tools._base import ToolContext, ToolResult
 
 __all__ = [
@@ -27,9 +27,6 @@ __all__ = [
     "atomic_write",
     "resolve_in_workspace",
 ]
-
-READ_FILE_MAX_BYTES = 256 * 1024
-"""The most ``read_file`` returns in one result: a larger file would flood the window."""
 
 
 class WorkspaceError(ValueError):

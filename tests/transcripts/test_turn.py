@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.triggers import completed_task_in
-from ctxrelay.claude._turn import last_turn, turn_tool_calls
+from ctxrelay.transcripts import last_turn, turn_tool_calls
 from tests.conftest import corpus_path
 
 CAPTURE = "corpora/claude-code-capture/projects/505a7478-0c09-4225-8c2e-eb227889cf62.jsonl"

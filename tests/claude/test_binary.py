@@ -1,4 +1,4 @@
-"""``ctxrelay.claude.cli.cli_path``: the one lookup of the Claude Code CLI."""
+"""``ctxrelay.claude.binary.cli_path``: the one lookup of the Claude Code CLI."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude.cli import cli_path
-from ctxrelay.claude.install import doctor
+from ctxrelay.claude.binary import cli_path
+from ctxrelay.claude.doctor import doctor
 from tests.conftest import claude_cli
 
 
@@ -45,5 +45,6 @@ def test_doctor_reports_the_cli_it_finds(tmp_path: Path, monkeypatch: pytest.Mon
     mine.chmod(0o755)
     monkeypatch.setenv("PATH", f"{mine.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     report = doctor(tmp_path, tmp_path / "home", runs=1)
-    assert report["claude_cli"] == str(mine)
-    assert report["claude_version"] == "9.9.9"
+    assert report.claude_cli == str(mine)
+    assert report.claude_version == "9.9.9"
+    assert report.mods is True  # 9.9.9 >= the first version that loads mods

@@ -1,26 +1,28 @@
 """The main session's last turn, read from the end of its transcript.
 
 The Stop hook needs two facts about the turn that just ended: the context of its newest
-request (and the model that answered it), and whether a tool call of that turn marked a
-task completed. Both come from the transcript's tail through the shared reader
-(:mod:`ctxrelay.transcripts`), never from reading the whole file.
+request (and the model that answered it), and the tool calls of that turn (did one mark
+a task completed, or write the handoff file?). Both come from the transcript's tail,
+never from reading the whole file.
 
 A turn starts at the newest real user message: a prompt, or the "Stop hook feedback"
 Claude Code adds when a Stop hook continues the session. Tool results are user lines too,
 and are not turn starts. A compaction boundary also ends the walk. Subagent lines inline
 in old transcripts (``isSidechain``) are skipped. A call whose result is an error (e.g. a
 ``TodoWrite`` that this Claude Code version does not enable) marked nothing.
+
+Claude Code writes the turn's last response before it runs the ``Stop`` hooks (checked
+against the real CLI, see ``docs/claude-code.md``), so this reads the tail as it is.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 from dataclasses import dataclass
 from typing import Any
 
-from ctxrelay.transcripts import latest_context, lines_backwards
+from ctxrelay import _fastjson
+from ctxrelay.transcripts._hot import lines_backwards, open_regular, tail_context
 
 __all__ = ["TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"]
 
@@ -36,21 +38,6 @@ class TurnFacts:
     context_tokens: int | None
     model: str | None
     tool_calls: tuple[tuple[str, object], ...]
-
-
-def _open(path: str | os.PathLike[str]) -> Any:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
-    except OSError:
-        os.close(fd)
-        return None
-    return os.fdopen(fd, "rb")
 
 
 def _is_turn_start(record: dict[str, Any]) -> bool:
@@ -73,12 +60,12 @@ def turn_tool_calls(
 ) -> tuple[tuple[str, object], ...]:
     """``(tool name, input)`` of the main chain's tool calls in the newest turn, oldest
     first, without the calls whose result was an error. Empty when the file is missing."""
-    f = _open(path)
-    if f is None:
+    fd = open_regular(os.fspath(path))
+    if fd is None:
         return ()
     calls: list[tuple[str, str, object]] = []
     failed: set[str] = set()
-    with f:
+    with os.fdopen(fd, "rb") as f:
         for line in lines_backwards(f, max_bytes=max_bytes):
             if (
                 b'"user"' not in line
@@ -87,7 +74,7 @@ def turn_tool_calls(
             ):
                 continue
             try:
-                record = json.loads(line)
+                record = _fastjson.loads(line)
             except (ValueError, RecursionError):
                 continue
             if not isinstance(record, dict) or record.get("isSidechain") is True:
@@ -127,10 +114,14 @@ def turn_tool_calls(
 
 def last_turn(path: str | os.PathLike[str]) -> TurnFacts:
     """The newest request's context and model, and the newest turn's tool calls."""
-    try:
-        reading = latest_context(path)
-    except Exception:  # an unreadable transcript: no reading, the hook stays quiet
-        reading = None
-    tokens = reading.context_tokens if reading is not None else None
-    model = reading.model if reading is not None else None
+    tokens, model, found = tail_context(os.fspath(path))
+    if not found:  # the newest response is further back than the hot path's tail
+        from ctxrelay.transcripts._tail import latest_context
+
+        try:
+            reading = latest_context(path)
+        except Exception:  # an unreadable transcript: no reading, the hook stays quiet
+            reading = None
+        tokens = reading.context_tokens if reading is not None else None
+        model = reading.model if reading is not None else None
     return TurnFacts(tokens, model, turn_tool_calls(path))

@@ -1,0 +1,319 @@
+"""What ``ctxrelay claude doctor`` checks (the command: :mod:`ctxrelay.cli.claude.doctor`).
+
+It proves the chain Claude Code will run rather than guessing at it: every command
+ctxrelay installed — the hooks and statusline of the project's and the user's
+``settings.json``, the handoff skill's ``!`` line, the hooks of an enabled ctxrelay
+plugin — is started as Claude Code starts it, with a real payload
+(:mod:`ctxrelay.claude.probe`): ``cat`` of a big file must come back denied. It also
+reports the hook's latency against a bare interpreter start, the Claude Code version,
+and whether that version loads mods (:data:`MODS_MIN_VERSION`).
+
+A report is :attr:`Report.ok` when ctxrelay is installed somewhere and every command it
+found works, and a Claude Code CLI is there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.claude import probe
+from ctxrelay.claude._snippet import PLUGIN_LAUNCHER
+from ctxrelay.claude.binary import cli_path
+from ctxrelay.claude.handoff import INSTALLED_SKILL
+from ctxrelay.claude.install import MANIFEST_NAME, load_settings, settings_path
+from ctxrelay.errors import ConfigError
+
+__all__ = ["MODS_MIN_VERSION", "Found", "Report", "claude_version", "doctor", "find_installed"]
+
+MODS_MIN_VERSION = (2, 1, 287)
+"""The first Claude Code version that loads mods (a plugin's JavaScript hooks module)."""
+
+_SKILL_LINE = re.compile(r"(?m)^!`([^`]+)`\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Where ctxrelay is installed, and the commands Claude Code runs from there."""
+
+    where: str
+    """``project``, ``user`` (a settings install) or ``plugin``."""
+    path: Path
+    """The settings file, or the plugin's directory."""
+    hooks: tuple[str, ...] = ()
+    statusline: str | None = None
+    skill: str | None = None
+    plugin_root: Path | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "where": self.where,
+            "path": str(self.path),
+            "hooks": list(self.hooks),
+            "statusline": self.statusline,
+            "skill": self.skill,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything doctor found; :attr:`problems` in sentences, empty when all is well."""
+
+    installed: tuple[Found, ...]
+    checks: tuple[probe.Check, ...]
+    python_ms: float
+    claude_cli: str | None
+    claude_version: str | None
+    mods: bool | None
+    problems: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def hook(self) -> probe.Check | None:
+        """The fastest working hook command's check (the one latency is reported for)."""
+        timed = [c for c in self.checks if c.kind == "hook" and c.ok and c.ms is not None]
+        return min(timed, key=lambda c: c.ms or 0.0) if timed else None
+
+    @property
+    def hook_ms(self) -> float | None:
+        hook = self.hook
+        return None if hook is None else hook.ms
+
+    @property
+    def hook_ratio(self) -> float | None:
+        """The hook's start against a bare ``python -c pass`` timed between its runs."""
+        hook = self.hook
+        if hook is None or not hook.ms or not hook.python_ms:
+            return None
+        return round(hook.ms / hook.python_ms, 2)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "installed": [f.as_json() for f in self.installed],
+            "checks": [c.as_json() for c in self.checks],
+            "hook_ms": self.hook_ms,
+            "python_ms": self.python_ms,
+            "hook_ratio": self.hook_ratio,
+            "claude_cli": self.claude_cli,
+            "claude_version": self.claude_version,
+            "mods": self.mods,
+            "mods_min_version": ".".join(map(str, MODS_MIN_VERSION)),
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+        }
+
+
+def _ours(command: object) -> bool:
+    return isinstance(command, str) and "ctxrelay" in command
+
+
+def _hook_commands(hooks: object, *, all_of_them: bool = False) -> list[str]:
+    """The distinct hook commands of a ``hooks`` object: ctxrelay's, or (a plugin's own
+    hooks file) every one."""
+    found: list[str] = []
+    if not isinstance(hooks, dict):
+        return found
+    for groups in hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else []:
+                command = hook.get("command") if isinstance(hook, dict) else None
+                if (
+                    isinstance(command, str)
+                    and (all_of_them or _ours(command))
+                    and command not in found
+                ):
+                    found.append(command)
+    return found
+
+
+def _skill_command(claude_dir: Path) -> str | None:
+    try:
+        text = (claude_dir / "skills" / INSTALLED_SKILL / "SKILL.md").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = _SKILL_LINE.search(text)
+    return match.group(1).strip() if match else None
+
+
+def _plugins(settings: dict[str, Any], project: Path, home: Path) -> list[Found]:
+    """The enabled ctxrelay plugins these settings name, where Claude Code installed them."""
+    enabled = settings.get("enabledPlugins")
+    names = (
+        [k for k, v in enabled.items() if k.startswith("ctxrelay@") and v]
+        if isinstance(enabled, dict)
+        else []
+    )
+    if not names:
+        return []
+    try:
+        registry = json.loads(
+            (home / ".claude" / "plugins" / "installed_plugins.json").read_text(encoding="utf-8")
+        )
+    except (OSError, ValueError):
+        registry = {}
+    plugins = registry.get("plugins") if isinstance(registry, dict) else None
+    found: list[Found] = []
+    for name in names:
+        entries = plugins.get(name) if isinstance(plugins, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("installPath"), str):
+                continue
+            where = entry.get("projectPath")
+            if isinstance(where, str) and Path(where) != project:
+                continue
+            root = Path(entry["installPath"])
+            try:
+                hooks = json.loads((root / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                hooks = {}
+            commands = _hook_commands(
+                hooks.get("hooks") if isinstance(hooks, dict) else None, all_of_them=True
+            )
+            found.append(Found("plugin", root, tuple(commands), plugin_root=root))
+    return found
+
+
+def find_installed(project: Path, home: Path) -> tuple[list[Found], list[str]]:
+    """Every place ctxrelay is installed for ``project``, and the settings files that
+    could not be read (as sentences)."""
+    found: list[Found] = []
+    problems: list[str] = []
+    seen_plugins: set[Path] = set()
+    for scope in ("project", "user"):
+        path = settings_path(scope, project, home)
+        try:
+            current = load_settings(path)
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        hooks = _hook_commands(current.get("hooks"))
+        line = current.get("statusLine")
+        status = line.get("command") if isinstance(line, dict) else None
+        skill = _skill_command(path.parent)
+        if hooks or _ours(status) or skill or path.with_name(MANIFEST_NAME).exists():
+            found.append(Found(scope, path, tuple(hooks), status if _ours(status) else None, skill))
+        for plugin in _plugins(current, project, home):
+            if plugin.path not in seen_plugins:
+                seen_plugins.add(plugin.path)
+                found.append(plugin)
+    return found, problems
+
+
+def _plugin_says(found: Found, project: Path, env: dict[str, str]) -> str | None:
+    """What the plugin's ``SessionStart`` hook tells the user (its launcher says how to
+    install ``ctxrelay-hook`` when it finds none)."""
+    start = [c for c in found.hooks if "SessionStart" in c]
+    if not start:
+        return None
+    ran = probe.run_as_claude_code(start[0], "{}", cwd=project, env={**os.environ, **env})
+    try:
+        message = json.loads(ran.stdout).get("systemMessage")
+    except (ValueError, AttributeError):
+        return None
+    return message if isinstance(message, str) else None
+
+
+def claude_version(cli: Path) -> str | None:
+    """``claude --version``'s version number; ``None`` when it does not run."""
+    try:
+        out = subprocess.run(
+            [str(cli), "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    match = re.match(r"\s*(\d+(?:\.\d+)+)", out.stdout)
+    return match.group(1) if match else None
+
+
+def _absolute(command: str) -> bool:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return bool(words) and Path(words[0]).is_absolute()
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def doctor(project: Path, home: Path, runs: int = 5) -> Report:
+    """Check every command ctxrelay installed for ``project``; see the module doc."""
+    installed, problems = find_installed(project, home)
+    notes: list[str] = []
+    checks: list[probe.Check] = []
+    for found in installed:
+        env = None if found.plugin_root is None else {"CLAUDE_PLUGIN_ROOT": str(found.plugin_root)}
+        for command in found.hooks:
+            # The plugin's launcher is the same behind every event; one event proves it.
+            if PLUGIN_LAUNCHER in command and "PreToolUse" not in command:
+                continue
+            check = probe.check_hook(command, runs=runs, env=env)
+            checks.append(check)
+            said = None if check.ok or env is None else _plugin_says(found, project, env)
+            if said:
+                problems.append(said.rstrip("."))
+            elif not check.ok:
+                problems.append(f"the {found.where} hook command {command} {check.detail}")
+            elif found.plugin_root is None and not _absolute(command):
+                notes.append(
+                    f"the {found.where} hook command {command} is found on PATH: it works here, "
+                    "but only where Claude Code's PATH has it too"
+                )
+        if found.statusline:
+            check = probe.check_statusline(found.statusline)
+            checks.append(check)
+            if not check.ok:
+                problems.append(f"the {found.where} statusline {found.statusline} {check.detail}")
+        if found.skill:
+            check = probe.check_skill(found.skill)
+            checks.append(check)
+            if not check.ok:
+                problems.append(f"the handoff skill's command {found.skill} {check.detail}")
+        if found.where != "plugin" and not found.hooks:
+            problems.append(
+                f"{found.path} has none of ctxrelay's hooks; run ctxrelay claude install"
+            )
+    routes = {"plugin" if f.where == "plugin" else "settings" for f in installed if f.hooks}
+    if len(routes) > 1:
+        problems.append(
+            "ctxrelay is installed both in settings and as a plugin, so every hook runs "
+            "twice; remove one (ctxrelay claude uninstall, or uninstall the plugin)"
+        )
+    if not installed:
+        problems.append(
+            "ctxrelay is installed neither in this project's nor in your settings, nor as a "
+            "plugin; run ctxrelay claude install"
+        )
+    cli = cli_path()
+    version = None if cli is None else claude_version(cli)
+    mods = None if version is None else _version_tuple(version) >= MODS_MIN_VERSION
+    if cli is None:
+        problems.append(
+            "no Claude Code CLI found (claude on PATH, or the one claude-agent-sdk bundles)"
+        )
+    elif version is None:
+        problems.append(f"the Claude Code CLI {cli} does not report its version")
+    return Report(
+        installed=tuple(installed),
+        checks=tuple(checks),
+        python_ms=next((c.python_ms for c in checks if c.python_ms is not None), None)
+        or probe.baseline_ms(runs),
+        claude_cli=None if cli is None else str(cli),
+        claude_version=version,
+        mods=mods,
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )

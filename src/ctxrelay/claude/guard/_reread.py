@@ -1,0 +1,203 @@
+"""The re-read guard: a full Read of a file the same agent already read in full in its
+current context, unchanged since, is denied; the content is still in its context.
+
+A full Read is one with no ``offset``, ``limit`` or ``pages``. Each agent (the main
+thread, each subagent by its id) has its own record, so a subagent's reads never block
+the main thread's. The record is one small JSON document per session and agent in the
+hooks' state directory, ``reads/<session>/<agent or "main">.json``:
+``{"files": {path: [size, mtime_ns, read_at, transcript_bytes]}}`` for the newest
+:data:`READS_KEPT` files, so it never grows with the transcript.
+
+A read is recorded when the guard lets it through. A second full Read of the same path
+is denied only when all of these hold:
+
+- the file has the size and modification time it had then (a changed file is read);
+- the agent's transcript, after the point it had reached then (``transcript_bytes``),
+  holds that Read's result (``"filePath": <path>``): a Read that never completed, one
+  the user refused for instance, is no reason to deny the next;
+- and no compaction since (a ``compact_boundary`` line): after one the content is gone.
+
+``/clear`` and a handoff start a new session, hence a new record. Every failure to read
+the record, the file or the transcript allows the Read: the guard never blocks what it
+cannot check. This module runs on the hook's path for every full Read: ``os`` and the
+hook's JSON codec alone, until a repeat is found.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from ctxrelay import _fastjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["READS_KEPT", "SCAN_MAX_BYTES", "check", "read_note", "reason", "record_path"]
+
+READS_KEPT = 64
+"""Files remembered per agent; the oldest read is forgotten first."""
+
+SCAN_MAX_BYTES = 64 * 1024 * 1024
+"""The most of the transcript read to confirm a repeat; past it the Read is allowed."""
+
+_BOUNDARY = b'"compact_boundary"'
+_CHUNK = 1 << 20
+
+
+def record_path(session_id: str, agent: str) -> str:
+    """The record of one agent (``"main"`` for the main thread) of one session."""
+    from ctxrelay.claude._state import state_dir
+
+    return os.path.join(state_dir(), "reads", session_id, f"{agent}.json")
+
+
+def _plain(name: object) -> bool:
+    from ctxrelay.claude._state import is_plain
+
+    return is_plain(name)
+
+
+def _transcript(payload: Mapping[str, object]) -> str | None:
+    """The acting agent's own transcript."""
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    agent = payload.get("agent_id")
+    if not agent:
+        return transcript
+    from ctxrelay.transcripts import subagent_transcript
+
+    return subagent_transcript(transcript, payload.get("session_id"), agent, must_exist=False)
+
+
+def _size(path: str | None) -> int:
+    try:
+        return os.stat(path).st_size if path else 0
+    except OSError:
+        return 0
+
+
+def _load(path: str) -> dict[str, list[int]]:
+    try:
+        with open(path, "rb") as handle:
+            data = _fastjson.loads(handle.read().decode())
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    return files if isinstance(files, dict) else {}
+
+
+def _save(path: str, files: dict[str, list[int]]) -> None:
+    kept = dict(list(files.items())[-READS_KEPT:])
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(_fastjson.dumps({"files": kept}))
+        os.replace(tmp, path)  # a parallel Read's record may win: it only forgets one
+    except OSError:
+        pass
+
+
+def _read_since(transcript: str, start: int, needle: bytes) -> bool | None:
+    """Whether the transcript after ``start`` shows the Read's result and no compaction:
+    True, False, or None when it cannot tell (the Read is then allowed)."""
+    seen = False
+    try:
+        with open(transcript, "rb") as handle:
+            end = os.fstat(handle.fileno()).st_size
+            if start > end or end - start > SCAN_MAX_BYTES:
+                return None
+            handle.seek(start)
+            carry = b""
+            while True:
+                chunk = handle.read(_CHUNK)
+                if not chunk:
+                    break
+                window = carry + chunk
+                if _BOUNDARY in window:
+                    return False
+                seen = seen or needle in window
+                carry = window[-(len(needle) + len(_BOUNDARY)) :]
+    except OSError:
+        return None
+    return seen
+
+
+def _when(read_at: int, now: float) -> str:
+    minutes = int(now - read_at) // 60
+    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
+    stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
+    return f"at {stamp} ({ago})"
+
+
+def _repeat(
+    payload: Mapping[str, object], path: str, size: int, mtime_ns: int
+) -> tuple[str, dict[str, list[int]], str | None, int | None]:
+    """The agent's record, its transcript, and when ``path`` was read in full in the
+    current context, unchanged since (``None``: not so read). The record loses the
+    entry of ``path``; the caller puts it back."""
+    session = payload.get("session_id")
+    agent = payload.get("agent_id") or "main"
+    if not _plain(session) or not _plain(agent):
+        return "", {}, None, None
+    record = record_path(str(session), str(agent))
+    files = _load(record)
+    transcript = _transcript(payload)
+    before = files.pop(path, None)
+    if (
+        isinstance(before, list)
+        and len(before) == 4
+        and before[0] == size
+        and before[1] == mtime_ns
+        and transcript is not None
+    ):
+        needle = b'"filePath":' + _fastjson.dumps(path, ensure_ascii=False).encode()
+        if _read_since(transcript, int(before[3]), needle):
+            files[path] = before  # still the newest full read of it
+            return record, files, transcript, int(before[2])
+    return record, files, transcript, None
+
+
+def check(payload: Mapping[str, object], path: str, size: int, mtime_ns: int) -> str | None:
+    """The reason to deny a full Read of ``path`` (already resolved and a regular file of
+    ``size`` bytes), or ``None``; records the read when it is allowed."""
+    record, files, transcript, read_at = _repeat(payload, path, size, mtime_ns)
+    if not record:
+        return None
+    now = time.time()
+    if read_at is not None:
+        _save(record, files)
+        return reason(path, read_at, now)
+    files[path] = [size, mtime_ns, int(now), _size(transcript)]
+    _save(record, files)
+    return None
+
+
+def read_note(payload: Mapping[str, object], path: str) -> str | None:
+    """For the Bash guard's Read call of a whole file: a note when a full Read of it
+    would be denied as a repeat (nothing is recorded)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    _, _, _, read_at = _repeat(payload, path, st.st_size, st.st_mtime_ns)
+    if read_at is None:
+        return None
+    return (
+        f"you already read it in full {_when(read_at, time.time())}, unchanged since: "
+        "its content is in your context; a full Read is denied, read a part or Grep it"
+    )
+
+
+def reason(path: str, read_at: int, now: float) -> str:
+    """What the agent is told."""
+    ranged = _fastjson.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
+    return (
+        f"ctxrelay guard: you already read {path} in full {_when(read_at, now)}, and it has "
+        "not changed since (same size and modification time): its content is still in "
+        f"your context above. Look there, read a part again with offset and limit (Read "
+        f"{ranged}), or search it with Grep."
+    )

@@ -1,0 +1,221 @@
+"""Run a command the way Claude Code runs it, with a real payload, and say whether it
+did its job: what install checks before it writes a command, and what ``doctor`` checks
+for each command it finds installed.
+
+Claude Code starts a hook, the statusline and a skill's ``!`` line through the shell
+(``sh -c COMMAND``) in the project directory, with the JSON payload on stdin. A probe
+does the same in a throwaway project (with its own ``CTXRELAY_STATE_DIR``), so it
+leaves nothing behind in the user's project or state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.claude._snippet import HOOK_TIMEOUT_S
+
+__all__ = [
+    "BIG_FILE_LINES",
+    "Check",
+    "Ran",
+    "baseline_ms",
+    "check_hook",
+    "check_skill",
+    "check_statusline",
+    "run_as_claude_code",
+]
+
+BIG_FILE_LINES = 2_000
+"""The probe's file that ``cat`` must not print into the context."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """One run of a command: its exit code, output and wall time."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """What a probe found: ``ok``, and one sentence saying what happened."""
+
+    kind: str
+    command: str
+    ok: bool
+    detail: str
+    ms: float | None = None
+    python_ms: float | None = None
+    """A bare ``python -c pass`` timed between the command's runs (load hits both)."""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "command": self.command,
+            "ok": self.ok,
+            "detail": self.detail,
+            "ms": self.ms,
+            "python_ms": self.python_ms,
+        }
+
+
+def run_as_claude_code(
+    command: str, stdin: str, *, cwd: Path, env: dict[str, str] | None = None
+) -> Ran:
+    """``sh -c command`` in ``cwd`` with ``stdin``, killed after Claude Code's hook
+    timeout; a command that cannot start is a run with exit code 127."""
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=HOOK_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return Ran(124, "", f"killed after {HOOK_TIMEOUT_S} s", time.perf_counter() - start)
+    except OSError as exc:
+        return Ran(127, "", str(exc), time.perf_counter() - start)
+    return Ran(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
+
+
+def _scratch_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PLUGIN_ROOT"}
+    env["CLAUDE_PROJECT_DIR"] = str(root)
+    env["CTXRELAY_STATE_DIR"] = str(root / ".state")
+    return env
+
+
+def _ms(ran: Ran) -> float:
+    return round(ran.seconds * 1000, 1)
+
+
+def _first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1][:200] if lines else ""
+
+
+def _denied(stdout: str) -> bool:
+    try:
+        answer = json.loads(stdout)
+    except ValueError:
+        return False
+    out = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
+    return isinstance(out, dict) and out.get("permissionDecision") == "deny"
+
+
+def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = None) -> Check:
+    """Send ``command`` a ``PreToolUse`` payload for ``cat`` of a big file: it must come
+    back denied, and malformed input must exit 0 with nothing on stdout (fail open).
+    ``ms`` is the median of ``runs`` runs of the payload; ``env`` adds variables (a
+    plugin's hooks get ``CLAUDE_PLUGIN_ROOT``)."""
+    extra = dict(env or {})
+    with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
+        root = Path(tmp)
+        (root / "big.txt").write_text("".join(f"line {i}\n" for i in range(BIG_FILE_LINES)))
+        env = {**_scratch_env(root), **extra}
+        payload = json.dumps(
+            {
+                "session_id": "ctxrelay-probe",
+                "transcript_path": str(root / "transcript.jsonl"),
+                "cwd": str(root),
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "cat big.txt", "description": "show the file"},
+                "tool_use_id": "toolu_probe",
+            }
+        )
+        times: list[float] = []
+        bare: list[float] = []
+        for _ in range(max(runs, 1)):
+            bare.append(_bare_python())
+            ran = run_as_claude_code(command, payload, cwd=root, env=env)
+            if ran.returncode != 0:
+                why = _first_line(ran.stderr) or "no message"
+                return Check("hook", command, False, f"it exited {ran.returncode} ({why})")
+            if not _denied(ran.stdout):
+                what = _first_line(ran.stderr) or _first_line(ran.stdout) or "nothing"
+                return Check(
+                    "hook", command, False, f"'cat big.txt' was not denied (it answered {what})"
+                )
+            times.append(ran.seconds)
+        garbage = run_as_claude_code(command, "{not json", cwd=root, env=env)
+        ms = round(statistics.median(times) * 1000, 1)
+        base = round(statistics.median(bare) * 1000, 1)
+        if garbage.returncode != 0 or garbage.stdout.strip():
+            return Check(
+                "hook", command, False, "it does not fail open on malformed input", ms, base
+            )
+    return Check(
+        "hook", command, True, "'cat big.txt' came back denied; bad input is ignored", ms, base
+    )
+
+
+def check_statusline(command: str) -> Check:
+    """Send ``command`` a statusline payload: it must print one line that counts."""
+    with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
+        root = Path(tmp)
+        payload = json.dumps(
+            {
+                "session_id": "ctxrelay-probe",
+                "model": {"id": "claude-sonnet-4-5"},
+                "workspace": {"project_dir": str(root)},
+                "context_window": {
+                    "context_window_size": 200_000,
+                    "current_usage": {"input_tokens": 50_000},
+                },
+            }
+        )
+        ran = run_as_claude_code(command, payload, cwd=root, env=_scratch_env(root))
+    line = ran.stdout.strip()
+    if ran.returncode != 0 or not line.lstrip("\x1b[0123456789m").startswith("ctx "):
+        why = _first_line(ran.stderr) or _first_line(ran.stdout) or "nothing"
+        return Check("statusline", command, False, f"it printed no statusline ({why})")
+    return Check("statusline", command, True, "it prints the context line", _ms(ran))
+
+
+def check_skill(command: str) -> Check:
+    """Run the handoff skill's ``!`` command: it must print an absolute ``.md`` path
+    under the project's ``.ctxrelay/handoff/``."""
+    with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
+        root = Path(tmp).resolve()
+        ran = run_as_claude_code(command, "", cwd=root, env=_scratch_env(root))
+        path = Path(ran.stdout.strip() or ".")
+        ok = (
+            ran.returncode == 0
+            and path.is_absolute()
+            and path.suffix == ".md"
+            and path.parent == root / ".ctxrelay" / "handoff"
+        )
+    if not ok:
+        why = _first_line(ran.stderr) or _first_line(ran.stdout) or "nothing"
+        return Check("skill", command, False, f"it printed no handoff path ({why})")
+    return Check("skill", command, True, "it reserves a handoff path", _ms(ran))
+
+
+def _bare_python() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=False)
+    return time.perf_counter() - start
+
+
+def baseline_ms(runs: int = 5) -> float:
+    """The median start of a bare ``python -c pass`` of this interpreter, in ms."""
+    return round(statistics.median(_bare_python() for _ in range(max(runs, 1))) * 1000, 1)

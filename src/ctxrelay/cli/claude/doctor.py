@@ -1,0 +1,112 @@
+"""``ctxrelay claude doctor``: prove each installed command works (the checks
+themselves: :mod:`ctxrelay.claude.doctor`)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from ctxrelay.claude.doctor import MODS_MIN_VERSION, Report, doctor
+from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+
+__all__ = ["main"]
+
+_DESCRIPTION = """\
+Prove that Claude Code can run what ctxrelay installed: each hook command, the
+statusline and the handoff skill's command found in this project's and your
+settings (and the hooks of an enabled ctxrelay plugin) is started as Claude Code
+starts it (sh -c, with a real JSON payload): 'cat' of a big file must come back
+denied, and bad input must be ignored. It reports the hook's latency against a bare
+python start, the Claude Code version, and whether that version loads mods.
+
+It exits 0 when everything works, 1 when something is wrong (each problem is one
+sentence saying what to do), or when ctxrelay is not installed at all.
+
+examples:
+  ctxrelay claude doctor                          # this project
+  ctxrelay claude doctor --project-dir ../app     # another project
+  ctxrelay claude doctor --json                   # one JSON object, for scripts"""
+
+
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="ctxrelay claude doctor",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--project-dir",
+        "--dir",
+        dest="project_dir",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="the project (default: the current directory)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=5,
+        metavar="N",
+        help="runs of each hook to time, the median is shown (default: %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print only JSON")
+    return parser
+
+
+def _show(report: Report) -> None:
+    from rich.table import Table
+
+    out = console()
+    minimum = ".".join(map(str, MODS_MIN_VERSION))
+    if report.claude_version is None:
+        out.print("Claude Code: not found.")
+    else:
+        loads = "loads mods" if report.mods else f"cannot load mods (they need {minimum})"
+        out.print(
+            f"Claude Code {report.claude_version} ({report.claude_cli}) {loads}.", soft_wrap=True
+        )
+    for found in report.installed:
+        kind = "as a plugin in" if found.where == "plugin" else f"in the {found.where} settings"
+        out.print(f"ctxrelay is installed {kind} {found.path}.", soft_wrap=True)
+    if report.checks:
+        table = Table(show_edge=False, pad_edge=False)
+        table.add_column("command")
+        table.add_column("works")
+        table.add_column("ms", justify="right")
+        table.add_column("what happened")
+        for check in report.checks:
+            table.add_row(
+                check.kind,
+                "yes" if check.ok else "NO",
+                "" if check.ms is None else f"{check.ms:.0f}",
+                check.detail,
+            )
+        out.print(table)
+        for check in report.checks:
+            out.print(f"The {check.kind} runs: {check.command}", soft_wrap=True)
+    hook, ratio = report.hook, report.hook_ratio
+    if hook is not None and hook.ms is not None and ratio is not None:
+        out.print(
+            f"The hook takes {hook.ms:.0f} ms, {ratio:.2f} times a bare python start "
+            f"({hook.python_ms:.0f} ms) timed between its runs.",
+            soft_wrap=True,
+        )
+    for note in report.notes:
+        out.print(f"Note: {note}.", soft_wrap=True)
+    for problem in report.problems:
+        out.print(f"Problem: {problem}.", soft_wrap=True)
+    out.print("Everything works." if report.ok else "Something is wrong: see the problems above.")
+
+
+@handle_errors
+def main(argv: Sequence[str]) -> int:
+    opts = _parser().parse_args(list(argv))
+    project = (opts.project_dir or Path.cwd()).resolve()
+    report = doctor(project, Path.home(), runs=max(opts.runs, 1))
+    if opts.json:
+        print_json(report.as_json())
+    else:
+        _show(report)
+    return 0 if report.ok else 1

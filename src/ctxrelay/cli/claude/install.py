@@ -1,0 +1,112 @@
+"""``ctxrelay claude install``: merge the hooks and settings into ``settings.json``
+(what is merged and copied: :mod:`ctxrelay.claude.install`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.claude.install import InstallResult, choose_commands, install, settings_path
+from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+
+__all__ = ["main", "print_result", "scope_parser", "settings_of"]
+
+_DESCRIPTION = """\
+Merge ctxrelay's hooks and settings snippet into Claude Code's settings.json.
+
+examples:
+  ctxrelay claude install                          # this project: .claude/settings.json
+  ctxrelay claude install --project-dir ../app     # another project
+  ctxrelay claude install --user                   # every project: ~/.claude/settings.json
+
+Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
+file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
+and .claude/skills/ (a file of yours with the same name is kept); the handoff skill is
+then /ctxrelay-handoff.
+
+The hooks, the statusline and the skill run the ctxrelay of the environment that runs
+install, by absolute path, so they work whatever PATH Claude Code sees; the hook starts
+the fastest way that works here. Install runs each command on a real payload first and
+fails, changing nothing, when one does not work. --command and --ctxrelay override them
+(e.g. --command ctxrelay-hook --ctxrelay ctxrelay for a settings file shared by people
+who each have ctxrelay on PATH)."""
+
+
+def scope_parser(name: str, description: str) -> ArgumentParser:
+    """The options install, uninstall and doctor share: which settings, which project."""
+    parser = ArgumentParser(
+        prog=f"ctxrelay claude {name}",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--project", action="store_true", help="this project (the default)")
+    scope.add_argument("--user", action="store_true", help="the user's settings")
+    parser.add_argument(
+        "--project-dir",
+        "--dir",  # its first name, kept as an alias
+        dest="project_dir",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="the project (default: the current directory)",
+    )
+    parser.add_argument("--json", action="store_true", help="print only JSON")
+    return parser
+
+
+def settings_of(opts: argparse.Namespace) -> tuple[Path, Path]:
+    """The project directory and the settings file the options name."""
+    project = (opts.project_dir or Path.cwd()).resolve()
+    return project, settings_path("user" if opts.user else "project", project, Path.home())
+
+
+def print_result(
+    result: InstallResult, verb: str, as_json: bool, extra: dict[str, Any] | None = None
+) -> None:
+    """What install or uninstall changed, in sentences (or one JSON object, with
+    ``extra``'s keys)."""
+    if as_json:
+        print_json({**result.as_json(), **(extra or {})})
+        return
+    path = result.settings
+    if not result.changed:
+        sys.stdout.write(f"nothing to do: {path} is already as it should be\n")
+    else:
+        sys.stdout.write(f"ctxrelay {verb} {path}\n")
+    if result.backup:
+        sys.stdout.write(f"backup: {result.backup}\n")
+    for rel in result.files_added:
+        sys.stdout.write(f"added: {path.parent / rel}\n")
+    for rel in result.files_removed:
+        sys.stdout.write(f"removed: {path.parent / rel}\n")
+    for rel in result.files_kept:
+        sys.stdout.write(f"kept (not ctxrelay's, or changed since install): {rel}\n")
+
+
+@handle_errors
+def main(argv: Sequence[str]) -> int:
+    parser = scope_parser("install", _DESCRIPTION)
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the command every hook runs (default: this environment's, the fastest way)",
+    )
+    parser.add_argument(
+        "--ctxrelay",
+        metavar="CMD",
+        help="the ctxrelay command of the statusline and the handoff skill (default: this "
+        "environment's)",
+    )
+    opts = parser.parse_args(list(argv))
+    _, path = settings_of(opts)
+    commands = choose_commands(opts.command, opts.ctxrelay)
+    result = install(path, commands)
+    chosen = {"hook": commands.hook, "ctxrelay": commands.ctxrelay}
+    print_result(result, "installed into", opts.json, {"commands": chosen})
+    if not opts.json:
+        sys.stdout.write(f"hooks run: {commands.hook}\n")
+    return 0

@@ -1,0 +1,301 @@
+"""The hooks' hot path through a transcript: ``os`` and the C JSON codec, nothing else.
+
+Every ``PreToolUse`` and every subagent ``PostToolUse`` reads the transcript, so this
+part of the reader imports no ``json``, ``typing``, ``dataclasses`` or ``pathlib``
+(``tests/claude/test_hook_imports.py`` pins that). It holds two rules:
+
+- :func:`tail_context`: the newest main-chain response's context, from one read of the
+  file's last :data:`HOT_TAIL_BYTES`.
+- :func:`call_response`: **the response that made this tool call**, found by the
+  payload's ``tool_use_id``. Claude Code (2.1.332) queues transcript lines and writes
+  them about every 100 ms, so a hook that starts right after a response can find that
+  response not written yet (or no transcript at all). The hook then waits for it, up to
+  :data:`ctxrelay.budget.bounds.CALL_LINE_WAIT_S`; when the line is already there (the
+  usual case) it costs one read of the tail and a substring check. When the line never
+  appears within the bound the answer is ``None`` and the caller fails open (the
+  usable-limit check allows the call; it never blocks on a guess).
+
+The response's lines follow the rules of the shared reader: the call's block is a
+``tool_use`` block with that ``id`` in a top-level ``assistant`` line; its usage is that
+response's usage (every line of one response carries the same input counts); subagent
+lines inline in an old main transcript (``isSidechain``) are not the main chain's.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ctxrelay import _fastjson  # json's C codec without importing json (and re)
+from ctxrelay.budget.bounds import CALL_LINE_WAIT_S
+from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+
+# Annotations only: ``typing`` would cost the hook more than the read (mypy reads any
+# constant named TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import IO, Any
+
+__all__ = [
+    "CALL_SEARCH_MAX_BYTES",
+    "FIRST_CHUNK_BYTES",
+    "HOT_TAIL_BYTES",
+    "TAIL_MAX_BYTES",
+    "call_response",
+    "lines_backwards",
+    "open_regular",
+    "tail_context",
+]
+
+HOT_TAIL_BYTES = 256 * 1024
+"""The end of the transcript :func:`tail_context` reads for the newest response; when it
+holds none, the full tail reader (:func:`ctxrelay.transcripts.latest_context`) looks
+further back."""
+
+CALL_SEARCH_MAX_BYTES = 16 * 1024 * 1024
+"""The most of the tail :func:`call_response` reads back for the call's response: past
+the two newest responses it stops anyway (the response that made the call is the newest;
+large tool results of sibling calls can come after it)."""
+
+FIRST_CHUNK_BYTES = 64 * 1024
+"""The first read from the end; most newest responses are within it."""
+
+TAIL_MAX_BYTES = 64 * 1024 * 1024
+"""The most a tail read looks at before it gives up (no reading rather than a slow hook)."""
+
+_POLL_S = 0.01  # between two looks while the call's line is not written yet
+_USAGE = b'"usage"'
+_BOUNDARY = b"compact_boundary"
+
+
+def open_regular(path: str) -> int | None:
+    """A descriptor of the regular file at ``path``, else ``None`` (missing, a FIFO…)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    import stat  # builtin, and only once a transcript is there
+
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def lines_backwards(
+    f: IO[bytes],
+    *,
+    first_chunk: int = FIRST_CHUNK_BYTES,
+    max_bytes: int = TAIL_MAX_BYTES,
+) -> Iterator[bytes]:
+    """The non-blank lines of ``f``, newest first, reading at most ``max_bytes``.
+
+    A last line without its newline is yielded too (the caller's parse rejects it when it
+    is truncated); a line cut by ``max_bytes`` is never yielded.
+    """
+    pos = f.seek(0, os.SEEK_END)
+    carry = b""  # the start of the oldest line seen so far, whose beginning is not read yet
+    chunk = max(1, first_chunk)
+    budget = max_bytes
+    while pos > 0 and budget > 0:
+        n = min(chunk, pos, budget)
+        pos -= n
+        budget -= n
+        f.seek(pos)
+        buf = f.read(n) + carry
+        if pos > 0:
+            cut = buf.find(b"\n")
+            if cut < 0:
+                carry = buf
+                chunk *= 2
+                continue
+            carry, buf = buf[:cut], buf[cut + 1 :]
+        else:
+            carry = b""
+        for line in reversed(buf.split(b"\n")):
+            if line.strip():
+                yield line
+        chunk *= 2
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = _fastjson.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def tail_context(
+    path: str, *, tail_bytes: int = HOT_TAIL_BYTES
+) -> tuple[int | None, str | None, bool]:
+    """``(context, model, found)`` of the newest main-chain response in the last
+    ``tail_bytes``; ``found`` is False when that tail holds no response and the file goes
+    on before it. A compaction newer than every response reads ``(None, None, True)``."""
+    fd = open_regular(path)
+    if fd is None:
+        return None, None, True  # no transcript yet: no reading
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - tail_bytes)
+        chunk = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    lines = chunk.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line is cut
+    for line in reversed(lines):
+        boundary = _BOUNDARY in line
+        if not boundary and _USAGE not in line:
+            continue
+        record = _record(line)
+        if record is None or record.get("isSidechain") is True:
+            continue
+        if boundary and record.get("type") == "system":
+            return None, None, True  # the context restarted
+        found = _response(record)
+        if found is not None:
+            return found[0], found[1], True
+    # A tail that began at the start is the whole file: there is nothing further back.
+    return None, None, start == 0
+
+
+def _response(record: dict[str, Any]) -> tuple[int, str | None, str | None] | None:
+    """``(context, model, message id)`` of a top-level ``assistant`` line reporting a real
+    request (the rule of :func:`ctxrelay.transcripts._records.response_of`)."""
+    if record.get("type") != "assistant":
+        return None
+    message = record.get("message")
+    if not isinstance(message, dict):
+        return None
+    model = message.get("model")
+    context = context_of(message.get("usage"))
+    if context is None or model == SYNTHETIC_MODEL:
+        return None
+    message_id = message.get("id")
+    return (
+        context,
+        model if isinstance(model, str) else None,
+        message_id if isinstance(message_id, str) else None,
+    )
+
+
+def _made_call(record: dict[str, Any], call: str) -> bool:
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return False
+    return any(
+        isinstance(block, dict) and block.get("type") == "tool_use" and block.get("id") == call
+        for block in content
+    )
+
+
+def _the_call(line: bytes, call: str, agent: bool) -> tuple[int, str | None, str | None] | None:
+    record = _record(line)
+    if record is None or (not agent and record.get("isSidechain") is True):
+        return None
+    found = _response(record)
+    return found if found is not None and _made_call(record, call) else None
+
+
+def _look_back(
+    fd: int, call: str, needle: bytes, agent: bool, max_bytes: int
+) -> tuple[int, str | None, str | None] | None:
+    """The call's response among the newest lines (back to the second-newest response)."""
+    newest: object = None
+    with os.fdopen(os.dup(fd), "rb") as f:
+        for line in lines_backwards(f, max_bytes=max_bytes):
+            if needle in line:
+                found = _the_call(line, call, agent)
+                if found is not None:
+                    return found
+            if _USAGE not in line:
+                continue
+            record = _record(line)
+            if record is None or (not agent and record.get("isSidechain") is True):
+                continue
+            response = _response(record)
+            if response is None:
+                continue
+            # One response is several lines sharing its id; a call is the newest one's.
+            if newest is None:
+                newest = response[2]
+            elif response[2] != newest:
+                return None
+    return None
+
+
+def _complete_end(fd: int, size: int) -> int:
+    """The offset just past the last complete line of a file of ``size`` bytes."""
+    start = max(0, size - FIRST_CHUNK_BYTES)
+    tail = os.pread(fd, size - start, start)
+    cut = tail.rfind(b"\n")
+    return start + cut + 1 if cut >= 0 else start
+
+
+def _look_ahead(
+    fd: int, start: int, call: str, needle: bytes, agent: bool
+) -> tuple[tuple[int, str | None, str | None] | None, int]:
+    """The call's response in the complete lines after ``start``, and where they end."""
+    size = os.fstat(fd).st_size
+    if size < start:
+        start = 0  # replaced or truncated: look at it anew
+    data = os.pread(fd, size - start, start)
+    end = data.rfind(b"\n") + 1
+    at = data.find(needle, 0, end)
+    while at >= 0:
+        first = data.rfind(b"\n", 0, at) + 1
+        last = data.find(b"\n", at)
+        found = _the_call(data[first:last], call, agent)
+        if found is not None:
+            return found, start + end
+        at = data.find(needle, last, end)
+    return None, start + end
+
+
+def call_response(
+    path: str,
+    call: str,
+    *,
+    agent: bool = False,
+    wait_s: float = CALL_LINE_WAIT_S,
+    max_bytes: int = CALL_SEARCH_MAX_BYTES,
+) -> tuple[int, str | None, str | None] | None:
+    """``(context, model, message id)`` of the response whose ``tool_use`` block has id
+    ``call``, waiting up to ``wait_s`` for Claude Code to write it.
+
+    ``agent=False`` reads the main chain (inline sidechain lines are not it);
+    ``agent=True`` a subagent's own file. ``None`` when it did not appear within the bound
+    (the caller fails open) or ``path`` is not a regular file.
+    """
+    needle = _fastjson.dumps(call).encode()  # quoted: an id is never a prefix of another
+    deadline: float | None = None
+    seen: int | None = None  # the file's complete lines up to here hold no such response
+    while True:
+        fd = open_regular(path)
+        if fd is not None:
+            try:
+                if seen is None:
+                    size = os.fstat(fd).st_size
+                    found = _look_back(fd, call, needle, agent, max_bytes)
+                    seen = _complete_end(fd, size)
+                else:
+                    found, seen = _look_ahead(fd, seen, call, needle, agent)
+            finally:
+                os.close(fd)
+            if found is not None:
+                return found
+        elif os.path.lexists(path) and not os.path.isfile(path):
+            return None  # not a regular file: it will never hold the call
+        import time  # builtin; only when the line is not written yet
+
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + wait_s
+        if now >= deadline:
+            return None
+        time.sleep(min(_POLL_S, deadline - now))

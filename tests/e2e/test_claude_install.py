@@ -1,0 +1,213 @@
+"""Both install routes against the real Claude Code CLI (the one ``claude-agent-sdk``
+bundles) and the project's scripted server, with a ``PATH`` that holds no ctxrelay:
+
+- ``ctxrelay claude install`` from a venv that is not on ``PATH``: the hooks run anyway
+  (a ``cat`` is denied), ``doctor`` exits 0, and 1 once the install is broken;
+- the plugin from the marketplace, with no ``ctxrelay-hook`` anywhere: the interactive
+  UI tells the user in one line how to install it, and the session still works.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.cli.claude import main as claude_main
+from ctxrelay.testing import AnthropicServer, Step, ToolUse
+from tests.conftest import claude_cli
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+BARE_PATH = "/usr/bin:/bin"
+MISSING = "ctxrelay: no ctxrelay-hook command found"
+
+
+@pytest.fixture
+def bare_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, str]]:
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {
+        "PATH": BARE_PATH,
+        "HOME": str(home),
+        "ANTHROPIC_API_KEY": "test-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "IS_SANDBOX": "1",
+        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
+        "LANG": "C.UTF-8",
+    }
+    for key, value in env.items():
+        if key != "ANTHROPIC_API_KEY":
+            monkeypatch.setenv(key, value)
+    assert shutil.which("ctxrelay-hook", path=BARE_PATH) is None
+    assert shutil.which("ctxrelay", path=BARE_PATH) is None
+    return home, project, env
+
+
+def _headless(
+    env: dict[str, str], project: Path, server: AnthropicServer, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            str(claude_cli()),
+            "-p",
+            prompt,
+            "--permission-mode",
+            "bypassPermissions",
+            "--output-format",
+            "json",
+        ],
+        cwd=project,
+        env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _sent_after_first_turn(server: AnthropicServer) -> str:
+    """What the main conversation sent after its first assistant turn (the tool result)."""
+    for request in server.requests_to("/v1/messages"):
+        body = request.body
+        if not isinstance(body, dict) or not body.get("tools"):
+            continue
+        messages = body.get("messages") or []
+        if any(m.get("role") == "assistant" for m in messages):
+            return json.dumps(messages[-1])
+    return ""
+
+
+def test_an_install_from_a_venv_not_on_path_runs_the_hooks_and_doctor_proves_it(
+    bare_env: tuple[Path, Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, project, env = bare_env
+    # This interpreter's venv is the one install runs from; PATH does not have it.
+    assert not any(Path(p) == Path(sys.executable).parent for p in env["PATH"].split(os.pathsep))
+    assert claude_main(["install", "--project-dir", str(project), "--json"]) == 0
+    (project / "big.txt").write_text("".join(f"{i}\n" for i in range(1, 1001)))
+
+    def route(body: Mapping[str, Any]) -> Step:
+        if any(m.get("role") == "assistant" for m in body.get("messages") or []):
+            return Step(text="Main: done.")
+        if not body.get("tools"):
+            return Step(text="ok")  # the CLI's side requests
+        return Step(tool_calls=[ToolUse("Bash", {"command": "cat big.txt", "description": "show"})])
+
+    with AnthropicServer(route) as server:
+        run = _headless(env, project, server, "show me big.txt")
+        sent = _sent_after_first_turn(server)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "ctxrelay guard" in sent, sent[:2000]
+    assert "Read" in sent
+
+    capsys.readouterr()
+    assert claude_main(["doctor", "--project-dir", str(project), "--runs", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True
+    assert {c["kind"] for c in report["checks"]} == {"hook", "statusline", "skill"}
+
+    # The venv install ran from is gone (moved, deleted): doctor says so and exits 1.
+    settings = project / ".claude" / "settings.json"
+    interpreter = json.dumps(os.path.abspath(sys.executable))[1:-1]
+    text = settings.read_text()
+    assert interpreter in text
+    settings.write_text(text.replace(interpreter, str(project / "gone" / "python")))
+    assert claude_main(["doctor", "--project-dir", str(project), "--runs", "1", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    assert any("exited 127" in p for p in report["problems"])
+
+
+_ANSI = re.compile(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07")
+
+
+def _screen_until(cli: str, project: Path, env: dict[str, str], text: str) -> str:
+    """Start the interactive UI on a terminal and read its screen until ``text`` shows
+    (or 90 s pass); the screen without escape codes, lines joined."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: Claude Code's interactive UI
+        os.chdir(project)
+        os.execve(cli, [cli], env)
+    raw = bytearray()
+    deadline = time.monotonic() + 90
+    screen = ""
+    try:
+        while time.monotonic() < deadline and text not in screen:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    raw.extend(os.read(fd, 65536))
+                except OSError:
+                    break
+                plain = _ANSI.sub(b"", bytes(raw)).decode("utf-8", "replace")
+                screen = re.sub(r"\s*\r\s*|\s*\n\s*", " ", plain)
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return screen
+
+
+def test_the_plugin_without_ctxrelay_hook_tells_the_user_and_the_session_works(
+    bare_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    home, project, env = bare_env
+    cli = str(claude_cli())
+    # Without an API key: with one, each plugin command first waits on a network check.
+    plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
+    for args in (
+        ("plugin", "marketplace", "add", str(PROJECT_ROOT)),
+        ("plugin", "install", "ctxrelay@ctxrelay", "--scope", "project"),
+    ):
+        done = subprocess.run(
+            [cli, *args], cwd=project, env=plugin_env, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    # The interactive UI: what the user sees when the session starts.
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]]},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    with AnthropicServer(lambda body: Step(text="ok")) as server:
+        ui_env = {**env, "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color"}
+        screen = _screen_until(cli, project, ui_env, "then restart Claude Code.")
+    assert MISSING in screen, screen[-3000:]
+    said = screen[screen.index(MISSING) : screen.index("then restart Claude Code.")]
+    assert "pipx install" in said
+
+    # Never a broken session: a prompt is answered, a tool runs, the hooks stay quiet.
+    def route(body: Mapping[str, Any]) -> Step:
+        if any(m.get("role") == "assistant" for m in body.get("messages") or []):
+            return Step(text="Main: all done.")
+        if not body.get("tools"):
+            return Step(text="ok")
+        return Step(tool_calls=[ToolUse("Bash", {"command": "echo hi > out.txt"})])
+
+    with AnthropicServer(route) as server:
+        run = _headless(env, project, server, "write a file")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads(run.stdout)["result"] == "Main: all done."
+    assert (project / "out.txt").read_text() == "hi\n"

@@ -1,0 +1,349 @@
+"""Auto mode in Claude Code's interactive UI, end to end: the real CLI bundled by
+``claude-agent-sdk`` on a pseudo-terminal (Python's ``pty``), the project's scripted
+Anthropic-compatible server, and ``ctxrelay claude install`` into a temp project (which
+puts the auto-handoff mod in ``.claude/skills/ctxrelay-automod/``).
+
+At 60% the Stop hook asks Claude to write the handoff file; once it is written the mod
+runs ``/clear`` and submits the resume prompt, with no keystroke. What is asserted is what
+the model was sent. Every wait is on observable state: a recorded request, the screen, a
+file; the deadline only bounds a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.claude import _automod
+from ctxrelay.claude.automod import NAME as MOD_NAME
+from ctxrelay.cli.claude import main as install_main
+from ctxrelay.testing import AnthropicServer, Step, ToolUse
+from tests.conftest import claude_cli
+from tests.e2e.test_claude_handoff import (
+    AT,
+    BIN,
+    HANDOFF_RE,
+    MODEL,
+    _texts,
+    after_last_assistant,
+    bodies,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+HANDOFF_BODY = (
+    "# Handoff\n\n## Goal\nBuild the widget (TASK-WIDGET).\n\n## State\nPart one done.\n\n"
+    "## Decisions\nKeep the old API.\n\n## Files touched\nwidget.py: new.\n\n"
+    "## Commands that matter\nmake test (passes)\n\n## Next step\n"
+    "NEXT-STEP-MARKER: write part two of widget.py\n"
+)
+_ANSI = re.compile(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]")
+TIMEOUT = 90.0
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+class Terminal:
+    """Claude Code's interactive UI on a pseudo-terminal."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.raw = bytearray()
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the CLI on a terminal
+            os.chdir(cwd)
+            os.execve(argv[0], argv, env)
+        self.pid, self.fd = pid, fd
+        self.alive = True
+
+    def screen(self) -> str:
+        return _ANSI.sub(b"", bytes(self.raw)).decode("utf-8", "replace")
+
+    def shows(self, text: str) -> bool:
+        """Whether ``text`` was drawn (the UI moves the cursor where a space would be, so
+        whitespace is not compared)."""
+        return _flat(text) in _flat(self.screen())
+
+    def wait(self, until: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+        """Read the terminal until ``until()`` holds; fail naming ``what`` at the deadline."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                shown = self.screen()[-3000:]
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{shown}")
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    self.raw.extend(os.read(self.fd, 65536))
+                except OSError:
+                    raise AssertionError(f"Claude Code exited waiting for {what}") from None
+
+    def ready(self) -> None:
+        """Wait for the prompt box (its footer hint is drawn with it)."""
+        mark = len(self.raw)
+        self.wait(
+            lambda: b"for agents" in _ANSI.sub(b"", bytes(self.raw[mark:])),
+            "the prompt box",
+        )
+
+    def type(self, text: str) -> None:
+        """Type ``text`` and press Enter once the box shows it."""
+        os.write(self.fd, text.encode())
+        tail = text[-12:]
+        self.wait(lambda: self.shows(tail), f"the typed text {tail!r}")
+        os.write(self.fd, b"\r")
+
+    def kill(self) -> None:
+        if self.alive:
+            self.alive = False
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            os.close(self.fd)
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
+    """A project with ``ctxrelay claude install`` done and auto mode on; a temp HOME whose
+    first-run dialogs (onboarding, the API key, the workspace trust) are answered."""
+    cli = claude_cli()
+    home = tmp_path / "home"
+    project = tmp_path / "project"
+    home.mkdir()
+    project.mkdir()
+    env = {
+        "PATH": str(BIN) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "ANTHROPIC_API_KEY": "test-key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "IS_SANDBOX": "1",
+        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "CTXRELAY_MAIN_HANDOVER": "auto",
+        "CTXRELAY_CLAUDE_CLI": str(cli),
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+    }
+    for key in ("CTXRELAY_STATE_DIR", "XDG_CONFIG_HOME", "CTXRELAY_MAIN_HANDOVER"):
+        monkeypatch.setenv(key, env[key])
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    assert install_main(["install", "--project-dir", str(project), "--json"]) == 0
+    assert (project / ".claude" / "skills" / MOD_NAME / "hooks" / "automod.js").is_file()
+    (home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]]},
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+            }
+        )
+    )
+    return project, env
+
+
+def _step(context: int, text: str | None = None, tool_calls: tuple[ToolUse, ...] = ()) -> Step:
+    """A response reporting ``context`` tokens of input, as a cached request would."""
+    return Step(
+        text=text,
+        tool_calls=tool_calls,
+        input_tokens=5,
+        cache_creation_input_tokens=100,
+        cache_read_input_tokens=context - 105,
+    )
+
+
+def _first_user_text(body: Mapping[str, Any]) -> str:
+    return "\n".join(_texts(body["messages"][0].get("content")))
+
+
+def _everything(body: Mapping[str, Any]) -> str:
+    return "\n".join(t for m in body["messages"] for t in _texts(m.get("content")))
+
+
+class Plan:
+    """The scripted model: work at 60%, then write the handoff file when asked, then
+    answer in the fresh session. Answers by content, never by order."""
+
+    def __init__(self) -> None:
+        self.writing = threading.Event()  # the write step was asked for
+        self.typed = threading.Event()  # the test typed its prompt meanwhile
+
+    def __call__(self, body: Mapping[str, Any]) -> Step:
+        everything = _everything(body)
+        if "[ctxrelay] Resume" in _first_user_text(body):
+            return _step(12_000, text="Resumed from the handoff.")
+        tail = after_last_assistant(body)
+        if "Stop hook feedback" in tail and "Hand off now" in tail:
+            found = HANDOFF_RE.search(tail)
+            assert found is not None, tail[:2000]
+            self.writing.set()
+            self.typed.wait(TIMEOUT)  # the user types while the handoff is written
+            write = ToolUse("Write", {"file_path": found.group(1), "content": HANDOFF_BODY})
+            return _step(AT + 2_000, tool_calls=(write,))
+        if "TASK-WIDGET" in everything:
+            if body["messages"][-1].get("role") == "user" and "tool_result" in json.dumps(
+                body["messages"][-1]
+            ):
+                return _step(AT + 2_500, text="Handoff file written.")
+            return _step(AT + 1_000, text="Part one of the widget is done.")
+        return _step(AT + 3_000, text="ok")
+
+
+def _launch(env: dict[str, str], project: Path, server: AnthropicServer, *args: str) -> Terminal:
+    argv = [env["CTXRELAY_CLAUDE_CLI"], "--model", MODEL, "--permission-mode", "acceptEdits"]
+    return Terminal([*argv, *args], project, {**env, "ANTHROPIC_BASE_URL": server.base_url})
+
+
+def _handoff_files(project: Path) -> list[Path]:
+    return sorted((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
+
+
+def _resumed(server: AnthropicServer) -> list[dict[str, Any]]:
+    return [b for b in bodies(server) if "[ctxrelay] Resume" in _first_user_text(b)]
+
+
+def _old_session(project: Path, env: dict[str, str]) -> str:
+    """The id of the session whose transcript holds the first task."""
+    projects = Path(env["HOME"]) / ".claude" / "projects"
+    for path in projects.glob("*/*.jsonl"):
+        if "TASK-WIDGET build" in path.read_text():
+            return path.stem
+    raise AssertionError("no transcript holds the first task")
+
+
+def _hand_off(project: Path, env: dict[str, str], server: AnthropicServer, plan: Plan) -> Terminal:
+    """One session from the first prompt to the resumed fresh session's first request;
+    types a prompt while the handoff file is being written."""
+    term = _launch(env, project, server)
+    term.ready()
+    term.type("TASK-WIDGET build the widget")
+    term.wait(plan.writing.is_set, "the write prompt to reach the model")
+    term.type("TYPED-MEANWHILE also add a docstring")
+    plan.typed.set()
+    term.wait(lambda: bool(_resumed(server)), "the fresh session's first request")
+    return term
+
+
+def test_auto_mode_clears_and_resumes_by_itself(setup: tuple[Path, dict[str, str]]) -> None:
+    project, env = setup
+    plan = Plan()
+    with AnthropicServer(plan) as server:
+        term = _hand_off(project, env, server, plan)
+        try:
+            # What was typed while the handoff was in flight comes after the resume.
+            term.wait(
+                lambda: any(
+                    "TYPED-MEANWHILE" in _everything(b) and "Resumed" in _everything(b)
+                    for b in bodies(server)
+                ),
+                "the held prompt in the fresh session",
+            )
+            told = term.shows("Clearing the context")
+        finally:
+            term.kill()
+        requests = bodies(server)
+
+    (path,) = _handoff_files(project)
+    assert path.read_text() == HANDOFF_BODY
+    # The write prompt reached the model as Stop hook feedback, naming the file.
+    assert any(
+        str(path) in after_last_assistant(b)
+        for b in requests
+        if "Hand off now" in after_last_assistant(b)
+    )
+    # The fresh session's first request: the resume prompt (SessionStart's, with the
+    # file's content) and the mod's prompt, and none of the old conversation.
+    first = next(b for b in requests if "[ctxrelay] Resume" in _first_user_text(b))
+    sent = _everything(first)
+    assert str(path) in sent
+    assert "NEXT-STEP-MARKER: write part two of widget.py" in sent
+    assert _automod.resume_text(str(path)) in sent
+    assert "TASK-WIDGET build the widget" not in sent
+    assert "Part one of the widget is done." not in sent
+    assert [m["role"] for m in first["messages"]].count("assistant") == 0
+    # The typed prompt never reached the old session, and reached the fresh one once.
+    old = [b for b in requests if "TASK-WIDGET build the widget" in _everything(b)]
+    assert old
+    assert not any("TYPED-MEANWHILE" in _everything(b) for b in old)
+    # The mod's entries never reached the model.
+    assert all(_automod.MARK not in json.dumps(b) for b in requests)
+    # The user was told, and had nothing to type.
+    assert told
+
+
+def test_a_restart_mid_handoff_does_not_hand_off_twice(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    project, env = setup
+    plan = Plan()
+    with AnthropicServer(plan) as server:
+        # Claude Code dies right after the fresh session's first request went out.
+        _hand_off(project, env, server, plan).kill()
+        old = _old_session(project, env)
+        # Back in the old session, still above 60%: the handoff is written and was
+        # carried out, so nothing clears again.
+        term = _launch(env, project, server, "--resume", old)
+        try:
+            term.ready()
+            term.type("TURN-AGAIN go on")
+            term.wait(
+                lambda: any("TURN-AGAIN" in _everything(b) for b in bodies(server)),
+                "the prompt after the restart",
+            )
+            term.wait(lambda: term.shows("handoff is ready at"), "the Stop hook's note")
+            term.type("TURN-LAST one more")
+            term.wait(
+                lambda: any("TURN-LAST" in _everything(b) for b in bodies(server)),
+                "the last prompt",
+            )
+        finally:
+            term.kill()
+        requests = bodies(server)
+    assert len(_handoff_files(project)) == 1
+    assert len([b for b in requests if "[ctxrelay] Resume" in _first_user_text(b)]) == 1
+    last = next(b for b in requests if "TURN-LAST" in _everything(b))
+    assert "TURN-AGAIN" in _everything(last)  # no /clear came between the two prompts
+    assert "TASK-WIDGET build the widget" in _everything(last)
+
+
+def test_where_the_mod_does_not_load_auto_stops_at_run_clear_and_says_why(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    project, env = setup
+    # As on a Claude Code that loads no mods: the module is not there to load.
+    shutil.rmtree(project / ".claude" / "skills" / MOD_NAME)
+    plan = Plan()
+    plan.typed.set()  # nothing is typed meanwhile here
+    with AnthropicServer(plan) as server:
+        term = _launch(env, project, server)
+        try:
+            term.ready()
+            term.type("TASK-WIDGET build the widget")
+            term.wait(lambda: term.shows(_automod.not_loaded_text()), "the note on the mod")
+            term.type("TURN-NEXT go on")
+            term.wait(
+                lambda: any("TURN-NEXT" in _everything(b) for b in bodies(server)),
+                "the next prompt",
+            )
+        finally:
+            term.kill()
+        requests = bodies(server)
+    (path,) = _handoff_files(project)
+    assert path.read_text() == HANDOFF_BODY
+    assert term.shows(f"handoff written to {path}. Run /clear")
+    assert not [b for b in requests if "[ctxrelay] Resume" in _first_user_text(b)]
+    following = next(b for b in requests if "TURN-NEXT" in _everything(b))
+    assert "TASK-WIDGET build the widget" in _everything(following)  # nothing cleared
