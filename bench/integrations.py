@@ -151,9 +151,58 @@ async def _openai_agents(dispatches: int, db: Path | None) -> tuple[list[float],
     return gaps, inner
 
 
+async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+    """The same for pydantic-ai, its ``FunctionModel`` answering in process."""
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import RequestUsage, UsageLimits
+
+    gaps: list[float] = []
+    inner: list[float] = []
+    state: dict[str, Any] = {"left": None, "n": 0}
+
+    def answer(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        now = time.perf_counter()
+        if state["left"] is not None:
+            gaps.append(now - state["left"])
+        n = state["n"] = int(state["n"]) + 1
+        usage = RequestUsage(input_tokens=2_000 + 150 * n, output_tokens=20)
+        parts: list[Any] = (
+            [ToolCallPart("noop", {}, tool_call_id=f"call_{n}")]
+            if n < dispatches
+            else [TextPart("done")]
+        )
+        state["left"] = time.perf_counter()
+        return ModelResponse(parts=parts, usage=usage)
+
+    async def noop() -> str:
+        return "ok " * 40
+
+    capabilities: list[Any] = []
+    store = None
+    if db is not None:
+        from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
+
+        store = open_store(str(db))
+        relay = PydanticAIRelay.open(store, budget=BUDGET, model="gpt-4.1")
+        _timed(relay.relay, inner)
+        capabilities = [relay.capability]
+    agent: Agent[None, str] = Agent(
+        FunctionModel(answer), tools=[Tool(noop)], capabilities=capabilities
+    )
+    try:
+        await agent.run("go", usage_limits=UsageLimits(request_limit=dispatches + 5))
+    finally:
+        if store is not None:
+            store.close()
+    return gaps, inner
+
+
 BenchRun = Callable[[int, Path | None], Coroutine[Any, Any, tuple[list[float], list[float]]]]
 FRAMEWORKS: dict[str, tuple[str, BenchRun]] = {
     "openai-agents": ("agents", _openai_agents),
+    "pydantic-ai": ("pydantic_ai", _pydantic_ai),
 }
 
 

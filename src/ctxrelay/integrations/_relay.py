@@ -222,6 +222,11 @@ class Relay:
         self.window: WindowInfo = self.store.current_window(self.id)
         self._rows: list[Row] = self.store.rows(self.id, window_id=self.window.id)
         self._cache: dict[int, tuple[list[Item], int]] = {}
+        self._fresh: dict[str, Item] = {}
+        self._prefix: tuple[int, list[Item], int] | None = None
+        self._claims: set[str] = set()
+        self._max_context = 0
+        self._track(self._rows)
         self._last_key: str | None = None
         last_measured: Row | None = None
         for row in self.store.rows(self.id):
@@ -274,14 +279,18 @@ class Relay:
     def _append(self, rows: Sequence[NewRow]) -> list[Row]:
         added = self.store.append(self.id, self.window.id, rows)
         self._rows.extend(added)
+        self._track(added)
         return added
 
     def _calls(self) -> dict[str, str]:
-        return {
-            str(r.metadata["id"]): str(r.metadata.get("name", ""))
-            for r in self._rows
-            if r.kind == "tool_call" and "id" in r.metadata
-        }
+        """The tool calls of the window's last response, by id (what results answer)."""
+        calls: dict[str, str] = {}
+        for r in reversed(self._rows):
+            if r.kind == "assistant":
+                break
+            if r.kind == "tool_call" and "id" in r.metadata:
+                calls[str(r.metadata["id"])] = str(r.metadata.get("name", ""))
+        return calls
 
     def _new_items(self, items: Sequence[Item]) -> Sequence[Item]:
         """The items of ``items`` not yet stored: those after the last stored item (its
@@ -307,11 +316,17 @@ class Relay:
                 meta["new_context"] = True
         return NewRow(d.kind, text, meta)
 
+    def _remember(self, item: Item) -> str:
+        key = self.codec.key(item)
+        self._fresh[key] = item
+        return key
+
     def _rows_for(self, item: Item, calls: Mapping[str, str]) -> list[NewRow]:
         """The rows of one item: the first carries the item (and is what is sent); the
         others (the further parts of a message that holds several) are its parts, for
         ``session_history`` and ``sessions show``, and send nothing themselves."""
         key = self.codec.key(item)
+        self._fresh[key] = item
         rows: list[NewRow] = []
         for i, d in enumerate(self.codec.describe(item)):
             meta: dict[str, Any] = (
@@ -408,7 +423,7 @@ class Relay:
         self._pending_bytes = None
         meta: dict[str, Any] = {
             "items": [self.codec.dump(i) for i in replies],
-            "keys": [self.codec.key(i) for i in replies],
+            "keys": [self._remember(i) for i in replies],
             "context_tokens": context_tokens,
             "output_tokens": output_tokens,
             "usage": dict(usage or {}),
@@ -448,10 +463,16 @@ class Relay:
         if "part_of" in row.metadata:
             return [], 0  # sent as part of its item's first row
         stored = row.metadata.get("items")
-        if not isinstance(stored, list) or "keys" not in row.metadata:
+        keys = row.metadata.get("keys")
+        if not isinstance(stored, list) or not isinstance(keys, list):
             return None
-        items = [self.codec.load(raw) for raw in stored]
-        found = (items, sum(_size(self.codec.dump(i)) for i in items))
+        # Items this process just recorded are sent as the framework gave them; only
+        # those read back from the store are rebuilt from their JSON.
+        items = [
+            self._fresh.pop(str(k), None) or self.codec.load(raw)
+            for k, raw in zip(keys, stored, strict=False)
+        ]
+        found = (items, sum(_size(raw) for raw in stored))
         if row.id:
             self._cache[row.id] = found
         return found
@@ -462,9 +483,22 @@ class Relay:
         """The items of ``rows`` and the request's size in bytes (the items as one JSON
         list, plus :attr:`fixed_bytes`): stored framework items as they were, consecutive
         text rows (lead-in, advisories, triggers) as one user message of text parts."""
-        cut = max((i for i, r in enumerate(rows) if r.kind == "assistant"), default=-1)
-        out: list[Item] = []
-        size = 0
+        cut = -1
+        for i in range(len(rows) - 1, -1, -1):
+            if rows[i].kind == "assistant":
+                cut = i
+                break
+        # The rows up to the last response render the same at every dispatch of the
+        # window (a response row ends any run of text rows): start after them.
+        start, out, size = 0, [], 0
+        prefix = self._prefix
+        if (
+            prefix is not None
+            and rows is self._rows
+            and prefix[0] <= len(rows)
+            and prefix[0] <= cut + 1
+        ):
+            start, out, size = prefix[0], list(prefix[1]), prefix[2]
         texts: list[str] = []
 
         def flush() -> None:
@@ -475,7 +509,8 @@ class Relay:
                 size += _size(self.codec.dump(message))
                 texts = []
 
-        for i, row in enumerate(rows):
+        for i in range(start, len(rows)):
+            row = rows[i]
             if row.kind == "boundary":
                 continue
             stored = self._stored(row)
@@ -483,6 +518,8 @@ class Relay:
                 flush()
                 out.extend(stored[0])
                 size += stored[1]
+                if i == cut and rows is self._rows:
+                    self._prefix = (i + 1, list(out), size)
             elif row.kind in _TEXT_KINDS:
                 if without_pending and row.kind == "warning" and i > cut:
                     continue
@@ -508,21 +545,19 @@ class Relay:
     def _estimate(self, size: int, rows: Sequence[Row]) -> int:
         return estimate_request(size, self._last_response(rows), self._estimator.estimate_bytes)
 
+    def _track(self, rows: Sequence[Row]) -> None:
+        """Keep the open window's claims (its durable ``warning`` rows) and its largest
+        provider-counted request as rows are added."""
+        for r in rows:
+            if r.kind == "warning" and isinstance(r.metadata.get("stage"), str):
+                self._claims.add(str(r.metadata["stage"]))
+            elif r.kind == "assistant" and isinstance(r.metadata.get("context_tokens"), int):
+                self._max_context = max(self._max_context, int(r.metadata["context_tokens"]))
+
     def _state(self) -> WindowState:
-        claimed = frozenset(
-            str(r.metadata["stage"])
-            for r in self._rows
-            if r.kind == "warning" and isinstance(r.metadata.get("stage"), str)
+        return WindowState(
+            self.window.id, self.window.index, frozenset(self._claims), self._max_context
         )
-        biggest = max(
-            (
-                int(r.metadata["context_tokens"])
-                for r in self._rows
-                if r.kind == "assistant" and isinstance(r.metadata.get("context_tokens"), int)
-            ),
-            default=0,
-        )
-        return WindowState(self.window.id, self.window.index, claimed, biggest)
 
     def _pending_new_context(self) -> bool:
         cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
@@ -604,6 +639,7 @@ class Relay:
             row = publish_advisory(self.store, self.id, self.window.id, plan)
             if row is not None:
                 self._rows.append(row)
+                self._track([row])
                 stage = plan.stage.value if plan.stage else None
                 self._emit(DispatchEvent(index, plan.tokens, "warn", stage))
                 self._emit(AdvisoryEvent(index, stage or "", plan.tokens, plan.advisory_text or ""))
