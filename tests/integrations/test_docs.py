@@ -25,10 +25,17 @@ def _example(heading: str) -> str:
     return found.group(1)
 
 
-def test_the_agents_sdk_example_runs(tmp_path: Path) -> None:
-    if importlib.util.find_spec("agents") is None:
-        pytest.skip("openai-agents is not installed (pip install 'ctxrelay[openai-agents]')")
-    code = _example("OpenAI Agents SDK")
+@pytest.mark.parametrize(
+    ("heading", "module", "extra"),
+    [
+        ("OpenAI Agents SDK", "agents", "openai-agents"),
+        ("pydantic-ai", "pydantic_ai", "pydantic-ai"),
+    ],
+)
+def test_the_example_runs(tmp_path: Path, heading: str, module: str, extra: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{extra} is not installed (pip install 'ctxrelay[{extra}]')")
+    code = _example(heading)
     assert len(code.splitlines()) <= 25
     (tmp_path / "README.md").write_text("# todo\n")
     steps = [
