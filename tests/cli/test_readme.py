@@ -149,7 +149,7 @@ def test_python_agents_section_runs_on_the_anthropic_wire(
         models = {r.body["model"] for r in server.requests_to("/v1/messages")}
         assert models == {"claude-sonnet-4-6"}
     assert (tmp_path / "agent.db").exists()
-    assert "docs/integrations.md" in section("Python agents")
+    assert "ctxrelay.integrations" in section("Python agents")
 
 
 def test_costs_section_analyzes_the_users_transcripts(

@@ -35,6 +35,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ctxrelay.claude._events._payloads import HookAnswer
+
 __all__ = [
     "ATTENDED_ENV",
     "MARK",
@@ -97,8 +99,8 @@ def not_loaded_text() -> str:
     )
 
 
-def _signal(answer: dict[str, Any] | None, job: dict[str, Any]) -> dict[str, Any]:
-    out = dict(answer or {})
+def _signal(answer: HookAnswer | None, job: dict[str, Any]) -> HookAnswer:
+    out: HookAnswer = answer.copy() if answer else {}
     out["hookSpecificOutput"] = {
         "hookEventName": "Stop",
         "additionalContext": MARK + _fastjson.dumps(job),
@@ -106,14 +108,14 @@ def _signal(answer: dict[str, Any] | None, job: dict[str, Any]) -> dict[str, Any
     return out
 
 
-def _tell(answer: dict[str, Any] | None, text: str) -> dict[str, Any]:
-    out = dict(answer or {})
+def _tell(answer: HookAnswer | None, text: str) -> HookAnswer:
+    out: HookAnswer = answer.copy() if answer else {}
     shown = out.get("systemMessage")
     out["systemMessage"] = f"{shown}\n{text}" if shown else text
     return out
 
 
-def relay(data: dict[str, Any], answer: dict[str, Any] | None, mode: str) -> dict[str, Any] | None:
+def relay(data: dict[str, Any], answer: HookAnswer | None, mode: str) -> HookAnswer | None:
     """The Stop answer with what the mod must do added; called inside the Stop hook's
     locked update of the session's state ``data``, right after the handover decided
     ``answer``. Changes nothing outside auto mode."""
@@ -134,6 +136,6 @@ def relay(data: dict[str, Any], answer: dict[str, Any] | None, mode: str) -> dic
             return _tell(answer, not_loaded_text())
         return answer
     job["automod"] = "sent"
-    out = dict(answer or {})
+    out: HookAnswer = answer.copy() if answer else {}
     out["systemMessage"] = cleared_text(path)
     return _signal(out, {"act": "clear", "id": path, "prompt": resume_text(path)})
