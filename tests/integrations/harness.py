@@ -125,6 +125,26 @@ class OpenAIAgentsHarness:
             await client.close()
 
 
+async def _run_pydantic_ai(integration: Any, model: Any, prompt: str, *, stream: bool) -> str:
+    from pydantic_ai import Agent
+
+    agent: Agent[None, str] = Agent(
+        model,
+        instructions="You are a careful coding agent.",
+        capabilities=[integration.capability],
+    )
+    if stream:
+
+        async def drain(_ctx: Any, events: Any) -> None:
+            async for _ in events:
+                pass
+
+        result = await agent.run(prompt, event_stream_handler=drain)
+    else:
+        result = await agent.run(prompt)
+    return str(result.output)
+
+
 @dataclass(frozen=True)
 class PydanticAIHarness:
     name: str = "pydantic-ai"
@@ -165,28 +185,13 @@ class PydanticAIHarness:
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
     ) -> str:
         from openai import AsyncOpenAI
-        from pydantic_ai import Agent
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
         client = AsyncOpenAI(base_url=server.base_url, api_key="test")
         model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
-        agent: Agent[None, str] = Agent(
-            model,
-            instructions="You are a careful coding agent.",
-            capabilities=[integration.capability],
-        )
         try:
-            if stream:
-
-                async def drain(_ctx: Any, events: Any) -> None:
-                    async for _ in events:
-                        pass
-
-                result = await agent.run(prompt, event_stream_handler=drain)
-            else:
-                result = await agent.run(prompt)
-            return str(result.output)
+            return await _run_pydantic_ai(integration, model, prompt, stream=stream)
         finally:
             await client.close()
 
@@ -204,7 +209,6 @@ class PydanticAIAnthropicHarness(PydanticAIHarness):
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
     ) -> str:
         from anthropic import AsyncAnthropic
-        from pydantic_ai import Agent
         from pydantic_ai.models.anthropic import AnthropicModel
         from pydantic_ai.providers.anthropic import AnthropicProvider
 
@@ -212,22 +216,8 @@ class PydanticAIAnthropicHarness(PydanticAIHarness):
         model = AnthropicModel(
             "claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client)
         )
-        agent: Agent[None, str] = Agent(
-            model,
-            instructions="You are a careful coding agent.",
-            capabilities=[integration.capability],
-        )
         try:
-            if stream:
-
-                async def drain(_ctx: Any, events: Any) -> None:
-                    async for _ in events:
-                        pass
-
-                result = await agent.run(prompt, event_stream_handler=drain)
-            else:
-                result = await agent.run(prompt)
-            return str(result.output)
+            return await _run_pydantic_ai(integration, model, prompt, stream=stream)
         finally:
             await client.close()
 

@@ -35,7 +35,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
-from ctxrelay.errors import ConfigError, CtxrelayError, RequestTooLargeError, StoreError
+from ctxrelay.errors import (
+    ConfigError,
+    CtxrelayError,
+    RequestTooLargeError,
+    SessionNotFoundError,
+)
 from ctxrelay.runtime._config import NewContextPolicy
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
 from ctxrelay.runtime.events import (
@@ -187,6 +192,31 @@ class Relay:
         self._turns = sum(1 for r in self.store.rows(self.id) if r.kind == "assistant")
         self._started = False
 
+    @classmethod
+    def connect(
+        cls,
+        store: Store | str | Path,
+        *,
+        codec: Codec,
+        framework: str,
+        model: str = "",
+        provider: str = "openai",
+        budget: Budget | None = None,
+        **options: Any,
+    ) -> Relay:
+        """A relay on ``store`` (a store, a SQLite path or a ``postgresql://`` URL) with
+        the budget of ``provider:model`` from the model table unless ``budget`` is given;
+        ``options`` as for the constructor (``session_id``, ``workspace``, ...)."""
+        if not isinstance(store, Store):
+            from ctxrelay.store import open_store
+
+            store = open_store(store)
+        if budget is None:
+            from ctxrelay.integrations._support import budget_for
+
+            budget = budget_for(provider, model)
+        return cls(store, budget, codec=codec, framework=framework, model=model, **options)
+
     # -- session -----------------------------------------------------------------------
 
     def _open_session(self, session_id: str | None, task: str | None) -> str:
@@ -194,7 +224,7 @@ class Relay:
         if session_id is not None:
             try:
                 info = self.store.get_session(session_id)
-            except StoreError:
+            except SessionNotFoundError:
                 info = None
             if info is not None:
                 self._had_rows = bool(self.store.rows(session_id, limit=1))

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
 from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
-from ctxrelay.integrations._support import budget_for, require
+from ctxrelay.integrations._support import require
 from ctxrelay.runtime._config import NewContextPolicy
 from ctxrelay.runtime.events import EventSink
 from ctxrelay.runtime.tools import Tool
@@ -181,22 +181,18 @@ class AgentsRelay:
         """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
         SQLite path or a ``postgresql://`` URL). The budget comes from the model table
         for ``provider:model`` unless ``budget`` is given."""
-        if not isinstance(store, Store):
-            from ctxrelay.store import open_store
-
-            store = open_store(store)
-        if budget is None:
-            budget = budget_for(provider, model)
-        relay = Relay(
+        _agents()  # before anything is stored
+        relay = Relay.connect(
             store,
-            budget,
             codec=AgentsCodec(),
             framework=FRAMEWORK,
+            model=model,
+            provider=provider,
+            budget=budget,
             session_id=session_id,
             workspace=workspace,
             notes_file=notes_file,
             new_context=new_context,
-            model=model,
             task=task,
             on_event=on_event,
         )

@@ -34,7 +34,7 @@ from typing import Any
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
 from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
-from ctxrelay.integrations._support import budget_for, require
+from ctxrelay.integrations._support import require
 from ctxrelay.runtime._config import NewContextPolicy
 from ctxrelay.runtime.events import EventSink
 from ctxrelay.runtime.tools import Tool
@@ -172,22 +172,17 @@ class PydanticAIRelay:
         ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
         example ``ReadFile()``) to offer in the capability's toolset too."""
         _pai()
-        if not isinstance(store, Store):
-            from ctxrelay.store import open_store
-
-            store = open_store(store)
-        if budget is None:
-            budget = budget_for(provider, model)
-        relay = Relay(
+        relay = Relay.connect(
             store,
-            budget,
             codec=PydanticAICodec(),
             framework=FRAMEWORK,
+            model=model,
+            provider=provider,
+            budget=budget,
             session_id=session_id,
             workspace=workspace,
             notes_file=notes_file,
             new_context=new_context,
-            model=model,
             task=task,
             on_event=on_event,
         )
