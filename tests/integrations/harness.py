@@ -222,10 +222,76 @@ class PydanticAIAnthropicHarness(PydanticAIHarness):
             await client.close()
 
 
+@dataclass(frozen=True)
+class LangChainHarness:
+    name: str = "langchain"
+    module: str = "langchain"
+
+    def server(self, steps: Any) -> WireServer:
+        return OpenAIServer(steps)
+
+    def open(
+        self,
+        store: Store,
+        *,
+        session_id: str,
+        budget: Budget,
+        workspace: Path,
+        on_event: EventSink | None = None,
+    ) -> Any:
+        from ctxrelay.integrations.langchain import LangChainRelay
+
+        return LangChainRelay.open(
+            store,
+            session_id=session_id,
+            budget=budget,
+            model=MODEL,
+            workspace=workspace,
+            on_event=on_event,
+            tools=[ReadFile(), WriteFile()],
+        )
+
+    def relay(self, integration: Any) -> Relay:
+        relay: Relay = integration.relay
+        return relay
+
+    def add_tool(self, integration: Any, tool: Tool) -> None:
+        integration.tools.append(integration.tool(tool))
+
+    async def run(
+        self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
+    ) -> str:
+        from langchain.agents import create_agent
+        from langchain_openai import ChatOpenAI
+        from pydantic import SecretStr
+
+        model = ChatOpenAI(
+            model=MODEL, base_url=server.base_url, api_key=SecretStr("test"), stream_usage=True
+        )
+        agent: Any = create_agent(
+            model,
+            system_prompt="You are a careful coding agent.",
+            middleware=[integration.middleware],
+        )
+        request = {"messages": [{"role": "user", "content": prompt}]}
+        config = {"recursion_limit": 200}
+        if stream:  # "messages" makes the model stream its tokens
+            last: Any = None
+            async for mode, data in agent.astream(
+                request, config, stream_mode=["messages", "values"]
+            ):
+                if mode == "values":
+                    last = data
+            return str(last["messages"][-1].content)
+        state = await agent.ainvoke(request, config)
+        return str(state["messages"][-1].content)
+
+
 HARNESSES: list[Harness] = [
     OpenAIAgentsHarness(),
     PydanticAIHarness(),
     PydanticAIAnthropicHarness(),
+    LangChainHarness(),
 ]
 
 

@@ -17,6 +17,7 @@ from ctxrelay.store import open_store
 INTEGRATIONS = [
     ("ctxrelay.integrations.openai_agents", "agents", "openai-agents", "AgentsRelay"),
     ("ctxrelay.integrations.pydantic_ai", "pydantic_ai", "pydantic-ai", "PydanticAIRelay"),
+    ("ctxrelay.integrations.langchain", "langchain", "langchain", "LangChainRelay"),
 ]
 
 
@@ -44,7 +45,10 @@ def test_a_missing_framework_names_the_extra(
     import importlib
 
     mod = importlib.import_module(module)
-    monkeypatch.setitem(sys.modules, framework, None)  # "import agents" raises ImportError
+    # "import agents" (and any of its submodules) raises ImportError
+    for name in [n for n in sys.modules if n == framework or n.startswith(framework + ".")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, framework, None)
     store = open_store(str(tmp_path / "x.db"))
     try:
         with pytest.raises(MissingExtraError, match=rf"pip install 'ctxrelay\[{extra}\]'"):

@@ -23,7 +23,7 @@ from ctxrelay.store import Store
 
 __all__ = ["FRAMEWORKS", "run_framework"]
 
-FRAMEWORKS = ("openai-agents", "pydantic-ai")
+FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain")
 """The frameworks ``--framework`` accepts."""
 
 _MODEL = "gpt-4.1"
@@ -103,7 +103,41 @@ async def _pydantic_ai(
     return relay.session_id
 
 
-_RUNNERS = {"openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai}
+async def _langchain(
+    base_url: str,
+    *,
+    store: Store,
+    workspace: Path,
+    budget: Budget,
+    task: str,
+    on_event: Callable[[Event], None],
+) -> str:
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
+
+    from ctxrelay.integrations.langchain import LangChainRelay
+    from ctxrelay.runtime import DEFAULT_SYSTEM
+    from ctxrelay.runtime.tools import ReadFile, WriteFile
+
+    relay = LangChainRelay.open(
+        store,
+        budget=budget,
+        model=_MODEL,
+        workspace=workspace,
+        task=task,
+        on_event=on_event,
+        tools=[ReadFile(), WriteFile()],
+    )
+    model = ChatOpenAI(
+        model=_MODEL, base_url=base_url, api_key=SecretStr("demo"), stream_usage=True
+    )
+    agent: Any = create_agent(model, system_prompt=DEFAULT_SYSTEM, middleware=[relay.middleware])
+    await agent.ainvoke({"messages": [{"role": "user", "content": task}]}, {"recursion_limit": 500})
+    return relay.session_id
+
+
+_RUNNERS = {"openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "langchain": _langchain}
 
 
 def run_framework(
@@ -147,4 +181,8 @@ def run_framework(
     return RunResult(session_id, status, reason, len(windows), turns, 0.0, Usage(), message)
 
 
-_FRAMEWORK_MODULES = {"openai-agents": "agents", "pydantic-ai": "pydantic_ai"}
+_FRAMEWORK_MODULES = {
+    "openai-agents": "agents",
+    "pydantic-ai": "pydantic_ai",
+    "langchain": "langchain",
+}
