@@ -30,6 +30,7 @@ def _example(heading: str) -> str:
     [
         ("OpenAI Agents SDK", "agents", "openai-agents"),
         ("pydantic-ai", "pydantic_ai", "pydantic-ai"),
+        ("LangChain", "langchain", "langchain"),
     ],
 )
 def test_the_example_runs(tmp_path: Path, heading: str, module: str, extra: str) -> None:

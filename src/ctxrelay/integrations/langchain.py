@@ -21,9 +21,10 @@ One agent middleware, LangChain's own seam around the model call:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,16 @@ class LangChainCodec:
         return self._m.ToolMessage(content=text, tool_call_id=call_id, name=name)
 
 
+def _blocking(run: Callable[..., Coroutine[Any, Any, str]]) -> Callable[..., str]:
+    """The tool for a synchronous ``invoke`` (LangGraph runs it on a worker thread, which
+    has no event loop of its own)."""
+
+    def call(**args: Any) -> str:
+        return asyncio.run(run(**args))
+
+    return call
+
+
 class LangChainRelay:
     """ctxrelay for one session under a LangChain agent: pass :attr:`middleware` to
     ``create_agent(..., middleware=[relay.middleware])``."""
@@ -174,6 +185,7 @@ class LangChainRelay:
             return (await relay.run_tool(tool, args)).content
 
         return StructuredTool.from_function(
+            func=_blocking(run),
             coroutine=run,
             name=tool.name,
             description=tool.description,
@@ -189,6 +201,7 @@ class LangChainRelay:
             return await relay.run_new_context()
 
         return StructuredTool.from_function(
+            func=_blocking(run),
             coroutine=run,
             name=NEW_CONTEXT,
             description=NEW_CONTEXT_DESCRIPTION,
