@@ -199,10 +199,75 @@ async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], l
     return gaps, inner
 
 
+async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+    """The same for a LangChain ``create_agent`` graph, a scripted chat model answering."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import StructuredTool
+
+    gaps: list[float] = []
+    inner: list[float] = []
+    state: dict[str, Any] = {"left": None, "n": 0}
+
+    class Scripted(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> ChatResult:
+            now = time.perf_counter()
+            if state["left"] is not None:
+                gaps.append(now - state["left"])
+            n = state["n"] = int(state["n"]) + 1
+            usage = {
+                "input_tokens": 2_000 + 150 * n,
+                "output_tokens": 20,
+                "total_tokens": 2_020 + 150 * n,
+            }
+            calls = [{"name": "noop", "args": {}, "id": f"call_{n}"}] if n < dispatches else []
+            message = AIMessage(
+                content="" if calls else "done", tool_calls=calls, usage_metadata=usage
+            )
+            state["left"] = time.perf_counter()
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def noop() -> str:
+        return "ok " * 40
+
+    tool = StructuredTool.from_function(coroutine=noop, name="noop", description="does nothing")
+    middleware: list[Any] = []
+    store = None
+    if db is not None:
+        from ctxrelay.integrations.langchain import LangChainRelay
+
+        store = open_store(str(db))
+        relay = LangChainRelay.open(store, budget=BUDGET, model="gpt-4.1")
+        _timed(relay.relay, inner)
+        middleware = [relay.middleware]
+    agent: Any = create_agent(Scripted(), tools=[tool], middleware=middleware)
+    try:
+        await agent.ainvoke(
+            {"messages": [{"role": "user", "content": "go"}]},
+            {"recursion_limit": 2 * dispatches + 10},
+        )
+    finally:
+        if store is not None:
+            store.close()
+    return gaps, inner
+
+
 BenchRun = Callable[[int, Path | None], Coroutine[Any, Any, tuple[list[float], list[float]]]]
 FRAMEWORKS: dict[str, tuple[str, BenchRun]] = {
     "openai-agents": ("agents", _openai_agents),
     "pydantic-ai": ("pydantic_ai", _pydantic_ai),
+    "langchain": ("langchain", _langchain),
 }
 
 

@@ -449,15 +449,19 @@ class Relay:
                 key = self.codec.key(item)
                 parts += [self._part_row(d, {"part_of": key}, {}) for d in described[1:]]
             names += [str(d.name) for d in described if d.kind == "tool_call"]
+        dumped = [self.codec.dump(i) for i in replies]
         sent = self._pending_bytes
         self._pending_bytes = None
         meta: dict[str, Any] = {
-            "items": [self.codec.dump(i) for i in replies],
+            "items": dumped,
             "keys": [self._remember(i) for i in replies],
             "context_tokens": context_tokens,
             "output_tokens": output_tokens,
             "usage": dict(usage or {}),
-            "message_bytes": _size([self.codec.dump(i) for i in items]),
+            # the reply as the next request carries it (its items, and its tool calls'
+            # rows' items when they are items of their own)
+            "message_bytes": _size(dumped)
+            + sum(_size(p.metadata["items"]) for p in parts if "items" in p.metadata),
             "response_index": self._turns,
             "model": self.model,
         }
