@@ -5,7 +5,11 @@ when used:
 
 - :mod:`ctxrelay.integrations.openai_agents` (``ctxrelay[openai-agents]``): the OpenAI
   Agents SDK, through ``RunConfig.call_model_input_filter``, ``RunHooks.on_llm_end`` and
-  two ``FunctionTool`` values.
+  two ``FunctionTool`` values;
+- :mod:`ctxrelay.integrations.pydantic_ai` (``ctxrelay[pydantic-ai]``): pydantic-ai,
+  through one capability (``before_model_request``, ``after_model_request``, a toolset);
+- :mod:`ctxrelay.integrations.langchain` (``ctxrelay[langchain]``): LangChain's
+  ``create_agent``, through one agent middleware (``wrap_model_call`` and its tools).
 
 Each puts the same policy in front of every model call as the runtime (the runtime's
 ``plan_dispatch``), publishes advisories the same way (a durable row and its claim before
