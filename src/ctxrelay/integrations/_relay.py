@@ -41,7 +41,7 @@ from ctxrelay.errors import (
     RequestTooLargeError,
     SessionNotFoundError,
 )
-from ctxrelay.runtime._config import NewContextPolicy
+from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
 from ctxrelay.runtime.events import (
     AdvisoryEvent,

@@ -35,7 +35,7 @@ from typing import Any
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
 from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
 from ctxrelay.integrations._support import require
-from ctxrelay.runtime._config import NewContextPolicy
+from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime.events import EventSink
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
