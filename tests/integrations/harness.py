@@ -275,16 +275,20 @@ class LangChainHarness:
         )
         request = {"messages": [{"role": "user", "content": prompt}]}
         config = {"recursion_limit": 200}
-        if stream:  # "messages" makes the model stream its tokens
-            last: Any = None
-            async for mode, data in agent.astream(
-                request, config, stream_mode=["messages", "values"]
-            ):
-                if mode == "values":
-                    last = data
-            return str(last["messages"][-1].content)
-        state = await agent.ainvoke(request, config)
-        return str(state["messages"][-1].content)
+        try:
+            if stream:  # "messages" makes the model stream its tokens
+                last: Any = None
+                async for mode, data in agent.astream(
+                    request, config, stream_mode=["messages", "values"]
+                ):
+                    if mode == "values":
+                        last = data
+                return str(last["messages"][-1].content)
+            state = await agent.ainvoke(request, config)
+            return str(state["messages"][-1].content)
+        finally:  # the chat model's own HTTP clients
+            await model.root_async_client.close()
+            model.root_client.close()
 
 
 HARNESSES: list[Harness] = [

@@ -133,7 +133,12 @@ async def _langchain(
         model=_MODEL, base_url=base_url, api_key=SecretStr("demo"), stream_usage=True
     )
     agent: Any = create_agent(model, system_prompt=DEFAULT_SYSTEM, middleware=[relay.middleware])
-    await agent.ainvoke({"messages": [{"role": "user", "content": task}]}, {"recursion_limit": 500})
+    try:
+        request = {"messages": [{"role": "user", "content": task}]}
+        await agent.ainvoke(request, {"recursion_limit": 500})
+    finally:  # the chat model's own HTTP clients
+        await model.root_async_client.close()
+        model.root_client.close()
     return relay.session_id
 
 
