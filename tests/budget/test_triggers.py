@@ -12,6 +12,7 @@ from ctxrelay.budget.bounds import (
     DEFAULT_CONTEXT_WINDOW,
     HAIKU_CONTEXT_MAX,
     LONG_CONTEXT_WINDOW,
+    MAIN_OUTPUT_RESERVE,
     REPORT_MAX_WORDS,
     SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
@@ -22,6 +23,7 @@ from ctxrelay.budget.triggers import (
     completed_task_in,
     context_bound_for,
     context_window_for,
+    main_budget,
     main_triggers,
     report_now,
 )
@@ -133,12 +135,17 @@ def test_report_now_is_an_immutable_value() -> None:
 # -- main-session triggers ------------------------------------------------------------------
 
 
+def _target(window: int, threshold: float = CONTEXT_PERCENT) -> int | None:
+    return main_budget(window, threshold).handoff_target
+
+
 def test_context_share_of_the_default_window() -> None:
     window = context_window_for("claude-sonnet-4-5")
     assert window == DEFAULT_CONTEXT_WINDOW == 200_000
     assert CONTEXT_PERCENT == 60
-    assert main_triggers(119_999, window, task_completed=False) == frozenset()
-    assert main_triggers(120_000, window, task_completed=False) == {MainTrigger.CONTEXT}
+    assert _target(window) == 120_000
+    assert main_triggers(119_999, _target(window), task_completed=False) == frozenset()
+    assert main_triggers(120_000, _target(window), task_completed=False) == {MainTrigger.CONTEXT}
 
 
 @pytest.mark.parametrize(
@@ -148,9 +155,10 @@ def test_one_million_context_models(model: str) -> None:
     window = context_window_for(model)
     assert window == LONG_CONTEXT_WINDOW == 1_000_000
     # 120000 is 60% of a 200k window but only 12% of this one.
-    assert main_triggers(120_000, window, task_completed=False) == frozenset()
-    assert main_triggers(599_999, window, task_completed=False) == frozenset()
-    assert main_triggers(600_000, window, task_completed=False) == {MainTrigger.CONTEXT}
+    target = _target(window)
+    assert main_triggers(120_000, target, task_completed=False) == frozenset()
+    assert main_triggers(599_999, target, task_completed=False) == frozenset()
+    assert main_triggers(600_000, target, task_completed=False) == {MainTrigger.CONTEXT}
 
 
 def test_configured_window_wins() -> None:
@@ -161,19 +169,30 @@ def test_configured_window_wins() -> None:
     assert context_window_for("m", -5) == DEFAULT_CONTEXT_WINDOW
 
 
-def test_share_is_exact_integer_arithmetic() -> None:
-    # 60% of 333333 is 199999.8: 199999 is below, 200000 is at or above.
-    assert main_triggers(199_999, 333_333, task_completed=False) == frozenset()
-    assert main_triggers(200_000, 333_333, task_completed=False) == {MainTrigger.CONTEXT}
+def test_the_target_is_the_policy_cores() -> None:
+    # 60% of 333333 is 199999.8: the core floors it, like the runtime's target.
+    assert _target(333_333) == 199_999
+    assert main_triggers(199_998, _target(333_333), task_completed=False) == frozenset()
+    assert main_triggers(199_999, _target(333_333), task_completed=False) == {MainTrigger.CONTEXT}
 
 
-def test_no_window_no_context_trigger() -> None:
-    assert main_triggers(10**9, 0, task_completed=False) == frozenset()
+def test_the_slider_moves_the_target_with_the_cores_rules() -> None:
+    assert _target(200_000, 45) == 90_000
+    assert _target(200_000, 62.5) == 125_000
+    assert _target(200_000, 5) == 20_000  # the 10% floor
+    assert _target(200_000, 100) is None  # Off
+    budget = main_budget(200_000, 100)
+    assert budget.off
+    assert budget.usable_limit == 200_000 - MAIN_OUTPUT_RESERVE
+
+
+def test_off_no_context_trigger() -> None:
+    assert main_triggers(10**9, None, task_completed=False) == frozenset()
 
 
 def test_task_completed_trigger() -> None:
-    assert main_triggers(0, 200_000, task_completed=True) == {MainTrigger.TASK_DONE}
-    assert main_triggers(150_000, 200_000, task_completed=True) == {
+    assert main_triggers(0, 120_000, task_completed=True) == {MainTrigger.TASK_DONE}
+    assert main_triggers(150_000, 120_000, task_completed=True) == {
         MainTrigger.CONTEXT,
         MainTrigger.TASK_DONE,
     }

@@ -22,6 +22,7 @@ def isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     Returns the project directory."""
     for var in (
         "CTXRELAY_MAIN_HANDOVER",
+        "CTXRELAY_THRESHOLD",
         "CTXRELAY_CONTEXT_WINDOW",
         "CLAUDE_PROJECT_DIR",
         "XDG_STATE_HOME",

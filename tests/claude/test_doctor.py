@@ -175,3 +175,21 @@ def test_both_routes_at_once_is_a_problem_the_hooks_would_run_twice(
     report = doctor(project, home, runs=1)
     assert {f.where for f in report.installed} == {"project", "plugin"}
     assert any("every hook runs twice" in p for p in report.problems)
+
+
+def test_a_settings_install_without_its_auto_handoff_mod_is_a_problem(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    claude_cli()  # skips without the bundled CLI
+    assert main(["install", "--project-dir", str(project)]) == 0
+    code, report = _doctor(project, capsys)
+    assert any("auto-handoff mod is in" in note for note in report["notes"])
+    module = next((project / ".claude" / "skills").glob("*/hooks/*.js"))
+    module.write_text(module.read_text() + "\n// edited by hand\n")
+    code, report = _doctor(project, capsys)
+    assert code == 1
+    assert any("differs from this ctxrelay's" in p for p in report["problems"])
+    module.unlink()
+    code, report = _doctor(project, capsys)
+    assert code == 1
+    assert any("auto-handoff mod is not in" in p for p in report["problems"])

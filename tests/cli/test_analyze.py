@@ -252,3 +252,64 @@ def test_json_imports_no_table_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--json"], ["a.jsonl", "--json"], ["--json", "dir", "b.jsonl"]],
+)
+def test_plain_json_reads_what_the_parser_reads(argv: list[str]) -> None:
+    from ctxrelay.cli import analyze
+
+    fast = analyze._plain_json(argv)
+    assert fast is not None
+    assert vars(fast) == vars(analyze._parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["a.jsonl"], ["--json", "--top", "3"], ["--json", "--json"], ["--", "--json"], ["-"]],
+)
+def test_anything_else_goes_to_the_parser(argv: list[str]) -> None:
+    from ctxrelay.cli import analyze
+
+    assert analyze._plain_json(argv) is None
+
+
+def test_plain_json_imports_no_parser(tmp_path: Path) -> None:
+    """``ctxrelay analyze PATH --json`` in a fresh interpreter: the JSON document, and
+    none of what only the tables, the options or the reports need."""
+    import subprocess
+    import sys
+
+    path = corpus_path(f"{SPOTTER}/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+    code = (
+        "import sys\n"
+        "from ctxrelay.cli import main\n"
+        f"code = main(['analyze', {str(path)!r}, '--json'])\n"
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["sessions"]
+    loaded = set(done.stderr.split())
+    never = {"argparse", "gettext", "shutil", "rich", "ctxrelay.cli._parser"}
+    never |= {"ctxrelay.analyze._groups", "ctxrelay.analyze._plot", "ctxrelay.analyze._store"}
+    assert loaded & never == set()
+
+
+def test_the_cycle_collector_runs_again_after_the_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import gc
+
+    path = corpus_path(f"{SPOTTER}/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
+    assert gc.isenabled()
+    assert main(["analyze", str(path), "--json"]) == 0
+    assert gc.isenabled()
+    assert main(["analyze", str(path), "--top", "0"]) == 2  # an error path too
+    assert gc.isenabled()
+    capsys.readouterr()

@@ -7,11 +7,13 @@ by :func:`ctxrelay.budget.evaluate` at every dispatch). The replay's assumptions
 :class:`Assumptions` and are printed with every result.
 
 Every response is priced at its own model (:class:`Bill`). Reports over many sessions
-(:func:`group_reports`), the sweep's :func:`recommendation` and :func:`analyze_store`
-load on first use, so ``--json`` without them does not import their modules.
+(:func:`group_reports`), the sweep's :func:`recommendation`, :func:`analyze_store` and
+:func:`handoff_savings` (what a stored session's handoffs saved against one window, the
+demo's last lines) load on first use, so ``--json`` without them does not import their
+modules.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.analyze._bill import Bill, Pricer
 from ctxrelay.analyze._policies import (
@@ -44,6 +46,18 @@ from ctxrelay.analyze._report import (
     totals_json,
 )
 
+if TYPE_CHECKING:  # loaded on first use, below
+    from ctxrelay.analyze._groups import (
+        GROUPINGS,
+        Recommendation,
+        ReportRow,
+        group_reports,
+        parse_when,
+        recommendation,
+    )
+    from ctxrelay.analyze._savings import Savings, handoff_savings
+    from ctxrelay.analyze._store import analyze_store
+
 __all__ = [
     "DEFAULT_POLICIES",
     "GROUPINGS",
@@ -54,6 +68,7 @@ __all__ = [
     "Recommendation",
     "ReplayResult",
     "ReportRow",
+    "Savings",
     "SessionReport",
     "SimRequest",
     "SubagentReport",
@@ -66,6 +81,7 @@ __all__ = [
     "default_projects_dir",
     "discover",
     "group_reports",
+    "handoff_savings",
     "measure_assumptions",
     "parse_policies",
     "parse_policy",
@@ -90,6 +106,12 @@ def __getattr__(name: str) -> Any:
 
         globals()[name] = analyze_store
         return analyze_store
+    if name in ("Savings", "handoff_savings"):
+        from ctxrelay.analyze import _savings
+
+        value = getattr(_savings, name)
+        globals()[name] = value
+        return value
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from ctxrelay.analyze import _groups

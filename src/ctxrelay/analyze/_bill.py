@@ -35,6 +35,19 @@ def usage_json(usage: Usage) -> dict[str, int]:
     }
 
 
+def total_usage(usages: Iterable[Usage]) -> Usage:
+    """The sum of ``usages``, built once (adding :class:`Usage` values one by one builds
+    a frozen value per step, a cost the replays paid at every request)."""
+    fresh = written = read = output = one_hour = 0
+    for u in usages:
+        fresh += u.input_tokens
+        written += u.cache_creation_input_tokens
+        read += u.cache_read_input_tokens
+        output += u.output_tokens
+        one_hour += u.cache_creation_1h_tokens
+    return Usage(fresh, written, read, output, one_hour)
+
+
 class Pricer:
     """A price table with its lookups remembered (one per model id per run)."""
 
@@ -151,10 +164,7 @@ class Bill:
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        for line in self.lines:
-            total = total + line.usage
-        return total
+        return total_usage(line.usage for line in self.lines)
 
     @property
     def unpriced_models(self) -> tuple[str, ...]:

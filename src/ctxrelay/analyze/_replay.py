@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ctxrelay.analyze._bill import Pricer
+from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
@@ -254,10 +254,7 @@ class ReplayResult:
 
     @property
     def usage(self) -> Usage:
-        total = Usage()
-        for request in self.requests:
-            total = total + request.usage
-        return total
+        return total_usage(request.usage for request in self.requests)
 
     @property
     def peak_context_tokens(self) -> int:

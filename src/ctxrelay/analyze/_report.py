@@ -4,14 +4,14 @@ What is counted where (``docs/analyze.md`` has the same in words):
 
 * A **session** is a session file (``<project>/<id>.jsonl``) with the files of its
   folder (``<project>/<id>/subagents/agent-*.jsonl``): its main chain, its subagents (their
-  own files, or inline ``isSidechain`` lines of old transcripts) and its compaction
+  own files, or the inline sidechain lines of old transcripts) and its compaction
   summaries (``agent-acompact-*.jsonl``).
 * A ``subagents/`` folder whose session file is missing is its own row (kind
   ``orphan_subagents``); a file holding sidechain lines only is one too
   (``sidechain_only``). Both are priced like any other.
 * A response (``message.id`` with its ``requestId``) present in several files of one run
   counts once, in the earliest session that holds it; ``duplicate_responses`` counts
-  those left out of a later one. ``<synthetic>`` responses are no requests and are
+  those left out of a later one. Synthetic responses are no requests and are
   counted apart (``synthetic_responses``).
 * Every response is priced at its own model's prices (:mod:`ctxrelay.analyze._bill`).
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxrelay.analyze._bill import Bill, Pricer
+from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import Assumptions, ReplayResult, measure_assumptions, replay
 from ctxrelay.errors import ConfigError
@@ -109,10 +109,7 @@ def agent_files(session: Path) -> list[Path]:
 
 
 def _total_usage(responses: Iterable[Response]) -> Usage:
-    total = Usage()
-    for r in responses:
-        total = total + r.usage
-    return total
+    return total_usage(r.usage for r in responses)
 
 
 def _bill(responses: Iterable[Response], pricer: Pricer) -> Bill:
@@ -310,7 +307,7 @@ class SessionReport:
             "peak_context_tokens": t.peak_context_tokens,
             "final_context_tokens": t.final_context_tokens,
             "compactions": [{"pre_tokens": c.pre_tokens} for c in t.compactions],
-            "usage": t.usage.as_dict(),
+            "usage": _total_usage(t.responses).as_dict(),  # = t.usage, summed once
             "total": self.total.as_json(),
             "cost_usd": _round(self.cost_usd),
             "synthetic_responses": self.synthetic_responses,

@@ -7,6 +7,7 @@ from ctxrelay.budget.bounds import (
     CONTEXT_PERCENT,
     DEFAULT_CONTEXT_WINDOW,
     HAIKU_CONTEXT_MAX,
+    MAIN_OUTPUT_RESERVE,
     REPORT_MAX_WORDS,
     SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any, Self
 
     from ctxrelay.budget._kinds import MainTrigger
+    from ctxrelay.budget._policy import Budget
 
 __all__ = [
     "MainTrigger",
@@ -28,6 +30,7 @@ __all__ = [
     "completed_task_in",
     "context_bound_for",
     "context_window_for",
+    "main_budget",
     "main_triggers",
     "report_now",
 ]
@@ -161,14 +164,29 @@ def report_now(
     return ReportNow(context_tokens, bound, turns_used, max_turns, over_context=over, few_turns=few)
 
 
+def main_budget(window: int, threshold: float = CONTEXT_PERCENT) -> Budget:
+    """The Claude Code main session's budget: the policy core's :class:`Budget` over
+    ``window`` with the slider ``threshold`` (decimals, the 10% floor and 100 = Off are
+    the core's rules) and :data:`MAIN_OUTPUT_RESERVE` kept free (a small window keeps
+    less: :func:`ctxrelay.budget.models.fit_reserve`). Its ``handoff_target`` is where the
+    plugin hints or hands off, its ``usable_limit`` where tool calls are denied."""
+    from ctxrelay.budget._policy import Budget
+    from ctxrelay.budget.models import fit_reserve
+
+    reserve = fit_reserve(MAIN_OUTPUT_RESERVE, window)
+    return Budget(limit=window, output_reserve=reserve, threshold=threshold)
+
+
 def main_triggers(
-    context_tokens: int, window: int, *, task_completed: bool
+    context_tokens: int, target: int | None, *, task_completed: bool
 ) -> frozenset[MainTrigger]:
-    """The triggers that fire at the end of a main-session turn."""
+    """The triggers that fire at the end of a main-session turn: the context at or past
+    ``target`` (:func:`main_budget`'s ``handoff_target``; ``None`` when the slider is Off),
+    and a task marked completed."""
     from ctxrelay.budget._kinds import MainTrigger
 
     fired: set[MainTrigger] = set()
-    if window > 0 and context_tokens * 100 >= window * CONTEXT_PERCENT:
+    if target is not None and context_tokens >= target:
         fired.add(MainTrigger.CONTEXT)
     if task_completed:
         fired.add(MainTrigger.TASK_DONE)

@@ -6,9 +6,9 @@ usable limit on, ``PreToolUse`` denies every main-session tool call except the o
 write the handoff, with a reason that asks for the handoff now and names the file to
 write. The reason reaches Claude as the tool result.
 
-The usable limit is the policy core's ``limit − output_reserve``
-(:class:`ctxrelay.budget.Budget`), with the window the Stop hook uses and
-:data:`ctxrelay.budget.bounds.MAIN_OUTPUT_RESERVE`. Subagents are left alone: their own
+The usable limit is the policy core's ``limit − output_reserve`` of the main session's
+budget (:func:`ctxrelay.budget.triggers.main_budget`), with the window the Stop hook uses
+and :data:`ctxrelay.budget.bounds.MAIN_OUTPUT_RESERVE`. Subagents are left alone: their own
 bounds tell them to report. Mode ``off`` turns this off too.
 
 The context compared is the one of the response that made this call (by the payload's
@@ -21,8 +21,6 @@ hook starts: :func:`ctxrelay.transcripts.call_response` waits for it up to
 from __future__ import annotations
 
 import os
-
-from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE
 
 # Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
 # cost more than the rest of it (mypy reads any constant named TYPE_CHECKING as true).
@@ -46,7 +44,8 @@ ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 almost no context and lets Claude close its tasks before it hands off."""
 
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
-_ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_*, unimported
+# config.ENV_*, unimported; the slider's too, so no cache outlives a change of any of them.
+_ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_THRESHOLD", "CTXRELAY_CONTEXT_WINDOW")
 
 # This check runs on every main-session tool call, so its fast path imports nothing but
 # os and _fastjson (the hook has both loaded) and the transcript reader's hot path: the
@@ -60,12 +59,11 @@ _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_CONTEXT_WINDOW")  # config.ENV_
 
 def usable_limit(window: int) -> int:
     """The main session's usable limit for ``window`` (the policy core's reserve rule
-    keeps a small configured window's reserve to a quarter of it)."""
-    from ctxrelay.budget import Budget
-    from ctxrelay.budget.models import fit_reserve
+    keeps a small configured window's reserve to a quarter of it). The slider does not
+    move it, so nothing cached here depends on the threshold: Off still denies here."""
+    from ctxrelay.budget.triggers import main_budget
 
-    reserve = fit_reserve(MAIN_OUTPUT_RESERVE, window)
-    return Budget(limit=window, output_reserve=reserve).usable_limit
+    return main_budget(window).usable_limit
 
 
 def _env_key() -> str:

@@ -1,19 +1,26 @@
-"""The plugin's settings: the main-session handoff mode and the context window
-(``ctxrelay claude config`` shows and sets them, :mod:`ctxrelay.cli.claude.config`).
+"""The plugin's settings: the main-session handoff mode, the slider and the context
+window (``ctxrelay claude config`` shows and sets them, :mod:`ctxrelay.cli.claude.config`).
 
-Two settings, each from the first place that sets it:
+Three settings, each from the first place that sets it:
 
-1. the environment: ``CTXRELAY_MAIN_HANDOVER`` (``manual``/``auto``/``off``) and
-   ``CTXRELAY_CONTEXT_WINDOW`` (tokens);
+1. the environment: ``CTXRELAY_MAIN_HANDOVER`` (``manual``/``auto``/``off``),
+   ``CTXRELAY_THRESHOLD`` (percent of the window) and ``CTXRELAY_CONTEXT_WINDOW`` (tokens);
 2. the project's ``.ctxrelay/config.json``;
 3. the user's ``$XDG_CONFIG_HOME/ctxrelay/config.json`` (``~/.config/ctxrelay/config.json``);
-4. the default: mode ``DEFAULT_MAIN_HANDOVER`` from :mod:`ctxrelay.budget.bounds`; the
-   window from what the statusline recorded, then the model id.
+4. the default: mode ``DEFAULT_MAIN_HANDOVER`` and slider ``DEFAULT_THRESHOLD`` from
+   :mod:`ctxrelay.budget.bounds`; the window from what the statusline recorded, then the
+   model id.
+
+The slider is the policy core's (:func:`ctxrelay.budget.triggers.main_budget`): decimals
+allowed, never applied below the 10% floor, 100 = Off (no hint and no handoff; the
+usable-limit deny still holds). ``ctxrelay analyze --sweep --apply`` writes it with the
+evidence it rests on beside it, under ``"threshold_evidence"``.
 
 The files are JSON with the plugin's settings under ``"claude"``:
-``{"claude": {"main_handover": "auto", "context_window": 1000000}}``. Hooks read them on
-every Stop, so this module imports only the stdlib, and a bad value never breaks a hook:
-it is ignored (the default applies) and ``ctxrelay claude config`` names it.
+``{"claude": {"main_handover": "auto", "threshold": 45, "context_window": 1000000}}``.
+Hooks read them on every Stop, so this module imports only the stdlib, and a bad value
+never breaks a hook: it is ignored (the default applies) and ``ctxrelay claude config``
+names it.
 """
 
 from __future__ import annotations
@@ -22,26 +29,42 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ctxrelay.budget.bounds import DEFAULT_MAIN_HANDOVER, MAIN_HANDOVERS, MainHandover
+from ctxrelay.budget.bounds import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAIN_HANDOVER,
+    DEFAULT_THRESHOLD,
+    MAIN_HANDOVERS,
+    MainHandover,
+)
 from ctxrelay.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ctxrelay.budget import Budget
 
 __all__ = [
     "ENV_CONTEXT_WINDOW",
     "ENV_MAIN_HANDOVER",
+    "ENV_THRESHOLD",
+    "EVIDENCE_KEY",
     "ClaudeConfig",
     "Scope",
     "config_path",
     "load",
+    "parse_threshold",
     "project_dir_of",
+    "set_threshold",
     "set_value",
 ]
 
 ENV_MAIN_HANDOVER = "CTXRELAY_MAIN_HANDOVER"
+ENV_THRESHOLD = "CTXRELAY_THRESHOLD"
 ENV_CONTEXT_WINDOW = "CTXRELAY_CONTEXT_WINDOW"
+EVIDENCE_KEY = "threshold_evidence"
+"""Beside ``threshold``: what ``ctxrelay analyze --apply`` based it on (a JSON object)."""
 _SECTION = "claude"
-_KEYS = ("main_handover", "context_window")
+_KEYS = ("main_handover", "threshold", "context_window")
 
 Scope = Literal["project", "user"]
 Source = Literal["env", "project", "user", "default"]
@@ -56,11 +79,39 @@ class ClaudeConfig:
     context_window: int | None
     context_window_source: Source
     problems: tuple[str, ...] = field(default=())
+    threshold: float = DEFAULT_THRESHOLD
+    """The slider, percent of the window, as set (the floor applies when it is used)."""
+    threshold_source: Source = "default"
+    threshold_evidence: dict[str, Any] | None = None
+    """What ``ctxrelay analyze --apply`` based the slider on, when it set it."""
+
+    def budget(self, window: int) -> Budget:
+        """The main session's budget over ``window`` at this slider: its
+        ``handoff_target`` is where the Stop hook hints or hands off (``None`` when Off)."""
+        from ctxrelay.budget.triggers import main_budget
+
+        return main_budget(window, self.threshold)
+
+    def slider_text(self) -> str:
+        """The slider in words: ``45% of the window``, ``5% of the window (applied as
+        10%, the floor)``, or Off and what it still does."""
+        from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
+
+        budget = self.budget(DEFAULT_CONTEXT_WINDOW)
+        if budget.off:
+            return "off (100%: no hint, no handoff; tool calls still denied at the usable limit)"
+        shown = f"{self.threshold:g}% of the window"
+        if budget.effective_threshold != self.threshold:
+            shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
+        return shown
 
     def as_json(self) -> dict[str, Any]:
         return {
             "main_handover": self.main_handover,
             "main_handover_source": self.main_handover_source,
+            "threshold": self.threshold,
+            "threshold_source": self.threshold_source,
+            "threshold_evidence": self.threshold_evidence,
             "context_window": self.context_window,
             "context_window_source": self.context_window_source,
             "problems": list(self.problems),
@@ -125,6 +176,33 @@ def _window(value: object) -> int | None:
     return None
 
 
+def parse_threshold(value: object) -> float | None:
+    """A slider value (a number, or text such as ``45``, ``62.5``, ``45%`` or ``off``) as
+    the policy core accepts it, else ``None``. The range is the core's to judge."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower().removesuffix("%").strip()
+        if text == "off":
+            from ctxrelay.budget import OFF_THRESHOLD
+
+            return float(OFF_THRESHOLD)
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if not isinstance(value, int | float):
+        return None
+    from ctxrelay.budget import BudgetValueError
+    from ctxrelay.budget.triggers import main_budget
+
+    try:
+        main_budget(DEFAULT_CONTEXT_WINDOW, value)
+    except BudgetValueError:
+        return None
+    return float(value)
+
+
 def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
     """The effective settings for ``project_dir`` (default: :func:`project_dir_of`);
     never raises (problems are listed)."""
@@ -134,6 +212,8 @@ def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
     env: dict[str, Any] = {}
     if ENV_MAIN_HANDOVER in os.environ:
         env["main_handover"] = os.environ[ENV_MAIN_HANDOVER]
+    if ENV_THRESHOLD in os.environ:
+        env["threshold"] = os.environ[ENV_THRESHOLD]
     if ENV_CONTEXT_WINDOW in os.environ:
         env["context_window"] = os.environ[ENV_CONTEXT_WINDOW]
     layers.append(("env", env))
@@ -153,6 +233,9 @@ def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
     mode_source: Source = "default"
     window: int | None = None
     window_source: Source = "default"
+    threshold: float = DEFAULT_THRESHOLD
+    threshold_source: Source = "default"
+    evidence: dict[str, Any] | None = None
     for source, values in reversed(layers):  # lowest precedence first, later ones win
         if "main_handover" in values:
             found = _mode(values["main_handover"])
@@ -163,6 +246,17 @@ def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
                 )
             else:
                 mode, mode_source = found, source
+        if "threshold" in values:
+            slider = parse_threshold(values["threshold"])
+            if slider is None:
+                problems.append(
+                    f"threshold from {source} is {values['threshold']!r}; expected a "
+                    "percentage from 0 to 100, or off (ignored)"
+                )
+            else:
+                threshold, threshold_source = slider, source
+                found_evidence = values.get(EVIDENCE_KEY)
+                evidence = found_evidence if isinstance(found_evidence, dict) else None
         if "context_window" in values:
             found_window = _window(values["context_window"])
             if found_window is None:
@@ -172,12 +266,21 @@ def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
                 )
             else:
                 window, window_source = found_window, source
-    return ClaudeConfig(mode, mode_source, window, window_source, tuple(problems))
+    return ClaudeConfig(
+        mode,
+        mode_source,
+        window,
+        window_source,
+        tuple(problems),
+        threshold=threshold,
+        threshold_source=threshold_source,
+        threshold_evidence=evidence,
+    )
 
 
 def set_value(
     key: str,
-    value: str | int | None,
+    value: str | float | None,
     *,
     scope: Scope = "project",
     project_dir: str | os.PathLike[str] | None = None,
@@ -194,19 +297,53 @@ def set_value(
                 raise ConfigError(
                     f"the mode must be one of {', '.join(MAIN_HANDOVERS)}, not {value!r}"
                 )
+        elif key == "threshold":
+            slider = parse_threshold(value)
+            if slider is None:
+                raise ConfigError(
+                    "the threshold must be a percentage from 0 to 100 (100 or off = Off), "
+                    f"not {value!r}"
+                )
+            stored = int(slider) if slider.is_integer() else slider
         else:
             stored = _window(value)
             if stored is None:
                 raise ConfigError(f"the window must be a positive number of tokens, not {value!r}")
+    updates: dict[str, object] = {key: stored}
+    if key == "threshold":
+        updates[EVIDENCE_KEY] = None  # set by hand: the analyzer's evidence no longer holds
+    return _write(updates, scope, project_dir)
+
+
+def set_threshold(
+    value: float,
+    evidence: dict[str, Any],
+    *,
+    scope: Scope = "project",
+    project_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Set the slider with the ``evidence`` it rests on (``ctxrelay analyze --apply``)."""
+    stored = parse_threshold(value)
+    if stored is None:
+        raise ConfigError(f"the threshold must be a percentage from 0 to 100, not {value!r}")
+    number = int(stored) if stored.is_integer() else stored
+    return _write({"threshold": number, EVIDENCE_KEY: evidence}, scope, project_dir)
+
+
+def _write(
+    updates: dict[str, object], scope: Scope, project_dir: str | os.PathLike[str] | None
+) -> Path:
+    """Set (``None``: remove) keys of the ``scope`` file's section, keeping the rest."""
     path = config_path(scope, project_dir)
     data = _read_file(path)
     section = data.get(_SECTION, {})
     if not isinstance(section, dict):
         raise ConfigError(f'{path}: "{_SECTION}" must be an object; fix it first')
-    if stored is None:
-        section.pop(key, None)
-    else:
-        section[key] = stored
+    for key, stored in updates.items():
+        if stored is None:
+            section.pop(key, None)
+        else:
+            section[key] = stored
     data[_SECTION] = section
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -73,6 +73,9 @@ class Report:
     mods: bool | None
     problems: tuple[str, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())
+    slider: str | None = None
+    """Where the main session hands off here, in a sentence (the configured slider)."""
+    threshold: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -111,6 +114,8 @@ class Report:
             "mods_min_version": ".".join(map(str, MODS_MIN_VERSION)),
             "problems": list(self.problems),
             "notes": list(self.notes),
+            "slider": self.slider,
+            "threshold": self.threshold,
         }
 
 
@@ -249,6 +254,22 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
+def _slider(project: Path) -> tuple[str, float]:
+    """The handoff point the hooks use in ``project``, in a sentence, and the slider."""
+    from ctxrelay.claude.config import load
+
+    cfg = load(project)
+    by = " by ctxrelay analyze --apply" if cfg.threshold_evidence else ""
+    where = (
+        "the default"
+        if cfg.threshold_source == "default"
+        else f"set{by} in the {cfg.threshold_source} config"
+    )
+    if cfg.threshold_source == "env":
+        where = "set by CTXRELAY_THRESHOLD"
+    return f"the main session's handoff point is {cfg.slider_text()} ({where})", cfg.threshold
+
+
 def doctor(project: Path, home: Path, runs: int = 5) -> Report:
     """Check every command ctxrelay installed for ``project``; see the module doc."""
     installed, problems = find_installed(project, home)
@@ -286,6 +307,13 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
             problems.append(
                 f"{found.path} has none of ctxrelay's hooks; run ctxrelay claude install"
             )
+        elif found.where != "plugin":
+            # A settings install carries the auto-handoff mod in its .claude/ directory
+            # (the plugin route ships it in the plugin's own hooks.json).
+            from ctxrelay.claude import automod
+
+            mod = automod.status(found.path.parent)
+            (notes if mod.installed and mod.current else problems).append(mod.sentence.rstrip("."))
     routes = {"plugin" if f.where == "plugin" else "settings" for f in installed if f.hooks}
     if len(routes) > 1:
         problems.append(
@@ -306,7 +334,10 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
         )
     elif version is None:
         problems.append(f"the Claude Code CLI {cli} does not report its version")
+    slider, threshold = _slider(project)
     return Report(
+        slider=slider,
+        threshold=threshold,
         installed=tuple(installed),
         checks=tuple(checks),
         python_ms=next((c.python_ms for c in checks if c.python_ms is not None), None)

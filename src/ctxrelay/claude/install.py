@@ -110,8 +110,8 @@ def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Com
         if hook is None:
             raise ConfigError(
                 f"this environment cannot run ctxrelay's hook ({tried[0]}); reinstall "
-                "ctxrelay with its claude extra (pip install '.[claude]' in a clone), or "
-                "pass --command with a hook command that works"
+                "ctxrelay (pipx install '.[claude]' in a clone of its repository) and run "
+                "install with that ctxrelay, or pass --command with a hook command that works"
             )
     ctxrelay = launcher.ctxrelay_command() if ctxrelay is None else ctxrelay
     status = probe.check_statusline(statusline_command(ctxrelay))

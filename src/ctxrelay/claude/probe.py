@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
 from ctxrelay.claude._snippet import HOOK_TIMEOUT_S
 
 __all__ = [
@@ -178,7 +179,7 @@ def check_statusline(command: str) -> Check:
                 "model": {"id": "claude-sonnet-4-5"},
                 "workspace": {"project_dir": str(root)},
                 "context_window": {
-                    "context_window_size": 200_000,
+                    "context_window_size": DEFAULT_CONTEXT_WINDOW,
                     "current_usage": {"input_tokens": 50_000},
                 },
             }

@@ -1,6 +1,7 @@
-"""The statusline: the context share, a bar, and the tokens left to the handoff target,
-counting down (Claude Code runs ``ctxrelay claude statusline``,
-:mod:`ctxrelay.cli.claude.statusline`, which prints :func:`status_line`).
+"""The statusline: the context share, a bar, and the tokens left to the handoff target of
+the configured slider (:meth:`ctxrelay.claude.config.ClaudeConfig.budget`), counting
+down (Claude Code runs ``ctxrelay claude statusline``, :mod:`ctxrelay.cli.claude.statusline`,
+which prints :func:`status_line`).
 
 Claude Code runs the ``statusLine`` command after each message (at most every 300 ms),
 passing JSON on stdin (checked against Claude Code 2.1.332)::
@@ -75,30 +76,42 @@ def render(
     handoff_phase: str | None = None,
     color: bool = False,
     command: str | None = None,
+    threshold: float = CONTEXT_PERCENT,
 ) -> str:
-    """One statusline: ``ctx 13% ██▍░░░░░░░ 125.5k/1M · handoff in 474.5k``. In manual
-    mode, a due handoff names ``command``, the skill to run (when given)."""
+    """One statusline: ``ctx 13% ██▍░░░░░░░ 125.5k/1M · handoff in 474.5k (60%)``,
+    counting down to the handoff target of the slider ``threshold`` (the policy core's:
+    :func:`ctxrelay.budget.triggers.main_budget`). In manual mode, a due handoff names
+    ``command``, the skill to run (when given). At Off it counts down to the usable
+    limit, where tool calls are denied."""
     used = tokens or 0
     share = used / window if window > 0 else 0.0
-    target = window * CONTEXT_PERCENT // 100
-    # Floor, like the trigger's integer test: the line never shows 60% before it fires.
+    from ctxrelay.budget.triggers import main_budget
+
+    budget = main_budget(max(window, 1), threshold)
+    target = budget.handoff_target
+    point = f"{budget.effective_threshold:g}%"
+    # Floor, like the target's: the line never shows P% before the handoff is due.
     percent = used * 100 // window if window > 0 else 0
     head = f"ctx {percent}% {_bar(share)} {_short(used)}/{_short(window)}"
     if tokens is None:
         head = f"ctx –% {_bar(0)} 0/{_short(window)}"
     if mode == "off":
         tail, level = "handoff off", 0
+    elif target is None:
+        left = budget.usable_limit - used
+        tail = f"slider off · limit in {_short(max(left, 0))}"
+        level = 2 if left <= 0 else 1 if left <= window // 10 else 0
     elif handoff_phase == "writing":
         tail, level = "handoff: writing the file…", 2
     elif handoff_phase == "ready":
         tail, level = "handoff ready: /clear to continue", 2
     elif used >= target:
-        tail = f"handoff due ({CONTEXT_PERCENT}% reached, +{_short(used - target)})"
+        tail = f"handoff due ({point} reached, +{_short(used - target)})"
         tail += f": {command}" if mode == "manual" and command else ""
         level = 2
     else:
         left = target - used
-        tail = f"handoff in {_short(left)} ({CONTEXT_PERCENT}%)"
+        tail = f"handoff in {_short(left)} ({point})"
         level = 1 if left <= window // 10 else 0
     line = f"{head} · {tail}"
     if not color:
@@ -162,4 +175,5 @@ def status_line(payload: Any) -> str:
         handoff_phase=phase,
         color=True,
         command=command,
+        threshold=cfg.threshold,
     )

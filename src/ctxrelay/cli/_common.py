@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ctxrelay.budget import BudgetValueError
 from ctxrelay.errors import CtxrelayError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from ctxrelay.cli._parser import ArgumentParser
 
 __all__ = [
     "BUDGET_FLAGS",
@@ -40,12 +40,14 @@ class UsageError(Exception):
     """Raised by :class:`ArgumentParser` instead of exiting, so ``main`` returns a code."""
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """An argparse parser that reports bad usage in one line and never calls ``sys.exit``
-    from inside a library call (``--help`` still prints and returns 0 via SystemExit)."""
+def __getattr__(name: str) -> Any:
+    # PEP 562: ``ArgumentParser`` (and argparse with it) loads when a command parses
+    # options; ``ctxrelay analyze --json PATH`` does not (see ``cli/_parser.py``).
+    if name == "ArgumentParser":
+        from ctxrelay.cli._parser import ArgumentParser
 
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        return ArgumentParser
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def error(message: str, code: int = EXIT_ERROR) -> int:
@@ -145,6 +147,8 @@ def handle_errors(
 
 def print_json(value: Any) -> None:
     """Print one JSON document (``--json`` output prints nothing else on stdout)."""
+    import json
+
     sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 

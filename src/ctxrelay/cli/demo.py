@@ -48,7 +48,7 @@ from ctxrelay.runtime.tools import atomic_write, builtin_tools
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ctxrelay.cli._savings import Savings
+    from ctxrelay.analyze import Savings
 
 __all__ = ["DEMO_BUDGET", "DemoOutput", "demo_prices", "main"]
 
@@ -180,7 +180,7 @@ def main(argv: Sequence[str]) -> int:
         "integration for it), over HTTP to a local model server",
     )
     args = parser.parse_args(list(argv))
-    from ctxrelay.cli._savings import handoff_savings
+    from ctxrelay.analyze import handoff_savings
     from ctxrelay.store import open_store
 
     store = open_store(args.db)

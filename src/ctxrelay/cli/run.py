@@ -58,11 +58,17 @@ Examples:
   ctxrelay run --model scripted:steps.json --limit 20000 --reserve 4000 --threshold 50 \\
       --json "task"
   ctxrelay run --model anthropic:claude-sonnet-4-6 "Fix the failing test"
+  ctxrelay run --model anthropic:claude-sonnet-4-6 --threshold auto "task"  # from your sessions
   ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo to Bar"   # run commands unasked
   ctxrelay run --model openai:qwen2.5-coder:7b --base-url http://localhost:11434/v1 \\
       --limit 32768 "task"                                  # a local server (docs/providers.md)
   ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
   ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
+
+--threshold auto takes the slider 'ctxrelay analyze --db --sweep 30..90' recommends from
+the sessions already in the store (the cheapest slider over them, replayed), says which
+it chose and why, and refuses when they had too little to go on (no stored session, or
+none that ever reached any slider's target).
 
 --limit and --reserve default from the model registry (the model's context window and
 its output-reserve rule; see docs/providers.md). A model it does not know needs --limit;
@@ -108,6 +114,69 @@ def _number(name: str) -> Callable[[str], float]:
     return parse
 
 
+AUTO = "auto"
+AUTO_SWEEP = "30..90:5"
+"""The sliders ``--threshold auto`` replays the stored sessions under."""
+AUTO_KEY = "threshold_auto"
+"""Session metadata key of the evidence ``--threshold auto`` chose the slider on."""
+
+
+def _threshold(text: str) -> float | str:
+    if text.strip().lower() == AUTO:
+        return AUTO
+    return _number("--threshold")(text)
+
+
+def _day(stamp: str | None) -> str:
+    """A stored row's time (seconds since the epoch, or ISO) as its UTC day."""
+    from datetime import UTC, datetime
+
+    if not stamp:
+        return "?"
+    try:
+        return datetime.fromtimestamp(float(stamp), UTC).date().isoformat()
+    except ValueError:
+        return stamp[:10]
+
+
+def _usd(value: float | None) -> str:
+    return "unpriced" if value is None else f"${value:,.2f}"
+
+
+def _auto_threshold(db: str | None) -> tuple[float, dict[str, Any]]:
+    """The slider the analyzer recommends from the store's sessions, with its evidence;
+    says on stderr which it chose and why."""
+    from ctxrelay.analyze import analyze_store, parse_sweep
+    from ctxrelay.cli.analyze import recommended_slider
+    from ctxrelay.store import resolve_target
+
+    target = str(resolve_target(db))
+    reports = analyze_store(target, sweep=parse_sweep(AUTO_SWEEP))
+    if not reports:
+        raise ConfigError(
+            f"--threshold auto found no stored sessions in {target} to choose a slider from; "
+            "give --threshold P"
+        )
+    try:
+        found = recommended_slider(reports)
+    except ConfigError as exc:
+        raise ConfigError(f"--threshold auto: {exc}; give --threshold P") from None
+    evidence = {**found.as_json(), "sweep": AUTO_SWEEP}
+    span = f"{_day(found.first_timestamp)} to {_day(found.last_timestamp)}"
+    plural = "" if found.sessions == 1 else "s"
+    sys.stderr.write(
+        f"ctxrelay: --threshold auto chose {found.threshold:g}%: the cheapest slider of "
+        f"{AUTO_SWEEP} over {found.sessions:,} stored session{plural} ({span}), "
+        f"{_usd(found.cost_usd)} replayed, "
+        + (
+            f"against {_usd(found.recorded_cost_usd)} as recorded\n"
+            if found.recorded_cost_usd is not None
+            else "while the recording is unpriced (a model without a price)\n"
+        )
+    )
+    return found.threshold, evidence
+
+
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``run`` and ``demo``: the store and the output."""
     parser.add_argument(
@@ -146,9 +215,11 @@ def _parser() -> ArgumentParser:
     )
     budget.add_argument(
         "--threshold",
-        type=_number("--threshold"),
+        type=_threshold,
         default=float(DEFAULT_THRESHOLD),
-        help="handoff target, percent of the limit (100 = Off; default %(default)s)",
+        metavar="P|auto",
+        help="handoff target, percent of the limit (100 = Off; auto = the slider the "
+        "analyzer recommends from the stored sessions; default %(default)s)",
     )
     budget.add_argument(
         "--warning-lead",
@@ -341,6 +412,9 @@ def main(
         raise ConfigError("--model is required for a new session (e.g. scripted:steps.json)")
     store = open_store(args.db)
     try:
+        evidence = None
+        if args.resume is None and args.threshold == AUTO:  # before any provider is made
+            args.threshold, evidence = _auto_threshold(args.db)
         if args.resume is not None and not args.model:
             stored = store.get_session(args.resume).metadata.get("model")
             if not isinstance(stored, str):
@@ -379,6 +453,8 @@ def main(
             session = runtime.start(args.message, config)
             if remembered := _rememberable(options):
                 store.update_session(session.id, metadata={PROVIDER_OPTIONS_KEY: remembered})
+            if evidence is not None:
+                store.update_session(session.id, metadata={AUTO_KEY: evidence})
             message = None
         try:
             result = asyncio.run(_closing(run_session(session, message), provider))

@@ -18,7 +18,8 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`read_agent`: a subagent's file, incrementally from a cursor; ``os`` and the C
 JSON codec only), :func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
-:func:`scan` for the analyzer (one full pass).
+:func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
+guard (a Read's result and no compaction after a byte offset).
 
 The names load on first use (PEP 562): the subagent hook imports ``_paths`` and
 ``_counts`` alone, and must not pay for the analyzer's dataclasses at every tool call.
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         usage_of,
     )
     from ctxrelay.transcripts._scan import Transcript, scan
+    from ctxrelay.transcripts._since import SINCE_MAX_BYTES, read_result_since
     from ctxrelay.transcripts._tail import agent_stats, latest_context
     from ctxrelay.transcripts._turn import TURN_MAX_BYTES, TurnFacts, last_turn, turn_tool_calls
 
@@ -66,6 +68,7 @@ __all__ = [
     "COMPACT_AGENT_PREFIX",
     "FIRST_CHUNK_BYTES",
     "HOT_TAIL_BYTES",
+    "SINCE_MAX_BYTES",
     "SYNTHETIC_MODEL",
     "TAIL_MAX_BYTES",
     "TURN_MAX_BYTES",
@@ -86,6 +89,7 @@ __all__ = [
     "latest_context",
     "lines_backwards",
     "read_agent",
+    "read_result_since",
     "scan",
     "subagent_transcript",
     "tail_context",
@@ -110,6 +114,8 @@ _HOME: dict[str, str] = {
     "usage_of": "_records",
     "Transcript": "_scan",
     "scan": "_scan",
+    "SINCE_MAX_BYTES": "_since",
+    "read_result_since": "_since",
     "CALL_SEARCH_MAX_BYTES": "_hot",
     "FIRST_CHUNK_BYTES": "_hot",
     "HOT_TAIL_BYTES": "_hot",

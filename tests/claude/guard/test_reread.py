@@ -201,3 +201,22 @@ def test_the_docs_show_the_reason_as_produced() -> None:
     at = calendar.timegm((2026, 12, 1, 8, 15, 4, 0, 0, 0))
     assert f"```text\n{_reread.reason('/p/src/app.py', at, at + 450)}\n```" in guide
     assert re.search(rf"newest\s+{_reread.READS_KEPT}\s+files", guide)
+
+
+def test_the_prompt_surface_shows_the_texts_as_produced(
+    session: Session, notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import calendar
+
+    surface = (Path(__file__).resolve().parents[3] / "docs" / "claude-code.md").read_text()
+    at = calendar.timegm((2026, 12, 1, 8, 15, 4, 0, 0, 0))
+    assert f"```text\n{_reread.reason('/p/src/app.py', at, at + 450)}\n```" in surface
+    assert _read(session, notes) is None
+    record = Path(_reread.record_path(SESSION_ID, "main"))
+    data = json.loads(record.read_text())
+    data["files"][str(notes)][2] = at
+    record.write_text(json.dumps(data))
+    monkeypatch.setattr("ctxrelay.claude.guard._reread.time.time", lambda: at + 450.0)
+    note = _reread.read_note(session.payload("PreToolUse"), str(notes))
+    assert note is not None
+    assert f"```text\n{note}\n```" in surface

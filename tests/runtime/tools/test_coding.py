@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -38,22 +39,16 @@ def _ctx(ws: Path, confirm: Callable[[str], Awaitable[bool]] | None = None) -> T
 
 
 def gone(pid: int, within: float = 10.0) -> bool:
-    """Whether ``pid`` has died: no such process, or a zombie its new parent has not
-    reaped yet (orphans are reaped by init, on its own schedule)."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return True
-        if state == "Z":
-            return True
-        time.sleep(0.05)
-    return False
+    """Whether ``pid`` has died within ``within`` seconds: waits on a pidfd, which becomes
+    readable the moment the process exits (reaped or still a zombie), so nothing polls."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], within)[0])
+    finally:
+        os.close(fd)
 
 
 def run(tool: Any, args: dict[str, Any], ws: Path, **kwargs: Any) -> ToolResult:

@@ -1,7 +1,9 @@
 """``Stop`` (end of a main-session turn): the main session's handoff triggers.
 
-Triggers (:func:`ctxrelay.budget.triggers.main_triggers`): the context reaches
-``CONTEXT_PERCENT`` of the window, and a task was marked completed during the turn. What
+Triggers (:func:`ctxrelay.budget.triggers.main_triggers`): the context reaches the
+handoff target of the configured slider (:meth:`ctxrelay.claude.config.ClaudeConfig.budget`,
+``CONTEXT_PERCENT`` of the window by default), and a task was marked completed during the
+turn. A slider at 100 (Off) fires neither; the usable-limit deny still holds. What
 happens depends on the mode (:mod:`ctxrelay.claude.config`):
 
 - ``manual``: a ``systemMessage`` the user sees, asking to run the handoff skill (by the
@@ -60,22 +62,28 @@ __all__ = [
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
 
 
-def reason_text(trigger: MainTrigger, tokens: int | None, window: int) -> str:
-    """Why a handoff is due, with the numbers."""
+def reason_text(
+    trigger: MainTrigger, tokens: int | None, window: int, point: float = CONTEXT_PERCENT
+) -> str:
+    """Why a handoff is due, with the numbers; ``point`` is the slider as applied."""
     if trigger is MainTrigger.CONTEXT and tokens is not None:
         share = tokens * 100 // window
         return (
             f"the context is {tokens:,} tokens, {share}% of the {window:,}-token window "
-            f"(the handoff point is {CONTEXT_PERCENT}%)"
+            f"(the handoff point is {point:g}%)"
         )
     return "a task was just marked completed, a natural point to continue in a fresh session"
 
 
 def hint_text(
-    triggers: list[MainTrigger], tokens: int | None, window: int, command: str | None = None
+    triggers: list[MainTrigger],
+    tokens: int | None,
+    window: int,
+    command: str | None = None,
+    point: float = CONTEXT_PERCENT,
 ) -> str:
     """The manual mode's hint to the user; ``command`` defaults to the skill's name here."""
-    why = "; ".join(reason_text(t, tokens, window) for t in triggers)
+    why = "; ".join(reason_text(t, tokens, window, point) for t in triggers)
     command = command or handoff.skill_command()
     return (
         f"ctxrelay: {why[0].upper()}{why[1:]}. Run {command} to write a handoff "
@@ -178,8 +186,16 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
     facts = last_turn(transcript)
     configured = cfg.context_window or _state.recorded_window(session_id, facts.model)
     window = context_window_for(facts.model, configured)
-    fired = main_triggers(
-        facts.context_tokens or 0, window, task_completed=completed_task_in(facts.tool_calls)
+    budget = cfg.budget(window)  # the slider, read at every Stop: never a stale copy
+    point = budget.effective_threshold
+    fired = (
+        frozenset()  # Off: no hint and no handoff (the usable-limit deny stays)
+        if budget.off
+        else main_triggers(
+            facts.context_tokens or 0,
+            budget.handoff_target,
+            task_completed=completed_task_in(facts.tool_calls),
+        )
     )
     written = _wrote_handoff(project, facts.tool_calls)
     mode = cfg.main_handover
@@ -225,10 +241,10 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
         if not new:
             return None
         if mode == "manual":
-            return {"systemMessage": hint_text(new, facts.context_tokens, window)}
+            return {"systemMessage": hint_text(new, facts.context_tokens, window, point=point)}
         if job is not None and job.get("phase") == "ready" and _ready(job.get("path")):
             return {"systemMessage": still_ready_text(Path(str(job["path"])))}
-        reason = "; ".join(reason_text(t, facts.context_tokens, window) for t in new)
+        reason = "; ".join(reason_text(t, facts.context_tokens, window, point) for t in new)
         path = handoff.new_handoff_path(project)
         data["handoff"] = {
             "phase": "writing",

@@ -13,9 +13,10 @@ is denied only when all of these hold:
 
 - the file has the size and modification time it had then (a changed file is read);
 - the agent's transcript, after the point it had reached then (``transcript_bytes``),
-  holds that Read's result (``"filePath": <path>``): a Read that never completed, one
-  the user refused for instance, is no reason to deny the next;
-- and no compaction since (a ``compact_boundary`` line): after one the content is gone.
+  holds that Read's result: a Read that never completed, one the user refused for
+  instance, is no reason to deny the next;
+- and no compaction since: after one the content is gone. Both are asked of the one
+  transcript reader, :func:`ctxrelay.transcripts.read_result_since`.
 
 ``/clear`` and a handoff start a new session, hence a new record. Every failure to read
 the record, the file or the transcript allows the Read: the guard never blocks what it
@@ -34,16 +35,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["READS_KEPT", "SCAN_MAX_BYTES", "check", "read_note", "reason", "record_path"]
+__all__ = ["READS_KEPT", "check", "read_note", "reason", "record_path"]
 
 READS_KEPT = 64
 """Files remembered per agent; the oldest read is forgotten first."""
-
-SCAN_MAX_BYTES = 64 * 1024 * 1024
-"""The most of the transcript read to confirm a repeat; past it the Read is allowed."""
-
-_BOUNDARY = b'"compact_boundary"'
-_CHUNK = 1 << 20
 
 
 def record_path(session_id: str, agent: str) -> str:
@@ -101,31 +96,6 @@ def _save(path: str, files: dict[str, list[int]]) -> None:
         pass
 
 
-def _read_since(transcript: str, start: int, needle: bytes) -> bool | None:
-    """Whether the transcript after ``start`` shows the Read's result and no compaction:
-    True, False, or None when it cannot tell (the Read is then allowed)."""
-    seen = False
-    try:
-        with open(transcript, "rb") as handle:
-            end = os.fstat(handle.fileno()).st_size
-            if start > end or end - start > SCAN_MAX_BYTES:
-                return None
-            handle.seek(start)
-            carry = b""
-            while True:
-                chunk = handle.read(_CHUNK)
-                if not chunk:
-                    break
-                window = carry + chunk
-                if _BOUNDARY in window:
-                    return False
-                seen = seen or needle in window
-                carry = window[-(len(needle) + len(_BOUNDARY)) :]
-    except OSError:
-        return None
-    return seen
-
-
 def _when(read_at: int, now: float) -> str:
     minutes = int(now - read_at) // 60
     ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
@@ -154,8 +124,9 @@ def _repeat(
         and before[1] == mtime_ns
         and transcript is not None
     ):
-        needle = b'"filePath":' + _fastjson.dumps(path, ensure_ascii=False).encode()
-        if _read_since(transcript, int(before[3]), needle):
+        from ctxrelay.transcripts import read_result_since
+
+        if read_result_since(transcript, int(before[3]), path):
             files[path] = before  # still the newest full read of it
             return record, files, transcript, int(before[2])
     return record, files, transcript, None

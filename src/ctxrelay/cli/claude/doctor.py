@@ -93,6 +93,8 @@ def _show(report: Report) -> None:
             f"({hook.python_ms:.0f} ms) timed between its runs.",
             soft_wrap=True,
         )
+    if report.slider:
+        out.print(f"{report.slider[0].upper()}{report.slider[1:]}.", soft_wrap=True)
     for note in report.notes:
         out.print(f"Note: {note}.", soft_wrap=True)
     for problem in report.problems:

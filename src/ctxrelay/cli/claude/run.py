@@ -11,21 +11,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import MAIN_HANDOVERS
+from ctxrelay.budget.bounds import DEFAULT_THRESHOLD, MAIN_HANDOVERS
 from ctxrelay.claude.driver import MAX_SESSIONS, DriverOptions, Emit, run_task
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 __all__ = ["main"]
 
-_DESCRIPTION = """\
+_DESCRIPTION = f"""\
 Run a task headless in Claude Code; when the session hands off, continue in a fresh
 session that resumes from the handoff file, until the task is done.
 
 The ctxrelay hooks must be installed ('ctxrelay claude install', or --plugin-dir). With
 --mode auto (or 'ctxrelay claude config --mode auto') the Stop hook asks Claude to write
-.ctxrelay/handoff/handoff-<UTC time>.md at 60% of the window or when a task is completed,
-and this command starts the fresh session with the resume prompt.
+.ctxrelay/handoff/handoff-<UTC time>.md at the slider ({DEFAULT_THRESHOLD:g}% of the window unless
+'ctxrelay claude config --threshold' says otherwise) or when a task is completed, and this
+command starts the fresh session with the resume prompt.
 
 It exits 0 when the task is done, 1 when it stopped at --max-sessions or on an error.
 --json prints one event per line: session, text, tool, result, handoff, end.

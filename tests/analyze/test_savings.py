@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxrelay.analyze import handoff_savings
 from ctxrelay.budget import Budget
-from ctxrelay.cli._savings import handoff_savings
 from ctxrelay.pricing import Prices, PriceTable
 from ctxrelay.store import NewRow, Store, open_store
 

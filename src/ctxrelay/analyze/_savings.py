@@ -1,7 +1,8 @@
 """What a stored session's handoffs saved: its cost against the same work in one window.
 
-Both sides are priced by the analyzer (:func:`ctxrelay.analyze.replay` over the session
-read as a chain, every response priced as one model of :mod:`ctxrelay.pricing`):
+Both sides are priced by the analyzer (:func:`~ctxrelay.analyze.replay` over the session
+read from the store as a chain, every response priced as one model of
+:mod:`ctxrelay.pricing`); ``ctxrelay demo`` prints the result:
 
 * **with handoff** is the session as recorded (the ``none`` replay: its usage, to the
   token);
@@ -18,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxrelay.analyze import Assumptions, Policy, replay
+from ctxrelay.analyze._policies import Policy
+from ctxrelay.analyze._replay import Assumptions, replay
 from ctxrelay.analyze._store import store_transcript
 from ctxrelay.budget import OFF_THRESHOLD, Budget
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
@@ -88,7 +90,10 @@ def handoff_savings(
     prices: PriceTable = DEFAULT_PRICES,
 ) -> Savings:
     """What the handoffs of stored session ``session_id`` saved, every response priced as
-    model ``priced_as`` of ``prices`` (the analyzer prices each response at its model's)."""
+    model ``priced_as`` of ``prices`` (the analyzer prices each response at its model's).
+
+    ``store`` is a :class:`ctxrelay.store.Store`; ``budget`` the session's (its usable
+    limit caps the one window). Raises what the store raises for an unknown session."""
     transcript, _ = store_transcript(store, session_id, "")
     responses = tuple(replace(r, model=priced_as) for r in transcript.responses)
     assumptions = Assumptions(
