@@ -171,6 +171,14 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--workspace", type=Path, help="where to create the demo project (default: a temp dir)"
     )
+    from ctxrelay.cli._demo_frameworks import FRAMEWORKS, run_framework
+
+    parser.add_argument(
+        "--framework",
+        choices=FRAMEWORKS,
+        help="run the session through this framework's own agent loop (ctxrelay's "
+        "integration for it), over HTTP to a local model server",
+    )
     args = parser.parse_args(list(argv))
     from ctxrelay.analyze import handoff_savings
     from ctxrelay.store import open_store
@@ -187,10 +195,21 @@ def main(argv: Sequence[str]) -> int:
                 store, session_id, DEMO_BUDGET, DEMO_PRICED_AS
             ),
         )
-        runtime = Runtime(store, provider, tools=builtin_tools(), on_event=sink)
-        config = SessionConfig(budget=DEMO_BUDGET, workspace=workspace, prices=prices)
-        session = runtime.start(DEMO_TASK, config)
-        result = asyncio.run(run_session(session, None))
+        if args.framework is not None:
+            result = run_framework(
+                args.framework,
+                store=store,
+                workspace=workspace,
+                budget=DEMO_BUDGET,
+                task=DEMO_TASK,
+                steps=demo_steps(),
+                on_event=sink,
+            )
+        else:
+            runtime = Runtime(store, provider, tools=builtin_tools(), on_event=sink)
+            config = SessionConfig(budget=DEMO_BUDGET, workspace=workspace, prices=prices)
+            session = runtime.start(DEMO_TASK, config)
+            result = asyncio.run(run_session(session, None))
         sink.close()
     finally:
         store.close()

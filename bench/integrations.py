@@ -1,0 +1,329 @@
+"""Integration benchmark: per-dispatch overhead of ctxrelay inside each framework.
+
+For each framework whose package is installed, an agent makes DISPATCHES model calls,
+each answered at once by a scripted in-process model with one call of a no-op tool (the
+last with text): TRIALS times without ctxrelay and TRIALS times with its integration (a
+fresh SQLite store in a temporary directory), alternating, in the same run.
+
+The overhead of a dispatch is the time spent in ctxrelay through the framework's seams:
+recording the response and the tool results, assembling and estimating the window's
+request, asking the policy, publishing when due, and returning the items to send. Its
+median is held to at most 2 ms on SQLite, as for the runtime. The gap between model
+calls with and without ctxrelay is printed too (the framework's own work dominates it,
+and on a shared machine it is noisy).
+
+    python bench/integrations.py            # a table
+    python bench/integrations.py --json     # one JSON object
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from ctxrelay.budget import Budget
+from ctxrelay.store import open_store
+
+TARGET_MEDIAN_MS = 2.0
+TRIALS = 3
+BUDGET = Budget(limit=1_000_000, output_reserve=32_000)
+
+
+def _timed(relay: Any, inner: list[float]) -> None:
+    """Time ctxrelay's own work at each dispatch: the input filter's ``prepare`` and the
+    hook's ``record_response`` (the two calls the framework's seams make into it)."""
+    prepare, record = relay.prepare, relay.record_response
+    spent = {"record": 0.0}
+
+    def timed_prepare(items: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return prepare(items)
+        finally:
+            inner.append(time.perf_counter() - start + spent["record"])
+            spent["record"] = 0.0
+
+    def timed_record(items: Any, **kwargs: Any) -> None:
+        start = time.perf_counter()
+        try:
+            record(items, **kwargs)
+        finally:
+            spent["record"] = time.perf_counter() - start
+
+    relay.prepare, relay.record_response = timed_prepare, timed_record
+
+
+async def _openai_agents(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+    """Gaps between model calls (seconds) of one Agents SDK run, with ctxrelay when
+    ``db`` is given, and the time spent in ctxrelay at each dispatch."""
+    from agents import (
+        Agent,
+        FunctionTool,
+        Model,
+        ModelResponse,
+        Runner,
+        Usage,
+        set_tracing_disabled,
+    )
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    set_tracing_disabled(True)
+    gaps: list[float] = []
+    inner: list[float] = []
+    state: dict[str, Any] = {"left": None, "n": 0}
+
+    class Scripted(Model):
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            now = time.perf_counter()
+            if state["left"] is not None:
+                gaps.append(now - state["left"])
+            n = state["n"] = int(state["n"] or 0) + 1
+            usage = Usage(requests=1, input_tokens=2_000 + 150 * n, output_tokens=20)
+            if n < dispatches:
+                output: list[Any] = [
+                    ResponseFunctionToolCall(
+                        type="function_call",
+                        call_id=f"call_{n}",
+                        name="noop",
+                        arguments="{}",
+                        id=f"fc_{n}",
+                    )
+                ]
+            else:
+                text = ResponseOutputText(type="output_text", text="done", annotations=[])
+                output = [
+                    ResponseOutputMessage(
+                        type="message",
+                        id=f"msg_{n}",
+                        role="assistant",
+                        status="completed",
+                        content=[text],
+                    )
+                ]
+            state["left"] = time.perf_counter()
+            return ModelResponse(output=output, usage=usage, response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    async def noop(_ctx: Any, _args: str) -> str:
+        return "ok " * 40
+
+    tool = FunctionTool(
+        name="noop",
+        description="does nothing",
+        params_json_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        on_invoke_tool=noop,
+        strict_json_schema=False,
+    )
+    tools: list[Any] = [tool]
+    kwargs: dict[str, Any] = {}
+    store = None
+    if db is not None:
+        from ctxrelay.integrations.openai_agents import AgentsRelay
+
+        store = open_store(str(db))
+        relay = AgentsRelay.open(store, budget=BUDGET, model="gpt-4.1")
+        _timed(relay.relay, inner)
+        tools += relay.tools
+        kwargs = relay.run_kwargs()
+    agent: Agent[Any] = Agent(name="bench", instructions="bench", tools=tools, model=Scripted())
+    try:
+        await Runner.run(agent, "go", max_turns=dispatches + 5, **kwargs)
+    finally:
+        if store is not None:
+            store.close()
+    return gaps, inner
+
+
+async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+    """The same for pydantic-ai, its ``FunctionModel`` answering in process."""
+    from pydantic_ai import Agent, Tool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.usage import RequestUsage, UsageLimits
+
+    gaps: list[float] = []
+    inner: list[float] = []
+    state: dict[str, Any] = {"left": None, "n": 0}
+
+    def answer(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        now = time.perf_counter()
+        if state["left"] is not None:
+            gaps.append(now - state["left"])
+        n = state["n"] = int(state["n"]) + 1
+        usage = RequestUsage(input_tokens=2_000 + 150 * n, output_tokens=20)
+        parts: list[Any] = (
+            [ToolCallPart("noop", {}, tool_call_id=f"call_{n}")]
+            if n < dispatches
+            else [TextPart("done")]
+        )
+        state["left"] = time.perf_counter()
+        return ModelResponse(parts=parts, usage=usage)
+
+    async def noop() -> str:
+        return "ok " * 40
+
+    capabilities: list[Any] = []
+    store = None
+    if db is not None:
+        from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
+
+        store = open_store(str(db))
+        relay = PydanticAIRelay.open(store, budget=BUDGET, model="gpt-4.1")
+        _timed(relay.relay, inner)
+        capabilities = [relay.capability]
+    agent: Agent[None, str] = Agent(
+        FunctionModel(answer), tools=[Tool(noop)], capabilities=capabilities
+    )
+    try:
+        await agent.run("go", usage_limits=UsageLimits(request_limit=dispatches + 5))
+    finally:
+        if store is not None:
+            store.close()
+    return gaps, inner
+
+
+async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+    """The same for a LangChain ``create_agent`` graph, a scripted chat model answering."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import StructuredTool
+
+    gaps: list[float] = []
+    inner: list[float] = []
+    state: dict[str, Any] = {"left": None, "n": 0}
+
+    class Scripted(BaseChatModel):
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(
+            self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+        ) -> ChatResult:
+            now = time.perf_counter()
+            if state["left"] is not None:
+                gaps.append(now - state["left"])
+            n = state["n"] = int(state["n"]) + 1
+            usage = {
+                "input_tokens": 2_000 + 150 * n,
+                "output_tokens": 20,
+                "total_tokens": 2_020 + 150 * n,
+            }
+            calls = [{"name": "noop", "args": {}, "id": f"call_{n}"}] if n < dispatches else []
+            message = AIMessage(
+                content="" if calls else "done", tool_calls=calls, usage_metadata=usage
+            )
+            state["left"] = time.perf_counter()
+            return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def noop() -> str:
+        return "ok " * 40
+
+    tool = StructuredTool.from_function(coroutine=noop, name="noop", description="does nothing")
+    middleware: list[Any] = []
+    store = None
+    if db is not None:
+        from ctxrelay.integrations.langchain import LangChainRelay
+
+        store = open_store(str(db))
+        relay = LangChainRelay.open(store, budget=BUDGET, model="gpt-4.1")
+        _timed(relay.relay, inner)
+        middleware = [relay.middleware]
+    agent: Any = create_agent(Scripted(), tools=[tool], middleware=middleware)
+    try:
+        await agent.ainvoke(
+            {"messages": [{"role": "user", "content": "go"}]},
+            {"recursion_limit": 2 * dispatches + 10},
+        )
+    finally:
+        if store is not None:
+            store.close()
+    return gaps, inner
+
+
+BenchRun = Callable[[int, Path | None], Coroutine[Any, Any, tuple[list[float], list[float]]]]
+FRAMEWORKS: dict[str, tuple[str, BenchRun]] = {
+    "openai-agents": ("agents", _openai_agents),
+    "pydantic-ai": ("pydantic_ai", _pydantic_ai),
+    "langchain": ("langchain", _langchain),
+}
+
+
+def measure(dispatches: int) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (module, run) in FRAMEWORKS.items():
+            if importlib.util.find_spec(module) is None:
+                results[name] = {"skipped": f"{module} is not installed"}
+                continue
+            asyncio.run(run(5, Path(tmp) / f"{name}-warm.db"))  # warm the imports
+            bare: list[float] = []
+            relayed: list[float] = []
+            inner: list[float] = []
+            for trial in range(TRIALS):  # alternate, so load on the machine hits both
+                bare += asyncio.run(run(dispatches, None))[0]
+                gaps, spent = asyncio.run(run(dispatches, Path(tmp) / f"{name}-{trial}.db"))
+                relayed += gaps
+                inner += spent
+            bare_ms = statistics.median(bare) * 1000
+            relay_ms = statistics.median(relayed) * 1000
+            inner_ms = statistics.median(inner) * 1000
+            results[name] = {
+                "dispatches": dispatches * TRIALS,
+                "ctxrelay_median_ms": round(inner_ms, 3),
+                "ctxrelay_p90_ms": round(statistics.quantiles(inner, n=10)[-1] * 1000, 3),
+                "gap_median_without_ms": round(bare_ms, 3),
+                "gap_median_with_ms": round(relay_ms, 3),
+                "target_ms": TARGET_MEDIAN_MS,
+                "within_target": inner_ms <= TARGET_MEDIAN_MS,
+            }
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dispatches", type=int, default=100, help="per trial")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = measure(args.dispatches)
+    if args.json:
+        print(json.dumps(results))
+        return 0
+    for name, r in results.items():
+        if "skipped" in r:
+            print(f"{name}: skipped ({r['skipped']})")
+            continue
+        print(
+            f"{name}: {r['dispatches']} dispatches; ctxrelay's own time per dispatch: median "
+            f"{r['ctxrelay_median_ms']:.3f} ms, p90 {r['ctxrelay_p90_ms']:.3f} ms "
+            f"(target {TARGET_MEDIAN_MS} ms median). Gap between model calls: median "
+            f"{r['gap_median_without_ms']:.3f} ms without ctxrelay, "
+            f"{r['gap_median_with_ms']:.3f} ms with it."
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

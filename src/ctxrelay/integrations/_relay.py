@@ -1,0 +1,741 @@
+"""The framework-neutral half of every integration: one ctxrelay session under a
+framework's own agent loop.
+
+A framework calls the model with a list of its own items (messages, tool calls, tool
+results). Before each call, the integration hands that list to :meth:`Relay.prepare`,
+which
+
+1. records the items it has not seen as rows of the open window (so ``session_history``
+   and ``ctxrelay sessions show`` see them as they see the runtime's);
+2. seals the window when the last step's ``new_context`` call succeeded (the framework
+   calls the model only after every tool call of a step has settled);
+3. plans the dispatch with the runtime's pure :func:`~ctxrelay.runtime.plan_dispatch`
+   on the request about to be sent (the provider's count of the window's last request
+   plus an estimate of what was appended) and acts on it exactly as the runtime does:
+   an advisory row and its claim committed before the request, a forced rollover, or a
+   block with nothing sent;
+4. returns the items to send: the open window's rows in order (its lead-in and
+   triggering message first after a rollover, advisories where they were published),
+   never an item of a sealed window.
+
+After the call, :meth:`Relay.record_response` stores the model's reply with the usage the
+provider reported. Everything is re-derived from durable rows, so a new process that opens
+the same session id continues the same window and never repeats an advisory.
+
+The framework adapter supplies a :class:`Codec`: how to key, describe, measure and build
+its items. Nothing here imports a framework.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
+from ctxrelay.errors import (
+    ConfigError,
+    CtxrelayError,
+    RequestTooLargeError,
+    SessionNotFoundError,
+)
+from ctxrelay.runtime import NewContextPolicy
+from ctxrelay.runtime.estimate import BytesPerTokenEstimator
+from ctxrelay.runtime.events import (
+    AdvisoryEvent,
+    DispatchEvent,
+    EndEvent,
+    Event,
+    EventSink,
+    ResponseEvent,
+    RolloverEvent,
+    StartEvent,
+    ToolEvent,
+)
+from ctxrelay.runtime.plan import (
+    DispatchPlan,
+    LastResponse,
+    WindowState,
+    capability_for,
+    estimate_request,
+    guard_request,
+    plan_dispatch,
+)
+from ctxrelay.runtime.tools import Tool, ToolContext, ToolResult
+from ctxrelay.runtime.tools.context import NewContext, SessionHistory
+from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
+from ctxrelay.store import NewRow, Row, RowKind, SealReason, Store, WindowInfo
+
+__all__ = [
+    "Codec",
+    "DispatchBlockedError",
+    "ItemRow",
+    "Relay",
+    "SentRequest",
+]
+
+Item = Any
+"""One framework item (a message, a tool call, a tool result), as the framework holds it."""
+
+
+class DispatchBlockedError(CtxrelayError):
+    """The policy blocked a request (slider Off over the usable limit, or a request that
+    not even a fresh window holds): nothing was sent to the model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRow:
+    """How one framework item is stored: the row kind and text ctxrelay shows, and for
+    tool calls and results the call id and tool name."""
+
+    kind: RowKind
+    text: str
+    call_id: str | None = None
+    name: str | None = None
+    arguments: Mapping[str, Any] | None = None
+
+
+class Codec(Protocol):
+    """What an integration tells the relay about its framework's items."""
+
+    def key(self, item: Item) -> str:
+        """A key equal for the same item however the framework hands it back (for
+        example after its own session memory stored and reloaded it)."""
+        ...
+
+    def describe(self, item: Item) -> Sequence[ItemRow]:
+        """The rows this item is stored as: one, or one per part of a message that holds
+        several (a reply's text and its tool calls; several tool results)."""
+        ...
+
+    def dump(self, item: Item) -> Any:
+        """The item as JSON (stored in the row, and measured as the request's bytes)."""
+        ...
+
+    def load(self, raw: Any) -> Item:
+        """An item from its stored JSON."""
+        ...
+
+    def text_message(self, texts: Sequence[str]) -> Item:
+        """A user message made of these text parts (lead-ins, advisories, triggers)."""
+        ...
+
+    def tool_output(self, call_id: str, name: str, text: str) -> Item:
+        """The result item of a tool call (for a call a restart interrupted)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SentRequest:
+    """What :meth:`Relay.prepare` decided to send."""
+
+    items: list[Item]
+    tokens: int
+    request_bytes: int
+    window_index: int
+
+
+_TEXT_KINDS = frozenset({"lead_in", "warning", "user"})
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+class Relay:
+    """One ctxrelay session driven by a framework's loop (see the module docstring).
+
+    ``budget`` bounds the window (build it from the model table with
+    :func:`ctxrelay.integrations.budget_for`); ``workspace`` and ``notes_file`` name the
+    notes the next window's lead-in carries; ``new_context`` is the runtime's policy for
+    the tool (``offered``, ``conditional`` or ``forbidden``). ``session_id`` resumes (or
+    creates, with that id) a stored session. One worker drives a session at a time."""
+
+    def __init__(
+        self,
+        store: Store,
+        budget: Budget,
+        *,
+        codec: Codec,
+        framework: str,
+        session_id: str | None = None,
+        workspace: Path = Path("."),
+        notes_file: str = DEFAULT_NOTES_FILE,
+        new_context: NewContextPolicy = "offered",
+        model: str = "",
+        task: str | None = None,
+        on_event: EventSink | None = None,
+    ) -> None:
+        if new_context not in ("offered", "conditional", "forbidden"):
+            raise ConfigError(
+                f"new_context must be offered, conditional or forbidden, not {new_context!r}"
+            )
+        self.store = store
+        self.budget = budget
+        self.codec = codec
+        self.framework = framework
+        self.workspace = workspace.resolve()
+        self.notes_file = notes_file
+        self.new_context = new_context
+        self.model = model
+        self.on_event = on_event
+        self.fixed_bytes = 0
+        """Bytes the framework sends with every request besides its items (instructions,
+        tool schemas); set by the adapter at each call."""
+        self._estimator = BytesPerTokenEstimator()
+        self.id = self._open_session(session_id, task)
+        self._resumed = session_id is not None and self._had_rows
+        self._load()
+        self._pending_bytes: int | None = None
+        self._turns = sum(1 for r in self.store.rows(self.id) if r.kind == "assistant")
+        self._started = False
+
+    @classmethod
+    def connect(
+        cls,
+        store: Store | str | Path,
+        *,
+        codec: Codec,
+        framework: str,
+        model: str = "",
+        provider: str = "openai",
+        budget: Budget | None = None,
+        **options: Any,
+    ) -> Relay:
+        """A relay on ``store`` (a store, a SQLite path or a ``postgresql://`` URL) with
+        the budget of ``provider:model`` from the model table unless ``budget`` is given;
+        ``options`` as for the constructor (``session_id``, ``workspace``, ...)."""
+        if not isinstance(store, Store):
+            from ctxrelay.store import open_store
+
+            store = open_store(store)
+        if budget is None:
+            from ctxrelay.integrations._support import budget_for
+
+            budget = budget_for(provider, model)
+        return cls(store, budget, codec=codec, framework=framework, model=model, **options)
+
+    # -- session -----------------------------------------------------------------------
+
+    def _open_session(self, session_id: str | None, task: str | None) -> str:
+        self._had_rows = False
+        if session_id is not None:
+            try:
+                info = self.store.get_session(session_id)
+            except SessionNotFoundError:
+                info = None
+            if info is not None:
+                self._had_rows = bool(self.store.rows(session_id, limit=1))
+                return info.id
+        meta: dict[str, Any] = {
+            "runtime": self.framework,
+            "model": self.model,
+            "config": {
+                "workspace": str(self.workspace),
+                "notes_file": self.notes_file,
+                "new_context": self.new_context,
+                "budget": {
+                    "limit": self.budget.limit,
+                    "output_reserve": self.budget.output_reserve,
+                    "threshold": self.budget.threshold,
+                },
+            },
+        }
+        if task is not None:
+            meta["task"] = task
+        return self.store.create_session(metadata=meta, session_id=session_id).id
+
+    def _load(self) -> None:
+        """Re-derive the open window, its rows and the estimator from the store."""
+        self.window: WindowInfo = self.store.current_window(self.id)
+        self._rows: list[Row] = self.store.rows(self.id, window_id=self.window.id)
+        self._cache: dict[int, tuple[list[Item], int]] = {}
+        self._fresh: dict[str, Item] = {}
+        self._prefix: tuple[int, list[Item], int] | None = None
+        self._claims: set[str] = set()
+        self._max_context = 0
+        self._track(self._rows)
+        self._last_key: str | None = None
+        last_measured: Row | None = None
+        for row in self.store.rows(self.id):
+            keys = row.metadata.get("keys")
+            if isinstance(keys, list) and keys:
+                self._last_key = str(keys[-1])
+            if row.kind == "assistant" and "request_bytes" in row.metadata:
+                last_measured = row
+        if last_measured is not None:
+            meta = last_measured.metadata
+            self._estimator.observe(int(meta["request_bytes"]), int(meta["context_tokens"]))
+
+    def _emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def start(self) -> None:
+        """Emit the start event (hosts that show a timeline call it once per run)."""
+        b = self.budget
+        self._started = True
+        self._emit(
+            StartEvent(
+                self.id,
+                self.window.index,
+                self._resumed,
+                b.usable_limit,
+                b.handoff_target,
+                b.warning_at,
+                self.model or self.framework,
+            )
+        )
+
+    def end(self, status: str = "done", reason: str | None = None) -> None:
+        """Record the run's end in the session and emit the end event."""
+        self.store.update_session(self.id, status=status, metadata={"pause_reason": reason})
+        self._emit(EndEvent(self.id, status, reason, self.window.index, self._turns, 0.0))
+
+    # -- capability --------------------------------------------------------------------
+
+    @property
+    def capability(self) -> Capability:
+        return capability_for(self.new_context, new_context_tool=True, session_history=True)
+
+    @property
+    def offer_new_context(self) -> bool:
+        return not self.budget.off and self.capability is not Capability.DEGRADED
+
+    # -- recording ---------------------------------------------------------------------
+
+    def _append(self, rows: Sequence[NewRow]) -> list[Row]:
+        added = self.store.append(self.id, self.window.id, rows)
+        self._rows.extend(added)
+        self._track(added)
+        return added
+
+    def _calls(self) -> dict[str, str]:
+        """The tool calls of the window's last response, by id (what results answer)."""
+        calls: dict[str, str] = {}
+        for r in reversed(self._rows):
+            if r.kind == "assistant":
+                break
+            if r.kind == "tool_call" and "id" in r.metadata:
+                calls[str(r.metadata["id"])] = str(r.metadata.get("name", ""))
+        return calls
+
+    def _new_items(self, items: Sequence[Item]) -> Sequence[Item]:
+        """The items of ``items`` not yet stored: those after the last stored item (its
+        last occurrence), or all of them when it is absent (a run given only new input)."""
+        last = self._last_key
+        if last is None:
+            return items
+        for j in range(len(items) - 1, -1, -1):
+            if self.codec.key(items[j]) == last:
+                return items[j + 1 :]
+        return items
+
+    def _part_row(self, d: ItemRow, meta: dict[str, Any], calls: Mapping[str, str]) -> NewRow:
+        text = d.text
+        if d.kind == "tool_call":
+            args = dict(d.arguments or {})
+            meta.update(id=d.call_id, name=d.name, input=args)
+            text = json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        elif d.kind == "tool_result":
+            name = d.name or calls.get(d.call_id or "", "")
+            meta.update(tool_call_id=d.call_id, name=name, is_error=False)
+            if name == NEW_CONTEXT and d.text.startswith(_SEALING):
+                meta["new_context"] = True
+        return NewRow(d.kind, text, meta)
+
+    def _remember(self, item: Item) -> str:
+        key = self.codec.key(item)
+        self._fresh[key] = item
+        return key
+
+    def _rows_for(self, item: Item, calls: Mapping[str, str]) -> list[NewRow]:
+        """The rows of one item: the first carries the item (and is what is sent); the
+        others (the further parts of a message that holds several) are its parts, for
+        ``session_history`` and ``sessions show``, and send nothing themselves."""
+        key = self.codec.key(item)
+        self._fresh[key] = item
+        rows: list[NewRow] = []
+        for i, d in enumerate(self.codec.describe(item)):
+            meta: dict[str, Any] = (
+                {"items": [self.codec.dump(item)], "keys": [key]} if i == 0 else {"part_of": key}
+            )
+            rows.append(self._part_row(d, meta, calls))
+        return rows
+
+    def _interrupted(self, new: Sequence[Item]) -> list[NewRow]:
+        """Results for the last response's tool calls that have none and get none from
+        ``new``: a process died while they ran. The model is told, as by the runtime."""
+        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        after = self._rows[cut + 1 :]
+        done = {str(r.metadata.get("tool_call_id")) for r in after if r.kind == "tool_result"}
+        done |= {
+            str(d.call_id)
+            for item in new
+            for d in self.codec.describe(item)
+            if d.kind == "tool_result"
+        }
+        rows: list[NewRow] = []
+        for call in after:
+            call_id = str(call.metadata.get("id"))
+            if call.kind != "tool_call" or call_id in done:
+                continue
+            name = str(call.metadata.get("name", ""))
+            text = (
+                f"{name} was interrupted by a restart before it finished; check whether "
+                "it took effect before calling it again"
+            )
+            item = self.codec.tool_output(call_id, name, text)
+            meta = {
+                "items": [self.codec.dump(item)],
+                "keys": [self.codec.key(item)],
+                "tool_call_id": call_id,
+                "name": name,
+                "is_error": True,
+            }
+            rows.append(NewRow("tool_result", text, meta))
+        return rows
+
+    def _record_input(self, items: Sequence[Item]) -> None:
+        new = self._new_items(items)
+        if not new:
+            return
+        calls = self._calls()
+        rows = self._interrupted(new)
+        rows += [row for item in new for row in self._rows_for(item, calls)]
+        added = self._append(rows)
+        self._last_key = self.codec.key(new[-1])
+        for row in added:
+            if row.kind == "tool_result":
+                meta = row.metadata
+                first = (row.text or "").splitlines()[0] if row.text else ""
+                self._emit(
+                    ToolEvent(
+                        self.window.index,
+                        str(meta.get("name", "")),
+                        str(meta.get("tool_call_id", "")),
+                        bool(meta.get("is_error")),
+                        first[:200],
+                        {k: v for k, v in meta.items() if k not in ("items", "keys")},
+                    )
+                )
+
+    def record_response(
+        self,
+        items: Sequence[Item],
+        *,
+        context_tokens: int,
+        output_tokens: int,
+        usage: Mapping[str, int] | None = None,
+    ) -> None:
+        """Store the model's reply (``items``: its messages and tool calls, in order) with
+        what the provider counted: ``context_tokens`` for the request (input plus cache
+        writes and reads) and ``output_tokens`` for the reply."""
+        texts: list[str] = []
+        replies: list[Item] = []  # items whose first part is the reply's text
+        parts: list[NewRow] = []  # tool calls, as items or as parts of a reply item
+        names: list[str] = []
+        for item in items:
+            described = self.codec.describe(item)
+            head = described[0] if described else ItemRow("assistant", "")
+            if head.kind == "tool_call":
+                parts += self._rows_for(item, {})
+            else:
+                replies.append(item)
+                if head.text:
+                    texts.append(head.text)
+                key = self.codec.key(item)
+                parts += [self._part_row(d, {"part_of": key}, {}) for d in described[1:]]
+            names += [str(d.name) for d in described if d.kind == "tool_call"]
+        dumped = [self.codec.dump(i) for i in replies]
+        sent = self._pending_bytes
+        self._pending_bytes = None
+        meta: dict[str, Any] = {
+            "items": dumped,
+            "keys": [self._remember(i) for i in replies],
+            "context_tokens": context_tokens,
+            "output_tokens": output_tokens,
+            "usage": dict(usage or {}),
+            # the reply as the next request carries it (its items, and its tool calls'
+            # rows' items when they are items of their own)
+            "message_bytes": _size(dumped)
+            + sum(_size(p.metadata["items"]) for p in parts if "items" in p.metadata),
+            "response_index": self._turns,
+            "model": self.model,
+        }
+        if sent is not None and context_tokens > 0:
+            # Without the provider's count (a stream without usage) the next estimate
+            # measures the whole request instead of starting from a zero.
+            meta["request_bytes"] = sent
+            self._estimator.observe(sent, context_tokens)
+        self._append([NewRow("assistant", "\n".join(texts), meta), *parts])
+        keys = [self.codec.key(i) for i in items]
+        if keys:
+            self._last_key = keys[-1]
+        self._turns += 1
+        self._emit(
+            ResponseEvent(
+                self.window.index,
+                "\n".join(texts),
+                names,
+                context_tokens,
+                output_tokens,
+                0.0,
+                0.0,
+            )
+        )
+
+    # -- the request -------------------------------------------------------------------
+
+    def _stored(self, row: Row) -> tuple[list[Item], int] | None:
+        """A row's framework items and their JSON size, rendered once per row (rows are
+        append-only, so a window's request is re-rendered only where it grew)."""
+        if row.id and row.id in self._cache:
+            return self._cache[row.id]
+        if "part_of" in row.metadata:
+            return [], 0  # sent as part of its item's first row
+        stored = row.metadata.get("items")
+        keys = row.metadata.get("keys")
+        if not isinstance(stored, list) or not isinstance(keys, list):
+            return None
+        # Items this process just recorded are sent as the framework gave them; only
+        # those read back from the store are rebuilt from their JSON.
+        items = [
+            self._fresh.pop(str(k), None) or self.codec.load(raw)
+            for k, raw in zip(keys, stored, strict=False)
+        ]
+        found = (items, sum(_size(raw) for raw in stored))
+        if row.id:
+            self._cache[row.id] = found
+        return found
+
+    def _render(
+        self, rows: Sequence[Row], *, without_pending: bool = False
+    ) -> tuple[list[Item], int]:
+        """The items of ``rows`` and the request's size in bytes (the items as one JSON
+        list, plus :attr:`fixed_bytes`): stored framework items as they were, consecutive
+        text rows (lead-in, advisories, triggers) as one user message of text parts."""
+        cut = -1
+        for i in range(len(rows) - 1, -1, -1):
+            if rows[i].kind == "assistant":
+                cut = i
+                break
+        # The rows up to the last response render the same at every dispatch of the
+        # window (a response row ends any run of text rows): start after them.
+        start, out, size = 0, [], 0
+        prefix = self._prefix
+        if (
+            prefix is not None
+            and rows is self._rows
+            and prefix[0] <= len(rows)
+            and prefix[0] <= cut + 1
+        ):
+            start, out, size = prefix[0], list(prefix[1]), prefix[2]
+        texts: list[str] = []
+
+        def flush() -> None:
+            nonlocal size, texts
+            if texts:
+                message = self.codec.text_message(texts)
+                out.append(message)
+                size += _size(self.codec.dump(message))
+                texts = []
+
+        for i in range(start, len(rows)):
+            row = rows[i]
+            if row.kind == "boundary":
+                continue
+            stored = self._stored(row)
+            if stored is not None:
+                flush()
+                out.extend(stored[0])
+                size += stored[1]
+                if i == cut and rows is self._rows:
+                    self._prefix = (i + 1, list(out), size)
+            elif row.kind in _TEXT_KINDS:
+                if without_pending and row.kind == "warning" and i > cut:
+                    continue
+                texts.append(lead_in_text(row) if row.kind == "lead_in" else row.text or "")
+        flush()
+        # "[" + the items joined by "," + "]"
+        return out, self.fixed_bytes + size + max(len(out) - 1, 0) + 2
+
+    def _last_response(self, rows: Sequence[Row]) -> LastResponse | None:
+        for row in reversed(rows):
+            if row.kind == "assistant":
+                meta = row.metadata
+                if "request_bytes" not in meta:
+                    return None
+                return LastResponse(
+                    int(meta["context_tokens"]),
+                    int(meta.get("output_tokens", 0)),
+                    int(meta["request_bytes"]),
+                    int(meta.get("message_bytes", 0)),
+                )
+        return None
+
+    def _estimate(self, size: int, rows: Sequence[Row]) -> int:
+        return estimate_request(size, self._last_response(rows), self._estimator.estimate_bytes)
+
+    def _track(self, rows: Sequence[Row]) -> None:
+        """Keep the open window's claims (its durable ``warning`` rows) and its largest
+        provider-counted request as rows are added."""
+        for r in rows:
+            if r.kind == "warning" and isinstance(r.metadata.get("stage"), str):
+                self._claims.add(str(r.metadata["stage"]))
+            elif r.kind == "assistant" and isinstance(r.metadata.get("context_tokens"), int):
+                self._max_context = max(self._max_context, int(r.metadata["context_tokens"]))
+
+    def _state(self) -> WindowState:
+        return WindowState(
+            self.window.id, self.window.index, frozenset(self._claims), self._max_context
+        )
+
+    def _pending_new_context(self) -> bool:
+        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        after = self._rows[cut + 1 :]
+        return any(r.kind == "tool_result" and r.metadata.get("new_context") for r in after)
+
+    def _rollover(self, reason: SealReason) -> None:
+        """Seal the open window with ``reason`` and open the next with its lead-in and
+        triggering message; raise :class:`DispatchBlockedError` (nothing sealed) when not
+        even the fresh window would hold its first request."""
+        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        usable = self.budget.usable_limit
+        lead, trigger = window_opening(
+            self.window,
+            reason,
+            workspace=self.workspace,
+            notes_file=self.notes_file,
+            history_available=True,
+            usable_limit=usable,
+            unseen=self._rows[cut + 1 :],
+        )
+        fresh = [
+            Row(0, self.id, self.window.id, 0, r.kind, r.text, r.metadata, 0.0)
+            for r in (lead, trigger)
+        ]
+        needed = self._estimate(self._render(fresh)[1], fresh)
+        if needed > usable:
+            self._emit(DispatchEvent(self.window.index, needed, "block", None, reason="too_large"))
+            raise DispatchBlockedError(str(RequestTooLargeError(needed, usable)))
+        old = self.window
+        seal_window(self.store, self.id, old, reason, opening=[lead, trigger], usable_limit=usable)
+        self._load()
+        notes = lead.metadata.get("notes_bytes")
+        self._emit(RolloverEvent(old.index, self.window.index, reason, notes))
+
+    def prepare(self, items: Sequence[Item]) -> SentRequest:
+        """Record ``items`` (the framework's whole input for this call), apply the policy
+        and return what to send instead. Raises :class:`DispatchBlockedError` when
+        nothing may be sent."""
+        if not self._started:
+            self.start()
+        self._record_input(items)
+        if self._pending_new_context():
+            self._rollover("new_context")
+        self._dispatch()
+        out, size = self._render(self._rows)
+        final = self._estimate(size, self._rows)
+        guard = guard_request(
+            self.budget, final, answered=any(r.kind == "assistant" for r in self._rows)
+        )
+        if guard == "rollover":
+            self._rollover("emergency")
+            out, size = self._render(self._rows)
+            final = self._estimate(size, self._rows)
+        elif guard == "pause":
+            raise DispatchBlockedError(str(RequestTooLargeError(final, self.budget.usable_limit)))
+        self._pending_bytes = size
+        return SentRequest(out, final, size, self.window.index)
+
+    def _dispatch(self) -> None:
+        """Plan the request of the open window and act on the plan (publish, roll over
+        and plan the fresh window's request, or block)."""
+        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        # A retried dispatch (its advisory already published) is planned on the request
+        # as it was before that advisory, so it decides as the first attempt did.
+        pending = any(r.kind == "warning" for r in self._rows[cut + 1 :])
+        plan = self._plan(self._render(self._rows, without_pending=pending)[1])
+        index = self.window.index
+        if plan.action is Action.ROLLOVER:
+            reason = plan.seal_reason or "forced"
+            self._emit(DispatchEvent(index, plan.tokens, "rollover", None, reason=reason))
+            self._rollover(reason)
+            self._dispatch()
+        elif plan.action is Action.BLOCK:
+            self._emit(DispatchEvent(index, plan.tokens, "block", None))
+            self.store.update_session(self.id, status="paused", metadata={"pause_reason": "limit"})
+            raise DispatchBlockedError(plan.message or "the policy blocked the request")
+        elif plan.action is Action.WARN:
+            row = publish_advisory(self.store, self.id, self.window.id, plan)
+            if row is not None:
+                self._rows.append(row)
+                self._track([row])
+                stage = plan.stage.value if plan.stage else None
+                self._emit(DispatchEvent(index, plan.tokens, "warn", stage))
+                self._emit(AdvisoryEvent(index, stage or "", plan.tokens, plan.advisory_text or ""))
+            else:  # claimed by an earlier attempt: the advisory exists once, durably
+                self._emit(DispatchEvent(index, plan.tokens, "continue", None))
+        else:
+            skipped = plan.skipped.value if plan.skipped else None
+            self._emit(DispatchEvent(index, plan.tokens, "continue", None, skipped))
+
+    def _plan(self, size: int) -> DispatchPlan:
+        tokens = self._estimate(size, self._rows)
+        return plan_dispatch(
+            self.budget,
+            tokens,
+            window=self._state(),
+            capability=self.capability,
+            history_available=True,
+            notes_file=self.notes_file,
+            estimate_text=self._estimator.estimate,
+        )
+
+    # -- the agent's tools -------------------------------------------------------------
+
+    def _context(self, call_id: str) -> ToolContext:
+        return ToolContext(
+            workspace=self.workspace,
+            store=self.store,
+            session_id=self.id,
+            window_id=self.window.id,
+            window_index=self.window.index,
+            call_id=call_id,
+            notes_file=self.notes_file,
+        )
+
+    async def run_new_context(self, call_id: str = "") -> str:
+        """Run ``new_context`` for the agent: the window seals before the next model call
+        (once the framework has settled the step's other tool calls)."""
+        if not self.offer_new_context:
+            return _NOT_OFFERED
+        result = await NewContext().run({}, self._context(call_id))
+        return result.content
+
+    async def run_tool(self, tool: Tool, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
+        """Run one of ctxrelay's own tools (``read_file``, ``write_file``, ...) for the
+        agent, with this session's workspace, store and window; a tool's failure comes
+        back as an error result, as in the runtime."""
+        if tool.name == NEW_CONTEXT:
+            return ToolResult(await self.run_new_context(call_id))
+        try:
+            return await tool.run(args, self._context(call_id))
+        except Exception as exc:  # a tool's bug must not kill the session
+            return ToolResult(f"{tool.name} failed: {exc}", is_error=True)
+
+    async def run_session_history(self, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
+        """Run ``session_history`` for the agent (list, search or read earlier windows)."""
+        return await SessionHistory().run(args, self._context(call_id))
+
+
+NEW_CONTEXT = NewContext().name
+NEW_CONTEXT_DESCRIPTION = NewContext().description
+_SEALING = "window "
+_NOT_OFFERED = (
+    "new_context is not available in this session; checkpoint your notes and keep "
+    "working: the window rolls over at the hard limit"
+)

@@ -1,0 +1,263 @@
+"""ctxrelay for LangChain agents (``create_agent`` on LangGraph;
+``pip install 'ctxrelay[langchain]'``).
+
+One agent middleware, LangChain's own seam around the model call:
+
+- ``wrap_model_call`` / ``awrap_model_call`` hand the request's messages to ctxrelay,
+  which records them, plans the dispatch and returns the open window's messages; the
+  request is sent with those (``request.override(messages=...)``) and the answer's usage
+  is stored. The graph's state (and its checkpointer) keeps every message;
+- the middleware's ``tools`` are ``new_context`` and ``session_history``.
+
+::
+
+    from langchain.agents import create_agent
+    from ctxrelay.integrations.langchain import LangChainRelay
+
+    relay = LangChainRelay.open("agent.db", session_id="ticket-42", model="gpt-4.1")
+    agent = create_agent("openai:gpt-4.1", tools=my_tools, middleware=[relay.middleware])
+    agent.invoke({"messages": [{"role": "user", "content": "Fix the test"}]})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
+from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
+from ctxrelay.integrations._support import require
+from ctxrelay.runtime import NewContextPolicy
+from ctxrelay.runtime.events import EventSink
+from ctxrelay.runtime.tools import Tool
+from ctxrelay.runtime.tools.context import SessionHistory
+from ctxrelay.store import Store
+
+__all__ = ["EXTRA", "FRAMEWORK", "LangChainCodec", "LangChainRelay"]
+
+FRAMEWORK = "langchain"
+EXTRA = "langchain"
+_FEATURE = "the LangChain integration"
+
+
+def _lc() -> Any:
+    return require("langchain.agents", _FEATURE, EXTRA)
+
+
+def _digest(value: Any) -> str:
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+    return str(content)
+
+
+class LangChainCodec:
+    """LangChain's messages (``HumanMessage``, ``AIMessage``, ``ToolMessage``, ...)."""
+
+    def __init__(self) -> None:
+        _lc()
+        from langchain_core import messages
+
+        self._m = messages
+
+    def key(self, item: Any) -> str:
+        m = self._m
+        if isinstance(item, m.ToolMessage):
+            return f"tool:{item.tool_call_id}"
+        calls = [c.get("id") for c in getattr(item, "tool_calls", None) or []]
+        return f"{item.type}:" + _digest([_text(item.content), calls])
+
+    def describe(self, item: Any) -> list[ItemRow]:
+        m = self._m
+        if isinstance(item, m.AIMessage):
+            rows = [ItemRow("assistant", _text(item.content))]
+            rows += [
+                ItemRow(
+                    "tool_call",
+                    "",
+                    call_id=str(c.get("id")),
+                    name=str(c.get("name")),
+                    arguments=dict(c.get("args") or {}),
+                )
+                for c in item.tool_calls
+            ]
+            return rows
+        if isinstance(item, m.ToolMessage):
+            return [
+                ItemRow(
+                    "tool_result", _text(item.content), call_id=item.tool_call_id, name=item.name
+                )
+            ]
+        return [ItemRow("user", _text(item.content))]
+
+    def dump(self, item: Any) -> Any:
+        return self._m.messages_to_dict([item])[0]
+
+    def load(self, raw: Any) -> Any:
+        return self._m.messages_from_dict([raw])[0]
+
+    def text_message(self, texts: Sequence[str]) -> Any:
+        return self._m.HumanMessage(content=[{"type": "text", "text": t} for t in texts])
+
+    def tool_output(self, call_id: str, name: str, text: str) -> Any:
+        return self._m.ToolMessage(content=text, tool_call_id=call_id, name=name)
+
+
+def _blocking(run: Callable[..., Coroutine[Any, Any, str]]) -> Callable[..., str]:
+    """The tool for a synchronous ``invoke`` (LangGraph runs it on a worker thread, which
+    has no event loop of its own)."""
+
+    def call(**args: Any) -> str:
+        return asyncio.run(run(**args))
+
+    return call
+
+
+class LangChainRelay:
+    """ctxrelay for one session under a LangChain agent: pass :attr:`middleware` to
+    ``create_agent(..., middleware=[relay.middleware])``."""
+
+    def __init__(self, relay: Relay, tools: Sequence[Tool] = ()) -> None:
+        _lc()
+        self.relay = relay
+        self.tools: list[Any] = [self._new_context_tool(), self.tool(SessionHistory())]
+        self.tools += [self.tool(t) for t in tools]
+        self.middleware: Any = self._middleware()
+
+    @classmethod
+    def open(
+        cls,
+        store: Store | str | Path,
+        *,
+        session_id: str | None = None,
+        model: str = "",
+        provider: str = "openai",
+        budget: Budget | None = None,
+        workspace: Path = Path("."),
+        notes_file: str = DEFAULT_NOTES_FILE,
+        new_context: NewContextPolicy = "offered",
+        task: str | None = None,
+        on_event: EventSink | None = None,
+        tools: Sequence[Tool] = (),
+    ) -> LangChainRelay:
+        """Open (or create) the session ``session_id`` in ``store`` (a store, a SQLite
+        path or a ``postgresql://`` URL); the budget comes from the model table for
+        ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
+        example ``ReadFile()``) the middleware offers too."""
+        _lc()  # before anything is stored
+        relay = Relay.connect(
+            store,
+            codec=LangChainCodec(),
+            framework=FRAMEWORK,
+            model=model,
+            provider=provider,
+            budget=budget,
+            session_id=session_id,
+            workspace=workspace,
+            notes_file=notes_file,
+            new_context=new_context,
+            task=task,
+            on_event=on_event,
+        )
+        return cls(relay, tools)
+
+    @property
+    def session_id(self) -> str:
+        return self.relay.id
+
+    def tool(self, tool: Tool) -> Any:
+        """One of ctxrelay's own tools as a LangChain ``StructuredTool``."""
+        from langchain_core.tools import StructuredTool
+
+        relay = self.relay
+
+        async def run(**args: Any) -> str:
+            return (await relay.run_tool(tool, args)).content
+
+        return StructuredTool.from_function(
+            func=_blocking(run),
+            coroutine=run,
+            name=tool.name,
+            description=tool.description,
+            args_schema=dict(tool.input_schema),
+        )
+
+    def _new_context_tool(self) -> Any:
+        from langchain_core.tools import StructuredTool
+
+        relay = self.relay
+
+        async def run() -> str:
+            return await relay.run_new_context()
+
+        return StructuredTool.from_function(
+            func=_blocking(run),
+            coroutine=run,
+            name=NEW_CONTEXT,
+            description=NEW_CONTEXT_DESCRIPTION,
+            args_schema={"type": "object", "properties": {}, "additionalProperties": False},
+        )
+
+    def _middleware(self) -> Any:
+        from langchain.agents.middleware import AgentMiddleware
+        from langchain_core.messages import AIMessage
+
+        relay = self.relay
+        tools = self.tools
+
+        def prepare(request: Any) -> Any:
+            fixed = len(str(getattr(request.system_message, "content", "") or ""))
+            for t in request.tools:
+                fixed += len(str(getattr(t, "name", ""))) + len(str(getattr(t, "description", "")))
+            relay.fixed_bytes = fixed
+            offered = [
+                t
+                for t in request.tools
+                if relay.offer_new_context or getattr(t, "name", None) != NEW_CONTEXT
+            ]
+            sent = relay.prepare(list(request.messages))
+            return request.override(messages=sent.items, tools=offered)
+
+        def record(response: Any) -> None:
+            result = response.result if hasattr(response, "result") else [response]
+            for message in result:
+                if isinstance(message, AIMessage):
+                    usage: dict[str, Any] = dict(message.usage_metadata or {})
+                    relay.record_response(
+                        [message],
+                        context_tokens=int(usage.get("input_tokens", 0)),
+                        output_tokens=int(usage.get("output_tokens", 0)),
+                        usage={
+                            "input_tokens": int(usage.get("input_tokens", 0)),
+                            "output_tokens": int(usage.get("output_tokens", 0)),
+                        },
+                    )
+
+        class CtxrelayMiddleware(AgentMiddleware):
+            """ctxrelay's policy around every model call of the agent."""
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.tools = tools
+
+            def wrap_model_call(self, request: Any, handler: Any) -> Any:
+                response = handler(prepare(request))
+                record(response)
+                return response
+
+            async def awrap_model_call(self, request: Any, handler: Any) -> Any:
+                response = await handler(prepare(request))
+                record(response)
+                return response
+
+        return CtxrelayMiddleware()

@@ -1,0 +1,299 @@
+"""ctxrelay for the OpenAI Agents SDK (``pip install 'ctxrelay[openai-agents]'``).
+
+Three of the SDK's own seams, no patching:
+
+- ``RunConfig.call_model_input_filter`` runs right before every model call with the
+  whole input the runner is about to send: ctxrelay records it, plans the dispatch and
+  returns the open window's items instead (its lead-in after a handoff, an advisory
+  where one was published, never an item of a sealed window);
+- ``RunHooks.on_llm_end`` receives every response with the usage the provider reported:
+  ctxrelay stores it, so the next estimate starts from the provider's count;
+- ``new_context`` and ``session_history`` are ``FunctionTool`` values for the agent
+  (``new_context`` is disabled, through ``is_enabled``, when the policy does not offer it).
+
+::
+
+    from agents import Agent, Runner
+    from ctxrelay.integrations.openai_agents import AgentsRelay
+
+    relay = AgentsRelay.open("agent.db", session_id="ticket-42", model="gpt-4.1")
+    agent = Agent(name="coder", instructions="...", tools=[*my_tools, *relay.tools])
+    result = await Runner.run(agent, "Fix the test", **relay.run_kwargs())
+
+The SDK's own session memory (``session=``), if used, is left alone: it keeps every item
+of the conversation; ctxrelay only decides which of them are sent (see
+``docs/integrations.md``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
+from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
+from ctxrelay.integrations._support import require
+from ctxrelay.runtime import NewContextPolicy
+from ctxrelay.runtime.events import EventSink
+from ctxrelay.runtime.tools import Tool
+from ctxrelay.runtime.tools.context import SessionHistory
+from ctxrelay.store import Store
+
+if TYPE_CHECKING:
+    from agents import FunctionTool, RunConfig, RunHooks
+    from agents.run_config import CallModelData, ModelInputData
+
+__all__ = ["EXTRA", "FRAMEWORK", "AgentsCodec", "AgentsRelay"]
+
+FRAMEWORK = "openai-agents"
+EXTRA = "openai-agents"
+_FEATURE = "the OpenAI Agents SDK integration"
+
+
+def _agents() -> Any:
+    return require("agents", _FEATURE, EXTRA)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, Mapping):
+                text = part.get("text") or part.get("refusal")
+                if isinstance(text, str):
+                    parts.append(text)
+        return "\n".join(parts)
+    return ""
+
+
+def _plain(item: Any) -> Any:
+    """An input item as plain JSON (the SDK hands out dicts, sometimes models)."""
+    dump = getattr(item, "model_dump", None)
+    if callable(dump):
+        return dump(exclude_unset=True)
+    return item
+
+
+class AgentsCodec:
+    """The Responses-format input items the Agents SDK sends (whatever the model
+    provider: its Chat Completions and LiteLLM models convert the same items)."""
+
+    def key(self, item: Any) -> str:
+        raw = _plain(item)
+        if not isinstance(raw, Mapping):
+            return "raw:" + _digest(raw)
+        kind = raw.get("type")
+        if kind in ("function_call", "function_call_output") and raw.get("call_id"):
+            return f"{kind}:{raw['call_id']}"
+        role = raw.get("role")
+        if isinstance(role, str):
+            return f"{role}:" + _digest(_text(raw.get("content")))
+        body = {k: v for k, v in raw.items() if k not in ("id", "status")}
+        return f"{kind}:" + _digest(body)
+
+    def describe(self, item: Any) -> list[ItemRow]:
+        return [self._describe(item)]
+
+    def _describe(self, item: Any) -> ItemRow:
+        raw = _plain(item)
+        if not isinstance(raw, Mapping):
+            return ItemRow("user", str(raw))
+        kind = raw.get("type")
+        if kind == "function_call":
+            try:
+                args = json.loads(str(raw.get("arguments") or "{}"))
+            except ValueError:
+                args = {}
+            return ItemRow(
+                "tool_call",
+                "",
+                call_id=str(raw.get("call_id")),
+                name=str(raw.get("name")),
+                arguments=args if isinstance(args, dict) else {},
+            )
+        if kind == "function_call_output":
+            return ItemRow("tool_result", _text(raw.get("output")), call_id=str(raw.get("call_id")))
+        role = raw.get("role")
+        if role == "assistant":
+            return ItemRow("assistant", _text(raw.get("content")))
+        if role in ("user", "system", "developer"):
+            return ItemRow("user", _text(raw.get("content")))
+        return ItemRow("assistant" if kind == "reasoning" else "user", "")
+
+    def dump(self, item: Any) -> Any:
+        return _plain(item)
+
+    def load(self, raw: Any) -> Any:
+        return raw
+
+    def text_message(self, texts: Sequence[str]) -> Any:
+        return {"role": "user", "content": [{"type": "input_text", "text": t} for t in texts]}
+
+    def tool_output(self, call_id: str, name: str, text: str) -> Any:
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+
+def _digest(value: Any) -> str:
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
+
+
+def _tools_bytes(agent: Any) -> int:
+    size = 0
+    for tool in getattr(agent, "tools", ()):
+        schema = getattr(tool, "params_json_schema", None)
+        size += len(str(getattr(tool, "name", ""))) + len(str(getattr(tool, "description", "")))
+        if schema is not None:
+            size += len(json.dumps(schema, separators=(",", ":")))
+    return size
+
+
+class AgentsRelay:
+    """ctxrelay for one session under the Agents SDK: pass :attr:`tools` to the agent
+    and :meth:`run_kwargs` to ``Runner.run`` / ``Runner.run_streamed``."""
+
+    def __init__(self, relay: Relay) -> None:
+        _agents()
+        self.relay = relay
+        self.tools: list[FunctionTool] = [self._new_context_tool(), self._history_tool()]
+        self.hooks: RunHooks[Any] = self._hooks()
+
+    @classmethod
+    def open(
+        cls,
+        store: Store | str | Path,
+        *,
+        session_id: str | None = None,
+        model: str = "",
+        provider: str = "openai",
+        budget: Budget | None = None,
+        workspace: Path = Path("."),
+        notes_file: str = DEFAULT_NOTES_FILE,
+        new_context: NewContextPolicy = "offered",
+        task: str | None = None,
+        on_event: EventSink | None = None,
+    ) -> AgentsRelay:
+        """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
+        SQLite path or a ``postgresql://`` URL). The budget comes from the model table
+        for ``provider:model`` unless ``budget`` is given."""
+        _agents()  # before anything is stored
+        relay = Relay.connect(
+            store,
+            codec=AgentsCodec(),
+            framework=FRAMEWORK,
+            model=model,
+            provider=provider,
+            budget=budget,
+            session_id=session_id,
+            workspace=workspace,
+            notes_file=notes_file,
+            new_context=new_context,
+            task=task,
+            on_event=on_event,
+        )
+        return cls(relay)
+
+    @property
+    def session_id(self) -> str:
+        return self.relay.id
+
+    # -- the seams ---------------------------------------------------------------------
+
+    def input_filter(self, data: CallModelData[Any]) -> ModelInputData:
+        """``RunConfig.call_model_input_filter``: the open window instead of the run's
+        whole input (raises ``DispatchBlockedError`` when nothing may be sent)."""
+        from agents.run_config import ModelInputData
+
+        model_data = data.model_data
+        self.relay.fixed_bytes = len((model_data.instructions or "").encode()) + _tools_bytes(
+            data.agent
+        )
+        sent = self.relay.prepare(list(model_data.input))
+        return ModelInputData(input=sent.items, instructions=model_data.instructions)
+
+    def run_config(self, **kwargs: Any) -> RunConfig:
+        """A ``RunConfig`` with ctxrelay's input filter (other options pass through)."""
+        agents = _agents()
+        # Streams report usage only when asked (the SDK asks OpenAI's own host only):
+        # ctxrelay needs the provider's count of every request.
+        settings = kwargs.pop("model_settings", None) or agents.ModelSettings()
+        if settings.include_usage is None:
+            settings = settings.resolve(agents.ModelSettings(include_usage=True))
+        return agents.RunConfig(  # type: ignore[no-any-return]
+            call_model_input_filter=self.input_filter, model_settings=settings, **kwargs
+        )
+
+    def run_kwargs(self, **run_config: Any) -> dict[str, Any]:
+        """``run_config`` and ``hooks`` for ``Runner.run``/``run_streamed``."""
+        return {"run_config": self.run_config(**run_config), "hooks": self.hooks}
+
+    def _hooks(self) -> RunHooks[Any]:
+        agents = _agents()
+        relay = self.relay
+
+        class _Hooks(agents.RunHooks):  # type: ignore[misc,name-defined]
+            async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+                usage = response.usage
+                details = getattr(usage, "input_tokens_details", None)
+                cached = int(getattr(details, "cached_tokens", 0) or 0)
+                relay.record_response(
+                    response.to_input_items(),
+                    context_tokens=int(usage.input_tokens),
+                    output_tokens=int(usage.output_tokens),
+                    usage={
+                        "input_tokens": int(usage.input_tokens),
+                        "output_tokens": int(usage.output_tokens),
+                        "cache_read_input_tokens": cached,
+                    },
+                )
+
+        return _Hooks()
+
+    def function_tool(self, tool: Tool) -> FunctionTool:
+        """One of ctxrelay's own tools (for example ``ReadFile()``, ``WriteFile()`` from
+        ``ctxrelay.runtime.tools``) as an Agents SDK ``FunctionTool`` confined to this
+        session's workspace."""
+        agents = _agents()
+        relay = self.relay
+
+        async def invoke(ctx: Any, args: str) -> str:
+            try:
+                parsed = json.loads(args or "{}")
+            except ValueError:
+                return f"{tool.name}: the arguments are not JSON"
+            if not isinstance(parsed, dict):
+                return f"{tool.name}: the arguments must be an object"
+            result = await relay.run_tool(tool, parsed, str(getattr(ctx, "tool_call_id", "")))
+            return result.content
+
+        return agents.FunctionTool(  # type: ignore[no-any-return]
+            name=tool.name,
+            description=tool.description,
+            params_json_schema=dict(tool.input_schema),
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+        )
+
+    def _new_context_tool(self) -> FunctionTool:
+        agents = _agents()
+        relay = self.relay
+
+        async def invoke(ctx: Any, _args: str) -> str:
+            return await relay.run_new_context(str(getattr(ctx, "tool_call_id", "")))
+
+        return agents.FunctionTool(  # type: ignore[no-any-return]
+            name=NEW_CONTEXT,
+            description=NEW_CONTEXT_DESCRIPTION,
+            params_json_schema={"type": "object", "properties": {}, "additionalProperties": False},
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+            is_enabled=lambda _ctx, _agent: relay.offer_new_context,
+        )
+
+    def _history_tool(self) -> FunctionTool:
+        return self.function_tool(SessionHistory())

@@ -1,0 +1,277 @@
+"""ctxrelay for pydantic-ai (``pip install 'ctxrelay[pydantic-ai]'``).
+
+One capability, pydantic-ai's own seam for model-request hooks (history processors are
+built on it), and its toolset:
+
+- ``before_model_request`` hands the messages about to be sent to ctxrelay, which records
+  them, plans the dispatch and returns the open window's messages instead (the lead-in
+  after a handoff, an advisory where one was published). Only the request changes: the
+  run's own message history (``RunContext.messages``, ``result.all_messages()``) keeps
+  every message;
+- ``after_model_request`` stores each response with the usage the provider reported;
+- ``get_toolset`` gives the agent ``new_context`` and ``session_history``.
+
+::
+
+    from pydantic_ai import Agent
+    from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
+
+    relay = PydanticAIRelay.open("agent.db", session_id="ticket-42", model="gpt-4.1")
+    agent = Agent("openai:gpt-4.1", instructions="...", capabilities=[relay.capability])
+    result = await agent.run("Fix the test")
+
+Give the agent its standing text with ``instructions=`` (sent with every request), not
+``system_prompt=`` (a part of the first message, which a new window no longer sends).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
+from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
+from ctxrelay.integrations._support import require
+from ctxrelay.runtime import NewContextPolicy
+from ctxrelay.runtime.events import EventSink
+from ctxrelay.runtime.tools import Tool
+from ctxrelay.runtime.tools.context import SessionHistory
+from ctxrelay.store import Store
+
+__all__ = ["EXTRA", "FRAMEWORK", "PydanticAICodec", "PydanticAIRelay"]
+
+FRAMEWORK = "pydantic-ai"
+EXTRA = "pydantic-ai"
+_FEATURE = "the pydantic-ai integration"
+
+
+def _pai() -> Any:
+    return require("pydantic_ai", _FEATURE, EXTRA)
+
+
+def _messages() -> Any:
+    _pai()
+    from pydantic_ai import messages
+
+    return messages
+
+
+def _digest(value: Any) -> str:
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
+
+
+def _content(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class PydanticAICodec:
+    """pydantic-ai's ``ModelRequest`` and ``ModelResponse`` messages."""
+
+    def __init__(self) -> None:
+        m = _messages()
+        self._m = m
+        self._adapter = m.ModelMessagesTypeAdapter
+
+    def key(self, item: Any) -> str:
+        parts = []
+        for part in item.parts:
+            kind = getattr(part, "part_kind", type(part).__name__)
+            call_id = getattr(part, "tool_call_id", None)
+            if call_id:
+                parts.append(f"{kind}:{call_id}")
+            else:
+                parts.append(f"{kind}:{_digest(_content(getattr(part, 'content', '')))}")
+        return f"{item.kind}:" + _digest(parts)
+
+    def describe(self, item: Any) -> list[ItemRow]:
+        m = self._m
+        rows: list[ItemRow] = []
+        if isinstance(item, m.ModelResponse):
+            text = "\n".join(p.content for p in item.parts if isinstance(p, m.TextPart))
+            rows.append(ItemRow("assistant", text))
+            for part in item.parts:
+                if isinstance(part, m.ToolCallPart):
+                    rows.append(
+                        ItemRow(
+                            "tool_call",
+                            "",
+                            call_id=part.tool_call_id,
+                            name=part.tool_name,
+                            arguments=part.args_as_dict(),
+                        )
+                    )
+            return rows
+        for part in item.parts:
+            if isinstance(part, m.ToolReturnPart | m.RetryPromptPart) and part.tool_name:
+                text = (
+                    part.model_response()
+                    if isinstance(part, m.RetryPromptPart)
+                    else part.model_response_str()
+                )
+                rows.append(
+                    ItemRow("tool_result", text, call_id=part.tool_call_id, name=part.tool_name)
+                )
+            elif isinstance(part, m.UserPromptPart | m.SystemPromptPart | m.RetryPromptPart):
+                content = (
+                    part.model_response() if isinstance(part, m.RetryPromptPart) else part.content
+                )
+                rows.append(ItemRow("user", _content(content)))
+        return rows or [ItemRow("user", "")]
+
+    def dump(self, item: Any) -> Any:
+        return self._adapter.dump_python([item], mode="json")[0]
+
+    def load(self, raw: Any) -> Any:
+        return self._adapter.validate_python([raw])[0]
+
+    def text_message(self, texts: Sequence[str]) -> Any:
+        return self._m.ModelRequest(parts=[self._m.UserPromptPart(t) for t in texts])
+
+    def tool_output(self, call_id: str, name: str, text: str) -> Any:
+        part = self._m.ToolReturnPart(tool_name=name, content=text, tool_call_id=call_id)
+        return self._m.ModelRequest(parts=[part])
+
+
+class PydanticAIRelay:
+    """ctxrelay for one session under pydantic-ai: pass :attr:`capability` to the
+    agent (``Agent(..., capabilities=[relay.capability])``)."""
+
+    def __init__(self, relay: Relay) -> None:
+        _pai()
+        self.relay = relay
+        self.tools: list[Any] = [self._new_context_tool(), self.tool(SessionHistory())]
+        self.capability: Any = self._capability()
+
+    @classmethod
+    def open(
+        cls,
+        store: Store | str | Path,
+        *,
+        session_id: str | None = None,
+        model: str = "",
+        provider: str = "openai",
+        budget: Budget | None = None,
+        workspace: Path = Path("."),
+        notes_file: str = DEFAULT_NOTES_FILE,
+        new_context: NewContextPolicy = "offered",
+        task: str | None = None,
+        on_event: EventSink | None = None,
+        tools: Sequence[Tool] = (),
+    ) -> PydanticAIRelay:
+        """Open (or create) the session ``session_id`` in ``store`` (a store, a SQLite
+        path or a ``postgresql://`` URL); the budget comes from the model table for
+        ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
+        example ``ReadFile()``) to offer in the capability's toolset too."""
+        _pai()
+        relay = Relay.connect(
+            store,
+            codec=PydanticAICodec(),
+            framework=FRAMEWORK,
+            model=model,
+            provider=provider,
+            budget=budget,
+            session_id=session_id,
+            workspace=workspace,
+            notes_file=notes_file,
+            new_context=new_context,
+            task=task,
+            on_event=on_event,
+        )
+        out = cls(relay)
+        out.tools += [out.tool(t) for t in tools]
+        return out
+
+    @property
+    def session_id(self) -> str:
+        return self.relay.id
+
+    def tool(self, tool: Tool) -> Any:
+        """One of ctxrelay's own tools as a pydantic-ai ``Tool``, confined to this
+        session's workspace."""
+        pai = _pai()
+        relay = self.relay
+
+        async def run(ctx: Any, **args: Any) -> str:
+            result = await relay.run_tool(tool, args, str(ctx.tool_call_id or ""))
+            return result.content
+
+        return pai.Tool.from_schema(
+            run, tool.name, tool.description, dict(tool.input_schema), takes_ctx=True
+        )
+
+    def _new_context_tool(self) -> Any:
+        pai = _pai()
+        relay = self.relay
+
+        async def run(ctx: Any) -> str:
+            return await relay.run_new_context(str(ctx.tool_call_id or ""))
+
+        async def offered(ctx: Any, definition: Any) -> Any:
+            return definition if relay.offer_new_context else None
+
+        tool = pai.Tool.from_schema(
+            run,
+            NEW_CONTEXT,
+            NEW_CONTEXT_DESCRIPTION,
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            takes_ctx=True,
+        )
+        tool.prepare = offered  # hidden when the policy does not offer it
+        return tool
+
+    def _capability(self) -> Any:
+        _pai()
+        from pydantic_ai.capabilities import AbstractCapability
+        from pydantic_ai.toolsets import FunctionToolset
+
+        relay = self.relay
+        tools = self.tools
+
+        class CtxrelayCapability(AbstractCapability[Any]):
+            """ctxrelay's policy in front of every model request of the agent."""
+
+            def get_toolset(self) -> Any:
+                return FunctionToolset(tools)
+
+            async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+                params = request_context.model_request_parameters
+                relay.fixed_bytes = len(json.dumps(_plain_params(params), default=str))
+                sent = relay.prepare(list(request_context.messages))
+                request_context.messages = sent.items
+                return request_context
+
+            async def after_model_request(
+                self, ctx: Any, *, request_context: Any, response: Any
+            ) -> Any:
+                usage = response.usage
+                relay.record_response(
+                    [response],
+                    context_tokens=int(usage.input_tokens),
+                    output_tokens=int(usage.output_tokens),
+                    usage={
+                        "input_tokens": int(usage.input_tokens),
+                        "output_tokens": int(usage.output_tokens),
+                        "cache_read_input_tokens": int(usage.cache_read_tokens),
+                        "cache_creation_input_tokens": int(usage.cache_write_tokens),
+                    },
+                )
+                return response
+
+        return CtxrelayCapability()
+
+
+def _plain_params(params: Any) -> Any:
+    tools = [
+        {"name": t.name, "description": t.description, "schema": t.parameters_json_schema}
+        for t in getattr(params, "function_tools", ())
+    ]
+    return {"tools": tools}
