@@ -28,7 +28,7 @@ from ctxrelay.budget.models import (
 from ctxrelay.budget.triggers import context_bound_for, context_window_for
 from ctxrelay.claude._limit import usable_limit
 from ctxrelay.pricing import DEFAULT_PRICES
-from ctxrelay.runtime.models import resolve_model
+from ctxrelay.runtime.registry import resolve_model
 from tests import _claude_catalog as catalog
 
 

@@ -147,8 +147,8 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     ],
 )
 def test_the_output_reserve_follows_the_model_registry(spec: str, limit: int | None) -> None:
-    from ctxrelay.runtime.models import resolve_model
     from ctxrelay.runtime.providers import split_spec
+    from ctxrelay.runtime.registry import resolve_model
 
     argv = ["--model", spec, "task"] + ([] if limit is None else ["--limit", str(limit)])
     budget = run_cli._budget(run_cli._parser().parse_args(argv))
@@ -162,7 +162,7 @@ def test_the_output_reserve_follows_the_model_registry(spec: str, limit: int | N
 def test_a_scripted_model_with_a_small_limit_reserves_by_the_same_rule(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ctxrelay.runtime.models import DEFAULT_RESERVE_CAP, default_reserve
+    from ctxrelay.runtime.registry import DEFAULT_RESERVE_CAP, default_reserve
 
     ws = tmp_path / "ws"
     ws.mkdir()

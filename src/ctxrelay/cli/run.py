@@ -26,8 +26,8 @@ from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_err
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
-from ctxrelay.runtime.models import resolve_model
 from ctxrelay.runtime.providers import SCRIPTED_DEFAULTS, resolve, split_spec
+from ctxrelay.runtime.registry import resolve_model
 from ctxrelay.runtime.tools import ToolSet, approve_all, builtin_tools
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from types import ModuleType
 
 from ctxrelay.budget import Budget
 from ctxrelay.errors import MissingExtraError
-from ctxrelay.runtime.models import resolve_model
+from ctxrelay.runtime.registry import resolve_model
 
 __all__ = ["budget_for", "require"]
 

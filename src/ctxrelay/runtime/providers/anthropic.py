@@ -31,7 +31,6 @@ from ctxrelay.runtime.model import (
     ToolResultBlock,
     Usage,
 )
-from ctxrelay.runtime.models import ModelInfo, lookup_model
 from ctxrelay.runtime.providers._common import (
     Attempt,
     Failure,
@@ -42,6 +41,7 @@ from ctxrelay.runtime.providers._common import (
     timeout_failure,
     transport_failure,
 )
+from ctxrelay.runtime.registry import ModelInfo, lookup_model
 
 if TYPE_CHECKING:
     import anthropic as anthropic_sdk

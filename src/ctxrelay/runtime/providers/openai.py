@@ -32,7 +32,6 @@ from ctxrelay.runtime.model import (
     ToolResultBlock,
     Usage,
 )
-from ctxrelay.runtime.models import ModelInfo, lookup_model
 from ctxrelay.runtime.providers._common import (
     Attempt,
     Failure,
@@ -45,6 +44,7 @@ from ctxrelay.runtime.providers._common import (
     timeout_failure,
     transport_failure,
 )
+from ctxrelay.runtime.registry import ModelInfo, lookup_model
 
 if TYPE_CHECKING:
     import openai as openai_sdk

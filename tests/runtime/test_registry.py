@@ -8,12 +8,12 @@ from ctxrelay.budget import BudgetValueError
 from ctxrelay.budget.bounds import RESERVE_WINDOW_DIVISOR
 from ctxrelay.budget.models import MODELS
 from ctxrelay.errors import UnknownModelError
-from ctxrelay.runtime.models import (
+from ctxrelay.runtime.providers import model_defaults
+from ctxrelay.runtime.registry import (
     DEFAULT_RESERVE_CAP,
     lookup_model,
     resolve_model,
 )
-from ctxrelay.runtime.providers import model_defaults
 
 
 def test_every_entry_resolves_with_a_reserve_that_leaves_room() -> None:
