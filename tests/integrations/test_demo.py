@@ -4,6 +4,7 @@ with the same JSON lines as the runtime's demo and the same rows in ``sessions s
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,23 @@ def test_demo_through_the_framework_matches_the_runtime(
         kinds = [r["kind"] for r in window["rows"]]
         assert kinds[:2] == ["lead_in", "user"]
     assert all(w["rows"][-1]["kind"] == "boundary" for w in shown["windows"][:2])
+
+
+def test_the_human_demo_through_a_framework_states_the_cost_it_priced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The framework's events carry no price; the end line gives the priced session's cost,
+    # the figure the savings call "with handoff", never a claimed $0.
+    harness = next(h for h in HARNESSES if h.name == "langchain")
+    if not installed(harness):
+        pytest.skip("langchain is not installed (pip install 'ctxrelay[langchain]')")
+    monkeypatch.setenv("COLUMNS", "80")
+    argv = ["--framework", "langchain", "--db", str(tmp_path / "fw.db")]
+    assert demo.main([*argv, "--workspace", str(tmp_path / "w")]) == 0
+    out = capsys.readouterr().out
+    ended = re.search(r"model responses in 3 window\(s\); cost \$(\d+\.\d{4})", out)
+    priced = re.search(r"with handoff +\$(\d+\.\d{4})", out)
+    assert ended is not None, out
+    assert priced is not None, out
+    assert ended.group(1) == priced.group(1)
+    assert float(ended.group(1)) > 0

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,7 +122,9 @@ class DemoOutput:
         if self.timeline is None:
             print_json({**event.to_json(), "priced_as": self.priced_as, **saved.as_json()})
             return
-        self.timeline(event)
+        # The session's cost as the savings priced it: the same figure for the runtime's
+        # own session, and the only one for a framework's, whose events carry no price.
+        self.timeline(replace(event, cost_usd=saved.cost_usd))
         self._print_savings(saved)
 
     def _print_savings(self, saved: Savings) -> None:
