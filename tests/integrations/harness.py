@@ -3,7 +3,7 @@
 A harness opens its integration on a store, builds the framework's own agent with
 ctxrelay's ``read_file``/``write_file`` (as the framework's tools) plus the
 integration's ``new_context`` and ``session_history``, and runs it to its end over
-real HTTP against one of the local wire servers. A fourth integration is one class here
+real HTTP against one of the local wire servers. Another integration (or provider) is one class here
 and one line in ``HARNESSES``.
 """
 
@@ -36,6 +36,11 @@ class Harness(Protocol):
         """The framework's import name (the suite skips when it is not installed)."""
         ...
 
+    @property
+    def extra(self) -> str:
+        """ctxrelay's extra that installs the framework."""
+        ...
+
     def server(self, steps: Any) -> WireServer: ...
 
     def open(
@@ -63,6 +68,7 @@ class Harness(Protocol):
 class OpenAIAgentsHarness:
     name: str = "openai-agents"
     module: str = "agents"
+    extra: str = "openai-agents"
 
     def server(self, steps: Any) -> WireServer:
         return OpenAIServer(steps)
@@ -149,6 +155,7 @@ async def _run_pydantic_ai(integration: Any, model: Any, prompt: str, *, stream:
 class PydanticAIHarness:
     name: str = "pydantic-ai"
     module: str = "pydantic_ai"
+    extra: str = "pydantic-ai"
 
     def server(self, steps: Any) -> WireServer:
         return OpenAIServer(steps)
@@ -226,6 +233,7 @@ class PydanticAIAnthropicHarness(PydanticAIHarness):
 class LangChainHarness:
     name: str = "langchain"
     module: str = "langchain"
+    extra: str = "langchain"
 
     def server(self, steps: Any) -> WireServer:
         return OpenAIServer(steps)
@@ -258,16 +266,26 @@ class LangChainHarness:
     def add_tool(self, integration: Any, tool: Tool) -> None:
         integration.tools.append(integration.tool(tool))
 
+    def chat_model(self, server: WireServer) -> Any:
+        """The framework's chat model, pointed at ``server``."""
+        from langchain_openai import ChatOpenAI
+        from pydantic import SecretStr
+
+        return ChatOpenAI(
+            model=MODEL, base_url=server.base_url, api_key=SecretStr("test"), stream_usage=True
+        )
+
+    async def close(self, model: Any) -> None:
+        """Close the chat model's own HTTP clients."""
+        await model.root_async_client.close()
+        model.root_client.close()
+
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
     ) -> str:
         from langchain.agents import create_agent
-        from langchain_openai import ChatOpenAI
-        from pydantic import SecretStr
 
-        model = ChatOpenAI(
-            model=MODEL, base_url=server.base_url, api_key=SecretStr("test"), stream_usage=True
-        )
+        model = self.chat_model(server)
         agent: Any = create_agent(
             model,
             system_prompt="You are a careful coding agent.",
@@ -283,12 +301,45 @@ class LangChainHarness:
                 ):
                     if mode == "values":
                         last = data
-                return str(last["messages"][-1].content)
+                return _text(last["messages"][-1].content)
             state = await agent.ainvoke(request, config)
-            return str(state["messages"][-1].content)
-        finally:  # the chat model's own HTTP clients
-            await model.root_async_client.close()
-            model.root_client.close()
+            return _text(state["messages"][-1].content)
+        finally:
+            await self.close(model)
+
+
+@dataclass(frozen=True)
+class LangChainAnthropicHarness(LangChainHarness):
+    """LangChain with ``ChatAnthropic``, against the local Messages server."""
+
+    name: str = "langchain-anthropic"
+    module: str = "langchain_anthropic"
+
+    def server(self, steps: Any) -> WireServer:
+        return AnthropicServer(steps)
+
+    def chat_model(self, server: WireServer) -> Any:
+        from langchain_anthropic import ChatAnthropic
+        from pydantic import SecretStr
+
+        return ChatAnthropic(  # streams report usage by default (stream_usage=True)
+            model_name="claude-sonnet-4-6",
+            base_url=server.base_url,
+            api_key=SecretStr("test"),
+            timeout=None,  # the defaults, which mypy asks to see spelled out
+            stop=None,
+        )
+
+    async def close(self, model: Any) -> None:
+        await model._async_client.close()
+        model._client.close()
+
+
+def _text(content: Any) -> str:
+    """A final answer's text: a string, or (Anthropic) a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if isinstance(b, dict))
 
 
 HARNESSES: list[Harness] = [
@@ -296,6 +347,7 @@ HARNESSES: list[Harness] = [
     PydanticAIHarness(),
     PydanticAIAnthropicHarness(),
     LangChainHarness(),
+    LangChainAnthropicHarness(),
 ]
 
 

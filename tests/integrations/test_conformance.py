@@ -37,7 +37,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 def harness(request: pytest.FixtureRequest) -> Harness:
     h: Harness = request.param
     if not installed(h):
-        pytest.skip(f"{h.name} is not installed (pip install 'ctxrelay[{h.name}]')")
+        pytest.skip(f"{h.name} is not installed (pip install 'ctxrelay[{h.extra}]')")
     return h
 
 

@@ -54,10 +54,16 @@ def _digest(value: Any) -> str:
 
 
 def _text(content: Any) -> str:
+    """A message's text: its string, or the text of its content blocks (an Anthropic
+    answer's ``tool_use`` blocks carry no text and add none)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+        return "\n".join(
+            str(p["text"]) if isinstance(p, dict) else str(p)
+            for p in content
+            if not isinstance(p, dict) or "text" in p
+        )
     return str(content)
 
 
