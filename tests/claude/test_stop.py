@@ -4,12 +4,15 @@ retry, through the real hook entry and real transcript files."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from ctxrelay.budget.bounds import (
     AGENT_MAX_TURNS,
+    CALL_LINE_WAIT_S,
     CONTEXT_PERCENT,
     HANDOFF_RETRY_MAX,
     HANDOFF_WAIT_TURNS,
@@ -412,3 +415,34 @@ def test_a_quiet_turn_end_still_sees_a_completed_task_and_a_handoff_write(
     answer = run_hook(stop_payload(transcript, project))
     assert answer is not None
     assert "task was just marked completed" in answer["systemMessage"]
+
+
+def test_a_reply_written_150_ms_after_the_stop_hook_starts_is_the_one_read(
+    project: Path, transcript: Transcript
+) -> None:
+    # Under load Claude Code can start Stop before it has written the turn's last
+    # response; the hook waits for the reply the payload names.
+    _turn(transcript, AT - 10_000)
+    assert run_hook(stop_payload(transcript, project)) is None  # quiet: a stamp is left
+    transcript.prompt("go on")
+    reply = "Part one of the widget is done."
+    late = threading.Timer(0.15, lambda: transcript.assistant(context=AT, text=reply))
+    late.start()
+    try:
+        answer = run_hook(stop_payload(transcript, project, last_assistant_message=reply))
+    finally:
+        late.join()
+    assert answer is not None
+    assert f"{AT:,} tokens" in answer["systemMessage"]
+
+
+def test_a_reply_that_never_appears_costs_at_most_the_bound(
+    project: Path, transcript: Transcript
+) -> None:
+    _turn(transcript, AT - 10_000)
+    started = time.monotonic()
+    payload = stop_payload(
+        transcript, project, last_assistant_message="A reply that was never written down."
+    )
+    assert run_hook(payload) is None  # read as it is: below the point, nothing to say
+    assert time.monotonic() - started < CALL_LINE_WAIT_S + 5  # a generous ceiling

@@ -40,11 +40,13 @@ __all__ = [
     "CALL_SEARCH_MAX_BYTES",
     "FIRST_CHUNK_BYTES",
     "HOT_TAIL_BYTES",
+    "REPLY_NEEDLE_CHARS",
     "TAIL_MAX_BYTES",
     "call_response",
     "is_prompt",
     "lines_backwards",
     "open_regular",
+    "reply_written",
     "tail_context",
 ]
 
@@ -147,6 +149,60 @@ def _record(line: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
+
+
+REPLY_NEEDLE_CHARS = 60
+"""How much of the start of a turn's last reply :func:`reply_written` looks for."""
+
+
+def _reply_needle(text: str) -> bytes | None:
+    """The start of ``text`` as it stands inside Claude Code's JSON line: its first line,
+    cut before the first character JSON might escape (a quote, a backslash, anything but
+    printable ASCII); ``None`` when too little is left to be told apart."""
+    first = text.strip().split("\n", 1)[0][:REPLY_NEEDLE_CHARS]
+    end = 0
+    while end < len(first) and " " <= first[end] <= "~" and first[end] not in '"\\':
+        end += 1
+    needle = first[:end].rstrip()
+    return needle.encode() if len(needle) >= 12 else None
+
+
+def reply_written(
+    path: str,
+    reply: str,
+    *,
+    wait_s: float = CALL_LINE_WAIT_S,
+    tail_bytes: int = HOT_TAIL_BYTES,
+) -> bool:
+    """Whether the transcript's tail holds the turn's last reply (the ``Stop`` payload's
+    ``last_assistant_message``), waiting up to ``wait_s`` for Claude Code to write it.
+
+    A ``Stop`` hook that reads the transcript before that response is written would see
+    the previous response's context (the race of :func:`call_response`, seen at ``Stop``
+    only under heavy load). True at once when the reply is there, and when it is too short
+    or too unusual to look for; False past the bound (the caller reads what is there)."""
+    needle = _reply_needle(reply)
+    if needle is None:
+        return True
+    deadline: float | None = None
+    while True:
+        fd = open_regular(path)
+        if fd is not None:
+            try:
+                size = os.fstat(fd).st_size
+                os.lseek(fd, max(0, size - tail_bytes), os.SEEK_SET)
+                if needle in os.read(fd, tail_bytes):
+                    return True
+            finally:
+                os.close(fd)
+        import time  # builtin; only when the reply is not written yet
+
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + wait_s
+        if now >= deadline:
+            return False
+        time.sleep(min(_POLL_S, deadline - now))
 
 
 def tail_context(

@@ -147,6 +147,13 @@ def _ready(path_text: object) -> Path | None:
 def handle(payload: StopPayload) -> HookAnswer | None:
     if payload.get("agent_id"):
         return None  # a subagent's stop is SubagentStop's business
+    transcript, reply = payload.get("transcript_path"), payload.get("last_assistant_message")
+    if isinstance(transcript, str) and isinstance(reply, str) and reply:
+        # Under load Claude Code may not have written the turn's last response yet: wait
+        # for it (bounded; at once when it is there), then read the transcript as it is.
+        from ctxrelay.transcripts._hot import reply_written
+
+        reply_written(transcript, reply)
     if _quiet(payload):
         return with_notice(None, _stopped_short_notice(payload))
     # The handover first: its state is saved before a notice is taken off the queue.
