@@ -9,8 +9,9 @@ its baseline, a bare ``python -c pass`` of the same interpreter.
 - a subagent ``PostToolUse`` hook (report-now from the subagent's own transcript) with a
   1 MB transcript and with a 100 MB one, each in its steady state: the hook has seen the
   file before and one new response was appended since (it runs after every tool call);
-- the main session's ``Stop`` hook (every turn: a turn of 21 tool calls that ends with
-  nothing to do, answered from the stamp of the first, full run) and ``SessionStart``
+- the main session's ``Stop`` hook (every turn: a turn of 21 tool calls and a closing
+  reply that the payload names, which ends with nothing to do, answered from the stamp
+  of the first, full run) and ``SessionStart``
   (every session: a startup seeded from the stamp of the first);
 - the ways to start the hook: the console script ``ctxrelay-hook`` (what the plugin's
   launcher finds), ``python -m ctxrelay.claude.hook``, ``python -c`` importing it, the
@@ -182,6 +183,14 @@ def main(argv: list[str] | None = None) -> int:
             for n in range(20):
                 f.write(main_call_line(20_000 + n, f"toolu_m{n}") + result_line(50_000))
             f.write(main_call_line(21_000, "toolu_1"))
+        # The Stop hook's turn ends with a reply the payload names (Claude Code sends it as
+        # last_assistant_message, and the hook looks for it in the tail before it reads).
+        reply = "Part one of the widget is done: the parser and its tests."
+        stop_file = root / "stop.jsonl"
+        final = json.loads(main_call_line(21_500, "toolu_end"))
+        final["message"]["content"] = [{"type": "text", "text": reply}]
+        final["message"]["stop_reason"] = "end_turn"
+        stop_file.write_bytes(main_file.read_bytes() + json.dumps(final).encode() + b"\n")
         bash = json.dumps(
             {
                 "session_id": SESSION.format(size=0),
@@ -208,9 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         stop = json.dumps(
             {
                 **{k: v for k, v in json.loads(main_post).items() if not k.startswith("tool")},
-                "transcript_path": str(main_file),
+                "transcript_path": str(stop_file),
                 "hook_event_name": "Stop",
                 "stop_hook_active": False,
+                "last_assistant_message": reply,
             }
         )
         session_start = json.dumps(
