@@ -178,7 +178,7 @@ class SqliteStore(SqlStore):
                 ) from None
         self._conn = self._connect()
         try:
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._use_wal()
             self._migrate()
         except sqlite3.Error as exc:
             self._conn.close()
@@ -187,6 +187,21 @@ class SqliteStore(SqlStore):
             self._conn.close()
             raise
         self._locks_dir = self.path.with_name(self.path.name + ".locks")
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL. Processes opening a new file at once race here, and
+        SQLite answers the journal-mode change "database is locked" at once rather than
+        through the busy handler, so the change is tried again until the busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.01)
 
     def _connect(self) -> sqlite3.Connection:
         try:
