@@ -214,14 +214,39 @@ def test_json_totals_reconcile_on_the_real_corpus() -> None:
     assert models["8463c716"] == {OPUS, HAIKU}
 
 
-def test_the_stdlib_decoder_reads_what_orjson_reads(monkeypatch: pytest.MonkeyPatch) -> None:
-    import ctxrelay.transcripts._scan as reader
+def test_every_decoder_and_the_whole_line_decode_read_the_same_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """json's C codec, orjson, the stdlib ``json`` and whole lines (no content splice)
+    all give the same transcripts on the real corpus."""
+    import ctxrelay.transcripts._pass as reader
+    from ctxrelay import _fastjson as fastjson
 
     root = corpus_path("corpora/claude-code-transcripts")
     files = _files_of(sorted(root.rglob("*.jsonl")))
-    fast = [scan(p, agent=a) for p, a in files]
-    monkeypatch.setattr(reader, "_decode", json.loads)
-    assert [scan(p, agent=a) for p, a in files] == fast
+    default = [scan(p, agent=a) for p, a in files]
+    assert any(t.responses for t in default)
+    big = reader.decoder_for(reader.ORJSON_MIN_BYTES)
+    assert big is not fastjson.loads  # orjson is a core dependency
+    assert [scan(p, agent=a, loads=big) for p, a in files] == default
+    assert [scan(p, agent=a, loads=json.loads) for p, a in files] == default
+    monkeypatch.setattr(reader, "_spliced", lambda *args: reader._NO_RECORD)
+    assert [scan(p, agent=a) for p, a in files] == default
+
+
+def test_without_orjson_a_large_run_decodes_with_json() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['orjson'] = None\n"  # as if it were not installed
+        "import ctxrelay.transcripts._pass as p, ctxrelay._fastjson as j\n"
+        "print(p.decoder_for(p.ORJSON_MIN_BYTES) is j.loads)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["True"]
 
 
 def test_reading_on_every_core_gives_what_one_reads() -> None:
@@ -248,25 +273,3 @@ def test_summed_pricing_equals_pricing_each_request() -> None:
     each = [pricer.cost(u, m) for m, u in items]
     assert pricer.total(items) == pytest.approx(sum(c or 0.0 for c in each))
     assert pricer.total([*items, ("nobody-knows-1", Usage(1, 0, 0, 1, 0))]) is None
-
-
-def test_without_orjson_the_reader_falls_back_to_the_standard_json() -> None:
-    import subprocess
-    import sys
-
-    path = corpus_path("corpora/claude-code-transcripts/spotter/short.jsonl")
-    code = (
-        "import sys; sys.modules['orjson'] = None\n"  # as if it were not installed
-        "import ctxrelay.transcripts._scan as s\n"
-        f"t = s.scan({str(path)!r})\n"
-        "print(s.DECODER, t.requests, t.usage.cache_read_input_tokens)"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    fast = scan(path)
-    assert done.stdout.split() == [
-        "json",
-        str(fast.requests),
-        str(fast.usage.cache_read_input_tokens),
-    ]

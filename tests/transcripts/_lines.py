@@ -50,10 +50,15 @@ def boundary(pre_tokens: int = 167_000, trigger: str = "auto") -> dict[str, Any]
     }
 
 
+def dumps(record: Any) -> bytes:
+    """One line as Claude Code writes it (``JSON.stringify``: no spaces, UTF-8)."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def write(path: Path, records: list[Any], *, tail: bytes = b"") -> Path:
     with path.open("wb") as f:
         for record in records:
-            line = record if isinstance(record, bytes) else json.dumps(record).encode()
+            line = record if isinstance(record, bytes) else dumps(record)
             f.write(line + b"\n")
         f.write(tail)
     return path

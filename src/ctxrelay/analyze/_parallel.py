@@ -1,7 +1,8 @@
 """Reading many transcripts on every core: the full pass is CPU-bound (decoding), and a
 corpus is many files, so the files are split by size between this process and forked
 children, each child sending its :class:`~ctxrelay.transcripts.Transcript` values back through a
-pipe as plain tuples in :mod:`marshal` form (built in and loaded already: ``pickle``
+pipe as the plain tuples :func:`~ctxrelay.transcripts._pass.read_raw` returns, in
+:mod:`marshal` form (built in and loaded already: ``pickle``
 would cost more to import than a small corpus takes to read).
 
 Forking is used only where it is safe and cheap: a platform with ``os.fork``, no other
@@ -18,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.errors import TranscriptError
-from ctxrelay.transcripts import Compaction, Response, Transcript, Usage, scan
+from ctxrelay.transcripts._pass import decoder_for, read_raw
+from ctxrelay.transcripts._scan import Transcript, transcript_of
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ctxrelay.transcripts._pass import RawTranscript
+
+    RawResult = tuple[list[tuple[str, RawTranscript]], list[tuple[str, str]]]
 
 __all__ = ["MIN_PARALLEL_BYTES", "cores", "scan_all"]
 
@@ -47,15 +57,8 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _scan_files(files: Files) -> Result:
-    done: dict[Path, Transcript] = {}
-    failed: dict[Path, TranscriptError] = {}
-    for path, agent in files:
-        try:
-            done[path] = scan(path, agent=agent)
-        except TranscriptError as exc:
-            failed[path] = exc
-    return done, failed
+def _scan_files(files: Files, loads: Callable[[bytes], Any]) -> Result:
+    return _result(_read_files(files, loads))
 
 
 def _can_fork() -> bool:
@@ -77,96 +80,32 @@ def _split(files: Files, parts: int) -> list[Files]:
     return [b for b in bins if b]
 
 
-def _pack_response(r: Response) -> tuple[Any, ...]:
-    u = r.usage
+def _read_files(files: Files, loads: Callable[[bytes], Any]) -> RawResult:
+    done: list[tuple[str, RawTranscript]] = []
+    failed: list[tuple[str, str]] = []
+    for path, agent in files:
+        key = os.fspath(path)
+        try:
+            done.append((key, read_raw(key, agent=agent, loads=loads)))
+        except TranscriptError as exc:
+            failed.append((key, str(exc)))
+    return done, failed
+
+
+def _result(raw: RawResult) -> Result:
+    done, failed = raw
     return (
-        r.message_id,
-        r.model,
-        (
-            u.input_tokens,
-            u.cache_creation_input_tokens,
-            u.cache_read_input_tokens,
-            u.output_tokens,
-            u.cache_creation_1h_tokens,
-        ),
-        r.sidechain,
-        r.segment,
-        r.timestamp,
-        r.agent_id,
+        {Path(key): transcript_of(t) for key, t in done},
+        {Path(key): TranscriptError(message) for key, message in failed},
     )
 
 
-def _unpack_response(raw: tuple[Any, ...]) -> Response:
-    message_id, model, usage, sidechain, segment, timestamp, agent_id = raw
-    return Response(message_id, model, Usage(*usage), sidechain, segment, timestamp, agent_id)
-
-
-def _pack(result: Result) -> bytes:
-    done, failed = result
-    transcripts = [
-        (
-            os.fspath(path),
-            t.path,
-            t.session_id,
-            t.version,
-            [_pack_response(r) for r in t.responses],
-            [_pack_response(r) for r in t.sidechain_responses],
-            [
-                (c.pre_tokens, c.trigger, c.after_requests, c.summary_chars, c.timestamp)
-                for c in t.compactions
-            ],
-            t.lines,
-            t.malformed_lines,
-            t.size_bytes,
-            list(t.models),
-            t.synthetic_responses,
-            t.request_ids,
-        )
-        for path, t in done.items()
-    ]
-    errors = [(os.fspath(path), str(exc)) for path, exc in failed.items()]
-    return marshal.dumps((transcripts, errors))
-
-
-def _unpack(data: bytes) -> Result:
-    transcripts, errors = marshal.loads(data)
-    done: dict[Path, Transcript] = {}
-    for (
-        key,
-        path,
-        sid,
-        version,
-        main,
-        side,
-        comps,
-        lines,
-        bad,
-        size,
-        models,
-        syn,
-        ids,
-    ) in transcripts:
-        done[Path(key)] = Transcript(
-            path=path,
-            session_id=sid,
-            version=version,
-            responses=tuple(_unpack_response(r) for r in main),
-            sidechain_responses=tuple(_unpack_response(r) for r in side),
-            compactions=tuple(Compaction(*c) for c in comps),
-            lines=lines,
-            malformed_lines=bad,
-            size_bytes=size,
-            models=tuple(models),
-            synthetic_responses=syn,
-            request_ids=ids,
-        )
-    return done, {Path(p): TranscriptError(message) for p, message in errors}
-
-
-def _child(files: Files, fd: int) -> None:  # pragma: no cover - runs in the forked child
+def _child(
+    files: Files, fd: int, loads: Callable[[bytes], Any]
+) -> None:  # pragma: no cover - runs in the forked child
     code = 0
     try:
-        data = _pack(_scan_files(files))
+        data = marshal.dumps(_read_files(files, loads))
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view) :]
@@ -185,7 +124,7 @@ def _collect(pid: int, fd: int) -> Result | None:
     if status != 0 or not chunks:
         return None
     try:
-        return _unpack(b"".join(chunks))
+        return _result(marshal.loads(b"".join(chunks)))
     except (ValueError, TypeError, EOFError):
         return None
 
@@ -195,12 +134,13 @@ def scan_all(files: Files, *, workers: int | None = None) -> Result:
 
     ``workers`` caps the processes (default: the cores, when the files are several and
     at least :data:`MIN_PARALLEL_BYTES` in all; ``1`` reads everything here)."""
+    total = sum(_size(p) for p, _ in files)
+    loads = decoder_for(total)
     if workers is None:
-        enough = len(files) > 1 and sum(_size(p) for p, _ in files) >= MIN_PARALLEL_BYTES
-        workers = cores() if enough else 1
+        workers = cores() if len(files) > 1 and total >= MIN_PARALLEL_BYTES else 1
     workers = max(1, min(workers, len(files)))
     if workers == 1 or not _can_fork():
-        return _scan_files(files)
+        return _scan_files(files, loads)
     mine, *theirs = _split(files, workers)
     children: list[tuple[int, int, Files]] = []
     for part in theirs:
@@ -208,14 +148,14 @@ def scan_all(files: Files, *, workers: int | None = None) -> Result:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(part, write_fd)
+            _child(part, write_fd, loads)
         os.close(write_fd)
         children.append((pid, read_fd, part))
-    done, failed = _scan_files(mine)
+    done, failed = _scan_files(mine, loads)
     for pid, fd, part in children:
         got = _collect(pid, fd)
         if got is None:
-            got = _scan_files(part)  # the child failed: read its share here
+            got = _scan_files(part, loads)  # the child failed: read its share here
         done.update(got[0])
         failed.update(got[1])
     return done, failed

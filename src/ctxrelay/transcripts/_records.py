@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
+from ctxrelay.transcripts._pass import raw_response, usage_tuple
 
 __all__ = [
     "SYNTHETIC_MODEL",
@@ -76,21 +77,10 @@ class Usage:
 
 
 def usage_of(raw: object) -> Usage | None:
-    """The :class:`Usage` of a ``message.usage`` object, ``None`` when it is not one."""
-    if not isinstance(raw, dict):
-        return None
-    created = as_count(raw.get("cache_creation_input_tokens"))
-    one_hour = 0
-    split = raw.get("cache_creation")
-    if isinstance(split, dict):
-        one_hour = min(as_count(split.get("ephemeral_1h_input_tokens")), created)
-    return Usage(
-        as_count(raw.get("input_tokens")),
-        created,
-        as_count(raw.get("cache_read_input_tokens")),
-        as_count(raw.get("output_tokens")),
-        one_hour,
-    )
+    """The :class:`Usage` of a ``message.usage`` object, ``None`` when it is not one
+    (the rule is :func:`ctxrelay.transcripts._pass.usage_tuple`)."""
+    counts = usage_tuple(raw)
+    return None if counts is None else Usage(*counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,16 +113,11 @@ def response_of(record: dict[str, Any]) -> tuple[str, str | None, Usage] | None:
     message = record.get("message")
     if not isinstance(message, dict):
         return None
-    message_id = message.get("id")
-    if not isinstance(message_id, str) or not message_id:
+    found = raw_response(message)
+    if found is None:
         return None
-    model = message.get("model")
-    if model == SYNTHETIC_MODEL:
-        return None
-    usage = usage_of(message.get("usage"))
-    if usage is None:
-        return None
-    return message_id, model if isinstance(model, str) else None, usage
+    message_id, model, counts = found
+    return message_id, model, Usage(*counts)
 
 
 @dataclass(frozen=True, slots=True)

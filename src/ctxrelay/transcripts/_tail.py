@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from typing import IO, Any
 
-from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES, TAIL_MAX_BYTES, lines_backwards
+from ctxrelay.transcripts._pass import open_fd
 from ctxrelay.transcripts._records import (
     AgentStats,
     ContextReading,
@@ -40,22 +39,10 @@ _BOUNDARY = b'"compact_boundary"'
 def open_transcript(path: str | os.PathLike[str]) -> IO[bytes] | None:
     """Open a transcript for binary reading; ``None`` when it does not exist (yet).
 
-    Refuses anything but a regular file: opening a FIFO named by a payload would hang.
+    Refuses anything but a regular file (:func:`ctxrelay.transcripts._pass.open_fd`).
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise TranscriptError(f"cannot open the transcript {os.fspath(path)!r}: {exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise TranscriptError(f"the transcript {os.fspath(path)!r} is not a regular file")
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    fd = open_fd(os.fspath(path))
+    return None if fd is None else os.fdopen(fd, "rb")
 
 
 def _loads(line: bytes) -> dict[str, Any] | None:

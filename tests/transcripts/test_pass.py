@@ -1,0 +1,114 @@
+"""The forward pass decodes a response's line without its content: the same records as
+a whole-line decode, whatever the content holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ctxrelay.transcripts._pass as reader
+from ctxrelay.transcripts import Usage, scan
+from tests.transcripts._lines import dumps, write
+
+
+def _line(message_id: str, content: list[Any], *, output: int = 5, **top: Any) -> dict[str, Any]:
+    """An assistant line in Claude Code 2.1's key order (content before usage)."""
+    return {
+        "parentUuid": None,
+        "isSidechain": False,
+        "sessionId": "s-1",
+        "version": "2.1.39",
+        "message": {
+            "model": "claude-opus-4-6",
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 3,
+                "cache_creation_input_tokens": 100,
+                "cache_read_input_tokens": 1000,
+                "cache_creation": {"ephemeral_1h_input_tokens": 100},
+                "output_tokens": output,
+            },
+        },
+        "requestId": f"req-{message_id}",
+        "type": "assistant",
+        "timestamp": "2026-02-10T21:11:59.186Z",
+        **top,
+    }
+
+
+_TRICKY = [
+    # The splice's byte patterns inside strings (escaped) and inside nested objects.
+    [{"type": "text", "text": 'a "content":[ b ],"stop_reason": c "message":{ d'}],
+    [{"type": "tool_use", "id": "t1", "name": "x", "input": {"content": [1, 2]}}],
+    [
+        {
+            "type": "tool_use",
+            "id": "t2",
+            "name": "x",
+            "input": {"items": [], "stop_reason": "fake", "usage": {"output_tokens": 99}},
+        }
+    ],
+    [{"type": "tool_use", "id": "t3", "name": "x", "input": {"message": {"content": []}}}],
+    [{"type": "text", "text": '\\"],\\"stop_reason\\":'}],
+    [{"type": "text", "text": "unicode \u00e9\u4e2d\U0001f600 and \\u escapes"}],
+    [],
+]
+
+
+@pytest.mark.parametrize("content", _TRICKY, ids=range(len(_TRICKY)))
+def test_a_splice_reads_what_a_whole_decode_reads(
+    tmp_path: Path, content: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "t.jsonl", [_line("m1", content), _line("m1", content, output=9)])
+    spliced = scan(path)
+    assert spliced.requests == 1
+    assert spliced.responses[0].usage == Usage(3, 100, 1000, 9, 100)
+    assert spliced.request_ids == {"m1": "req-m1"}
+    monkeypatch.setattr(reader, "_spliced", lambda *args: reader._NO_RECORD)
+    assert scan(path) == spliced
+
+
+def test_the_splice_is_used_and_drops_only_the_content(tmp_path: Path) -> None:
+    content = [{"type": "text", "text": "x" * 10_000}]
+    record = _line("m1", content)
+    path = write(tmp_path / "t.jsonl", [record])
+    data = path.read_bytes()
+    needle = data.find(b'"output_tokens":')
+    got = reader._spliced(data, 0, len(data) - 1, needle, json.loads)
+    assert got == {**record, "message": {**record["message"], "content": []}}
+
+
+def test_a_splice_that_does_not_parse_falls_back_to_the_whole_line(tmp_path: Path) -> None:
+    # A nested "],"stop_reason":" before the real one: the splice is unbalanced.
+    content = [{"type": "tool_use", "id": "t", "name": "x", "input": {"a": [], "stop_reason": 1}}]
+    path = write(tmp_path / "t.jsonl", [_line("m1", content)])
+    data = path.read_bytes()
+    needle = data.find(b'"output_tokens":')
+    assert reader._spliced(data, 0, len(data) - 1, needle, json.loads) is reader._NO_RECORD
+    assert scan(path).responses[0].usage == Usage(3, 100, 1000, 5, 100)
+
+
+def test_other_key_orders_read_the_same(tmp_path: Path) -> None:
+    # Claude Code 2.1.197 puts sessionId and version after the message.
+    record = _line("m1", [{"type": "text", "text": "hi"}])
+    moved = {k: v for k, v in record.items() if k not in ("sessionId", "version")}
+    moved.update(sessionId="s-2", version="2.1.197", agentId="a1")
+    path = write(tmp_path / "t.jsonl", [moved])
+    transcript = scan(path)
+    assert (transcript.session_id, transcript.version) == ("s-2", "2.1.197")
+    assert transcript.responses[0].agent_id == "a1"
+
+
+def test_a_truncated_response_is_malformed_and_loads_no_json(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [_line("m1", [])], tail=dumps(_line("m2", []))[:-20])
+    transcript = scan(path)
+    assert transcript.requests == 1
+    assert transcript.malformed_lines == 1
