@@ -1,0 +1,109 @@
+"""``ctxrelay._frozen`` behaves as a frozen, slotted dataclass where the project uses one."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+from ctxrelay._frozen import FrozenError, field, fields, frozen, replace
+
+
+@frozen
+class Point:
+    """A doc."""
+
+    x: int
+    y: int = 0
+    tags: tuple[str, ...] = ()
+    note: str = field(default="", compare=False, repr=False)
+
+    @property
+    def total(self) -> int:
+        return self.x + self.y
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Twin:
+    x: int
+    y: int = 0
+    tags: tuple[str, ...] = ()
+    note: str = dataclasses.field(default="", compare=False, repr=False)
+
+
+@frozen
+class Derived:
+    size: int
+    items: dict[str, int] = field(default_factory=dict)
+    double: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "double", self.size * 2)
+
+
+def test_construction_equality_hash_and_repr_match_a_dataclass() -> None:
+    calls = [((1,), {}), ((1, 2), {}), ((1,), {"tags": ("a",)}), ((), {"x": 3, "note": "n"})]
+    for args, kwargs in calls:
+        ours, theirs = Point(*args, **kwargs), Twin(*args, **kwargs)  # type: ignore[arg-type]
+        assert [getattr(ours, n) for n in fields(ours)] == [
+            getattr(theirs, f.name) for f in dataclasses.fields(theirs)
+        ]
+        assert repr(ours) == repr(theirs).replace("Twin", "Point")
+    assert Point(1, 2) == Point(1, 2, note="other")  # compare=False
+    assert Point(1, 2) != Point(2, 1)
+    assert hash(Point(1, 2)) == hash(Point(1, 2, note="x"))
+    assert Point(1) != Twin(1)  # type: ignore[comparison-overlap]
+    assert Point(1, 2).total == 3
+    assert Point.__doc__ == "A doc."
+    assert Point.__match_args__ == Twin.__match_args__
+    match Point(4, 5):
+        case Point(x, y):
+            assert (x, y) == (4, 5)
+
+
+def test_wrong_calls_raise_type_error_as_a_dataclass_does() -> None:
+    for args, kwargs in [((), {}), ((1, 2, (), "", 5), {}), ((1,), {"x": 2}), ((1,), {"z": 1})]:
+        with pytest.raises(TypeError):
+            Twin(*args, **kwargs)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            Point(*args, **kwargs)  # type: ignore[arg-type]
+
+
+def test_values_are_immutable_slotted_and_copyable() -> None:
+    p = Point(1, 2, ("a",), "n")
+    with pytest.raises(FrozenError):
+        p.x = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del p.y
+    assert not hasattr(p, "__dict__")
+    for other in (copy.copy(p), copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert other == p
+        assert other.note == "n"
+
+
+def test_factories_post_init_and_replace() -> None:
+    a, b = Derived(2), Derived(2)
+    assert a.items == {}
+    assert a.items is not b.items
+    assert a.double == 4
+    c = replace(a, size=5)
+    assert (c.size, c.double) == (5, 10)  # derived again
+    assert replace(Point(1, 2), y=7) == Point(1, 7)
+    with pytest.raises(TypeError):
+        replace(a, double=1)
+    assert repr(a) == "Derived(size=2, items={})"
+
+
+def test_importing_it_loads_neither_dataclasses_nor_typing() -> None:
+    code = (
+        "import sys, ctxrelay._frozen\n"
+        "print(sorted(m for m in ('dataclasses', 'typing', 'inspect') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
