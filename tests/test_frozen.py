@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ctxrelay._frozen import FrozenError, field, fields, frozen, replace
+from ctxrelay._frozen import FrozenError, as_dict, field, fields, frozen, replace
 
 
 @frozen
@@ -38,7 +38,7 @@ class Twin:
 @frozen
 class Derived:
     size: int
-    items: dict[str, int] = field(default_factory=dict)
+    items: dict[str, int] = field(default_factory=dict, hash=False)
     double: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -73,6 +73,24 @@ def test_wrong_calls_raise_type_error_as_a_dataclass_does() -> None:
             Point(*args, **kwargs)  # type: ignore[arg-type]
 
 
+def test_as_dict_matches_asdict() -> None:
+    @frozen
+    class Outer:
+        inner: Point
+        many: tuple[Point, ...] = ()
+        by: dict[str, Point] = field(default_factory=dict)
+
+    @dataclasses.dataclass(frozen=True)
+    class TwinOuter:
+        inner: Twin
+        many: tuple[Twin, ...] = ()
+        by: dict[str, Twin] = dataclasses.field(default_factory=dict)
+
+    ours = Outer(Point(1, 2), (Point(3),), {"k": Point(4, note="n")})
+    theirs = TwinOuter(Twin(1, 2), (Twin(3),), {"k": Twin(4, note="n")})
+    assert as_dict(ours) == dataclasses.asdict(theirs)
+
+
 def test_values_are_immutable_slotted_and_copyable() -> None:
     p = Point(1, 2, ("a",), "n")
     with pytest.raises(FrozenError):
@@ -96,6 +114,8 @@ def test_factories_post_init_and_replace() -> None:
     with pytest.raises(TypeError):
         replace(a, double=1)
     assert repr(a) == "Derived(size=2, items={})"
+    assert hash(a) == hash(Derived(2, {"k": 1}))  # hash=False: compared, not hashed
+    assert a != Derived(2, {"k": 1})
 
 
 def test_importing_it_loads_neither_dataclasses_nor_typing() -> None:

@@ -8,7 +8,8 @@ from source), so the analyzer's fifteen value classes cost more than reading 10 
 transcripts. :func:`frozen` gives a class what the project uses of a frozen, slotted
 dataclass (an ``__init__`` of its fields in order with their defaults, ``__eq__``,
 ``__hash__``, ``__repr__``, ``__match_args__``, immutability, :func:`replace`,
-:func:`fields`) from functions written once here, so a class costs a few microseconds.
+:func:`fields`, :func:`as_dict`) from functions written once here, so a class costs a
+few microseconds.
 For type checkers it is a ``dataclass_transform``: mypy checks its classes as
 dataclasses. ``tests/test_frozen.py`` holds it to ``dataclasses``' behaviour.
 """
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
     T = TypeVar("T")
 
-__all__ = ["FrozenError", "field", "fields", "frozen", "replace"]
+__all__ = ["FrozenError", "as_dict", "field", "fields", "frozen", "replace"]
 
 _MISSING: Any = object()
 _NOT_FIELDS = ("ClassVar", "typing.ClassVar", "Final", "typing.Final")
@@ -34,16 +35,24 @@ class FrozenError(AttributeError):
 
 
 class _Field:
-    __slots__ = ("compare", "default", "factory", "init", "repr")
+    __slots__ = ("compare", "default", "factory", "hash", "init", "repr")
 
     def __init__(
-        self, default: Any, factory: Callable[[], Any] | None, init: bool, repr: bool, compare: bool
+        self,
+        *,
+        default: Any,
+        factory: Callable[[], Any] | None,
+        init: bool,
+        repr: bool,
+        compare: bool,
+        hash: bool | None,
     ) -> None:
         self.default = default
         self.factory = factory
         self.init = init
         self.repr = repr
         self.compare = compare
+        self.hash = compare if hash is None else hash
 
 
 def field(
@@ -53,10 +62,19 @@ def field(
     init: bool = True,
     repr: bool = True,
     compare: bool = True,
+    hash: bool | None = None,
 ) -> Any:
     """A field with options, as ``dataclasses.field`` (``compare=False`` leaves it out of
-    equality and hashing; ``init=False`` is set by ``__post_init__``)."""
-    return _Field(default, default_factory, init, repr, compare)
+    equality and hashing, ``hash=False`` out of hashing only; ``init=False`` is set by
+    ``__post_init__``)."""
+    return _Field(
+        default=default,
+        factory=default_factory,
+        init=init,
+        repr=repr,
+        compare=compare,
+        hash=hash,
+    )
 
 
 def _frozen_setattr(self: object, name: str, value: object) -> None:
@@ -76,7 +94,13 @@ def _build(cls: type) -> type:
             if name in specs or str(note).startswith(_NOT_FIELDS):
                 continue
             value = klass.__dict__.get(name, _MISSING)
-            spec = value if isinstance(value, _Field) else _Field(value, None, True, True, True)
+            spec = (
+                value
+                if isinstance(value, _Field)
+                else _Field(
+                    default=value, factory=None, init=True, repr=True, compare=True, hash=None
+                )
+            )
             names.append(name)
             specs[name] = spec
     init_names = tuple(n for n in names if specs[n].init)
@@ -88,6 +112,7 @@ def _build(cls: type) -> type:
         (n, f) for n in names if not specs[n].init and (f := specs[n].factory) is not None
     )
     compared = tuple(n for n in names if specs[n].compare)
+    hashed = tuple(n for n in names if specs[n].hash)
     shown = tuple(n for n in names if specs[n].repr)
     post_init = getattr(cls, "__post_init__", None)
     count = len(init_names)
@@ -128,7 +153,7 @@ def _build(cls: type) -> type:
         )
 
     def __hash__(self: Any) -> int:
-        return hash(tuple(getattr(self, n) for n in compared))
+        return hash(tuple(getattr(self, n) for n in hashed))
 
     def __repr__(self: Any) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in shown)
@@ -201,3 +226,19 @@ def replace(value: T, **changes: Any) -> T:
         if name not in init:
             raise TypeError(f"{cls.__name__} has no init field {name!r}")
     return cls(*(changes[n] if n in changes else getattr(value, n) for n in init))
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """``dataclasses.asdict``: the fields of a :func:`frozen` value as a dict, nested
+    values (in lists, tuples and dicts too) as dicts of their own."""
+    return {name: _plain(getattr(value, name)) for name in fields(value)}
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(type(value), "_frozen_fields"):
+        return as_dict(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value

@@ -21,9 +21,9 @@ import json
 import math
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ctxrelay._frozen import frozen
 from ctxrelay.budget.models import FAMILIES, normalize_model
 from ctxrelay.errors import ConfigError
 
@@ -41,7 +41,7 @@ __all__ = [
 _PER = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Prices:
     """USD per million tokens of one model family."""
 

@@ -11,9 +11,9 @@ no ``cost_usd``: an unknown price is never a zero.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from ctxrelay._frozen import frozen
 from ctxrelay.pricing import Prices, PriceTable, cost
 from ctxrelay.transcripts import Usage
 
@@ -98,7 +98,7 @@ class Pricer:
         return total
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelLine:
     """The responses of one model in a bill."""
 
@@ -121,7 +121,7 @@ def _merge(a: ModelLine, b: ModelLine) -> ModelLine:
     return ModelLine(a.model, a.requests + b.requests, a.usage + b.usage, both)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Bill:
     """Responses summed per model, each priced at its own model's prices."""
 

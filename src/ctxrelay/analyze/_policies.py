@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
+from ctxrelay._frozen import frozen
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.errors import ConfigError
 
@@ -14,7 +14,7 @@ __all__ = ["DEFAULT_POLICIES", "Policy", "Sweep", "parse_policies", "parse_polic
 PolicyKind = Literal["none", "compact", "handoff"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Policy:
     """``none`` (as recorded), ``compact`` (Claude Code's auto-compaction) or
     ``handoff`` at ``threshold`` percent of the window (ctxrelay's slider)."""
@@ -69,7 +69,7 @@ def parse_policies(texts: list[str]) -> tuple[Policy, ...]:
     return tuple(found.values())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Sweep:
     """Handoff sliders from ``start`` to ``stop`` (inclusive) every ``step`` points."""
 

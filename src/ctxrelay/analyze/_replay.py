@@ -32,9 +32,9 @@ The model (every number is in :class:`Assumptions` and printed with the results)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
+from ctxrelay._frozen import field, frozen
 from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
@@ -88,7 +88,7 @@ NEW_CONTEXT_TOKENS = 100
 """The write confirmation and the ``new_context`` call."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Assumptions:
     """The numbers the replay rests on; ``measured`` names the ones taken from the session."""
 
@@ -221,7 +221,7 @@ def measure_assumptions(
 RequestKind = Literal["recorded", "summary", "notes", "new_context"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SimRequest:
     """One request of a replay; ``recorded`` is the index of the recorded request it
     stands for (``None`` for requests the policy added)."""
@@ -237,7 +237,7 @@ class SimRequest:
     """When the recorded request it stands for (or follows) was made."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReplayResult:
     """A policy's replay of one session."""
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from ctxrelay._frozen import field, frozen, replace
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import Assumptions, ReplayResult, measure_assumptions, replay
@@ -116,7 +116,7 @@ def _bill(responses: Iterable[Response], pricer: Pricer) -> Bill:
     return Bill.of(((r.model, r.usage) for r in responses), pricer)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SubagentReport:
     """One subagent of a session: its own file, or an old transcript's inline lines."""
 
@@ -143,7 +143,7 @@ class SubagentReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SweepPoint:
     threshold: float
     cost_usd: float | None
@@ -161,7 +161,7 @@ class SweepPoint:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionReport:
     """One session: what it cost as recorded and under each policy replayed."""
 

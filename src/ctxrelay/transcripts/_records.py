@@ -6,9 +6,9 @@ Stdlib only and no pathlib. The subagent hook's hot path needs only the counts, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from ctxrelay._frozen import frozen
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 from ctxrelay.transcripts._pass import raw_response, usage_tuple
 
@@ -35,7 +35,7 @@ class UsageDict(TypedDict):
     output_tokens: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Usage:
     """Token usage of one model response, Anthropic categories.
 
@@ -83,7 +83,7 @@ def usage_of(raw: object) -> Usage | None:
     return None if counts is None else Usage(*counts)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Response:
     """One model response (one request), deduplicated by ``message.id``.
 
@@ -120,7 +120,7 @@ def response_of(record: dict[str, Any]) -> tuple[str, str | None, Usage] | None:
     return message_id, model, Usage(*counts)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Compaction:
     """A ``system``/``compact_boundary`` line: the chain restarts after it.
 
@@ -135,7 +135,7 @@ class Compaction:
     timestamp: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContextReading:
     """The latest context of a chain, read from the tail of its transcript.
 
@@ -151,7 +151,7 @@ class ContextReading:
     pre_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentStats:
     """What the subagent hook needs from a subagent's own transcript."""
 

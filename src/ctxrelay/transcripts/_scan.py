@@ -5,9 +5,9 @@ forked reader can send it through a pipe as it is)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from ctxrelay import _fastjson
+from ctxrelay._frozen import field, frozen
 from ctxrelay.transcripts._pass import read_raw
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Transcript", "scan", "transcript_of"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Transcript:
     """Everything the analyzer reads from one transcript file.
 
