@@ -17,15 +17,19 @@ imported only to read a ``.toml`` file.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from collections.abc import Iterator, Mapping
-from typing import Any, Protocol
+from collections.abc import Mapping
 
+from ctxrelay import _fastjson
 from ctxrelay._frozen import frozen
 from ctxrelay.budget.models import FAMILIES, normalize_model
 from ctxrelay.errors import ConfigError
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any, Protocol
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -286,29 +290,31 @@ def load_prices(path: str | os.PathLike[str], base: PriceTable = DEFAULT_PRICES)
 
             raw = tomllib.loads(data.decode("utf-8"))
         else:
-            raw = json.loads(data)
+            raw = _fastjson.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"the price file {name!r} does not parse: {exc}") from None
-    if isinstance(raw, Mapping) and isinstance(raw.get("models"), Mapping):
+    if isinstance(raw, dict) and isinstance(raw.get("models"), dict):
         raw = raw["models"]
-    if not isinstance(raw, Mapping) or not raw:
+    if not isinstance(raw, dict) or not raw:
         raise ConfigError(f"the price file {name!r} holds no table of model prices")
     return base.merged({str(k): _entry(str(k), v, name) for k, v in raw.items()})
 
 
-class UsageLike(Protocol):
-    """Anything with Anthropic's four usage counts (``ctxrelay.runtime.model.Usage``,
-    ``ctxrelay.transcripts.Usage``); a ``cache_creation_1h_tokens`` attribute, when
-    present, prices that share of the writes at the 1-hour rate."""
+if TYPE_CHECKING:
 
-    @property
-    def input_tokens(self) -> int: ...
-    @property
-    def output_tokens(self) -> int: ...
-    @property
-    def cache_creation_input_tokens(self) -> int: ...
-    @property
-    def cache_read_input_tokens(self) -> int: ...
+    class UsageLike(Protocol):
+        """Anything with Anthropic's four usage counts (``ctxrelay.runtime.model.Usage``,
+        ``ctxrelay.transcripts.Usage``); a ``cache_creation_1h_tokens`` attribute, when
+        present, prices that share of the writes at the 1-hour rate."""
+
+        @property
+        def input_tokens(self) -> int: ...
+        @property
+        def output_tokens(self) -> int: ...
+        @property
+        def cache_creation_input_tokens(self) -> int: ...
+        @property
+        def cache_read_input_tokens(self) -> int: ...
 
 
 def _count(value: object) -> int:

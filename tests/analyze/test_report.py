@@ -92,9 +92,10 @@ def test_discovery_skips_subagent_files_and_takes_files(tmp_path: Path) -> None:
     root = corpus_path(SPOTTER)
     found = discover([root])
     assert len(found) == 6
-    assert not any("subagents" in p.parts for p in found)
+    assert not any("subagents" in Path(p).parts for p in found)
+    assert found == sorted(found, key=lambda p: Path(p).parts)  # in pathlib's order
     single = root / "short.jsonl"
-    assert discover([single, single]) == [single]
+    assert discover([single, str(single)]) == [str(single)]
     with pytest.raises(ConfigError, match="no transcript or directory"):
         discover([tmp_path / "nope"])
 

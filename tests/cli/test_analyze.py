@@ -116,9 +116,9 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
     (tmp_path / "good.jsonl").write_bytes(good.read_bytes())
     os.mkfifo(tmp_path / "pipe.jsonl")  # not a regular file: never read, never hangs
     found = ctxrelay.analyze.discover([tmp_path])
-    assert found == [tmp_path / "good.jsonl"]
+    assert found == [str(tmp_path / "good.jsonl")]
     # A session deleted between the directory listing and its read (Claude Code running).
-    gone = tmp_path / "gone.jsonl"
+    gone = str(tmp_path / "gone.jsonl")
     monkeypatch.setattr(ctxrelay.analyze._report, "discover", lambda paths: [gone, *found])
     assert main(["analyze", str(tmp_path), "--json"]) == 0
     out, err = capsys.readouterr()

@@ -13,7 +13,7 @@ demo's last lines) load on first use, so ``--json`` without them does not import
 modules.
 """
 
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
 from ctxrelay.analyze._bill import Bill, Pricer
 from ctxrelay.analyze._policies import (
@@ -46,7 +46,10 @@ from ctxrelay.analyze._report import (
     totals_json,
 )
 
-if TYPE_CHECKING:  # loaded on first use, below
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from typing import Any
+
     from ctxrelay.analyze._groups import (
         GROUPINGS,
         Recommendation,

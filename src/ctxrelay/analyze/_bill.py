@@ -10,12 +10,14 @@ no ``cost_usd``: an unknown price is never a zero.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
 from ctxrelay._frozen import frozen
 from ctxrelay.pricing import Prices, PriceTable, cost
 from ctxrelay.transcripts import Usage
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
 
 __all__ = ["NO_MODEL", "Bill", "ModelLine", "Pricer", "usage_json"]
 

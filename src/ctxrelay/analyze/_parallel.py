@@ -15,7 +15,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from ctxrelay.errors import TranscriptError
@@ -38,8 +37,8 @@ process on a loaded 2-core machine: on 9.8 MB one reader was 10 ms faster than t
 (the parent rebuilding the child's values costs about what the child saved), on 76 MB
 they were even."""
 
-Files = list[tuple[Path, bool]]
-Result = tuple[dict[Path, Transcript], dict[Path, TranscriptError]]
+Files = list[tuple[str, bool]]
+Result = tuple[dict[str, Transcript], dict[str, TranscriptError]]
 
 
 def cores() -> int:
@@ -50,9 +49,9 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0
 
@@ -95,8 +94,8 @@ def _read_files(files: Files, loads: Callable[[bytes], Any]) -> RawResult:
 def _result(raw: RawResult) -> Result:
     done, failed = raw
     return (
-        {Path(key): transcript_of(t) for key, t in done},
-        {Path(key): TranscriptError(message) for key, message in failed},
+        {key: transcript_of(t) for key, t in done},
+        {key: TranscriptError(message) for key, message in failed},
     )
 
 

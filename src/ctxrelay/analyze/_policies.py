@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from ctxrelay._frozen import frozen
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
@@ -11,7 +10,11 @@ from ctxrelay.errors import ConfigError
 
 __all__ = ["DEFAULT_POLICIES", "Policy", "Sweep", "parse_policies", "parse_policy", "parse_sweep"]
 
-PolicyKind = Literal["none", "compact", "handoff"]
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from typing import Literal
+
+    PolicyKind = Literal["none", "compact", "handoff"]
 
 
 @frozen

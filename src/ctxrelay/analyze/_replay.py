@@ -31,9 +31,6 @@ The model (every number is in :class:`Assumptions` and printed with the results)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Literal
-
 from ctxrelay._frozen import field, frozen
 from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._policies import Policy
@@ -48,6 +45,10 @@ from ctxrelay.budget.bounds import (
 from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.pricing import PriceTable
 from ctxrelay.transcripts import Compaction, Response, Usage
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -218,7 +219,10 @@ def measure_assumptions(
     )
 
 
-RequestKind = Literal["recorded", "summary", "notes", "new_context"]
+if TYPE_CHECKING:
+    from typing import Literal
+
+    RequestKind = Literal["recorded", "summary", "notes", "new_context"]
 
 
 @frozen

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from ctxrelay._frozen import field, frozen, replace
@@ -60,52 +59,81 @@ SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
 (a stored ``--db`` session is a ``session``)."""
 
 
-def default_projects_dir() -> Path:
+def default_projects_dir() -> str:
     """Where Claude Code keeps its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` or
     ``~/.claude/projects``."""
     config = os.environ.get("CLAUDE_CONFIG_DIR")
-    root = Path(config).expanduser() if config else Path.home() / ".claude"
-    return root / "projects"
+    root = (
+        os.path.expanduser(config) if config else os.path.join(os.path.expanduser("~"), ".claude")
+    )
+    return os.path.join(root, "projects")
 
 
-def _is_agent_file(path: Path) -> bool:
-    return path.parent.name == "subagents" and path.name.startswith("agent-")
+# Paths are strings with os.path, not pathlib: ``import pathlib`` (with fnmatch, re and
+# urllib.parse) costs more than reading a small corpus (``docs/analyze.md``).
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def _is_agent_file(path: str) -> bool:
+    parent, name = os.path.split(path)
+    return os.path.basename(parent) == "subagents" and name.startswith("agent-")
+
+
+def _path_order(path: str) -> list[str]:
+    return path.split(os.sep)  # as pathlib sorts: part by part
+
+
+def _jsonl_under(root: str) -> list[str]:
+    """Every ``*.jsonl`` file under ``root`` (symlinked folders are not followed, as
+    ``Path.rglob``), sorted as paths."""
+    found = [
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if name.endswith(".jsonl")
+    ]
+    return sorted(found, key=_path_order)
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     """Session transcripts under ``paths`` (files or directories, searched recursively),
     sorted, without the subagent files (they are read with their session). A session
     folder whose ``subagents/`` has no session file beside it is listed as the folder
     itself (an orphan: its agents are read as their own row)."""
-    found: dict[Path, None] = {}
+    found: dict[str, None] = {}
     for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_file():
+        path = os.path.expanduser(os.fspath(raw))
+        if os.path.isfile(path):
             found[path] = None
-        elif path.is_dir():
-            for candidate in sorted(path.rglob("*.jsonl")):
-                if not candidate.is_file():
+        elif os.path.isdir(path):
+            for candidate in _jsonl_under(path):
+                if not os.path.isfile(candidate):
                     continue
                 if not _is_agent_file(candidate):
                     found[candidate] = None
                     continue
-                folder = candidate.parent.parent
-                if not folder.with_name(f"{folder.name}.jsonl").is_file():
+                folder = os.path.dirname(os.path.dirname(candidate))
+                if not os.path.isfile(f"{folder}.jsonl"):
                     found[folder] = None
-        elif path.exists():
+        elif os.path.exists(path):
             raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
         else:
             raise ConfigError(f"no transcript or directory at {os.fspath(raw)!r}")
     return list(found)
 
 
-def agent_files(session: Path) -> list[Path]:
+def agent_files(session: str) -> list[str]:
     """``<dir>/<session>/subagents/agent-*.jsonl`` of a session file (or of an orphan
     session folder)."""
-    folder = (session if session.is_dir() else session.parent / session.stem) / "subagents"
-    if not folder.is_dir():
+    base = session if os.path.isdir(session) else os.path.splitext(session)[0]
+    folder = os.path.join(base, "subagents")
+    try:
+        names = os.listdir(folder)
+    except OSError:
         return []
-    return sorted(p for p in folder.glob("agent-*.jsonl") if p.is_file())
+    files = (
+        os.path.join(folder, n) for n in names if n.startswith("agent-") and n.endswith(".jsonl")
+    )
+    return sorted((f for f in files if os.path.isfile(f)), key=_path_order)
 
 
 def _total_usage(responses: Iterable[Response]) -> Usage:
@@ -194,7 +222,8 @@ class SessionReport:
 
     @property
     def session_id(self) -> str:
-        return self.transcript.session_id or Path(self.transcript.path).stem
+        name = os.path.basename(self.transcript.path)
+        return self.transcript.session_id or os.path.splitext(name)[0]
 
     @property
     def total(self) -> Bill:
@@ -409,13 +438,13 @@ class _Seen:
         )
 
 
-def _project(path: Path) -> str | None:
-    parent = path.parent.name
+def _project(path: str) -> str | None:
+    parent = os.path.basename(os.path.dirname(path))
     return parent or None
 
 
-def _empty_transcript(folder: Path) -> Transcript:
-    return Transcript(path=os.fspath(folder), session_id=folder.name, version=None, responses=())
+def _empty_transcript(folder: str) -> Transcript:
+    return Transcript(path=folder, session_id=os.path.basename(folder), version=None, responses=())
 
 
 def analyze_session(
@@ -426,26 +455,26 @@ def analyze_session(
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
     warm_prefix: bool = False,
-    scanned: dict[Path, Transcript] | None = None,
+    scanned: dict[str, Transcript] | None = None,
     seen: _Seen | None = None,
     pricer: Pricer | None = None,
-    skip: frozenset[Path] = frozenset(),
+    skip: frozenset[str] = frozenset(),
 ) -> SessionReport:
     """Measure, price and replay one session file (with its subagent files), or an
     orphan session folder (its subagent files alone).
 
     ``scanned`` holds files already read (a parallel pass); ``seen`` the responses
     earlier sessions of the run counted; agent files in ``skip`` could not be read."""
-    session = Path(path)
+    session = os.fspath(path)
     pricer = pricer or Pricer(prices)
     seen = seen if seen is not None else _Seen()
     scanned = scanned or {}
 
-    def read(file: Path, agent: bool) -> Transcript:
+    def read(file: str, agent: bool) -> Transcript:
         found = scanned.get(file)
         return found if found is not None else scan(file, agent=agent)
 
-    orphan = session.is_dir()
+    orphan = os.path.isdir(session)
     transcript = _empty_transcript(session) if orphan else read(session, False)
     transcript, dropped = seen.fresh(transcript)
     synthetic = transcript.synthetic_responses
@@ -454,14 +483,14 @@ def analyze_session(
     for file in agent_files(session):
         if file in skip:
             continue
-        agent_id = file.stem[len("agent-") :]
+        agent_id = os.path.splitext(os.path.basename(file))[0][len("agent-") :]
         agent, gone = seen.fresh(read(file, True))
         dropped += gone
         synthetic += agent.synthetic_responses
         if agent_id.startswith(COMPACT_AGENT_PREFIX):
             summary_files.append(agent.responses)
             continue
-        subagents.append(_subagent(agent_id, agent.responses, pricer, str(file)))
+        subagents.append(_subagent(agent_id, agent.responses, pricer, file))
     # Old transcripts: subagents inline, one group per agent id.
     inline: dict[str, list[Response]] = {}
     for response in transcript.sidechain_responses:
@@ -649,21 +678,21 @@ def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) ->
     }
 
 
-def _files_of(sessions: Sequence[Path]) -> list[tuple[Path, bool]]:
+def _files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
     """Every file to read: each session file (or none, for an orphan folder) and its
     agent files, with whether it is an agent's own file."""
-    files: list[tuple[Path, bool]] = []
+    files: list[tuple[str, bool]] = []
     for session in sessions:
-        if not session.is_dir():
+        if not os.path.isdir(session):
             files.append((session, False))
         files.extend((f, True) for f in agent_files(session))
     return files
 
 
-def _first_time(session: Path, scanned: dict[Path, Transcript]) -> str:
+def _first_time(session: str, scanned: dict[str, Transcript]) -> str:
     """The earliest response time of a session's files ("" when none is known)."""
     stamps: list[str] = []
-    for file in ([] if session.is_dir() else [session]) + agent_files(session):
+    for file in ([] if os.path.isdir(session) else [session]) + agent_files(session):
         t = scanned.get(file)
         if t is None:
             continue
@@ -681,9 +710,9 @@ def analyze_paths(
     prices: PriceTable = DEFAULT_PRICES,
     limit: int | None = None,
     warm_prefix: bool = False,
-    progress: Callable[[Path], None] | None = None,
-    named: Iterable[Path] = (),
-    on_skip: Callable[[Path, Exception], None] | None = None,
+    progress: Callable[[str], None] | None = None,
+    named: Iterable[str] = (),
+    on_skip: Callable[[str, Exception], None] | None = None,
     workers: int | None = None,
 ) -> list[SessionReport]:
     """Every session under ``paths`` that sent a request (and every file in ``named``,

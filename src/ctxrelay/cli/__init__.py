@@ -4,9 +4,12 @@ only when it runs, so ``ctxrelay policy`` never pays for the provider SDKs."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from ctxrelay.cli._dispatch import dispatch
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 

@@ -2,32 +2,40 @@
 
 from __future__ import annotations
 
-import functools
-import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ctxrelay.budget import BudgetValueError
 from ctxrelay.errors import CtxrelayError
 
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any, TypeVar, overload
+
     from rich.console import Console
 
     from ctxrelay.cli._parser import ArgumentParser
+
+    _Main = TypeVar("_Main", bound=Callable[..., int])
+else:
+
+    def overload(func: object) -> object:  # typing's own is a cost every command would pay
+        return func
+
 
 __all__ = [
     "BUDGET_FLAGS",
     "EXIT_ERROR",
     "EXIT_USAGE",
-    "NUMBER",
     "ArgumentParser",
     "budget_error_message",
     "console",
     "error",
     "flag_requirement",
     "handle_errors",
+    "numeral_pattern",
     "print_json",
     "shown_value",
 ]
@@ -66,9 +74,19 @@ BUDGET_FLAGS: Mapping[str, str] = MappingProxyType(
 )
 """Budget field -> the flag that sets it, so a core error names what the user typed."""
 
-# Plain ASCII numerals only: ``int()``/``float()`` also take "nan", "1e999" and digits of
-# other scripts, which a budget never needs and which would be shown back confusingly.
-NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)")
+_NUMBER: list[re.Pattern[str]] = []
+
+
+def numeral_pattern() -> re.Pattern[str]:
+    """The pattern of a numeral a command accepts (``re`` loads on the first call): plain
+    ASCII numerals only. ``int()``/``float()`` also take "nan",
+    "1e999" and digits of other scripts, which a budget never needs and which would be
+    shown back confusingly."""
+    if not _NUMBER:
+        import re
+
+        _NUMBER.append(re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)"))
+    return _NUMBER[0]
 
 
 def shown_value(value: object) -> str:
@@ -78,7 +96,7 @@ def shown_value(value: object) -> str:
         return str(int(value))
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    if isinstance(value, str) and NUMBER.fullmatch(value):
+    if isinstance(value, str) and numeral_pattern().fullmatch(value):
         return value
     return repr(value)
 
@@ -101,18 +119,15 @@ def budget_error_message(exc: BudgetValueError, flags: Mapping[str, str]) -> str
     )
 
 
-_Main = TypeVar("_Main", bound=Callable[..., int])
-
-
 @overload
 def handle_errors(func: _Main, /) -> _Main: ...
 
 
 @overload
-def handle_errors(*, flags: Mapping[str, str]) -> Callable[[_Main], _Main]: ...
+def handle_errors(*, flags: Mapping[str, str]) -> Callable[[_Main], _Main]: ...  # noqa: F811
 
 
-def handle_errors(
+def handle_errors(  # noqa: F811 - the overloads above; ``overload`` is not typing's here
     func: _Main | None = None, /, *, flags: Mapping[str, str] | None = None
 ) -> _Main | Callable[[_Main], _Main]:
     """Turn expected errors into one line on stderr and a non-zero exit, never a traceback.
@@ -123,7 +138,6 @@ def handle_errors(
     names: Mapping[str, str] = flags or {}
 
     def decorate(main: _Main) -> _Main:
-        @functools.wraps(main)
         def wrapper(argv: Sequence[str], *args: Any, **kwargs: Any) -> int:
             try:
                 return main(argv, *args, **kwargs)
@@ -140,6 +154,11 @@ def handle_errors(
                 sys.stderr.write("ctxrelay: interrupted\n")
                 return 130
 
+        # functools.wraps, without importing functools for it
+        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
+            setattr(wrapper, name, getattr(main, name, None))
+        wrapper.__dict__.update(getattr(main, "__dict__", {}))
+        wrapper.__wrapped__ = main  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return decorate if func is None else decorate(func)
@@ -147,9 +166,9 @@ def handle_errors(
 
 def print_json(value: Any) -> None:
     """Print one JSON document (``--json`` output prints nothing else on stdout)."""
-    import json
+    from ctxrelay import _fastjson  # json.dumps's own result, without importing json
 
-    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(_fastjson.dumps(value, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.cli._common import console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
     from ctxrelay.analyze import Recommendation, SessionReport, Sweep
     from ctxrelay.analyze._groups import Grouping, ReportRow
@@ -169,7 +168,7 @@ def _parser() -> ArgumentParser:
     return parser
 
 
-def _plain_json(argv: Sequence[str]) -> argparse.Namespace | None:
+def _plain_json(argv: Sequence[str]) -> Any:
     """The arguments of ``analyze [PATH...] --json``, the machine's usual call, without
     building the parser (argparse and its imports cost more than a small corpus takes
     to read); ``None`` for anything else, which the parser reads.
@@ -197,7 +196,7 @@ def _plain_json(argv: Sequence[str]) -> argparse.Namespace | None:
         "user": False,
         "json": True,
     }
-    return cast("argparse.Namespace", SimpleNamespace(**defaults))
+    return SimpleNamespace(**defaults)  # an argparse.Namespace to its readers
 
 
 def _no_cycle_collector(main: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
@@ -206,7 +205,6 @@ def _no_cycle_collector(main: Callable[[Sequence[str]], int]) -> Callable[[Seque
     passes over the thousands of decoded records and the imported modules cost a tenth
     of a small run (measured: 3-4 ms of 45 in process)."""
 
-    @functools.wraps(main)
     def run(argv: Sequence[str]) -> int:
         paused = gc.isenabled()
         gc.disable()
@@ -216,13 +214,14 @@ def _no_cycle_collector(main: Callable[[Sequence[str]], int]) -> Callable[[Seque
             if paused:
                 gc.enable()
 
+    run.__wrapped__ = main  # type: ignore[attr-defined]
     return run
 
 
 @handle_errors
 @_no_cycle_collector
 def main(argv: Sequence[str]) -> int:
-    args = _plain_json(argv) or _parser().parse_args(list(argv))
+    args: argparse.Namespace = _plain_json(argv) or _parser().parse_args(list(argv))
     from ctxrelay.analyze import (
         DEFAULT_POLICIES,
         analyze_paths,
@@ -258,10 +257,10 @@ def main(argv: Sequence[str]) -> int:
         raise ConfigError("--apply writes the slider a sweep recommends; give --sweep A..B")
     if (args.user or args.project_dir) and not args.apply:
         raise ConfigError("--user and --project-dir say where --apply writes; add --apply")
-    paths: list[str | Path] = list(args.paths)
+    paths: list[str] = list(args.paths)
     if not paths and not args.db:
         paths = [default_projects_dir()]
-        if not Path(paths[0]).is_dir():
+        if not os.path.isdir(paths[0]):
             raise ConfigError(
                 f"no Claude Code projects directory at {os.fspath(paths[0])}; give a "
                 "transcript or a directory"
@@ -275,7 +274,7 @@ def main(argv: Sequence[str]) -> int:
     }
     reports: list[SessionReport] = []
     if paths:
-        named = {Path(p).expanduser() for p in paths if Path(p).expanduser().is_file()}
+        named = {os.path.expanduser(p) for p in paths if os.path.isfile(os.path.expanduser(p))}
         reports = analyze_paths(paths, named=named, on_skip=_warn_skipped, **options)
     if args.db:
         from ctxrelay.analyze import analyze_store
@@ -284,7 +283,7 @@ def main(argv: Sequence[str]) -> int:
     applied = _apply(reports, args) if args.apply else None
     reporting = bool(args.by or args.top or since or until)
     rows: list[ReportRow] = []
-    by = cast("Grouping", args.by or "session")
+    by: Grouping = args.by or "session"
     if reporting:
         from ctxrelay.analyze._bill import Pricer
         from ctxrelay.analyze._groups import group_reports, in_range
@@ -365,6 +364,8 @@ def _apply(reports: Sequence[SessionReport], args: argparse.Namespace) -> dict[s
 
     found = recommended_slider(reports)
     scope: Scope = "user" if args.user else "project"
+    from pathlib import Path  # --apply only
+
     project = Path(args.project_dir or ".").resolve()
     before = load(project)
     evidence = {
@@ -403,7 +404,7 @@ def _applied_text(applied: dict[str, Any]) -> str:
     return text
 
 
-def _warn_skipped(path: Path, exc: Exception) -> None:
+def _warn_skipped(path: str, exc: Exception) -> None:
     """A file found while searching a directory that cannot be read is skipped, so one
     bad file does not hide all the others (a file the user named is an error)."""
     sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")

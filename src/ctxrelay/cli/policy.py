@@ -22,11 +22,11 @@ from ctxrelay.budget import (
 )
 from ctxrelay.cli._common import (
     BUDGET_FLAGS,
-    NUMBER,
     ArgumentParser,
     console,
     flag_requirement,
     handle_errors,
+    numeral_pattern,
     print_json,
     shown_value,
 )
@@ -116,7 +116,7 @@ def parse_percent(flag: str, value: object) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     text = str(value).strip()
-    if not NUMBER.fullmatch(text):
+    if not numeral_pattern().fullmatch(text):
         raise FlagValueError(flag, str(value), "a number (a percentage such as 60 or 62.5)")
     number = float(text)
     if math.isfinite(number) and Fraction(repr(number)) != Fraction(text):

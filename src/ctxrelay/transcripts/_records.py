@@ -6,11 +6,11 @@ Stdlib only and no pathlib. The subagent hook's hot path needs only the counts, 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
-
 from ctxrelay._frozen import frozen
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 from ctxrelay.transcripts._pass import raw_response, usage_tuple
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 
 __all__ = [
     "SYNTHETIC_MODEL",
@@ -26,13 +26,19 @@ __all__ = [
 ]
 
 
-class UsageDict(TypedDict):
-    """The four usage categories of ``docs/contracts.md``, as they appear in ``--json``."""
+if TYPE_CHECKING:
+    from typing import Any, TypedDict
 
-    input_tokens: int
-    cache_creation_input_tokens: int
-    cache_read_input_tokens: int
-    output_tokens: int
+    class UsageDict(TypedDict):
+        """The four usage categories of ``docs/contracts.md``, as they appear in ``--json``."""
+
+        input_tokens: int
+        cache_creation_input_tokens: int
+        cache_read_input_tokens: int
+        output_tokens: int
+
+else:
+    UsageDict = dict  # a TypedDict is a dict at run time; typing costs an import
 
 
 @frozen
