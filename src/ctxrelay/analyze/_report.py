@@ -19,8 +19,6 @@ What is counted where (``docs/analyze.md`` has the same in words):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
 
 from ctxrelay._frozen import field, frozen, replace
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
@@ -37,8 +35,16 @@ from ctxrelay.transcripts import (
     scan,
 )
 
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any, Literal
+
+    SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
+    """A session file, a ``subagents/`` folder without one, or a file of sidechain lines
+    only (a stored ``--db`` session is a ``session``)."""
+
 __all__ = [
-    "SessionKind",
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
@@ -53,10 +59,6 @@ __all__ = [
     "sweep_totals",
     "totals_json",
 ]
-
-SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
-"""A session file, a ``subagents/`` folder without one, or a file of sidechain lines only
-(a stored ``--db`` session is a ``session``)."""
 
 
 def default_projects_dir() -> str:
