@@ -87,8 +87,10 @@ def test_the_splice_is_used_and_drops_only_the_content(tmp_path: Path) -> None:
 
 
 def test_a_splice_that_does_not_parse_falls_back_to_the_whole_line(tmp_path: Path) -> None:
-    # A nested "],"stop_reason":" before the real one: the splice is unbalanced.
-    content = [{"type": "tool_use", "id": "t", "name": "x", "input": {"a": [], "stop_reason": 1}}]
+    # A usage object nested in the content comes first, with a "],"stop_reason":" before
+    # it: the splice cut there is unbalanced.
+    nested = {"a": [], "stop_reason": 1, "usage": {"output_tokens": 7}}
+    content = [{"type": "tool_use", "id": "t", "name": "x", "input": nested}]
     path = write(tmp_path / "t.jsonl", [_line("m1", content)])
     data = path.read_bytes()
     needle = data.find(b'"output_tokens":')

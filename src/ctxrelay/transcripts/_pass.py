@@ -14,8 +14,9 @@ How it reads (``docs/analyze.md``, "How it reads"):
   compaction boundaries, the compact summaries after the first boundary, and an
   unterminated last line. The other lines are never split out.
 * A response's line is decoded without its ``message.content`` (almost all of its
-  bytes): the text from the line's start to ``"content":[`` and from the first
-  ``],"stop_reason":`` after it is decoded as one document with the content emptied.
+  bytes): the text from the line's start to the first ``"content":[`` after
+  ``"message":{``, and from the last ``],"stop_reason":`` before the usage on, is
+  decoded as one document with the content emptied.
   JSON strings cannot hold an unescaped quote, so those byte patterns are structure; a
   pattern met anywhere else leaves the brackets unbalanced and the spliced document does
   not parse. Any line whose splice does not parse is decoded whole, so the records are
@@ -177,7 +178,9 @@ def _spliced(
     content = data.find(_CONTENT, at, needle)
     if content == -1:
         return _NO_RECORD
-    after = data.find(_CONTENT_END, content, end)
+    # the last one before the usage: the content is most of the line, and the message's
+    # keys between its end and the usage are plain values
+    after = data.rfind(_CONTENT_END, content, needle)
     if after == -1:
         return _NO_RECORD
     return _decoded(data[start : content + _EMPTIED] + data[after:end], loads)
