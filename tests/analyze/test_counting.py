@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from ctxrelay.analyze import Policy, analyze_paths, analyze_session, report_json
+from ctxrelay.analyze._discover import files_of as _files_of
 from ctxrelay.analyze._parallel import scan_all
-from ctxrelay.analyze._report import _files_of
 from ctxrelay.pricing import DEFAULT_PRICES, Prices, cost
 from ctxrelay.transcripts import Usage, scan
 from tests.conftest import corpus_path
@@ -223,7 +223,7 @@ def test_every_decoder_and_the_whole_line_decode_read_the_same_records(
     from ctxrelay import _fastjson as fastjson
 
     root = corpus_path("corpora/claude-code-transcripts")
-    files = _files_of(sorted(root.rglob("*.jsonl")))
+    files = _files_of(sorted(str(p) for p in root.rglob("*.jsonl")))
     default = [scan(p, agent=a) for p, a in files]
     assert any(t.responses for t in default)
     big = reader.decoder_for(reader.ORJSON_MIN_BYTES)

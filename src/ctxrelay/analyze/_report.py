@@ -22,9 +22,9 @@ import os
 
 from ctxrelay._frozen import field, frozen, replace
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
+from ctxrelay.analyze._discover import agent_files, discover, files_of
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import Assumptions, ReplayResult, measure_assumptions, replay
-from ctxrelay.errors import ConfigError
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
 from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
@@ -48,94 +48,14 @@ __all__ = [
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
-    "agent_files",
     "analyze_paths",
     "analyze_session",
     "analyze_transcript",
-    "default_projects_dir",
-    "discover",
     "recommend",
     "report_json",
     "sweep_totals",
     "totals_json",
 ]
-
-
-def default_projects_dir() -> str:
-    """Where Claude Code keeps its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` or
-    ``~/.claude/projects``."""
-    config = os.environ.get("CLAUDE_CONFIG_DIR")
-    root = (
-        os.path.expanduser(config) if config else os.path.join(os.path.expanduser("~"), ".claude")
-    )
-    return os.path.join(root, "projects")
-
-
-# Paths are strings with os.path, not pathlib: ``import pathlib`` (with fnmatch, re and
-# urllib.parse) costs more than reading a small corpus (``docs/analyze.md``).
-
-
-def _is_agent_file(path: str) -> bool:
-    parent, name = os.path.split(path)
-    return os.path.basename(parent) == "subagents" and name.startswith("agent-")
-
-
-def _path_order(path: str) -> list[str]:
-    return path.split(os.sep)  # as pathlib sorts: part by part
-
-
-def _jsonl_under(root: str) -> list[str]:
-    """Every ``*.jsonl`` file under ``root`` (symlinked folders are not followed, as
-    ``Path.rglob``), sorted as paths."""
-    found = [
-        os.path.join(folder, name)
-        for folder, _, names in os.walk(root)
-        for name in names
-        if name.endswith(".jsonl")
-    ]
-    return sorted(found, key=_path_order)
-
-
-def discover(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Session transcripts under ``paths`` (files or directories, searched recursively),
-    sorted, without the subagent files (they are read with their session). A session
-    folder whose ``subagents/`` has no session file beside it is listed as the folder
-    itself (an orphan: its agents are read as their own row)."""
-    found: dict[str, None] = {}
-    for raw in paths:
-        path = os.path.expanduser(os.fspath(raw))
-        if os.path.isfile(path):
-            found[path] = None
-        elif os.path.isdir(path):
-            for candidate in _jsonl_under(path):
-                if not os.path.isfile(candidate):
-                    continue
-                if not _is_agent_file(candidate):
-                    found[candidate] = None
-                    continue
-                folder = os.path.dirname(os.path.dirname(candidate))
-                if not os.path.isfile(f"{folder}.jsonl"):
-                    found[folder] = None
-        elif os.path.exists(path):
-            raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
-        else:
-            raise ConfigError(f"no transcript or directory at {os.fspath(raw)!r}")
-    return list(found)
-
-
-def agent_files(session: str) -> list[str]:
-    """``<dir>/<session>/subagents/agent-*.jsonl`` of a session file (or of an orphan
-    session folder)."""
-    base = session if os.path.isdir(session) else os.path.splitext(session)[0]
-    folder = os.path.join(base, "subagents")
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    files = (
-        os.path.join(folder, n) for n in names if n.startswith("agent-") and n.endswith(".jsonl")
-    )
-    return sorted((f for f in files if os.path.isfile(f)), key=_path_order)
 
 
 def _total_usage(responses: Iterable[Response]) -> Usage:
@@ -680,17 +600,6 @@ def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) ->
     }
 
 
-def _files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
-    """Every file to read: each session file (or none, for an orphan folder) and its
-    agent files, with whether it is an agent's own file."""
-    files: list[tuple[str, bool]] = []
-    for session in sessions:
-        if not os.path.isdir(session):
-            files.append((session, False))
-        files.extend((f, True) for f in agent_files(session))
-    return files
-
-
 def _first_time(session: str, scanned: dict[str, Transcript]) -> str:
     """The earliest response time of a session's files ("" when none is known)."""
     stamps: list[str] = []
@@ -730,7 +639,7 @@ def analyze_paths(
 
     sessions = discover(paths)
     keep = set(named)
-    scanned, failed = scan_all(_files_of(sessions), workers=workers)
+    scanned, failed = scan_all(files_of(sessions), workers=workers)
     for path, exc in failed.items():
         if path in keep or on_skip is None:
             raise exc

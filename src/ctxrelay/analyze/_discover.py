@@ -1,0 +1,103 @@
+"""Where ``ctxrelay analyze`` finds sessions: transcript files and their subagents.
+
+Paths are strings with :mod:`os.path`, not :mod:`pathlib`: ``import pathlib`` (with
+``fnmatch``, ``re`` and ``urllib.parse``) costs more than reading a small corpus, and
+``analyze --json`` starts its read from here before it imports the rest of the analyzer
+(``docs/analyze.md``, "How it reads").
+"""
+
+from __future__ import annotations
+
+import os
+
+from ctxrelay.errors import ConfigError
+
+TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+__all__ = ["agent_files", "default_projects_dir", "discover", "files_of"]
+
+
+def default_projects_dir() -> str:
+    """Where Claude Code keeps its transcripts: ``$CLAUDE_CONFIG_DIR/projects`` or
+    ``~/.claude/projects``."""
+    config = os.environ.get("CLAUDE_CONFIG_DIR")
+    root = (
+        os.path.expanduser(config) if config else os.path.join(os.path.expanduser("~"), ".claude")
+    )
+    return os.path.join(root, "projects")
+
+
+def _is_agent_file(path: str) -> bool:
+    parent, name = os.path.split(path)
+    return os.path.basename(parent) == "subagents" and name.startswith("agent-")
+
+
+def _path_order(path: str) -> list[str]:
+    return path.split(os.sep)  # as pathlib sorts: part by part
+
+
+def _jsonl_under(root: str) -> list[str]:
+    """Every ``*.jsonl`` file under ``root`` (symlinked folders are not followed, as
+    ``Path.rglob``), sorted as paths."""
+    found = [
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(root)
+        for name in names
+        if name.endswith(".jsonl")
+    ]
+    return sorted(found, key=_path_order)
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Session transcripts under ``paths`` (files or directories, searched recursively),
+    sorted, without the subagent files (they are read with their session). A session
+    folder whose ``subagents/`` has no session file beside it is listed as the folder
+    itself (an orphan: its agents are read as their own row)."""
+    found: dict[str, None] = {}
+    for raw in paths:
+        path = os.path.expanduser(os.fspath(raw))
+        if os.path.isfile(path):
+            found[path] = None
+        elif os.path.isdir(path):
+            for candidate in _jsonl_under(path):
+                if not os.path.isfile(candidate):
+                    continue
+                if not _is_agent_file(candidate):
+                    found[candidate] = None
+                    continue
+                folder = os.path.dirname(os.path.dirname(candidate))
+                if not os.path.isfile(f"{folder}.jsonl"):
+                    found[folder] = None
+        elif os.path.exists(path):
+            raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
+        else:
+            raise ConfigError(f"no transcript or directory at {os.fspath(raw)!r}")
+    return list(found)
+
+
+def agent_files(session: str) -> list[str]:
+    """``<dir>/<session>/subagents/agent-*.jsonl`` of a session file (or of an orphan
+    session folder)."""
+    base = session if os.path.isdir(session) else os.path.splitext(session)[0]
+    folder = os.path.join(base, "subagents")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    files = (
+        os.path.join(folder, n) for n in names if n.startswith("agent-") and n.endswith(".jsonl")
+    )
+    return sorted((f for f in files if os.path.isfile(f)), key=_path_order)
+
+
+def files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
+    """Every file to read: each session file (or none, for an orphan folder) and its
+    agent files, with whether it is an agent's own file."""
+    files: list[tuple[str, bool]] = []
+    for session in sessions:
+        if not os.path.isdir(session):
+            files.append((session, False))
+        files.extend((f, True) for f in agent_files(session))
+    return files
