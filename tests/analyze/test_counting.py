@@ -273,3 +273,49 @@ def test_summed_pricing_equals_pricing_each_request() -> None:
     each = [pricer.cost(u, m) for m, u in items]
     assert pricer.total(items) == pytest.approx(sum(c or 0.0 for c in each))
     assert pricer.total([*items, ("nobody-knows-1", Usage(1, 0, 0, 1, 0))]) is None
+
+
+def test_a_read_started_early_gives_what_one_reader_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    import marshal
+    import types
+
+    from ctxrelay.analyze import _parallel
+    from ctxrelay.analyze._discover import discover
+
+    root = str(corpus_path("corpora/claude-code-transcripts"))
+    files = _files_of(discover([root]))
+    serial = scan_all(files, workers=1)
+    away = _parallel.Reading(files, workers=1, away=True)
+    assert away._children  # a child took the whole read
+    assert not away._mine
+    assert away.result() == serial
+    started = _parallel.start_reading([root])
+    assert started.sessions == discover([root])
+    assert started.result() == serial
+    assert report_json(analyze_paths([root], reading=_parallel.start_reading([root]))) == (
+        report_json(analyze_paths([root], workers=1))
+    )
+
+    # A child that cannot deliver: this process reads its share itself.
+    def boom(value: object) -> bytes:
+        raise RuntimeError("no")
+
+    monkeypatch.setattr(
+        _parallel, "marshal", types.SimpleNamespace(dumps=boom, loads=marshal.loads)
+    )
+    assert _parallel.Reading(files, workers=1, away=True).result() == serial
+
+
+def test_a_read_given_up_leaves_no_child() -> None:
+    import os
+
+    from ctxrelay.analyze import _parallel
+    from ctxrelay.analyze._discover import discover
+
+    files = _files_of(discover([str(corpus_path("corpora/claude-code-transcripts"))]))
+    reading = _parallel.Reading(files, workers=1, away=True)
+    ((pid, _, _),) = reading._children
+    reading.close()
+    assert not reading._children
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, 0)  # already reaped

@@ -110,7 +110,7 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
     import os
 
     import ctxrelay.analyze
-    import ctxrelay.analyze._report
+    import ctxrelay.analyze._parallel
 
     good = corpus_path(f"{SPOTTER}/tool_heavy.jsonl")
     (tmp_path / "good.jsonl").write_bytes(good.read_bytes())
@@ -119,7 +119,7 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
     assert found == [str(tmp_path / "good.jsonl")]
     # A session deleted between the directory listing and its read (Claude Code running).
     gone = str(tmp_path / "gone.jsonl")
-    monkeypatch.setattr(ctxrelay.analyze._report, "discover", lambda paths: [gone, *found])
+    monkeypatch.setattr(ctxrelay.analyze._parallel, "discover", lambda paths: [gone, *found])
     assert main(["analyze", str(tmp_path), "--json"]) == 0
     out, err = capsys.readouterr()
     assert [s["requests"] for s in json.loads(out)["sessions"]] == [4]

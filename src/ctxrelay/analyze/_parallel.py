@@ -15,21 +15,31 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from typing import Any
 
+from ctxrelay.analyze._discover import discover, files_of
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts._pass import decoder_for, read_raw
-from ctxrelay.transcripts._scan import Transcript, transcript_of
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any
 
     from ctxrelay.transcripts._pass import RawTranscript
+    from ctxrelay.transcripts._scan import Transcript
 
     RawResult = tuple[list[tuple[str, RawTranscript]], list[tuple[str, str]]]
+    Files = list[tuple[str, bool]]
+    Result = tuple[dict[str, Transcript], dict[str, TranscriptError]]
 
-__all__ = ["MIN_PARALLEL_BYTES", "cores", "scan_all"]
+__all__ = [
+    "MIN_PARALLEL_BYTES",
+    "PREFETCH_MIN_BYTES",
+    "Reading",
+    "cores",
+    "scan_all",
+    "start_reading",
+]
 
 MIN_PARALLEL_BYTES = 64_000_000
 """Below this much transcript a second process costs more than it saves. Measured whole
@@ -37,8 +47,11 @@ process on a loaded 2-core machine: on 9.8 MB one reader was 10 ms faster than t
 (the parent rebuilding the child's values costs about what the child saved), on 76 MB
 they were even."""
 
-Files = list[tuple[str, bool]]
-Result = tuple[dict[str, Transcript], dict[str, TranscriptError]]
+
+PREFETCH_MIN_BYTES = 1_000_000
+"""From this much transcript on, ``analyze --json`` has a child read it while it imports
+the rest of the analyzer: the import takes about as long as reading 10 MB, a fork about
+as long as reading 1 MB (reference machine, ``bench/analyze.py``)."""
 
 
 def cores() -> int:
@@ -92,6 +105,8 @@ def _read_files(files: Files, loads: Callable[[bytes], Any]) -> RawResult:
 
 
 def _result(raw: RawResult) -> Result:
+    from ctxrelay.transcripts._scan import transcript_of  # the values, after the read
+
     done, failed = raw
     return (
         {key: transcript_of(t) for key, t in done},
@@ -128,33 +143,89 @@ def _collect(pid: int, fd: int) -> Result | None:
         return None
 
 
-def scan_all(files: Files, *, workers: int | None = None) -> Result:
-    """Every file read once: ``(transcripts by path, errors by path)``.
+class Reading:
+    """Transcripts being read: forked children start at once on their share, and the
+    share left to this process is read when :meth:`result` is called.
 
     ``workers`` caps the processes (default: the cores, when the files are several and
-    at least :data:`MIN_PARALLEL_BYTES` in all; ``1`` reads everything here)."""
+    at least :data:`MIN_PARALLEL_BYTES` in all; ``1`` reads everything here). With
+    ``away=True`` this process keeps no share while a child can take it all: it has
+    other work meanwhile (``analyze --json`` imports the rest of the analyzer)."""
+
+    __slots__ = ("_children", "_loads", "_mine", "files", "sessions")
+
+    def __init__(
+        self,
+        files: Files,
+        *,
+        workers: int | None = None,
+        away: bool = False,
+        sessions: Sequence[str] = (),
+    ) -> None:
+        self.files = files
+        self.sessions = list(sessions)
+        total = sum(_size(p) for p, _ in files)
+        self._loads = decoder_for(total)
+        if workers is None:
+            workers = cores() if len(files) > 1 and total >= MIN_PARALLEL_BYTES else 1
+        workers = max(1, min(workers, len(files)))
+        self._children: list[tuple[int, int, Files]] = []
+        if not files or not _can_fork() or (workers == 1 and not away):
+            self._mine = files
+            return
+        shares = _split(files, workers)
+        self._mine = [] if away and workers == 1 else shares.pop(0)
+        for part in shares:
+            read_fd, write_fd = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                os.close(read_fd)
+                _child(part, write_fd, self._loads)
+            os.close(write_fd)
+            self._children.append((pid, read_fd, part))
+
+    def result(self) -> Result:
+        """Every file read once: ``(transcripts by path, errors by path)``. Anything a
+        child could not deliver is read here."""
+        done, failed = _scan_files(self._mine, self._loads)
+        children, self._children = self._children, []
+        for pid, fd, part in children:
+            got = _collect(pid, fd)
+            if got is None:
+                got = _scan_files(part, self._loads)  # the child failed: read its share here
+            done.update(got[0])
+            failed.update(got[1])
+        return done, failed
+
+    def close(self) -> None:
+        """Stop the children whose share was never collected (the caller gave up)."""
+        children, self._children = self._children, []
+        for pid, fd, _ in children:
+            import contextlib
+            import signal
+
+            os.close(fd)
+            with contextlib.suppress(ProcessLookupError):  # it had exited
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def scan_all(files: Files, *, workers: int | None = None) -> Result:
+    """Every file read once: ``(transcripts by path, errors by path)``; ``workers`` as
+    for :class:`Reading`."""
+    return Reading(files, workers=workers).result()
+
+
+def start_reading(paths: Iterable[str | os.PathLike[str]]) -> Reading:
+    """The sessions under ``paths`` (:func:`~ctxrelay.analyze._discover.discover`), their
+    files already being read by a forked child when they are worth one (at least
+    :data:`PREFETCH_MIN_BYTES`, and a second core), so the caller can import the rest of
+    the analyzer meanwhile; :func:`~ctxrelay.analyze.analyze_paths` takes the result."""
+    sessions = discover(paths)
+    files = files_of(sessions)
     total = sum(_size(p) for p, _ in files)
-    loads = decoder_for(total)
-    if workers is None:
-        workers = cores() if len(files) > 1 and total >= MIN_PARALLEL_BYTES else 1
-    workers = max(1, min(workers, len(files)))
-    if workers == 1 or not _can_fork():
-        return _scan_files(files, loads)
-    mine, *theirs = _split(files, workers)
-    children: list[tuple[int, int, Files]] = []
-    for part in theirs:
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child
-            os.close(read_fd)
-            _child(part, write_fd, loads)
-        os.close(write_fd)
-        children.append((pid, read_fd, part))
-    done, failed = _scan_files(mine, loads)
-    for pid, fd, part in children:
-        got = _collect(pid, fd)
-        if got is None:
-            got = _scan_files(part, loads)  # the child failed: read its share here
-        done.update(got[0])
-        failed.update(got[1])
-    return done, failed
+    if total < PREFETCH_MIN_BYTES or cores() < 2:
+        return Reading(files, workers=1, sessions=sessions)
+    if total >= MIN_PARALLEL_BYTES:
+        return Reading(files, sessions=sessions)
+    return Reading(files, workers=1, away=True, sessions=sessions)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any, Literal
 
+    from ctxrelay.analyze._parallel import Reading
+
     SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
     """A session file, a ``subagents/`` folder without one, or a file of sidechain lines
     only (a stored ``--db`` session is a ``session``)."""
@@ -625,21 +627,28 @@ def analyze_paths(
     named: Iterable[str] = (),
     on_skip: Callable[[str, Exception], None] | None = None,
     workers: int | None = None,
+    reading: Reading | None = None,
 ) -> list[SessionReport]:
     """Every session under ``paths`` that sent a request (and every file in ``named``,
     even one that did not), in order of their first response.
 
     The files are read first (in parallel when there are several and more than one
-    core; ``workers`` overrides), then the sessions are built oldest first, so a
-    response present in several files counts in the earliest session that holds it.
+    core; ``workers`` overrides; ``reading`` is a read of ``paths`` already started by
+    :func:`~ctxrelay.analyze._parallel.start_reading`), then the sessions are built
+    oldest first, so a response present in several files counts in the earliest session
+    that holds it.
     A file that cannot be read is passed to ``on_skip`` (raised when there is none or
     when it is in ``named``)."""
     from ctxrelay.analyze._parallel import scan_all
     from ctxrelay.errors import TranscriptError
 
-    sessions = discover(paths)
+    if reading is None:
+        sessions = discover(paths)
+        scanned, failed = scan_all(files_of(sessions), workers=workers)
+    else:
+        sessions = reading.sessions
+        scanned, failed = reading.result()
     keep = set(named)
-    scanned, failed = scan_all(files_of(sessions), workers=workers)
     for path, exc in failed.items():
         if path in keep or on_skip is None:
             raise exc

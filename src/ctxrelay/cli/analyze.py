@@ -15,11 +15,14 @@ TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CH
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
+    from datetime import datetime
     from typing import Any
 
-    from ctxrelay.analyze import Recommendation, SessionReport, Sweep
+    from ctxrelay.analyze import Policy, Recommendation, SessionReport, Sweep
     from ctxrelay.analyze._groups import Grouping, ReportRow
+    from ctxrelay.analyze._parallel import Reading
     from ctxrelay.cli._parser import ArgumentParser
+    from ctxrelay.pricing import PriceTable
 
 __all__ = ["main", "recommended_slider"]
 
@@ -222,19 +225,16 @@ def _no_cycle_collector(main: Callable[[Sequence[str]], int]) -> Callable[[Seque
 @_no_cycle_collector
 def main(argv: Sequence[str]) -> int:
     args: argparse.Namespace = _plain_json(argv) or _parser().parse_args(list(argv))
-    from ctxrelay.analyze import (
-        DEFAULT_POLICIES,
-        analyze_paths,
-        default_projects_dir,
-        parse_policies,
-        parse_sweep,
-        report_json,
-    )
-    from ctxrelay.pricing import DEFAULT_PRICES, load_prices
+    from ctxrelay.analyze._discover import default_projects_dir
+    from ctxrelay.analyze._policies import DEFAULT_POLICIES, parse_policies, parse_sweep
 
     policies = parse_policies(args.policy) if args.policy else DEFAULT_POLICIES
     sweep = parse_sweep(args.sweep) if args.sweep else None
-    prices = load_prices(args.prices) if args.prices else DEFAULT_PRICES
+    custom_prices = None
+    if args.prices:
+        from ctxrelay.pricing import load_prices
+
+        custom_prices = load_prices(args.prices)
     since = until = None
     if args.since or args.until:
         from ctxrelay.analyze._groups import parse_when
@@ -265,6 +265,44 @@ def main(argv: Sequence[str]) -> int:
                 f"no Claude Code projects directory at {os.fspath(paths[0])}; give a "
                 "transcript or a directory"
             )
+    # Every check is done: the transcripts are read (by a child, when they are worth
+    # one) while the rest of the analyzer is imported here.
+    reading = None
+    if paths:
+        from ctxrelay.analyze._parallel import start_reading
+
+        reading = start_reading(paths)
+    try:
+        return _report_on(
+            args,
+            reading,
+            paths=paths,
+            policies=policies,
+            sweep=sweep,
+            custom_prices=custom_prices,
+            since=since,
+            until=until,
+        )
+    finally:
+        if reading is not None:
+            reading.close()
+
+
+def _report_on(
+    args: argparse.Namespace,
+    reading: Reading | None,
+    *,
+    paths: list[str],
+    policies: Sequence[Policy],
+    sweep: Sweep | None,
+    custom_prices: PriceTable | None,
+    since: datetime | None,
+    until: datetime | None,
+) -> int:
+    from ctxrelay.analyze._report import analyze_paths, report_json
+    from ctxrelay.pricing import DEFAULT_PRICES
+
+    prices = custom_prices or DEFAULT_PRICES
     options: dict[str, Any] = {
         "policies": policies,
         "sweep": sweep,
@@ -273,9 +311,11 @@ def main(argv: Sequence[str]) -> int:
         "warm_prefix": args.warm_prefix,
     }
     reports: list[SessionReport] = []
-    if paths:
+    if reading is not None:
         named = {os.path.expanduser(p) for p in paths if os.path.isfile(os.path.expanduser(p))}
-        reports = analyze_paths(paths, named=named, on_skip=_warn_skipped, **options)
+        reports = analyze_paths(
+            paths, named=named, on_skip=_warn_skipped, reading=reading, **options
+        )
     if args.db:
         from ctxrelay.analyze import analyze_store
 
