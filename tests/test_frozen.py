@@ -127,3 +127,16 @@ def test_importing_it_loads_neither_dataclasses_nor_typing() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_every_written_out_init_takes_the_fields_in_order() -> None:
+    from ctxrelay.analyze._replay import SimRequest
+    from ctxrelay.transcripts import Response, Usage
+
+    for cls in (Usage, Response, SimRequest):
+        code = cls.__init__.__code__
+        params = code.co_varnames[1 : code.co_argcount]
+        assert params == cls.__match_args__ == fields(cls), cls
+        value = cls(*range(len(params)))
+        assert [getattr(value, n) for n in params] == list(range(len(params)))
+    assert Usage() == Usage(0, 0, 0, 0, 0)

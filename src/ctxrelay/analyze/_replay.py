@@ -225,6 +225,9 @@ if TYPE_CHECKING:
     RequestKind = Literal["recorded", "summary", "notes", "new_context"]
 
 
+_set = object.__setattr__
+
+
 @frozen
 class SimRequest:
     """One request of a replay; ``recorded`` is the index of the recorded request it
@@ -239,6 +242,24 @@ class SimRequest:
     """The model that makes the request (priced at its prices)."""
     timestamp: str | None = None
     """When the recorded request it stands for (or follows) was made."""
+
+    def __init__(  # noqa: PLR0917 - written out: one per request (``ctxrelay._frozen``)
+        self,
+        tokens: int,
+        usage: Usage,
+        window: int,
+        kind: RequestKind = "recorded",
+        recorded: int | None = None,
+        model: str | None = None,
+        timestamp: str | None = None,
+    ) -> None:
+        _set(self, "tokens", tokens)
+        _set(self, "usage", usage)
+        _set(self, "window", window)
+        _set(self, "kind", kind)
+        _set(self, "recorded", recorded)
+        _set(self, "model", model)
+        _set(self, "timestamp", timestamp)
 
 
 @frozen

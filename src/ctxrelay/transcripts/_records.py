@@ -10,6 +10,7 @@ from ctxrelay._frozen import frozen
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 from ctxrelay.transcripts._pass import raw_response, usage_tuple
 
+_set = object.__setattr__
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 
 __all__ = [
@@ -54,6 +55,20 @@ class Usage:
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_1h_tokens: int = 0
+
+    def __init__(  # written out: the analyzer builds thousands (``ctxrelay._frozen``)
+        self,
+        input_tokens: int = 0,
+        cache_creation_input_tokens: int = 0,
+        cache_read_input_tokens: int = 0,
+        output_tokens: int = 0,
+        cache_creation_1h_tokens: int = 0,
+    ) -> None:
+        _set(self, "input_tokens", input_tokens)
+        _set(self, "cache_creation_input_tokens", cache_creation_input_tokens)
+        _set(self, "cache_read_input_tokens", cache_read_input_tokens)
+        _set(self, "output_tokens", output_tokens)
+        _set(self, "cache_creation_1h_tokens", cache_creation_1h_tokens)
 
     @property
     def cache_creation_5m_tokens(self) -> int:
@@ -105,6 +120,24 @@ class Response:
     segment: int = 0
     timestamp: str | None = None
     agent_id: str | None = None
+
+    def __init__(  # noqa: PLR0917 - written out: one per response (``ctxrelay._frozen``)
+        self,
+        message_id: str,
+        model: str | None,
+        usage: Usage,
+        sidechain: bool = False,
+        segment: int = 0,
+        timestamp: str | None = None,
+        agent_id: str | None = None,
+    ) -> None:
+        _set(self, "message_id", message_id)
+        _set(self, "model", model)
+        _set(self, "usage", usage)
+        _set(self, "sidechain", sidechain)
+        _set(self, "segment", segment)
+        _set(self, "timestamp", timestamp)
+        _set(self, "agent_id", agent_id)
 
     @property
     def context_tokens(self) -> int:
