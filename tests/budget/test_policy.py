@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import math
+import pickle
 from decimal import Decimal
 
 import pytest
@@ -113,11 +114,62 @@ def test_decimal_values_are_exact() -> None:
 
 
 def test_budget_is_a_frozen_value() -> None:
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    # What the frozen dataclass it once was gave: no assignment or deletion of any
+    # attribute, equality and hashing by the four values it was built from, their repr.
+    with pytest.raises(AttributeError, match="cannot assign to field 'limit'"):
         B.limit = 1  # type: ignore[misc]
-    assert Budget(200_000, 32_000, 60) == B
-    assert hash(Budget(200_000, 32_000, 60)) == hash(B)
-    assert "limit=200000" in repr(B)
+    with pytest.raises(AttributeError, match="cannot assign to field '_target'"):
+        B._target = 1
+    with pytest.raises(AttributeError, match="cannot delete field 'threshold'"):
+        del B.threshold
+    assert B.handoff_target == 120_000  # untouched
+    assert Budget(200_000, 32_000, 60) == B == Budget(200_000, 32_000, 60.0, 10)
+    assert hash(Budget(200_000, 32_000, 60)) == hash(B) == hash((200_000, 32_000, 60, 10))
+    assert Budget(200_000, 32_000, 61) != B
+    assert Budget(200_000, 32_000, 60, 9) != B
+    assert B != (200_000, 32_000, 60, 10)
+    assert len({B, Budget(200_000, 32_000, 60), OFF}) == 2
+    assert repr(B) == "Budget(limit=200000, output_reserve=32000, threshold=60, warning_lead=10)"
+    lead = Decimal("7.5")
+    shown = repr(Budget(200_000, 0, 62.5, lead))  # type: ignore[arg-type]
+    assert (
+        shown
+        == "Budget(limit=200000, output_reserve=0, threshold=62.5, warning_lead=Decimal('7.5'))"
+    )
+
+
+def test_budget_copies_pickles_and_matches_by_its_fields() -> None:
+    budget = Budget(limit=200_000, output_reserve=32_000, threshold=16.4, warning_lead=7.5)
+    for copied in (copy.copy(budget), copy.deepcopy(budget), pickle.loads(pickle.dumps(budget))):
+        assert copied == budget
+        assert (copied.handoff_target, copied.warning_at) == (32_800, 17_800)
+    match budget:
+        case Budget(limit, reserve, threshold, lead):
+            assert (limit, reserve, threshold, lead) == (200_000, 32_000, 16.4, 7.5)
+        case _:
+            pytest.fail("no match")
+
+
+def test_decision_is_a_frozen_value() -> None:
+    decision = Decision(Action.WARN, H, offer_new_context=False)
+    assert decision == Decision(action=Action.WARN, stage=H, skipped=None, offer_new_context=False)
+    assert decision != Decision(Action.WARN, H)
+    assert decision != Decision(Action.WARN, W, offer_new_context=False)
+    assert hash(decision) == hash((Action.WARN, H, None, False))
+    assert repr(decision) == (
+        "Decision(action=<Action.WARN: 'warn'>, stage=<Stage.HANDOFF: 'handoff'>, "
+        "skipped=None, offer_new_context=False)"
+    )
+    with pytest.raises(AttributeError, match="cannot assign to field 'action'"):
+        decision.action = Action.BLOCK  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="cannot delete field 'stage'"):
+        del decision.stage
+    assert pickle.loads(pickle.dumps(decision)) == decision == copy.deepcopy(decision)
+    match evaluate(B, 120_000):
+        case Decision(Action.WARN, stage, skipped=None, offer_new_context=True):
+            assert stage is H
+        case _:
+            pytest.fail("no match")
 
 
 @pytest.mark.parametrize(

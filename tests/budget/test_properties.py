@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxrelay.budget import Action, Budget, Capability, Stage, Step, evaluate, simulate
+from ctxrelay.budget import (
+    Action,
+    Budget,
+    BudgetValueError,
+    Capability,
+    Stage,
+    Step,
+    evaluate,
+    simulate,
+)
 
 # The shared machine is loaded; a slow example is not a failure.
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -269,3 +280,78 @@ def test_decimal_thresholds_floor_exactly(limit: int, text: str) -> None:
         assert budget.off
         return
     assert budget.handoff_target == math.floor(limit * max(exact, Fraction(10)) / 100)
+
+
+# -- the budget's exact arithmetic -------------------------------------------------------
+
+
+def sliders() -> st.SearchStrategy[object]:
+    """Slider and lead values of every kind a caller may pass, in range and out of it."""
+    return st.one_of(
+        st.integers(-5, 105),
+        percents(100),
+        st.floats(-5, 105),  # binary floats of 17 significant digits
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.decimals(-5, 105, places=3),
+        st.decimals(allow_nan=True, allow_infinity=True),
+        # Exponents on both sides of the "ordinary size" bound.
+        st.builds(lambda n, e: Decimal(f"{n}E{e}"), st.integers(0, 10**6), st.integers(-50, 3)),
+        st.fractions(-5, 105),
+        st.fractions(-5, 105, max_denominator=1000),
+        st.booleans(),
+    )
+
+
+def exactly(value: object) -> Fraction | str:
+    """The exact value ``docs/policy.md`` gives a slider (a float is the decimal it prints
+    as), or why it is refused as a number."""
+    if isinstance(value, bool):
+        return "a number"
+    if isinstance(value, Decimal):
+        if not value.is_finite() or (value != 0 and abs(value.adjusted()) > 40):
+            return "a finite number of ordinary size"
+        return Fraction(value)
+    if isinstance(value, (int, Fraction)):
+        return Fraction(value)
+    assert isinstance(value, float)
+    return Fraction(repr(value)) if math.isfinite(value) else "a number"
+
+
+@PROPERTY
+@given(
+    limit=st.one_of(st.integers(1, 400), st.integers(1, 10**12)),
+    threshold=sliders(),
+    lead=sliders(),
+)
+def test_the_points_are_floored_from_the_exact_values(
+    limit: int, threshold: object, lead: object
+) -> None:
+    t, ld = exactly(threshold), exactly(lead)
+    if isinstance(t, str) or not 0 <= t <= 100:
+        refused = (
+            "threshold",
+            threshold,
+            t if isinstance(t, str) else "a percentage from 0 to 100",
+        )
+    elif isinstance(ld, str) or not 0 <= ld <= 100:
+        refused = ("warning_lead", lead, ld if isinstance(ld, str) else "from 0 to 100 points")
+    else:
+        refused = None
+    if refused is not None:
+        with pytest.raises(BudgetValueError) as info:
+            Budget(limit, 0, threshold, lead)  # type: ignore[arg-type]
+        assert (info.value.field, info.value.value, info.value.requirement) == refused
+        return
+    assert isinstance(t, Fraction)
+    assert isinstance(ld, Fraction)
+    budget = Budget(limit, 0, threshold, lead)  # type: ignore[arg-type]
+    effective = max(t, Fraction(10))
+    assert budget.effective_threshold == float(effective)
+    assert budget.off is (t >= 100)
+    if budget.off:
+        assert (budget.handoff_target, budget.warning_at) == (None, None)
+        return
+    target = math.floor(limit * effective / 100)
+    warning_at = target - math.floor(limit * ld / 100)
+    assert budget.handoff_target == target
+    assert budget.warning_at == (warning_at if warning_at > 0 else None)

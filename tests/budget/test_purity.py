@@ -73,7 +73,7 @@ def test_every_exported_name_resolves() -> None:
 
 
 def test_hook_path_does_not_load_the_policy() -> None:
-    # The hook reads bounds and triggers at every tool call; the policy's dataclasses,
+    # The hook reads bounds and triggers at every tool call; the policy (its enums),
     # fractions and rich must not come with them.
     code = (
         "import json, sys; import ctxrelay.budget.bounds, ctxrelay.budget.triggers; "
@@ -85,3 +85,26 @@ def test_hook_path_does_not_load_the_policy() -> None:
     loaded = set(json.loads(out))
     heavy = {"dataclasses", "fractions", "decimal", "inspect", "rich", "ctxrelay.budget._policy"}
     assert not loaded & heavy
+
+
+def test_the_policy_loads_and_runs_without_heavy_modules() -> None:
+    # The analyzer's replay imports the policy in a process that must start about as fast
+    # as the bare interpreter: its values are written by hand (no dataclasses), its exact
+    # arithmetic on ints and floats is integer ratios (decimal and fractions load only for
+    # a Decimal or a Fraction), its annotations are never evaluated (no typing).
+    code = (
+        "import sys\n"
+        "import ctxrelay.budget.bounds\n"
+        "from ctxrelay.budget._policy import Budget, Stage, evaluate\n"
+        "budget = Budget(200_000, 32_000, 60.1, warning_lead=7.5)\n"
+        "assert evaluate(budget, 120_200).stage is Stage.HANDOFF\n"
+        "assert Budget(200_000, 0, 16) == Budget(200_000, 0, 16.0)\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    loaded = set(out.split())
+    assert "ctxrelay.budget._policy" in loaded
+    heavy = {"dataclasses", "decimal", "fractions", "typing", "inspect"}
+    assert not loaded & heavy, sorted(loaded & heavy)

@@ -5,7 +5,7 @@ and the analyzer when it replays a transcript under a policy.
 
 The names below load on first use (PEP 562): the hook imports only
 ``ctxrelay.budget.bounds`` and ``ctxrelay.budget.triggers``, and must not pay for the
-policy's dataclasses and exact fractions at every tool call.
+policy's enums at every tool call.
 """
 
 from __future__ import annotations

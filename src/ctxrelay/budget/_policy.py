@@ -9,13 +9,15 @@ can call it and agree to the token.
 from __future__ import annotations
 
 import enum
-import math
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from decimal import Decimal
-from fractions import Fraction
 
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
+
+# Annotations only (mypy reads any constant named TYPE_CHECKING as true): the analyzer's
+# replay imports this module in a process that must start about as fast as the bare
+# interpreter, and ``typing`` costs about as much as that start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 __all__ = [
     "DEFAULT_WARNING_LEAD",
@@ -80,79 +82,149 @@ class Capability(enum.StrEnum):
     DEGRADED = "degraded"
 
 
-def _exact(value: float | Decimal | Fraction, name: str) -> Fraction:
-    """Turn a user's decimal into an exact fraction so floor() never lands one token low.
+def _ratio(value: object, name: str) -> tuple[int, int]:
+    """A user's decimal as an exact ratio (numerator, positive denominator), so floor()
+    never lands one token low.
 
     A float goes through its shortest repr (``60.1`` -> ``601/10``), which is the decimal
     the user wrote whenever it has at most 15 significant digits.
     """
+    if type(value) is int:
+        return value, 1
+    if type(value) is float:
+        text = repr(value)
+        if not text[-1].isdigit():  # inf, -inf, nan
+            raise BudgetValueError(name, value, "a number")
+        mantissa, _, exponent = text.partition("e")
+        whole, _, decimals = mantissa.partition(".")
+        digits = int(whole + decimals)
+        power = (int(exponent) if exponent else 0) - len(decimals)
+        return (digits * 10**power, 1) if power >= 0 else (digits, 10**-power)
+    return _other_ratio(value, name)
+
+
+def _other_ratio(value: object, name: str) -> tuple[int, int]:
+    """The ratio of anything but an int or a float: a ``Decimal``, a ``Fraction``, or a
+    value whose ``str()`` is a number. Their modules load here, on first use."""
     if isinstance(value, bool):
         raise BudgetValueError(name, value, "a number")
-    if isinstance(value, Decimal) and (
-        not value.is_finite() or (value != 0 and abs(value.adjusted()) > 40)
-    ):
-        # Exponents this large would make the exact fraction a huge integer.
-        raise BudgetValueError(name, value, "a finite number of ordinary size")
+    # A Decimal's class names its module: ``decimal`` is imported only for one.
+    if any(cls.__module__ == "decimal" for cls in type(value).__mro__):
+        from decimal import Decimal
+
+        if isinstance(value, Decimal) and (
+            not value.is_finite() or (value != 0 and abs(value.adjusted()) > 40)
+        ):
+            # Exponents this large would make the exact ratio a huge integer.
+            raise BudgetValueError(name, value, "a finite number of ordinary size")
+    from fractions import Fraction
+
     try:
         exact = Fraction(value) if isinstance(value, Fraction) else Fraction(str(value))
     except (ValueError, ZeroDivisionError):
         raise BudgetValueError(name, value, "a number") from None
-    return exact
+    return exact.numerator, exact.denominator
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class _Frozen:
+    """Assignment and deletion raise ``AttributeError``, as on a frozen dataclass."""
+
+    __slots__ = ()
+
+    # Hidden from mypy, which would otherwise accept an assignment to any name.
+    if not TYPE_CHECKING:
+
+        def __setattr__(self, name, value):
+            raise AttributeError(f"cannot assign to field {name!r}")
+
+        def __delattr__(self, name):
+            raise AttributeError(f"cannot delete field {name!r}")
+
+
+# By hand, not dataclasses: ``import dataclasses`` (with ``inspect``) costs twice a bare start.
+class Budget(_Frozen):
     """A window's budget and the points derived from it.
 
     ``threshold`` and ``warning_lead`` are percentages of ``limit`` and may be decimals.
     The points are floored from the decimal a float prints as (``60.1`` is 601/10, not
     the binary value just below it), so a typed decimal of up to 15 significant digits
-    is honoured exactly.
+    is honoured exactly. Equal and hashed by the four values it was built from.
     """
 
-    limit: int
-    output_reserve: int
-    threshold: float = DEFAULT_THRESHOLD
-    warning_lead: float = DEFAULT_WARNING_LEAD
+    __slots__ = (
+        "_effective",
+        "_off",
+        "_target",
+        "_usable",
+        "_warning_at",
+        "limit",
+        "output_reserve",
+        "threshold",
+        "warning_lead",
+    )
+    __match_args__ = ("limit", "output_reserve", "threshold", "warning_lead")
+
+    if TYPE_CHECKING:  # read-only for mypy; plain slots (the fastest reads) at run time
+
+        @property
+        def limit(self) -> int: ...
+        @property
+        def output_reserve(self) -> int: ...
+        @property
+        def threshold(self) -> float: ...
+        @property
+        def warning_lead(self) -> float: ...
+
     # Derived once here: evaluate() runs at every dispatch and must not redo exact
     # arithmetic each time.
-    _off: bool = field(init=False, repr=False, compare=False)
-    _effective: Fraction = field(init=False, repr=False, compare=False)
-    _usable: int = field(init=False, repr=False, compare=False)
-    _target: int | None = field(init=False, repr=False, compare=False)
-    _warning_at: int | None = field(init=False, repr=False, compare=False)
+    _off: bool
+    _effective: float
+    _usable: int
+    _target: int | None
+    _warning_at: int | None
 
-    def __post_init__(self) -> None:
-        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit <= 0:
-            raise BudgetValueError("limit", self.limit, "a positive whole number of tokens")
-        reserve = self.output_reserve
+    def __init__(
+        self,
+        limit: int,
+        output_reserve: int,
+        threshold: float = DEFAULT_THRESHOLD,
+        warning_lead: float = DEFAULT_WARNING_LEAD,
+    ) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+            raise BudgetValueError("limit", limit, "a positive whole number of tokens")
+        reserve = output_reserve
         if isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0:
             raise BudgetValueError(
                 "output_reserve", reserve, "a whole number of tokens, zero or more"
             )
-        if reserve >= self.limit:
-            raise BudgetValueError(
-                "output_reserve", reserve, f"smaller than the limit ({self.limit})"
-            )
-        threshold = _exact(self.threshold, "threshold")
-        if not 0 <= threshold <= OFF_THRESHOLD:
-            raise BudgetValueError("threshold", self.threshold, "a percentage from 0 to 100")
-        lead = _exact(self.warning_lead, "warning_lead")
-        if not 0 <= lead <= 100:
-            raise BudgetValueError("warning_lead", self.warning_lead, "from 0 to 100 points")
-        off = threshold >= OFF_THRESHOLD
-        effective = max(threshold, Fraction(MIN_EFFECTIVE_THRESHOLD))
+        if reserve >= limit:
+            raise BudgetValueError("output_reserve", reserve, f"smaller than the limit ({limit})")
+        # Exact ratios n/d (d > 0): every comparison and floor below is integer arithmetic.
+        tn, td = _ratio(threshold, "threshold")
+        if not 0 <= tn <= OFF_THRESHOLD * td:
+            raise BudgetValueError("threshold", threshold, "a percentage from 0 to 100")
+        ln, ld = _ratio(warning_lead, "warning_lead")
+        if not 0 <= ln <= 100 * ld:
+            raise BudgetValueError("warning_lead", warning_lead, "from 0 to 100 points")
+        off = tn >= OFF_THRESHOLD * td
+        if tn < MIN_EFFECTIVE_THRESHOLD * td:
+            tn, td = MIN_EFFECTIVE_THRESHOLD, 1
         target: int | None = None
         warning_at: int | None = None
         if not off:
-            target = math.floor(self.limit * effective / 100)
-            at = target - math.floor(self.limit * lead / 100)
+            target = limit * tn // (100 * td)
+            at = target - limit * ln // (100 * ld)
             warning_at = at if at > 0 else None
-        object.__setattr__(self, "_off", off)
-        object.__setattr__(self, "_effective", effective)
-        object.__setattr__(self, "_usable", self.limit - reserve)
-        object.__setattr__(self, "_target", target)
-        object.__setattr__(self, "_warning_at", warning_at)
+        init = object.__setattr__
+        init(self, "limit", limit)
+        init(self, "output_reserve", reserve)
+        init(self, "threshold", threshold)
+        init(self, "warning_lead", warning_lead)
+        init(self, "_off", off)
+        init(self, "_effective", tn / td)  # int / int is correctly rounded, as float(Fraction)
+        init(self, "_usable", limit - reserve)
+        init(self, "_target", target)
+        init(self, "_warning_at", warning_at)
 
     @property
     def usable_limit(self) -> int:
@@ -167,7 +239,7 @@ class Budget:
     @property
     def effective_threshold(self) -> float:
         """The slider as applied: never below the 10% floor."""
-        return float(self._effective)
+        return self._effective
 
     @property
     def handoff_target(self) -> int | None:
@@ -179,25 +251,89 @@ class Budget:
         """Where the advance warning is due; ``None`` when Off or when it would be <= 0."""
         return self._warning_at
 
+    def _fields(self) -> tuple[int, int, float, float]:
+        return (self.limit, self.output_reserve, self.threshold, self.warning_lead)
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The outcome of one dispatch-time evaluation.
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(limit={self.limit!r}, "
+            f"output_reserve={self.output_reserve!r}, threshold={self.threshold!r}, "
+            f"warning_lead={self.warning_lead!r})"
+        )
+
+    def __reduce__(self) -> tuple[type[Budget], tuple[int, int, float, float]]:
+        return (self.__class__, self._fields())
+
+
+class Decision(_Frozen):
+    """The outcome of one dispatch-time evaluation (written by hand, as ``Budget`` is).
 
     ``stage`` is set only with ``WARN``; ``skipped`` names a stage that was due but had
     no headroom under the usable limit (it is not pulled earlier, only skipped).
     ``offer_new_context`` says whether the host should expose the ``new_context`` tool.
     """
 
-    action: Action
-    stage: Stage | None = None
-    skipped: Stage | None = None
-    offer_new_context: bool = True
+    __slots__ = ("action", "offer_new_context", "skipped", "stage")
+    __match_args__ = ("action", "stage", "skipped", "offer_new_context")
+
+    if TYPE_CHECKING:  # read-only for mypy; plain slots (the fastest reads) at run time
+
+        @property
+        def action(self) -> Action: ...
+        @property
+        def stage(self) -> Stage | None: ...
+        @property
+        def skipped(self) -> Stage | None: ...
+        @property
+        def offer_new_context(self) -> bool: ...
+
+    def __init__(
+        self,
+        action: Action,
+        stage: Stage | None = None,
+        skipped: Stage | None = None,
+        offer_new_context: bool = True,
+    ) -> None:
+        init = object.__setattr__
+        init(self, "action", action)
+        init(self, "stage", stage)
+        init(self, "skipped", skipped)
+        init(self, "offer_new_context", offer_new_context)
 
     @property
     def claims(self) -> Stage | None:
         """The stage this decision claims, once its advisory row is durably published."""
         return self.stage if self.action is _WARN else None
+
+    def _fields(self) -> tuple[Action, Stage | None, Stage | None, bool]:
+        return (self.action, self.stage, self.skipped, self.offer_new_context)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"{self.__class__.__qualname__}(action={self.action!r}, stage={self.stage!r}, "
+            f"skipped={self.skipped!r}, offer_new_context={self.offer_new_context!r})"
+        )
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[Decision], tuple[Action, Stage | None, Stage | None, bool]]:
+        return (self.__class__, self._fields())
 
 
 def _pair(
@@ -208,7 +344,7 @@ def _pair(
 
 
 # Decisions are immutable and few, so evaluate() hands out shared instances instead of
-# building a frozen dataclass at every dispatch; enum members are bound to module names
+# building one at every dispatch; enum members are bound to module names
 # because attribute lookups on an enum class are slow on Python 3.11.
 _WARN = Action.WARN
 _WARNING = Stage.WARNING
