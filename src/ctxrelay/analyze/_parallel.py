@@ -152,7 +152,7 @@ class Reading:
     ``away=True`` this process keeps no share while a child can take it all: it has
     other work meanwhile (``analyze --json`` imports the rest of the analyzer)."""
 
-    __slots__ = ("_children", "_loads", "_mine", "files", "sessions")
+    __slots__ = ("_children", "_loads", "_mine", "files", "paths", "sessions")
 
     def __init__(
         self,
@@ -161,8 +161,10 @@ class Reading:
         workers: int | None = None,
         away: bool = False,
         sessions: Sequence[str] = (),
+        paths: Sequence[str] = (),
     ) -> None:
         self.files = files
+        self.paths = list(paths)
         self.sessions = list(sessions)
         total = sum(_size(p) for p, _ in files)
         self._loads = decoder_for(total)
@@ -221,11 +223,12 @@ def start_reading(paths: Iterable[str | os.PathLike[str]]) -> Reading:
     files already being read by a forked child when they are worth one (at least
     :data:`PREFETCH_MIN_BYTES`, and a second core), so the caller can import the rest of
     the analyzer meanwhile; :func:`~ctxrelay.analyze.analyze_paths` takes the result."""
-    sessions = discover(paths)
+    named = [os.fspath(p) for p in paths]
+    sessions = discover(named)
     files = files_of(sessions)
     total = sum(_size(p) for p, _ in files)
     if total < PREFETCH_MIN_BYTES or cores() < 2:
-        return Reading(files, workers=1, sessions=sessions)
+        return Reading(files, workers=1, sessions=sessions, paths=named)
     if total >= MIN_PARALLEL_BYTES:
-        return Reading(files, sessions=sessions)
-    return Reading(files, workers=1, away=True, sessions=sessions)
+        return Reading(files, sessions=sessions, paths=named)
+    return Reading(files, workers=1, away=True, sessions=sessions, paths=named)

@@ -8,15 +8,16 @@ import sys
 from types import SimpleNamespace
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.cli._common import console, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
     from datetime import datetime
     from typing import Any
+
+    from rich.console import Console
 
     from ctxrelay.analyze import Policy, Recommendation, SessionReport, Sweep
     from ctxrelay.analyze._groups import Grouping, ReportRow
@@ -202,28 +203,51 @@ def _plain_json(argv: Sequence[str]) -> Any:
     return SimpleNamespace(**defaults)  # an argparse.Namespace to its readers
 
 
-def _no_cycle_collector(main: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
-    """Run the command with Python's cycle collector paused (reference counting still
-    frees everything it reads): the analyzer makes no cycles, and the collector's
-    passes over the thousands of decoded records and the imported modules cost a tenth
-    of a small run (measured: 3-4 ms of 45 in process)."""
+def _console() -> Console:
+    from ctxrelay.cli._common import console
 
-    def run(argv: Sequence[str]) -> int:
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            return main(argv)
-        finally:
-            if paused:
-                gc.enable()
-
-    run.__wrapped__ = main  # type: ignore[attr-defined]
-    return run
+    return console()
 
 
-@handle_errors
-@_no_cycle_collector
+def _early_read(argv: Sequence[str]) -> Reading | None:
+    """For the machine's usual call (``analyze [PATH...] --json``), the transcripts'
+    read, started before anything else of the command is imported: on two cores a child
+    reads while this process imports the rest (``docs/analyze.md``, "How it reads").
+    ``None`` for any other call, or when the paths are wrong (the command's own checks
+    then say so)."""
+    plain = _plain_json(argv)
+    if plain is None:
+        return None
+    from ctxrelay.analyze._discover import default_projects_dir
+    from ctxrelay.analyze._parallel import start_reading
+
+    paths = plain.paths or [default_projects_dir()]
+    try:
+        return start_reading(paths)
+    except Exception:
+        return None
+
+
 def main(argv: Sequence[str]) -> int:
+    """``ctxrelay analyze``. Python's cycle collector is paused meanwhile (reference
+    counting still frees everything it reads): the analyzer makes no cycles, and the
+    collector's passes over the thousands of decoded records and the imported modules
+    cost a tenth of a small run (measured: 3-4 ms of 45 in process)."""
+    paused = gc.isenabled()
+    gc.disable()
+    early = _early_read(argv)
+    try:
+        from ctxrelay.cli._common import handle_errors  # after the read has started
+
+        return handle_errors(_main)(argv, early)
+    finally:
+        if early is not None:
+            early.close()
+        if paused:
+            gc.enable()
+
+
+def _main(argv: Sequence[str], early: Reading | None) -> int:
     args: argparse.Namespace = _plain_json(argv) or _parser().parse_args(list(argv))
     from ctxrelay.analyze._discover import default_projects_dir
     from ctxrelay.analyze._policies import DEFAULT_POLICIES, parse_policies, parse_sweep
@@ -271,7 +295,7 @@ def main(argv: Sequence[str]) -> int:
     if paths:
         from ctxrelay.analyze._parallel import start_reading
 
-        reading = start_reading(paths)
+        reading = early if early is not None and early.paths == paths else start_reading(paths)
     try:
         return _report_on(
             args,
@@ -357,6 +381,8 @@ def _report_on(
                 "top": args.top,
                 "rows": [row.as_json() for row in rows],
             }
+        from ctxrelay.cli._common import print_json
+
         print_json(doc)
         return 0
     if reporting:
@@ -365,9 +391,9 @@ def _report_on(
         _render(reports, sweep)
     if args.plot:
         shown = ", ".join(r.session_id[:8] for r in plotted)
-        console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
+        _console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
     if applied is not None:
-        console().print(_applied_text(applied), markup=False, soft_wrap=True)
+        _console().print(_applied_text(applied), markup=False, soft_wrap=True)
     return 0
 
 
@@ -460,7 +486,7 @@ def _render_report(
     from rich.markup import escape
     from rich.table import Table
 
-    out = console()
+    out = _console()
     if not rows:
         out.print("No requests in the range.")
         return
@@ -533,7 +559,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
     from ctxrelay.analyze import sweep_totals, totals_json
     from ctxrelay.analyze._report import recommend
 
-    out = console()
+    out = _console()
     if not reports:
         out.print("No transcripts found.")
         return
