@@ -14,7 +14,9 @@ binary in ``node_modules/@ccusage/ccusage-<platform>/bin`` is run itself, not th
 npm, or when the install fails, the script says so and compares instead against a bare
 ``json.loads``-per-line loop over the same files in one process, as before.
 
-Also printed: MB/s of each, and the per-session cost and cache writes of both tools.
+Also printed: MB/s of each, the per-session cost and cache writes of both tools, and the
+start of a bare interpreter (``python -c pass``) in the same rounds: the floor under any
+Python command.
 
     python bench/analyze.py [--copies N] [--repeat R] [--json]
 """
@@ -194,7 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": tmp, "NO_COLOR": "1"}
         ours_cmd = [*_ctxrelay(), "analyze", str(projects), "--json"]
         ours = json.loads(_run(ours_cmd, env))  # warms the page cache too
-        contenders: dict[str, Callable[[], object]] = {"ctxrelay": lambda: _run(ours_cmd, env)}
+        contenders: dict[str, Callable[[], object]] = {
+            "ctxrelay": lambda: _run(ours_cmd, env),
+            "interpreter": lambda: _run([sys.executable, "-c", "pass"], env),
+        }
         theirs = None
         if binary is not None:
             cc_cmd = [str(binary), "claude", "session", "--json", "--offline"]
@@ -217,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         "ctxrelay_mb_s": round(mb / best["ctxrelay"], 1),
         "baseline_mb_s": round(mb / best[baseline], 1),
         "ratio": round(ratio, 2),
+        "interpreter_seconds": round(best["interpreter"], 4),
+        "interpreter_ratio": round(best["interpreter"] / best[baseline], 2),
         "target_ratio": TARGET,
         "pass": ratio <= TARGET,
         "sessions": _side_by_side(ours, theirs),
@@ -233,6 +240,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         label = f"ccusage {CCUSAGE_VERSION} (binary)" if binary is not None else baseline
         print(f"  {label:<24} {result['baseline_seconds']:.3f} s {result['baseline_mb_s']:>7} MB/s")
+        print(
+            f"  python -c pass           {result['interpreter_seconds']:.3f} s "
+            f"(the interpreter's start alone: {result['interpreter_ratio']}x)"
+        )
         verdict = "pass" if result["pass"] else "FAIL"
         print(f"  ratio {result['ratio']}x (target <= {TARGET}x: {verdict})")
         if theirs is not None:
