@@ -110,7 +110,6 @@ def _build(cls: type) -> type:
     defaults = {
         n: specs[n] for n in init_names if specs[n].default is not _MISSING or specs[n].factory
     }
-    required = len(init_names) - len(defaults)
     derived: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
         (n, f) for n in names if not specs[n].init and (f := specs[n].factory) is not None
     )
@@ -186,7 +185,6 @@ def _build(cls: type) -> type:
         __delattr__=_frozen_delattr,
         __match_args__=init_names,
         _frozen_fields=tuple(names),
-        _frozen_required=required,
     )
     if "__doc__" not in namespace:
         namespace["__doc__"] = None

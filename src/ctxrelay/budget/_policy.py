@@ -127,9 +127,25 @@ def _other_ratio(value: object, name: str) -> tuple[int, int]:
 
 
 class _Frozen:
-    """Assignment and deletion raise ``AttributeError``, as on a frozen dataclass."""
+    """Assignment and deletion raise ``AttributeError``, as on a frozen dataclass; equal,
+    hashed, pickled and copied by the values ``_fields`` gives (its init arguments)."""
 
     __slots__ = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            assert isinstance(other, _Frozen)
+            return self._fields() == other._fields()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type[_Frozen], tuple[object, ...]]:
+        return (self.__class__, self._fields())
 
     # Hidden from mypy, which would otherwise accept an assignment to any name.
     if not TYPE_CHECKING:
@@ -254,23 +270,12 @@ class Budget(_Frozen):
     def _fields(self) -> tuple[int, int, float, float]:
         return (self.limit, self.output_reserve, self.threshold, self.warning_lead)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
     def __repr__(self) -> str:
         return (
             f"{self.__class__.__qualname__}(limit={self.limit!r}, "
             f"output_reserve={self.output_reserve!r}, threshold={self.threshold!r}, "
             f"warning_lead={self.warning_lead!r})"
         )
-
-    def __reduce__(self) -> tuple[type[Budget], tuple[int, int, float, float]]:
-        return (self.__class__, self._fields())
 
 
 class Decision(_Frozen):
@@ -316,24 +321,11 @@ class Decision(_Frozen):
     def _fields(self) -> tuple[Action, Stage | None, Stage | None, bool]:
         return (self.action, self.stage, self.skipped, self.offer_new_context)
 
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._fields() == other._fields()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
     def __repr__(self) -> str:
         return (
             f"{self.__class__.__qualname__}(action={self.action!r}, stage={self.stage!r}, "
             f"skipped={self.skipped!r}, offer_new_context={self.offer_new_context!r})"
         )
-
-    def __reduce__(
-        self,
-    ) -> tuple[type[Decision], tuple[Action, Stage | None, Stage | None, bool]]:
-        return (self.__class__, self._fields())
 
 
 def _pair(
