@@ -224,7 +224,7 @@ def _early_read(argv: Sequence[str]) -> Reading | None:
     paths = plain.paths or [default_projects_dir()]
     try:
         return start_reading(paths)
-    except Exception:
+    except Exception:  # a wrong path: the checks in _main report it in the command's words
         return None
 
 
