@@ -118,6 +118,18 @@ def test_factories_post_init_and_replace() -> None:
     assert a != Derived(2, {"k": 1})
 
 
+def test_what_a_class_writes_itself_wins() -> None:
+    @frozen
+    class Named:
+        name: str
+
+        def __repr__(self) -> str:
+            return f"<{self.name}>"
+
+    assert repr(Named("x")) == "<x>"
+    assert Named("x") == Named("x")
+
+
 def test_importing_it_loads_neither_dataclasses_nor_typing() -> None:
     code = (
         "import sys, ctxrelay._frozen\n"

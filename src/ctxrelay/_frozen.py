@@ -168,17 +168,20 @@ def _build(cls: type) -> type:
         for name, value in zip(names, state, strict=True):
             _set(self, name, value)
 
-    own_init = cls.__dict__.get("__init__")
     namespace = {k: v for k, v in cls.__dict__.items() if k not in specs}
     namespace.pop("__dict__", None)
     namespace.pop("__weakref__", None)
-    own = tuple(n for n in names if n not in _slots_of(cls.__mro__[1:]))
+    # What the class writes itself wins, as with dataclasses (``__init__`` included:
+    # the few classes built by the thousand write theirs out).
+    for key, method in (
+        ("__init__", __init__),
+        ("__eq__", __eq__),
+        ("__hash__", __hash__),
+        ("__repr__", __repr__),
+    ):
+        namespace.setdefault(key, method)
     namespace.update(
-        __slots__=own,
-        __init__=own_init or __init__,
-        __eq__=__eq__,
-        __hash__=__hash__,
-        __repr__=__repr__,
+        __slots__=tuple(n for n in names if n not in _slots_of(cls.__mro__[1:])),
         __getstate__=__getstate__,
         __setstate__=__setstate__,
         __setattr__=_frozen_setattr,
