@@ -97,6 +97,41 @@ def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no transcript or directory" in capsys.readouterr().err
 
 
+def test_plain_json_errors_are_the_same_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The early read gives up on a wrong path; the command's own checks say why.
+    assert main(["analyze", str(tmp_path / "gone.jsonl"), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip() == f"ctxrelay: error: no transcript or directory at '{tmp_path}/gone.jsonl'"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nothing"))
+    assert main(["analyze", "--json"]) == 1
+    assert "no Claude Code projects directory" in capsys.readouterr().err
+
+
+def test_plain_json_reads_once_and_early(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from ctxrelay.analyze import _parallel
+
+    started: list[tuple[str, list[str]]] = []
+    real = _parallel.start_reading
+
+    def counted(paths: list[str]) -> _parallel.Reading:
+        started.append((sys._getframe(1).f_code.co_name, list(paths)))
+        return real(paths)
+
+    monkeypatch.setattr(_parallel, "start_reading", counted)
+    root = str(corpus_path(SPOTTER))
+    assert main(["analyze", root, "--json"]) == 0
+    # Started before the command's own work, and it served the command: no second read.
+    assert started == [("_early_read", [root])]
+    assert len(json.loads(capsys.readouterr().out)["sessions"]) == 6
+
+
 def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", "--help"]) == 0
     out = capsys.readouterr().out
