@@ -122,8 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        parsed = report["parsed_by_precheck"]
-        print(f"NL2Bash commands:        {len(commands):,} ({parsed:,} parsed)")
+        print(
+            f"NL2Bash commands:        {len(commands):,} ({report['parsed_by_precheck']:,} parsed)"
+        )
         print(f"exceptions:              {len(exceptions)}")
         print(
             f"verdicts:                {verdicts['deny']} denied, {verdicts['allow']:,} "

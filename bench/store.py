@@ -150,7 +150,7 @@ def _claims(target: str, racers: int, windows_n: int, shuffle: bool) -> dict[str
     ]
     for p in procs:
         p.start()
-    results = []
+    results: list[tuple[int, float, float]] = []
     while len(results) < racers:
         try:
             results.append(out.get(timeout=1))
@@ -226,6 +226,9 @@ def _print_table(results: dict[str, Any]) -> None:
     print(f"{'':34}{'SQLite':>16}{'PostgreSQL':>16}")
     print(f"{'load average (1 min) at start':34}{results['load_1m']:>32.2f}")
 
+    def _ms(key: str, stat: str) -> Callable[[dict[str, Any]], str]:
+        return lambda c: f"{c[key][stat]:.3f}"
+
     def line(label: str, get: Callable[[dict[str, Any]], str]) -> None:
         cells = [("skipped" if "skipped" in c else get(c)) for c in cols]
         print(f"{label:34}" + "".join(f"{cell:>16}" for cell in cells))
@@ -236,8 +239,8 @@ def _print_table(results: dict[str, Any]) -> None:
         ("append_advisory", "append_advisory"),
         ("baseline_insert", "baseline: bare INSERT txn"),
     ):
-        line(f"{label} median ms", lambda c, k=key: f"{c[k]['median_ms']:.3f}")
-        line(f"{label} p99 ms", lambda c, k=key: f"{c[k]['p99_ms']:.3f}")
+        line(f"{label} median ms", _ms(key, "median_ms"))
+        line(f"{label} p99 ms", _ms(key, "p99_ms"))
     line("append 1 row / baseline (median)", lambda c: f"{c['append_1_vs_baseline']:.2f}x")
     line("racing processes", lambda c: str(c["race"]["processes"]))
     line("claims/s, all in one order", lambda c: f"{c['race']['claims_per_s']:.0f}")
