@@ -12,6 +12,7 @@ __all__ = [
     "ConfigError",
     "ContextOverflowError",
     "CtxrelayError",
+    "DispatchBlockedError",
     "HookPayloadError",
     "MalformedResponseError",
     "MissingExtraError",
@@ -169,6 +170,12 @@ class RequestTooLargeError(CtxrelayError):
             f"the request needs about {tokens:,} tokens, more than the usable limit of "
             f"{usable_limit:,} even in a fresh window; nothing was sent"
         )
+
+
+class DispatchBlockedError(CtxrelayError):
+    """A framework integration's request was blocked by the policy (slider Off over the
+    usable limit, or a request that not even a fresh window holds): nothing was sent to
+    the model."""
 
 
 class TranscriptError(CtxrelayError):

@@ -19,7 +19,8 @@ and opens the next window with the same lead-in. See ``docs/integrations.md``.
 
 from __future__ import annotations
 
-from ctxrelay.integrations._relay import Codec, DispatchBlockedError, ItemRow, Relay, SentRequest
+from ctxrelay.errors import DispatchBlockedError
+from ctxrelay.integrations._relay import Codec, ItemRow, Relay, SentRequest
 from ctxrelay.integrations._support import budget_for, require
 
 __all__ = [

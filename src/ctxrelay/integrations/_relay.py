@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
 from ctxrelay.errors import (
     ConfigError,
-    CtxrelayError,
+    DispatchBlockedError,
     RequestTooLargeError,
     SessionNotFoundError,
 )
@@ -70,7 +70,6 @@ from ctxrelay.store import NewRow, Row, RowKind, SealReason, Store, WindowInfo
 
 __all__ = [
     "Codec",
-    "DispatchBlockedError",
     "ItemRow",
     "Relay",
     "SentRequest",
@@ -78,11 +77,6 @@ __all__ = [
 
 Item = Any
 """One framework item (a message, a tool call, a tool result), as the framework holds it."""
-
-
-class DispatchBlockedError(CtxrelayError):
-    """The policy blocked a request (slider Off over the usable limit, or a request that
-    not even a fresh window holds): nothing was sent to the model."""
 
 
 @dataclass(frozen=True, slots=True)
