@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.claude import _automod, _state, automod, handoff
+from ctxrelay.claude import _mod_channel, _state, automod, handoff
 from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.install import install, uninstall
 from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
@@ -22,7 +22,7 @@ PID = "4242"
 
 @pytest.fixture
 def project(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for var in (_automod.MOD_ENV, _automod.ATTENDED_ENV, "CLAUDE_PID"):
+    for var in (_mod_channel.MOD_ENV, _mod_channel.ATTENDED_ENV, "CLAUDE_PID"):
         monkeypatch.delenv(var, raising=False)
     return isolate(monkeypatch, tmp_path)
 
@@ -35,9 +35,9 @@ def transcript(tmp_path: Path) -> Transcript:
 def _interactive(monkeypatch: pytest.MonkeyPatch, *, mod: bool) -> None:
     """A hook of Claude Code's interactive UI, with the mod loaded or not."""
     monkeypatch.setenv("CLAUDE_PID", PID)
-    monkeypatch.setenv(_automod.ATTENDED_ENV, "1")
+    monkeypatch.setenv(_mod_channel.ATTENDED_ENV, "1")
     if mod:
-        monkeypatch.setenv(_automod.MOD_ENV, PID)
+        monkeypatch.setenv(_mod_channel.MOD_ENV, PID)
 
 
 def _signal(answer: dict[str, object] | None) -> dict[str, object] | None:
@@ -49,8 +49,8 @@ def _signal(answer: dict[str, object] | None) -> dict[str, object] | None:
     assert out["hookEventName"] == "Stop"
     text = out["additionalContext"]
     assert isinstance(text, str)
-    assert text.startswith(_automod.MARK)
-    decoded = json.loads(text[len(_automod.MARK) :])
+    assert text.startswith(_mod_channel.MARK)
+    decoded = json.loads(text[len(_mod_channel.MARK) :])
     assert isinstance(decoded, dict)
     return decoded
 
@@ -84,10 +84,10 @@ def test_with_the_mod_the_hook_asks_it_to_hold_then_to_clear_once(
     assert _signal(ready) == {
         "act": "clear",
         "id": str(path),
-        "prompt": _automod.resume_text(str(path)),
+        "prompt": _mod_channel.resume_text(str(path)),
     }
     assert ready is not None
-    assert ready["systemMessage"] == _automod.cleared_text(str(path))
+    assert ready["systemMessage"] == _mod_channel.cleared_text(str(path))
     assert "Run /clear" not in str(ready["systemMessage"])
     assert _state.session_state(SESSION).get("handoff")["automod"] == "sent"
     # Any later Stop of this session (this process or a restarted one): never again.
@@ -109,8 +109,8 @@ def test_without_the_mod_auto_stops_at_run_clear_and_says_why_once(
     assert _signal(ready) is None
     shown = str(ready["systemMessage"])
     assert f"handoff written to {path}. Run /clear" in shown
-    assert _automod.not_loaded_text() in shown
-    assert _automod.MIN_VERSION in shown
+    assert _mod_channel.not_loaded_text() in shown
+    assert _mod_channel.MIN_VERSION in shown
     # A second handoff in the same session (the skill, this time): no second note.
     path2 = handoff.new_handoff_path(project)
     path2.write_text("# Handoff 2\n")
@@ -126,9 +126,9 @@ def test_without_the_mod_auto_stops_at_run_clear_and_says_why_once(
 @pytest.mark.parametrize(
     ("env", "mode"),
     [
-        ({"CLAUDE_PID": PID, _automod.MOD_ENV: PID}, "manual"),  # not auto
-        ({"CLAUDE_PID": "7", _automod.MOD_ENV: PID}, "auto"),  # a nested claude's hook
-        ({"CLAUDE_PID": PID, _automod.ATTENDED_ENV: "0"}, "auto"),  # headless
+        ({"CLAUDE_PID": PID, _mod_channel.MOD_ENV: PID}, "manual"),  # not auto
+        ({"CLAUDE_PID": "7", _mod_channel.MOD_ENV: PID}, "auto"),  # a nested claude's hook
+        ({"CLAUDE_PID": PID, _mod_channel.ATTENDED_ENV: "0"}, "auto"),  # headless
     ],
 )
 def test_no_signal_and_no_note_outside_an_interactive_auto_session_with_the_mod(
@@ -155,15 +155,15 @@ def test_no_signal_and_no_note_outside_an_interactive_auto_session_with_the_mod(
     assert ready is not None
     assert _signal(ready) is None
     assert "Run /clear" in str(ready["systemMessage"])
-    assert _automod.not_loaded_text() not in str(ready["systemMessage"])
+    assert _mod_channel.not_loaded_text() not in str(ready["systemMessage"])
 
 
 def test_the_module_reads_what_python_writes() -> None:
-    """``automod.js`` spells the protocol's names as :mod:`ctxrelay.claude._automod`
+    """``automod.js`` spells the protocol's names as :mod:`ctxrelay.claude._mod_channel`
     owns them, and names only hooks this Claude Code has."""
     source = (plugin_dir() / "hooks" / automod.MODULE).read_text()
-    assert f"const MARK = '{_automod.MARK}'" in source
-    assert f"$.env.set('{_automod.MOD_ENV}', CLAUDE_PID)" in source
+    assert f"const MARK = '{_mod_channel.MARK}'" in source
+    assert f"$.env.set('{_mod_channel.MOD_ENV}', CLAUDE_PID)" in source
     assert "'act'" not in source  # reads job.act, as Python writes it
     assert "job.act === 'clear'" in source
     hooks = set(re.findall(r"on\('([a-zA-Z.]+)'", source))
@@ -206,9 +206,9 @@ def test_the_mods_texts_are_shown_in_the_prompt_surface_as_produced() -> None:
     surface = (Path(__file__).resolve().parents[2] / "docs" / "claude-code.md").read_text()
     path = "/home/user/project/.ctxrelay/handoff/handoff-20261130T081500Z.md"
     for text in (
-        _automod.cleared_text(path),
-        _automod.resume_text(path),
-        _automod.not_loaded_text(),
+        _mod_channel.cleared_text(path),
+        _mod_channel.resume_text(path),
+        _mod_channel.not_loaded_text(),
     ):
         assert f"```text\n{text}\n```" in surface, text[:60]
     source = (plugin_dir() / "hooks" / automod.MODULE).read_text()
@@ -228,7 +228,7 @@ def test_a_handoff_made_ready_without_the_mod_is_never_cleared_by_it_later(
     clear it a second time."""
     monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
     monkeypatch.setenv("CLAUDE_PID", PID)
-    monkeypatch.setenv(_automod.ATTENDED_ENV, "0")
+    monkeypatch.setenv(_mod_channel.ATTENDED_ENV, "0")
     _to_ready(transcript, project)
     ready = run_hook(stop_payload(transcript, project, stop_hook_active=True))
     assert _signal(ready) is None
@@ -241,4 +241,4 @@ def test_a_handoff_made_ready_without_the_mod_is_never_cleared_by_it_later(
 def test_the_first_version_that_loads_mods_is_the_one_doctor_checks() -> None:
     from ctxrelay.claude.doctor import MODS_MIN_VERSION
 
-    assert ".".join(map(str, MODS_MIN_VERSION)) == _automod.MIN_VERSION
+    assert ".".join(map(str, MODS_MIN_VERSION)) == _mod_channel.MIN_VERSION

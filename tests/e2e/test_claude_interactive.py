@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude import _automod
+from ctxrelay.claude import _mod_channel
 from ctxrelay.claude.automod import NAME as MOD_NAME
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
@@ -270,7 +270,7 @@ def test_auto_mode_clears_and_resumes_by_itself(setup: tuple[Path, dict[str, str
     sent = _everything(first)
     assert str(path) in sent
     assert "NEXT-STEP-MARKER: write part two of widget.py" in sent
-    assert _automod.resume_text(str(path)) in sent
+    assert _mod_channel.resume_text(str(path)) in sent
     assert "TASK-WIDGET build the widget" not in sent
     assert "Part one of the widget is done." not in sent
     assert [m["role"] for m in first["messages"]].count("assistant") == 0
@@ -279,7 +279,7 @@ def test_auto_mode_clears_and_resumes_by_itself(setup: tuple[Path, dict[str, str
     assert old
     assert not any("TYPED-MEANWHILE" in _everything(b) for b in old)
     # The mod's entries never reached the model.
-    assert all(_automod.MARK not in json.dumps(b) for b in requests)
+    assert all(_mod_channel.MARK not in json.dumps(b) for b in requests)
     # The user was told, and had nothing to type.
     assert told
 
@@ -332,7 +332,7 @@ def test_where_the_mod_does_not_load_auto_stops_at_run_clear_and_says_why(
         try:
             term.ready()
             term.type("TASK-WIDGET build the widget")
-            term.wait(lambda: term.shows(_automod.not_loaded_text()), "the note on the mod")
+            term.wait(lambda: term.shows(_mod_channel.not_loaded_text()), "the note on the mod")
             term.type("TURN-NEXT go on")
             term.wait(
                 lambda: any("TURN-NEXT" in _everything(b) for b in bodies(server)),

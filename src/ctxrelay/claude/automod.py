@@ -2,7 +2,7 @@
 
 The mod is ``plugin/hooks/automod.js``: the hooks module that runs ``/clear`` and submits
 the resume prompt when ctxrelay's Stop hook says a handoff is ready
-(:mod:`ctxrelay.claude._automod` owns what it is told). The plugin route loads it from
+(:mod:`ctxrelay.claude._mod_channel` owns what it is told). The plugin route loads it from
 the plugin's own ``hooks/hooks.json``. A settings install has no plugin, so
 ``ctxrelay claude install`` lays the module out as a plugin of its own in the scope's
 skills folder, ``.claude/skills/ctxrelay-automod/`` (or ``~/.claude/skills/`` with
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctxrelay import __version__
-from ctxrelay.claude._automod import MIN_VERSION
+from ctxrelay.claude._mod_channel import MIN_VERSION
 from ctxrelay.claude._snippet import plugin_dir
 
 __all__ = ["MODULE", "NAME", "AutomodStatus", "files", "module_source", "status"]

@@ -189,7 +189,7 @@ def _quiet(payload: StopPayload) -> bool:
     if isinstance(job, dict) and job.get("phase") == "writing":
         return False
     if isinstance(job, dict) and job.get("phase") == "ready" and job.get("automod") is None:
-        return False  # the auto-handoff mod has not been told who clears (_automod.relay)
+        return False  # the auto-handoff mod has not been told who clears (_mod_channel.relay)
     if stamp.get("mode") == "off":
         return True
     target = stamp.get("target", False)  # the slider's handoff target; None when it is Off
@@ -340,9 +340,9 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
         }
 
     # The auto-handoff mod, where it runs, carries out what this decided.
-    from ctxrelay.claude import _automod
+    from ctxrelay.claude import _mod_channel
 
-    return doc.update(lambda data: _automod.relay(data, decide(data), mode))
+    return doc.update(lambda data: _mod_channel.relay(data, decide(data), mode))
 
 
 def _claim(data: dict[str, Any], flag: str) -> bool:

@@ -17,7 +17,7 @@
 // Python only sends these entries when it sees CTXRELAY_AUTOMOD equal to
 // CLAUDE_PID in a hook's environment, which this module sets in an interactive
 // session alone (a headless run, `ctxrelay claude run` included, starts its fresh
-// sessions itself). The protocol's owner is ctxrelay.claude._automod.
+// sessions itself). The protocol's owner is ctxrelay.claude._mod_channel.
 
 const MARK = '[ctxrelay-automod] '
 const DONE_KEEP = 20
