@@ -32,7 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, Self
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
 from ctxrelay.errors import (
@@ -70,6 +70,7 @@ from ctxrelay.store import NewRow, Row, RowKind, SealReason, Store, WindowInfo
 
 __all__ = [
     "Codec",
+    "FrameworkRelay",
     "ItemRow",
     "Relay",
     "SentRequest",
@@ -733,3 +734,67 @@ _NOT_OFFERED = (
     "new_context is not available in this session; checkpoint your notes and keep "
     "working: the window rolls over at the hard limit"
 )
+
+
+class FrameworkRelay:
+    """What the three integrations share: :meth:`open` and :attr:`session_id`. A subclass
+    names its framework, checks that the framework is installed, gives its codec, and
+    builds itself from a :class:`Relay` and the ctxrelay tools to offer."""
+
+    FRAMEWORK: ClassVar[str]
+    relay: Relay
+
+    @classmethod
+    def _require(cls) -> None:
+        """Raise :class:`~ctxrelay.errors.MissingExtraError` when the framework is missing."""
+        raise NotImplementedError
+
+    @classmethod
+    def _codec(cls) -> Codec:
+        raise NotImplementedError
+
+    @classmethod
+    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def open(
+        cls,
+        store: Store | str | Path,
+        *,
+        session_id: str | None = None,
+        model: str = "",
+        provider: str = "openai",
+        budget: Budget | None = None,
+        workspace: Path = Path("."),
+        notes_file: str = DEFAULT_NOTES_FILE,
+        new_context: NewContextPolicy = "offered",
+        task: str | None = None,
+        on_event: EventSink | None = None,
+        tools: Sequence[Tool] = (),
+    ) -> Self:
+        """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
+        SQLite path or a ``postgresql://`` URL). The budget comes from the model table
+        for ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
+        example ``ReadFile()``) to offer the agent beside ``new_context`` and
+        ``session_history``."""
+        cls._require()  # before anything is stored
+        relay = Relay.connect(
+            store,
+            codec=cls._codec(),
+            framework=cls.FRAMEWORK,
+            model=model,
+            provider=provider,
+            budget=budget,
+            session_id=session_id,
+            workspace=workspace,
+            notes_file=notes_file,
+            new_context=new_context,
+            task=task,
+            on_event=on_event,
+        )
+        return cls._from(relay, tools)
+
+    @property
+    def session_id(self) -> str:
+        return self.relay.id

@@ -25,17 +25,19 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Coroutine, Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
-from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
+from ctxrelay.integrations._relay import (
+    NEW_CONTEXT,
+    NEW_CONTEXT_DESCRIPTION,
+    Codec,
+    FrameworkRelay,
+    ItemRow,
+    Relay,
+)
 from ctxrelay.integrations._support import require
-from ctxrelay.runtime import NewContextPolicy
-from ctxrelay.runtime.events import EventSink
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
-from ctxrelay.store import Store
 
 __all__ = ["EXTRA", "FRAMEWORK", "LangChainCodec", "LangChainRelay"]
 
@@ -129,7 +131,7 @@ def _blocking(run: Callable[..., Coroutine[Any, Any, str]]) -> Callable[..., str
     return call
 
 
-class LangChainRelay:
+class LangChainRelay(FrameworkRelay):
     """ctxrelay for one session under a LangChain agent: pass :attr:`middleware` to
     ``create_agent(..., middleware=[relay.middleware])``."""
 
@@ -140,46 +142,19 @@ class LangChainRelay:
         self.tools += [self.tool(t) for t in tools]
         self.middleware: Any = self._middleware()
 
-    @classmethod
-    def open(
-        cls,
-        store: Store | str | Path,
-        *,
-        session_id: str | None = None,
-        model: str = "",
-        provider: str = "openai",
-        budget: Budget | None = None,
-        workspace: Path = Path("."),
-        notes_file: str = DEFAULT_NOTES_FILE,
-        new_context: NewContextPolicy = "offered",
-        task: str | None = None,
-        on_event: EventSink | None = None,
-        tools: Sequence[Tool] = (),
-    ) -> LangChainRelay:
-        """Open (or create) the session ``session_id`` in ``store`` (a store, a SQLite
-        path or a ``postgresql://`` URL); the budget comes from the model table for
-        ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
-        example ``ReadFile()``) the middleware offers too."""
-        _lc()  # before anything is stored
-        relay = Relay.connect(
-            store,
-            codec=LangChainCodec(),
-            framework=FRAMEWORK,
-            model=model,
-            provider=provider,
-            budget=budget,
-            session_id=session_id,
-            workspace=workspace,
-            notes_file=notes_file,
-            new_context=new_context,
-            task=task,
-            on_event=on_event,
-        )
-        return cls(relay, tools)
+    FRAMEWORK = FRAMEWORK
 
-    @property
-    def session_id(self) -> str:
-        return self.relay.id
+    @classmethod
+    def _require(cls) -> None:
+        _lc()
+
+    @classmethod
+    def _codec(cls) -> Codec:
+        return LangChainCodec()
+
+    @classmethod
+    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
+        return cls(relay, tools)
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a LangChain ``StructuredTool``."""

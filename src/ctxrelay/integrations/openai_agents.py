@@ -30,17 +30,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
-from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
+from ctxrelay.integrations._relay import (
+    NEW_CONTEXT,
+    NEW_CONTEXT_DESCRIPTION,
+    Codec,
+    FrameworkRelay,
+    ItemRow,
+    Relay,
+)
 from ctxrelay.integrations._support import require
-from ctxrelay.runtime import NewContextPolicy
-from ctxrelay.runtime.events import EventSink
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
-from ctxrelay.store import Store
 
 if TYPE_CHECKING:
     from agents import FunctionTool, RunConfig, RunHooks
@@ -153,7 +155,7 @@ def _tools_bytes(agent: Any) -> int:
     return size
 
 
-class AgentsRelay:
+class AgentsRelay(FrameworkRelay):
     """ctxrelay for one session under the Agents SDK: pass :attr:`tools` to the agent
     and :meth:`run_kwargs` to ``Runner.run`` / ``Runner.run_streamed``."""
 
@@ -163,44 +165,21 @@ class AgentsRelay:
         self.tools: list[FunctionTool] = [self._new_context_tool(), self._history_tool()]
         self.hooks: RunHooks[Any] = self._hooks()
 
-    @classmethod
-    def open(
-        cls,
-        store: Store | str | Path,
-        *,
-        session_id: str | None = None,
-        model: str = "",
-        provider: str = "openai",
-        budget: Budget | None = None,
-        workspace: Path = Path("."),
-        notes_file: str = DEFAULT_NOTES_FILE,
-        new_context: NewContextPolicy = "offered",
-        task: str | None = None,
-        on_event: EventSink | None = None,
-    ) -> AgentsRelay:
-        """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
-        SQLite path or a ``postgresql://`` URL). The budget comes from the model table
-        for ``provider:model`` unless ``budget`` is given."""
-        _agents()  # before anything is stored
-        relay = Relay.connect(
-            store,
-            codec=AgentsCodec(),
-            framework=FRAMEWORK,
-            model=model,
-            provider=provider,
-            budget=budget,
-            session_id=session_id,
-            workspace=workspace,
-            notes_file=notes_file,
-            new_context=new_context,
-            task=task,
-            on_event=on_event,
-        )
-        return cls(relay)
+    FRAMEWORK = FRAMEWORK
 
-    @property
-    def session_id(self) -> str:
-        return self.relay.id
+    @classmethod
+    def _require(cls) -> None:
+        _agents()
+
+    @classmethod
+    def _codec(cls) -> Codec:
+        return AgentsCodec()
+
+    @classmethod
+    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
+        out = cls(relay)
+        out.tools += [out.function_tool(t) for t in tools]
+        return out
 
     # -- the seams ---------------------------------------------------------------------
 

@@ -29,17 +29,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
-from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget
-from ctxrelay.integrations._relay import NEW_CONTEXT, NEW_CONTEXT_DESCRIPTION, ItemRow, Relay
+from ctxrelay.integrations._relay import (
+    NEW_CONTEXT,
+    NEW_CONTEXT_DESCRIPTION,
+    Codec,
+    FrameworkRelay,
+    ItemRow,
+    Relay,
+)
 from ctxrelay.integrations._support import require
-from ctxrelay.runtime import NewContextPolicy
-from ctxrelay.runtime.events import EventSink
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
-from ctxrelay.store import Store
 
 __all__ = ["EXTRA", "FRAMEWORK", "PydanticAICodec", "PydanticAIRelay"]
 
@@ -141,7 +143,7 @@ class PydanticAICodec:
         return self._m.ModelRequest(parts=[part])
 
 
-class PydanticAIRelay:
+class PydanticAIRelay(FrameworkRelay):
     """ctxrelay for one session under pydantic-ai: pass :attr:`capability` to the
     agent (``Agent(..., capabilities=[relay.capability])``)."""
 
@@ -151,48 +153,21 @@ class PydanticAIRelay:
         self.tools: list[Any] = [self._new_context_tool(), self.tool(SessionHistory())]
         self.capability: Any = self._capability()
 
+    FRAMEWORK = FRAMEWORK
+
     @classmethod
-    def open(
-        cls,
-        store: Store | str | Path,
-        *,
-        session_id: str | None = None,
-        model: str = "",
-        provider: str = "openai",
-        budget: Budget | None = None,
-        workspace: Path = Path("."),
-        notes_file: str = DEFAULT_NOTES_FILE,
-        new_context: NewContextPolicy = "offered",
-        task: str | None = None,
-        on_event: EventSink | None = None,
-        tools: Sequence[Tool] = (),
-    ) -> PydanticAIRelay:
-        """Open (or create) the session ``session_id`` in ``store`` (a store, a SQLite
-        path or a ``postgresql://`` URL); the budget comes from the model table for
-        ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
-        example ``ReadFile()``) to offer in the capability's toolset too."""
+    def _require(cls) -> None:
         _pai()
-        relay = Relay.connect(
-            store,
-            codec=PydanticAICodec(),
-            framework=FRAMEWORK,
-            model=model,
-            provider=provider,
-            budget=budget,
-            session_id=session_id,
-            workspace=workspace,
-            notes_file=notes_file,
-            new_context=new_context,
-            task=task,
-            on_event=on_event,
-        )
+
+    @classmethod
+    def _codec(cls) -> Codec:
+        return PydanticAICodec()
+
+    @classmethod
+    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
         out = cls(relay)
         out.tools += [out.tool(t) for t in tools]
         return out
-
-    @property
-    def session_id(self) -> str:
-        return self.relay.id
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a pydantic-ai ``Tool``, confined to this
