@@ -9,6 +9,7 @@ and one line in ``HARNESSES``.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,13 +66,14 @@ class Harness(Protocol):
 
 
 @dataclass(frozen=True)
-class OpenAIAgentsHarness:
-    name: str = "openai-agents"
-    module: str = "agents"
-    extra: str = "openai-agents"
+class _Opens:
+    """``open``, ``relay`` and ``add_tool``, the same for every integration: each opens
+    through ``FrameworkRelay.open`` with ctxrelay's ``read_file`` and ``write_file``."""
 
-    def server(self, steps: Any) -> WireServer:
-        return OpenAIServer(steps)
+    integration: str = ""
+    """``module:Class`` of the integration."""
+    tool_method: str = "tool"
+    """The integration's method that makes a framework tool of a ctxrelay tool."""
 
     def open(
         self,
@@ -82,15 +84,16 @@ class OpenAIAgentsHarness:
         workspace: Path,
         on_event: EventSink | None = None,
     ) -> Any:
-        from ctxrelay.integrations.openai_agents import AgentsRelay
-
-        return AgentsRelay.open(
+        module, _, name = self.integration.partition(":")
+        cls = getattr(importlib.import_module(module), name)
+        return cls.open(
             store,
             session_id=session_id,
             budget=budget,
             model=MODEL,
             workspace=workspace,
             on_event=on_event,
+            tools=[ReadFile(), WriteFile()],
         )
 
     def relay(self, integration: Any) -> Relay:
@@ -98,7 +101,19 @@ class OpenAIAgentsHarness:
         return relay
 
     def add_tool(self, integration: Any, tool: Tool) -> None:
-        integration.tools.append(integration.function_tool(tool))
+        integration.tools.append(getattr(integration, self.tool_method)(tool))
+
+
+@dataclass(frozen=True)
+class OpenAIAgentsHarness(_Opens):
+    name: str = "openai-agents"
+    module: str = "agents"
+    extra: str = "openai-agents"
+    integration: str = "ctxrelay.integrations.openai_agents:AgentsRelay"
+    tool_method: str = "function_tool"
+
+    def server(self, steps: Any) -> WireServer:
+        return OpenAIServer(steps)
 
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
@@ -111,11 +126,7 @@ class OpenAIAgentsHarness:
         agent: Agent[Any] = Agent(
             name="coder",
             instructions="You are a careful coding agent.",
-            tools=[
-                integration.function_tool(ReadFile()),
-                integration.function_tool(WriteFile()),
-                *integration.tools,
-            ],
+            tools=integration.tools,
             model=OpenAIChatCompletionsModel(MODEL, openai_client=client),
         )
         kwargs = integration.run_kwargs()
@@ -152,41 +163,14 @@ async def _run_pydantic_ai(integration: Any, model: Any, prompt: str, *, stream:
 
 
 @dataclass(frozen=True)
-class PydanticAIHarness:
+class PydanticAIHarness(_Opens):
     name: str = "pydantic-ai"
     module: str = "pydantic_ai"
     extra: str = "pydantic-ai"
+    integration: str = "ctxrelay.integrations.pydantic_ai:PydanticAIRelay"
 
     def server(self, steps: Any) -> WireServer:
         return OpenAIServer(steps)
-
-    def open(
-        self,
-        store: Store,
-        *,
-        session_id: str,
-        budget: Budget,
-        workspace: Path,
-        on_event: EventSink | None = None,
-    ) -> Any:
-        from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
-
-        return PydanticAIRelay.open(
-            store,
-            session_id=session_id,
-            budget=budget,
-            model=MODEL,
-            workspace=workspace,
-            on_event=on_event,
-            tools=[ReadFile(), WriteFile()],
-        )
-
-    def relay(self, integration: Any) -> Relay:
-        relay: Relay = integration.relay
-        return relay
-
-    def add_tool(self, integration: Any, tool: Tool) -> None:
-        integration.tools.append(integration.tool(tool))
 
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
@@ -230,41 +214,14 @@ class PydanticAIAnthropicHarness(PydanticAIHarness):
 
 
 @dataclass(frozen=True)
-class LangChainHarness:
+class LangChainHarness(_Opens):
     name: str = "langchain"
     module: str = "langchain"
     extra: str = "langchain"
+    integration: str = "ctxrelay.integrations.langchain:LangChainRelay"
 
     def server(self, steps: Any) -> WireServer:
         return OpenAIServer(steps)
-
-    def open(
-        self,
-        store: Store,
-        *,
-        session_id: str,
-        budget: Budget,
-        workspace: Path,
-        on_event: EventSink | None = None,
-    ) -> Any:
-        from ctxrelay.integrations.langchain import LangChainRelay
-
-        return LangChainRelay.open(
-            store,
-            session_id=session_id,
-            budget=budget,
-            model=MODEL,
-            workspace=workspace,
-            on_event=on_event,
-            tools=[ReadFile(), WriteFile()],
-        )
-
-    def relay(self, integration: Any) -> Relay:
-        relay: Relay = integration.relay
-        return relay
-
-    def add_tool(self, integration: Any, tool: Tool) -> None:
-        integration.tools.append(integration.tool(tool))
 
     def chat_model(self, server: WireServer) -> Any:
         """The framework's chat model, pointed at ``server``."""
