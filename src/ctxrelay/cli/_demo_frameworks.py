@@ -10,9 +10,10 @@ session's rows (windows, lead-ins, seals) show in ``ctxrelay sessions show``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget import Budget
 from ctxrelay.integrations import DispatchBlockedError
@@ -21,76 +22,46 @@ from ctxrelay.runtime.events import Event, PauseEvent
 from ctxrelay.runtime.model import Usage
 from ctxrelay.store import Store
 
-__all__ = ["FRAMEWORKS", "run_framework"]
+if TYPE_CHECKING:
+    from ctxrelay.integrations._relay import FrameworkRelay
+    from ctxrelay.integrations.langchain import LangChainRelay
+    from ctxrelay.integrations.openai_agents import AgentsRelay
+    from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
 
-FRAMEWORKS = ("openai-agents", "pydantic-ai", "langchain")
-"""The frameworks ``--framework`` accepts."""
+__all__ = ["FRAMEWORKS", "run_framework"]
 
 _MODEL = "gpt-4.1"
 """The model name the framework asks the local server for (any name is served)."""
 
 
-async def _openai_agents(
-    base_url: str,
-    *,
-    store: Store,
-    workspace: Path,
-    budget: Budget,
-    task: str,
-    on_event: Callable[[Event], None],
-) -> str:
+async def _openai_agents(base_url: str, relay: AgentsRelay, task: str) -> None:
     from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
     from openai import AsyncOpenAI
 
-    from ctxrelay.integrations.openai_agents import AgentsRelay
     from ctxrelay.runtime import DEFAULT_SYSTEM
-    from ctxrelay.runtime.tools import ReadFile, WriteFile
 
     set_tracing_disabled(True)
-    relay = AgentsRelay.open(
-        store, budget=budget, model=_MODEL, workspace=workspace, task=task, on_event=on_event
-    )
     client = AsyncOpenAI(base_url=base_url, api_key="demo")
     try:
         agent: Agent[Any] = Agent(
             name="coder",
             instructions=DEFAULT_SYSTEM,
-            tools=[relay.function_tool(ReadFile()), relay.function_tool(WriteFile()), *relay.tools],
+            tools=[*relay.tools],
             model=OpenAIChatCompletionsModel(_MODEL, openai_client=client),
         )
         await Runner.run(agent, task, max_turns=200, **relay.run_kwargs())
     finally:
         await client.close()
-    return relay.session_id
 
 
-async def _pydantic_ai(
-    base_url: str,
-    *,
-    store: Store,
-    workspace: Path,
-    budget: Budget,
-    task: str,
-    on_event: Callable[[Event], None],
-) -> str:
+async def _pydantic_ai(base_url: str, relay: PydanticAIRelay, task: str) -> None:
     from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
-    from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
     from ctxrelay.runtime import DEFAULT_SYSTEM
-    from ctxrelay.runtime.tools import ReadFile, WriteFile
 
-    relay = PydanticAIRelay.open(
-        store,
-        budget=budget,
-        model=_MODEL,
-        workspace=workspace,
-        task=task,
-        on_event=on_event,
-        tools=[ReadFile(), WriteFile()],
-    )
     client = AsyncOpenAI(base_url=base_url, api_key="demo")
     try:
         model = OpenAIChatModel(_MODEL, provider=OpenAIProvider(openai_client=client))
@@ -100,35 +71,15 @@ async def _pydantic_ai(
         await agent.run(task)
     finally:
         await client.close()
-    return relay.session_id
 
 
-async def _langchain(
-    base_url: str,
-    *,
-    store: Store,
-    workspace: Path,
-    budget: Budget,
-    task: str,
-    on_event: Callable[[Event], None],
-) -> str:
+async def _langchain(base_url: str, relay: LangChainRelay, task: str) -> None:
     from langchain.agents import create_agent
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
-    from ctxrelay.integrations.langchain import LangChainRelay
     from ctxrelay.runtime import DEFAULT_SYSTEM
-    from ctxrelay.runtime.tools import ReadFile, WriteFile
 
-    relay = LangChainRelay.open(
-        store,
-        budget=budget,
-        model=_MODEL,
-        workspace=workspace,
-        task=task,
-        on_event=on_event,
-        tools=[ReadFile(), WriteFile()],
-    )
     model = ChatOpenAI(
         model=_MODEL, base_url=base_url, api_key=SecretStr("demo"), stream_usage=True
     )
@@ -139,10 +90,27 @@ async def _langchain(
     finally:  # the chat model's own HTTP clients
         await model.root_async_client.close()
         model.root_client.close()
-    return relay.session_id
 
 
-_RUNNERS = {"openai-agents": _openai_agents, "pydantic-ai": _pydantic_ai, "langchain": _langchain}
+# framework -> (its import name, the integration's module and class, the demo's loop)
+_FRAMEWORKS: dict[str, tuple[str, str, str, Callable[..., Coroutine[Any, Any, None]]]] = {
+    "openai-agents": (
+        "agents",
+        "ctxrelay.integrations.openai_agents",
+        "AgentsRelay",
+        _openai_agents,
+    ),
+    "pydantic-ai": (
+        "pydantic_ai",
+        "ctxrelay.integrations.pydantic_ai",
+        "PydanticAIRelay",
+        _pydantic_ai,
+    ),
+    "langchain": ("langchain", "ctxrelay.integrations.langchain", "LangChainRelay", _langchain),
+}
+
+FRAMEWORKS = tuple(_FRAMEWORKS)
+"""The frameworks ``--framework`` accepts."""
 
 
 def run_framework(
@@ -157,25 +125,28 @@ def run_framework(
 ) -> RunResult:
     """Run the demo session through ``framework``'s loop; the result as the runtime's."""
     from ctxrelay.integrations._support import require
+    from ctxrelay.runtime.tools import ReadFile, WriteFile
     from ctxrelay.testing import OpenAIServer, load_steps
 
-    require(_FRAMEWORK_MODULES[framework], f"ctxrelay demo --framework {framework}", framework)
+    module, module_name, class_name, loop = _FRAMEWORKS[framework]
+    require(module, f"ctxrelay demo --framework {framework}", framework)
+    integration: FrameworkRelay = getattr(importlib.import_module(module_name), class_name)
+    relay = integration.open(
+        store,
+        budget=budget,
+        model=_MODEL,
+        workspace=workspace,
+        task=task,
+        on_event=on_event,
+        tools=[ReadFile(), WriteFile()],
+    )
+    session_id = relay.session_id
     status, reason, message = "done", None, None
     with OpenAIServer(load_steps(steps)) as server:
         try:
-            session_id = asyncio.run(
-                _RUNNERS[framework](
-                    server.base_url,
-                    store=store,
-                    workspace=workspace,
-                    budget=budget,
-                    task=task,
-                    on_event=on_event,
-                )
-            )
+            asyncio.run(loop(server.base_url, relay, task))
         except DispatchBlockedError as exc:
             status, reason, message = "paused", "limit", str(exc)
-            session_id = store.list_sessions(limit=1)[0].id
             on_event(PauseEvent(reason, message))
     windows = store.windows(session_id)
     turns = sum(1 for r in store.rows(session_id) if r.kind == "assistant")
@@ -184,10 +155,3 @@ def run_framework(
 
     on_event(EndEvent(session_id, status, reason, len(windows), turns, 0.0))
     return RunResult(session_id, status, reason, len(windows), turns, 0.0, Usage(), message)
-
-
-_FRAMEWORK_MODULES = {
-    "openai-agents": "agents",
-    "pydantic-ai": "pydantic_ai",
-    "langchain": "langchain",
-}
