@@ -69,6 +69,11 @@ def _size(path: str) -> int:
         return 0
 
 
+def _sizes(files: Files) -> dict[str, int]:
+    """Each file's size, looked up once (a file gone since the listing counts 0)."""
+    return {path: _size(path) for path, _ in files}
+
+
 def _scan_files(files: Files, loads: Callable[[bytes], Any]) -> Result:
     return _result(_read_files(files, loads))
 
@@ -80,15 +85,15 @@ def _can_fork() -> bool:
     return threading is None or threading.active_count() == 1
 
 
-def _split(files: Files, parts: int) -> list[Files]:
+def _split(files: Files, parts: int, sizes: dict[str, int]) -> list[Files]:
     """``parts`` lists of about equal bytes (largest file first, into the lightest)."""
-    sized = sorted(files, key=lambda f: -_size(f[0]))
+    sized = sorted(files, key=lambda f: -sizes[f[0]])
     bins: list[Files] = [[] for _ in range(parts)]
     loads = [0] * parts
     for item in sized:
         k = loads.index(min(loads))
         bins[k].append(item)
-        loads[k] += _size(item[0])
+        loads[k] += sizes[item[0]]
     return [b for b in bins if b]
 
 
@@ -162,11 +167,14 @@ class Reading:
         away: bool = False,
         sessions: Sequence[str] = (),
         paths: Sequence[str] = (),
+        sizes: dict[str, int] | None = None,
     ) -> None:
         self.files = files
         self.paths = list(paths)
         self.sessions = list(sessions)
-        total = sum(_size(p) for p, _ in files)
+        if sizes is None:
+            sizes = _sizes(files)
+        total = sum(sizes.values())
         self._loads = decoder_for(total)
         if workers is None:
             workers = cores() if len(files) > 1 and total >= MIN_PARALLEL_BYTES else 1
@@ -175,7 +183,7 @@ class Reading:
         if not files or not _can_fork() or (workers == 1 and not away):
             self._mine = files
             return
-        shares = _split(files, workers)
+        shares = _split(files, workers, sizes)
         self._mine = [] if away and workers == 1 else shares.pop(0)
         for part in shares:
             read_fd, write_fd = os.pipe()
@@ -226,9 +234,10 @@ def start_reading(paths: Iterable[str | os.PathLike[str]]) -> Reading:
     named = [os.fspath(p) for p in paths]
     sessions = discover(named)
     files = files_of(sessions)
-    total = sum(_size(p) for p, _ in files)
+    sizes = _sizes(files)
+    total = sum(sizes.values())
     if total < PREFETCH_MIN_BYTES or cores() < 2:
-        return Reading(files, workers=1, sessions=sessions, paths=named)
+        return Reading(files, workers=1, sessions=sessions, paths=named, sizes=sizes)
     if total >= MIN_PARALLEL_BYTES:
-        return Reading(files, sessions=sessions, paths=named)
-    return Reading(files, workers=1, away=True, sessions=sessions, paths=named)
+        return Reading(files, sessions=sessions, paths=named, sizes=sizes)
+    return Reading(files, workers=1, away=True, sessions=sessions, paths=named, sizes=sizes)
