@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.ctxrelay-installed
 
 .PHONY: setup demo test lint typecheck format check bench services clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml hatch_build.py src/ctxrelay/transcripts/_native.c
 	@bash scripts/ensure-python.sh $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip

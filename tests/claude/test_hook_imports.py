@@ -39,7 +39,8 @@ NEVER_PACKAGES = (
 NEVER = {*NEVER_PACKAGES, "tree_sitter", "tree_sitter_bash", "ctxrelay.claude._events._payloads"}
 # Not on the paths that run at every tool call either: typing, dataclasses (inspect),
 # the policy core (fractions, decimal), json and re (and enum: ``ctxrelay._fastjson``
-# decodes with json's C codec), pathlib, the errors module, the analyzer's records.
+# decodes with json's C codec), pathlib, the errors module, the analyzer's records and
+# its C reader.
 PER_CALL = NEVER | {
     "typing",
     "dataclasses",
@@ -55,6 +56,7 @@ PER_CALL = NEVER | {
     "ctxrelay.errors",
     "ctxrelay.budget._policy",
     "ctxrelay.transcripts._records",
+    "ctxrelay.transcripts._native",
     "tree_sitter._binding",
 }
 

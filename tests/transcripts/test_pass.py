@@ -14,6 +14,13 @@ from ctxrelay.transcripts import Usage, scan
 from tests.transcripts._lines import dumps, write
 
 
+@pytest.fixture(autouse=True)
+def _python_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests pin the Python reader, the reference (``test_native.py`` holds the C
+    reader to it)."""
+    monkeypatch.setattr(reader, "_native", None)
+
+
 def _line(message_id: str, content: list[Any], *, output: int = 5, **top: Any) -> dict[str, Any]:
     """An assistant line in Claude Code 2.1's key order (content before usage)."""
     return {
