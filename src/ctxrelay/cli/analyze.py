@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ctxrelay.cli._parser import ArgumentParser
     from ctxrelay.pricing import PriceTable
 
-__all__ = ["main", "recommended_slider"]
+__all__ = ["main", "recommended_slider", "skips_teardown"]
 
 _DESCRIPTION = """\
 Measure Claude Code sessions from their transcripts and replay them under other
@@ -201,6 +201,14 @@ def _plain_json(argv: Sequence[str]) -> Any:
         "json": True,
     }
     return SimpleNamespace(**defaults)  # an argparse.Namespace to its readers
+
+
+def skips_teardown(argv: Sequence[str]) -> bool:
+    """Whether the process may end without the interpreter's teardown after
+    ``main(argv)``: the plain ``analyze [PATH...] --json`` reads files and prints one
+    document, and leaves nothing open that a teardown would close
+    (:func:`ctxrelay.cli._end`)."""
+    return _plain_json(argv) is not None
 
 
 def _console() -> Console:

@@ -1,21 +1,21 @@
-/* The analyzer reader's two hot loops in C: finding the lines that can matter, and
- * decoding a response's line into the few fields the reader reads.
+/* The analyzer reader's forward pass in C: _pass._read, line finding and decoding
+ * included, for the common file.
  *
  * ctxrelay.transcripts._pass is the reference and the fallback: this module is an
- * optional accelerator (built when a C compiler is there, see hatch_build.py) and
- * answers exactly as the Python code does, or says it cannot be sure and lets the
- * Python code answer. tests/transcripts/test_native.py holds the two to the same
- * output, on the real corpus and on generated lines.
+ * optional accelerator (built when a C compiler is there, see hatch_build.py). It
+ * answers exactly as the Python code does, or returns None and lets the Python code read
+ * the file. tests/transcripts/test_native.py holds the two to the same output, on the
+ * real corpus and on generated lines and files.
  *
  *   spans(data) -> list[tuple[int, int, int]]
  *       _pass._spans(data): (start, end, usage at or -1) of the lines that can matter.
- *   usage_record(data, start, end, needle) -> dict | None | UNSURE
- *       The record _pass reads from the usage line data[start:end] (needle: where its
- *       '"output_tokens":' is), pruned to the keys the reader looks at; None when the
- *       line is not a JSON object (json.loads refuses it, or it is another value);
- *       UNSURE when only json.loads can tell (an escape in a key or a kept string, a
- *       kept number that is not a plain integer, deep nesting, an encoding json would
- *       detect, a compaction's keys): the caller decodes the line in Python.
+ *   read(data, agent) -> tuple | None
+ *       _pass._read's result without its path and size: (session id, version,
+ *       responses, compactions, lines decoded, malformed lines, synthetic responses).
+ *       None when a line needs json's own judgement: an escape in a key or in a string
+ *       the reader keeps, a count that is not a plain integer, deep nesting, a line that
+ *       does not start with a brace (json would strip or detect an encoding), a
+ *       synthetic response whose id is neither a string nor null.
  *
  * The decoder accepts exactly what json.loads(bytes) accepts: the bytes are UTF-8
  * (surrogates allowed, as json's 'surrogatepass'), strings hold no control character
@@ -26,14 +26,13 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
-#define MAX_DEPTH 256 /* deeper than this, json's recursion limit decides: UNSURE */
-
-static PyObject *UNSURE; /* the module's UNSURE sentinel */
+#define MAX_DEPTH 256 /* deeper than this, json's recursion limit decides: NOT_SURE */
 
 /* ---- byte searches with Python's bytes.find / rfind semantics ---- */
 
@@ -155,108 +154,58 @@ static int push_lines_of(Spans *s, const char *data, Py_ssize_t size, Py_ssize_t
     return 0;
 }
 
+/* The spans of data, in file order, each start once (the first search to find it
+ * wins, as dict.setdefault in _pass._spans). 0, or -1 with an error set. */
+static int find_spans(Spans *s, const char *data, Py_ssize_t size)
+{
+    if (push_lines_of(s, data, size, 0, USAGE, LEN(USAGE), 0, 1) < 0)
+        return -1;
+    /* an unterminated last line is decoded whatever it holds */
+    if (size && data[size - 1] != '\n' && push(s, line_start(data, size), size, -1, 1) < 0)
+        return -1;
+    Py_ssize_t first = find(data, 0, size, BOUNDARY, LEN(BOUNDARY));
+    if (first != -1 &&
+        (push_lines_of(s, data, size, first, BOUNDARY, LEN(BOUNDARY), 2, 0) < 0 ||
+         push_lines_of(s, data, size, first, SUMMARY, LEN(SUMMARY), 3, 0) < 0))
+        return -1;
+    if (s->len)
+        qsort(s->items, (size_t)s->len, sizeof(Span), by_start);
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < s->len; i++)
+        if (kept == 0 || s->items[i].start != s->items[kept - 1].start)
+            s->items[kept++] = s->items[i];
+    s->len = kept;
+    return 0;
+}
+
 static PyObject *spans(PyObject *self, PyObject *arg)
 {
+    (void)self;
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    const char *data = view.buf;
-    Py_ssize_t size = view.len;
     Spans s = {NULL, 0, 0};
     PyObject *out = NULL;
-    if (push_lines_of(&s, data, size, 0, USAGE, LEN(USAGE), 0, 1) < 0)
-        goto done;
-    if (size && data[size - 1] != '\n') {
-        /* an unterminated last line is decoded whatever it holds */
-        if (push(&s, line_start(data, size), size, -1, 1) < 0)
-            goto done;
-    }
-    Py_ssize_t first = find(data, 0, size, BOUNDARY, LEN(BOUNDARY));
-    if (first != -1) {
-        if (push_lines_of(&s, data, size, first, BOUNDARY, LEN(BOUNDARY), 2, 0) < 0 ||
-            push_lines_of(&s, data, size, first, SUMMARY, LEN(SUMMARY), 3, 0) < 0)
-            goto done;
-    }
-    if (s.len)
-        qsort(s.items, (size_t)s.len, sizeof(Span), by_start);
-    out = PyList_New(0);
-    if (out == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < s.len; i++) {
-        Span *sp = &s.items[i];
-        if (i && sp->start == s.items[i - 1].start)
-            continue;
-        PyObject *t = Py_BuildValue("(nnn)", sp->start, sp->end, sp->needle);
-        if (t == NULL || PyList_Append(out, t) < 0) {
-            Py_XDECREF(t);
-            Py_CLEAR(out);
-            goto done;
+    if (find_spans(&s, view.buf, view.len) == 0 && (out = PyList_New(s.len)) != NULL)
+        for (Py_ssize_t i = 0; i < s.len; i++) {
+            PyObject *t = Py_BuildValue("(nnn)", s.items[i].start, s.items[i].end,
+                                        s.items[i].needle);
+            if (t == NULL) {
+                Py_CLEAR(out);
+                break;
+            }
+            PyList_SET_ITEM(out, i, t);
         }
-        Py_DECREF(t);
-    }
-done:
     PyMem_Free(s.items);
     PyBuffer_Release(&view);
     return out;
 }
 
-/* ---- the pruned decoder ---- */
+/* ---- a JSON validator with json.loads's grammar ---- */
 
 typedef enum { OK = 0, BAD = -1, NOT_SURE = -2, FAILED = -3 } Status;
 /* BAD: json.loads refuses the document. NOT_SURE: only json.loads can tell.
  * FAILED: a Python error is set (out of memory). */
-
-typedef struct Schema Schema;
-typedef struct {
-    const char *name;
-    Py_ssize_t len;
-    const Schema *sub; /* NULL: a scalar kept as json gives it */
-    int unsure;        /* the key's presence alone sends the line to Python */
-    int slot;          /* its interned str in NAMES, made once */
-} Key;
-struct Schema {
-    const Key *keys;
-    int n;
-};
-
-#define KEY(s, i) {s, LEN(s), NULL, 0, i}
-#define SUB(s, schema, i) {s, LEN(s), &schema, 0, i}
-#define PUNT(s) {s, LEN(s), NULL, 1, -1}
-
-static const Key CACHE_KEYS[] = {KEY("ephemeral_1h_input_tokens", 0)};
-static const Schema CACHE = {CACHE_KEYS, 1};
-static const Key USAGE_KEYS[] = {
-    KEY("input_tokens", 1), KEY("cache_creation_input_tokens", 2),
-    KEY("cache_read_input_tokens", 3), KEY("output_tokens", 4),
-    SUB("cache_creation", CACHE, 5)};
-static const Schema USAGE_SCHEMA = {USAGE_KEYS, 5};
-static const Key MESSAGE_KEYS[] = {KEY("id", 6), KEY("model", 7),
-                                   SUB("usage", USAGE_SCHEMA, 8)};
-static const Schema MESSAGE_SCHEMA = {MESSAGE_KEYS, 3};
-static const Key TOP_KEYS[] = {
-    KEY("sessionId", 9), KEY("version", 10), KEY("isSidechain", 11), KEY("type", 12),
-    KEY("timestamp", 13), KEY("agentId", 14), KEY("requestId", 15), KEY("subtype", 16),
-    SUB("message", MESSAGE_SCHEMA, 17),
-    /* a compaction's lines are read whole by _pass (their metadata, the summary text) */
-    PUNT("compactMetadata"), PUNT("isCompactSummary")};
-static const Schema TOP = {TOP_KEYS, 11};
-#define N_NAMES 18
-static PyObject *NAMES[N_NAMES];
-
-static int make_names(void)
-{
-    const Schema *all[] = {&CACHE, &USAGE_SCHEMA, &MESSAGE_SCHEMA, &TOP};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        for (int j = 0; j < all[i]->n; j++) {
-            const Key *k = &all[i]->keys[j];
-            if (k->slot < 0 || NAMES[k->slot] != NULL)
-                continue;
-            NAMES[k->slot] = PyUnicode_InternFromString(k->name);
-            if (NAMES[k->slot] == NULL)
-                return -1;
-        }
-    return 0;
-}
 
 typedef struct {
     const unsigned char *p, *end;
@@ -273,6 +222,17 @@ static inline void skip_ws(Parser *ps)
 static inline int hex(unsigned char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* The value of the four hex digits at p (checked by the caller). */
+static unsigned hex4(const unsigned char *p)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        v = v * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return v;
 }
 
 /* PLAIN[c]: c may stand in a JSON string as it is and is ASCII (no quote, backslash or
@@ -318,14 +278,18 @@ static int utf8_len(const unsigned char *p, const unsigned char *end)
     return n;
 }
 
-/* The string at ps->p (its opening quote); sets *escaped when it holds an escape. */
+/* The string at ps->p (its opening quote): its body and byte length, whether it holds an
+ * escape, and its length in code points as json decodes it (an escaped surrogate pair
+ * is one code point, as json joins it). */
 static Status scan_string(Parser *ps, const unsigned char **body, Py_ssize_t *len,
-                          int *escaped)
+                          int *escaped, Py_ssize_t *points)
 {
     const unsigned char *p = ps->p + 1, *end = ps->end;
+    Py_ssize_t count = 0;
     *escaped = 0;
     *body = p;
     for (;;) {
+        const unsigned char *run = p;
         /* the bulk: plain ASCII that is neither a quote, a backslash nor a control */
 #ifdef __SSE2__
         while (end - p >= 16) {
@@ -345,6 +309,7 @@ static Status scan_string(Parser *ps, const unsigned char **body, Py_ssize_t *le
 #endif
         while (p < end && PLAIN[*p])
             p++;
+        count += p - run;
         if (p >= end)
             return BAD;
         unsigned char c = *p;
@@ -360,11 +325,22 @@ static Status scan_string(Parser *ps, const unsigned char **body, Py_ssize_t *le
             if (e == 'u') {
                 if (end - p < 6 || !hex(p[2]) || !hex(p[3]) || !hex(p[4]) || !hex(p[5]))
                     return BAD;
+                unsigned cp = hex4(p + 2);
                 p += 6;
+                count++;
+                if (cp >= 0xD800 && cp <= 0xDBFF && end - p >= 6 && p[0] == '\\' &&
+                    p[1] == 'u' && hex(p[2]) && hex(p[3]) && hex(p[4]) && hex(p[5])) {
+                    unsigned low = hex4(p + 2);
+                    if (low >= 0xDC00 && low <= 0xDFFF)
+                        p += 6; /* json joins the pair into one code point */
+                }
+                continue;
             }
             else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
-                     e == 'r' || e == 't')
+                     e == 'r' || e == 't') {
                 p += 2;
+                count++;
+            }
             else
                 return BAD;
             continue;
@@ -373,8 +349,10 @@ static Status scan_string(Parser *ps, const unsigned char **body, Py_ssize_t *le
         if (n == 0)
             return BAD;
         p += n;
+        count++;
     }
     *len = p - *body;
+    *points = count;
     ps->p = p + 1;
     return OK;
 }
@@ -447,11 +425,11 @@ static Status skip_container(Parser *ps, unsigned char close, int object)
         Status st;
         if (object) {
             const unsigned char *body;
-            Py_ssize_t len;
+            Py_ssize_t len, points;
             int escaped;
             if (ps->p >= ps->end || *ps->p != '"')
                 return BAD;
-            if ((st = scan_string(ps, &body, &len, &escaped)) != OK)
+            if ((st = scan_string(ps, &body, &len, &escaped, &points)) != OK)
                 return st;
             skip_ws(ps);
             if (ps->p >= ps->end || *ps->p != ':')
@@ -492,11 +470,11 @@ static Status skip_value(Parser *ps)
     if (ps->p >= ps->end)
         return BAD;
     const unsigned char *body;
-    Py_ssize_t len;
+    Py_ssize_t len, points;
     int flag;
     switch (*ps->p) {
     case '"':
-        return scan_string(ps, &body, &len, &flag);
+        return scan_string(ps, &body, &len, &flag, &points);
     case '{':
         return skip_container(ps, '}', 1);
     case '[':
@@ -514,146 +492,241 @@ static Status skip_value(Parser *ps)
     }
 }
 
-static Status pruned_object(Parser *ps, const Schema *schema, PyObject **out);
+/* ---- the fields the reader reads of a line ----
+ *
+ * One pass over a line's JSON validates it whole and keeps only what ctxrelay's reader
+ * (_pass._read) asks of the record it would decode: a few strings (kept as bytes, made
+ * str only when used), whether two flags are true, four token counts and two of the
+ * nested objects. A key met twice keeps its last value, as in json; a nested object met
+ * twice is read anew. */
 
-/* A kept value: strings, plain integers and the three literals as json gives them; an
- * object under a schema pruned; any other object or array as an empty one of its kind
- * (the reader only asks what kind it is). */
-static Status kept_value(Parser *ps, const Schema *sub, PyObject **out)
+enum { T_OTHER, T_ASSISTANT, T_SYSTEM, T_USER };
+enum { ABSENT = 0, STRING = 1, OTHER = 2 }; /* what a kept value was */
+
+typedef struct {
+    const unsigned char *s;
+    Py_ssize_t n;
+    int kind; /* ABSENT (or null), STRING, OTHER */
+} Str;
+
+typedef struct {
+    Str session_id, version, timestamp, agent_id, request_id;
+    int sidechain; /* isSidechain is true */
+    int type;      /* T_*: "type" as one of the strings the reader compares it with */
+    int boundary;  /* subtype is "compact_boundary" */
+    int summary;   /* isCompactSummary is true */
+    int meta;      /* compactMetadata is an object, with: */
+    int has_pre;
+    long long pre;
+    Str trigger;
+    int message; /* message is an object, with: */
+    Str id, model;
+    int usage; /* message.usage is an object, with: */
+    long long counts[4]; /* input, cache writes, cache reads, output: as_count */
+    int cache;           /* usage.cache_creation is an object, with: */
+    long long one_hour;
+    long long chars; /* message.content's text length (_pass._text_length) */
+} Rec;
+
+static int same(const unsigned char *name, Py_ssize_t len, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)len == n && memcmp(name, word, n) == 0;
+}
+
+/* A kept string: the bytes of a string without escapes (an escape: NOT_SURE). */
+static Status kept_str(Parser *ps, Str *out)
+{
+    if (ps->p < ps->end && *ps->p == '"') {
+        Py_ssize_t points;
+        int escaped;
+        Status st = scan_string(ps, &out->s, &out->n, &escaped, &points);
+        if (st != OK)
+            return st;
+        out->kind = STRING;
+        return escaped ? NOT_SURE : OK;
+    }
+    if (ps->end - ps->p >= 4 && memcmp(ps->p, "null", 4) == 0) {
+        ps->p += 4;
+        out->kind = ABSENT;
+        return OK;
+    }
+    out->kind = OTHER;
+    return skip_value(ps);
+}
+
+/* A kept flag: whether the value is true. */
+static Status kept_true(Parser *ps, int *out)
+{
+    *out = ps->end - ps->p >= 4 && memcmp(ps->p, "true", 4) == 0;
+    return skip_value(ps);
+}
+
+/* A kept count, as _counts.as_count reads it: a whole number above 0, else 0. A float,
+ * a constant or a long integer is NOT_SURE (json's own types decide). */
+static Status kept_count(Parser *ps, long long *out)
 {
     const unsigned char *start = ps->p;
-    Status st;
+    *out = 0;
     if (ps->p >= ps->end)
         return BAD;
-    switch (*ps->p) {
-    case '"': {
-        const unsigned char *body;
-        Py_ssize_t len;
-        int escaped;
-        if ((st = scan_string(ps, &body, &len, &escaped)) != OK)
-            return st;
-        if (escaped)
-            return NOT_SURE;
-        *out = PyUnicode_DecodeUTF8((const char *)body, len, "surrogatepass");
-        return *out == NULL ? FAILED : OK;
+    unsigned char c = *ps->p;
+    if (c != '-' && c != 'I' && c != 'N' && (c < '0' || c > '9'))
+        return skip_value(ps); /* a string, object, array, bool or null counts 0 */
+    if (c == 'N') {
+        Status st = skip_value(ps);
+        return st == OK ? NOT_SURE : st;
     }
-    case '{':
-        if (sub != NULL)
-            return pruned_object(ps, sub, out);
-        if ((st = skip_value(ps)) != OK)
-            return st;
-        *out = PyDict_New();
-        return *out == NULL ? FAILED : OK;
-    case '[':
-        if ((st = skip_value(ps)) != OK)
-            return st;
-        *out = PyList_New(0);
-        return *out == NULL ? FAILED : OK;
-    case 't':
-        if ((st = skip_literal(ps, "true", 4)) != OK)
-            return st;
-        *out = Py_NewRef(Py_True);
-        return OK;
-    case 'f':
-        if ((st = skip_literal(ps, "false", 5)) != OK)
-            return st;
-        *out = Py_NewRef(Py_False);
-        return OK;
-    case 'n':
-        if ((st = skip_literal(ps, "null", 4)) != OK)
-            return st;
-        *out = Py_NewRef(Py_None);
-        return OK;
-    case 'N':
-        if ((st = skip_literal(ps, "NaN", 3)) != OK)
-            return st;
-        return NOT_SURE; /* json's float('nan') */
-    default: {
-        int plain;
-        if ((st = scan_number(ps, &plain)) != OK)
-            return st;
-        if (!plain)
-            return NOT_SURE; /* a float, a constant, a long integer: json's own types */
-        char digits[24];
-        Py_ssize_t n = ps->p - start;
-        memcpy(digits, start, (size_t)n);
-        digits[n] = 0;
-        *out = PyLong_FromLongLong(strtoll(digits, NULL, 10));
-        return *out == NULL ? FAILED : OK;
-    }
-    }
+    int plain;
+    Status st = scan_number(ps, &plain);
+    if (st != OK)
+        return st;
+    if (!plain)
+        return NOT_SURE;
+    long long v = 0;
+    int negative = *start == '-';
+    for (const unsigned char *d = start + negative; d < ps->p; d++)
+        v = v * 10 + (*d - '0');
+    *out = negative || v <= 0 ? 0 : v;
+    return OK;
 }
 
-static const Key *lookup(const Schema *schema, const unsigned char *name, Py_ssize_t len)
+/* message.content's text length: a string's length, or the sum of the lengths of the
+ * "text" strings of a list's objects; anything else 0. */
+static Status content_chars(Parser *ps, long long *out)
 {
-    for (int i = 0; i < schema->n; i++) {
-        const Key *k = &schema->keys[i];
-        if (k->len == len && memcmp(k->name, name, (size_t)len) == 0)
-            return k;
+    *out = 0;
+    if (ps->p >= ps->end)
+        return BAD;
+    if (*ps->p == '"') {
+        const unsigned char *body;
+        Py_ssize_t len, points;
+        int escaped;
+        Status st = scan_string(ps, &body, &len, &escaped, &points);
+        *out = points;
+        return st;
     }
-    return NULL;
+    if (*ps->p != '[')
+        return skip_value(ps);
+    if (++ps->depth > MAX_DEPTH)
+        return NOT_SURE;
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ']') {
+        ps->p++;
+        ps->depth--;
+        return OK;
+    }
+    for (;;) {
+        Status st;
+        if (ps->p < ps->end && *ps->p == '{') {
+            /* a block: its last "text" key decides */
+            if (++ps->depth > MAX_DEPTH)
+                return NOT_SURE;
+            long long text = 0;
+            ps->p++;
+            skip_ws(ps);
+            if (ps->p < ps->end && *ps->p == '}')
+                ps->p++;
+            else
+                for (;;) {
+                    const unsigned char *name;
+                    Py_ssize_t len, points;
+                    int escaped;
+                    if (ps->p >= ps->end || *ps->p != '"')
+                        return BAD;
+                    if ((st = scan_string(ps, &name, &len, &escaped, &points)) != OK)
+                        return st;
+                    if (escaped)
+                        return NOT_SURE;
+                    skip_ws(ps);
+                    if (ps->p >= ps->end || *ps->p != ':')
+                        return BAD;
+                    ps->p++;
+                    skip_ws(ps);
+                    if (same(name, len, "text")) {
+                        text = 0;
+                        if (ps->p < ps->end && *ps->p == '"') {
+                            const unsigned char *body;
+                            Py_ssize_t n;
+                            if ((st = scan_string(ps, &body, &n, &escaped, &points)) != OK)
+                                return st;
+                            text = points;
+                        }
+                        else if ((st = skip_value(ps)) != OK)
+                            return st;
+                    }
+                    else if ((st = skip_value(ps)) != OK)
+                        return st;
+                    skip_ws(ps);
+                    if (ps->p < ps->end && *ps->p == ',') {
+                        ps->p++;
+                        skip_ws(ps);
+                        continue;
+                    }
+                    if (ps->p < ps->end && *ps->p == '}') {
+                        ps->p++;
+                        break;
+                    }
+                    return BAD;
+                }
+            ps->depth--;
+            *out += text;
+        }
+        else if ((st = skip_value(ps)) != OK)
+            return st;
+        skip_ws(ps);
+        if (ps->p >= ps->end)
+            return BAD;
+        if (*ps->p == ',') {
+            ps->p++;
+            skip_ws(ps);
+            continue;
+        }
+        if (*ps->p == ']') {
+            ps->p++;
+            ps->depth--;
+            return OK;
+        }
+        return BAD;
+    }
 }
 
-static Status pruned_object(Parser *ps, const Schema *schema, PyObject **out)
+typedef Status (*Field)(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len);
+
+/* An object whose keys ``field`` reads (it skips the others). */
+static Status object(Parser *ps, Rec *rec, Field field)
 {
     if (++ps->depth > MAX_DEPTH)
         return NOT_SURE;
-    PyObject *dict = PyDict_New();
-    if (dict == NULL)
-        return FAILED;
-    Status st;
     ps->p++;
     skip_ws(ps);
     if (ps->p < ps->end && *ps->p == '}') {
         ps->p++;
-        goto closed;
+        ps->depth--;
+        return OK;
     }
     for (;;) {
         const unsigned char *name;
-        Py_ssize_t len;
+        Py_ssize_t len, points;
         int escaped;
-        if (ps->p >= ps->end || *ps->p != '"') {
-            st = BAD;
-            goto fail;
-        }
-        if ((st = scan_string(ps, &name, &len, &escaped)) != OK)
-            goto fail;
-        if (escaped) { /* "\u0074ype" is "type" to json */
-            st = NOT_SURE;
-            goto fail;
-        }
+        Status st;
+        if (ps->p >= ps->end || *ps->p != '"')
+            return BAD;
+        if ((st = scan_string(ps, &name, &len, &escaped, &points)) != OK)
+            return st;
+        if (escaped)
+            return NOT_SURE; /* "\u0074ype" is "type" to json */
         skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != ':') {
-            st = BAD;
-            goto fail;
-        }
+        if (ps->p >= ps->end || *ps->p != ':')
+            return BAD;
         ps->p++;
         skip_ws(ps);
-        const Key *key = lookup(schema, name, len);
-        if (key != NULL && key->unsure) {
-            st = NOT_SURE;
-            goto fail;
-        }
-        if (key == NULL) {
-            if ((st = skip_value(ps)) != OK)
-                goto fail;
-        }
-        else {
-            PyObject *value = NULL;
-            if ((st = kept_value(ps, key->sub, &value)) != OK)
-                goto fail;
-            int bad = PyDict_SetItem(dict, NAMES[key->slot], value) < 0;
-            Py_DECREF(value);
-            if (bad) {
-                st = FAILED;
-                goto fail;
-            }
-        }
+        if ((st = field(ps, rec, name, len)) != OK)
+            return st;
         skip_ws(ps);
-        if (ps->p >= ps->end) {
-            st = BAD;
-            goto fail;
-        }
+        if (ps->p >= ps->end)
+            return BAD;
         if (*ps->p == ',') {
             ps->p++;
             skip_ws(ps);
@@ -661,109 +734,415 @@ static Status pruned_object(Parser *ps, const Schema *schema, PyObject **out)
         }
         if (*ps->p == '}') {
             ps->p++;
-            break;
+            ps->depth--;
+            return OK;
         }
-        st = BAD;
-        goto fail;
+        return BAD;
     }
-closed:
-    ps->depth--;
-    *out = dict;
-    return OK;
-fail:
-    Py_DECREF(dict);
-    return st;
 }
 
-/* The pruned record of one whole document, as json.loads(bytes) would read it. */
-static Status document(const unsigned char *doc, Py_ssize_t len, PyObject **out)
+static int is_object(Parser *ps) { return ps->p < ps->end && *ps->p == '{'; }
+
+static Status cache_field(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len)
 {
-    *out = NULL;
+    if (same(name, len, "ephemeral_1h_input_tokens"))
+        return kept_count(ps, &rec->one_hour);
+    return skip_value(ps);
+}
+
+static Status usage_field(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len)
+{
+    static const char *const COUNTS[] = {"input_tokens", "cache_creation_input_tokens",
+                                         "cache_read_input_tokens", "output_tokens"};
+    for (int i = 0; i < 4; i++)
+        if (same(name, len, COUNTS[i]))
+            return kept_count(ps, &rec->counts[i]);
+    if (same(name, len, "cache_creation")) {
+        rec->one_hour = 0;
+        rec->cache = is_object(ps);
+        return rec->cache ? object(ps, rec, cache_field) : skip_value(ps);
+    }
+    return skip_value(ps);
+}
+
+static Status message_field(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len)
+{
+    if (same(name, len, "id"))
+        return kept_str(ps, &rec->id);
+    if (same(name, len, "model"))
+        return kept_str(ps, &rec->model);
+    if (same(name, len, "usage")) {
+        memset(rec->counts, 0, sizeof rec->counts);
+        rec->cache = 0;
+        rec->one_hour = 0;
+        rec->usage = is_object(ps);
+        return rec->usage ? object(ps, rec, usage_field) : skip_value(ps);
+    }
+    if (same(name, len, "content"))
+        return content_chars(ps, &rec->chars);
+    return skip_value(ps);
+}
+
+static Status meta_field(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len)
+{
+    if (same(name, len, "preTokens")) {
+        rec->has_pre = 1;
+        return kept_count(ps, &rec->pre);
+    }
+    if (same(name, len, "trigger"))
+        return kept_str(ps, &rec->trigger);
+    return skip_value(ps);
+}
+
+static Status top_field(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len)
+{
+    switch (len) {
+    case 4:
+        if (same(name, len, "type")) {
+            Str type;
+            Status st = kept_str(ps, &type);
+            rec->type = T_OTHER;
+            if (type.kind == STRING) {
+                if (same(type.s, type.n, "assistant"))
+                    rec->type = T_ASSISTANT;
+                else if (same(type.s, type.n, "system"))
+                    rec->type = T_SYSTEM;
+                else if (same(type.s, type.n, "user"))
+                    rec->type = T_USER;
+            }
+            return st;
+        }
+        break;
+    case 7:
+        if (same(name, len, "version"))
+            return kept_str(ps, &rec->version);
+        if (same(name, len, "agentId"))
+            return kept_str(ps, &rec->agent_id);
+        if (same(name, len, "message")) {
+            Rec blank = {0};
+            memcpy(&rec->message, &blank.message,
+                   sizeof(Rec) - offsetof(Rec, message)); /* a later message is read anew */
+            rec->message = is_object(ps);
+            return rec->message ? object(ps, rec, message_field) : skip_value(ps);
+        }
+        if (same(name, len, "subtype")) {
+            Str subtype;
+            Status st = kept_str(ps, &subtype);
+            rec->boundary =
+                subtype.kind == STRING && same(subtype.s, subtype.n, "compact_boundary");
+            return st;
+        }
+        break;
+    case 9:
+        if (same(name, len, "sessionId"))
+            return kept_str(ps, &rec->session_id);
+        if (same(name, len, "timestamp"))
+            return kept_str(ps, &rec->timestamp);
+        if (same(name, len, "requestId"))
+            return kept_str(ps, &rec->request_id);
+        break;
+    case 11:
+        if (same(name, len, "isSidechain"))
+            return kept_true(ps, &rec->sidechain);
+        break;
+    case 15:
+        if (same(name, len, "compactMetadata")) {
+            rec->has_pre = 0;
+            rec->pre = 0;
+            rec->trigger.kind = ABSENT;
+            rec->meta = is_object(ps);
+            return rec->meta ? object(ps, rec, meta_field) : skip_value(ps);
+        }
+        break;
+    case 16:
+        if (same(name, len, "isCompactSummary"))
+            return kept_true(ps, &rec->summary);
+        break;
+    }
+    return skip_value(ps);
+}
+
+/* The record of one whole document, as json.loads(bytes) would read it. */
+static Status document(const unsigned char *doc, Py_ssize_t len, Rec *rec)
+{
+    memset(rec, 0, sizeof *rec);
     if (len < 4 || doc[0] != '{' || memchr(doc, 0, 4) != NULL)
         return NOT_SURE; /* json would detect an encoding, or strip a BOM: its call */
     Parser ps = {doc, doc + len, 0};
-    Status st = pruned_object(&ps, &TOP, out);
+    Status st = object(&ps, rec, top_field);
     if (st == OK) {
         skip_ws(&ps);
-        if (ps.p != ps.end) {
-            Py_CLEAR(*out);
+        if (ps.p != ps.end)
             st = BAD;
-        }
     }
     return st;
 }
 
-static PyObject *usage_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* The record of a usage line: its splice first (the line without its message.content,
+ * as _pass._spliced cuts it), the whole line when the splice does not parse. The
+ * strings of ``rec`` point into ``*scratch`` or ``data``. */
+static Status usage_line(const char *data, Py_ssize_t start, Py_ssize_t end, Py_ssize_t needle,
+                         Rec *rec, unsigned char **scratch, Py_ssize_t *room)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "usage_record(data, start, end, needle)");
-        return NULL;
-    }
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
-        return NULL;
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]), end = PyLong_AsSsize_t(args[2]),
-               needle = PyLong_AsSsize_t(args[3]);
-    PyObject *result = NULL;
-    if (PyErr_Occurred())
-        goto done;
-    if (start < 0 || end > view.len || start > end || needle < start || needle > end) {
-        PyErr_SetString(PyExc_ValueError, "usage_record: the span is outside the data");
-        goto done;
-    }
-    const char *data = view.buf;
-    Status st = BAD;
-    /* the splice first: the line without its message.content (see _pass._spliced) */
     Py_ssize_t at = find(data, start, needle, MESSAGE, LEN(MESSAGE));
     Py_ssize_t content = at == -1 ? -1 : find(data, at, needle, CONTENT, LEN(CONTENT));
     Py_ssize_t after =
         content == -1 ? -1 : rfind(data, content, needle, CONTENT_END, LEN(CONTENT_END));
     if (after != -1) {
         Py_ssize_t head = content + LEN(CONTENT) - start, tail = end - after;
-        unsigned char *doc = PyMem_Malloc((size_t)(head + tail));
-        if (doc == NULL) {
-            PyErr_NoMemory();
+        if (head + tail > *room) {
+            unsigned char *grown = PyMem_Realloc(*scratch, (size_t)(head + tail));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                return FAILED;
+            }
+            *scratch = grown;
+            *room = head + tail;
+        }
+        memcpy(*scratch, data + start, (size_t)head);
+        memcpy(*scratch + head, data + after, (size_t)tail);
+        Status st = document(*scratch, head + tail, rec);
+        if (st != BAD)
+            return st;
+    }
+    return document((const unsigned char *)data + start, end - start, rec);
+}
+
+/* ---- the pass: _pass._read, in C ---- */
+
+static PyObject *str_of(const Str *s)
+{
+    if (s->kind != STRING)
+        Py_RETURN_NONE;
+    return PyUnicode_DecodeUTF8((const char *)s->s, s->n, "surrogatepass");
+}
+
+static PyObject *usage_tuple(const Rec *rec)
+{
+    long long created = rec->counts[1];
+    long long one_hour = rec->cache ? (rec->one_hour < created ? rec->one_hour : created) : 0;
+    return Py_BuildValue("(LLLLL)", rec->counts[0], created, rec->counts[2], rec->counts[3],
+                         one_hour);
+}
+
+static const char SYNTHETIC[] = "<synthetic>"; /* _counts.SYNTHETIC_MODEL */
+
+static int synthetic_model(const Rec *rec)
+{
+    return rec->model.kind == STRING && same(rec->model.s, rec->model.n, SYNTHETIC);
+}
+
+typedef struct {
+    PyObject *entries;   /* message id -> [id, model, usage, sidechain, segment, ...] */
+    PyObject *compactions; /* [(pre, trigger, after, chars, timestamp)] */
+    PyObject *synthetic; /* {message id as str()} */
+    PyObject *session_id, *version;
+    long long main_count, segment, malformed;
+    int awaiting_summary;
+} Pass;
+
+/* One decoded record, as _pass._read's loop body reads it. 0; 1 when only Python can
+ * say (str() of a synthetic response's odd id); -1 with an error set. */
+static int take(Pass *ps, const Rec *rec, int agent)
+{
+    if (ps->session_id == Py_None) {
+        PyObject *sid = str_of(&rec->session_id), *version = str_of(&rec->version);
+        if (sid == NULL || version == NULL) {
+            Py_XDECREF(sid);
+            Py_XDECREF(version);
+            return -1;
+        }
+        Py_SETREF(ps->session_id, sid);
+        Py_SETREF(ps->version, version);
+    }
+    int sidechain = !agent && rec->sidechain;
+    if (rec->type == T_ASSISTANT) {
+        if (!rec->message)
+            return 0;
+        PyObject *key = NULL, *seen = NULL;
+        if (rec->id.kind == STRING) {
+            key = str_of(&rec->id);
+            if (key == NULL)
+                return -1;
+            seen = PyDict_GetItemWithError(ps->entries, key);
+            if (seen == NULL && PyErr_Occurred()) {
+                Py_DECREF(key);
+                return -1;
+            }
+        }
+        if (seen != NULL) {
+            /* a later line of a response already read: only a larger output changes it */
+            int done = 0;
+            PyObject *old = PyList_GET_ITEM(seen, 2);
+            long long output = PyLong_AsLongLong(PyTuple_GET_ITEM(old, 3));
+            if (rec->usage && !synthetic_model(rec) && rec->counts[3] >= output) {
+                PyObject *usage = usage_tuple(rec);
+                done = usage == NULL ? -1 : PyList_SetItem(seen, 2, usage);
+            }
+            Py_DECREF(key);
+            return done;
+        }
+        if (key == NULL || PyUnicode_GET_LENGTH(key) == 0 || synthetic_model(rec) ||
+            !rec->usage) {
+            /* not a real request (_pass.raw_response) */
+            int done = 0;
+            if (synthetic_model(rec) && rec->id.kind == OTHER) {
+                Py_XDECREF(key);
+                return 1;
+            }
+            if (synthetic_model(rec)) {
+                PyObject *name = key != NULL ? Py_NewRef(key) : PyUnicode_FromString("None");
+                done = name == NULL ? -1 : PySet_Add(ps->synthetic, name);
+                Py_XDECREF(name);
+            }
+            Py_XDECREF(key);
+            return done;
+        }
+        PyObject *entry = Py_BuildValue("[ONNONNNN]", key, str_of(&rec->model), usage_tuple(rec),
+                                        sidechain ? Py_True : Py_False,
+                                        PyLong_FromLongLong(ps->segment), str_of(&rec->timestamp),
+                                        str_of(&rec->agent_id), str_of(&rec->request_id));
+        int done = entry == NULL ? -1 : PyDict_SetItem(ps->entries, key, entry);
+        Py_XDECREF(entry);
+        Py_DECREF(key);
+        if (done == 0 && !sidechain)
+            ps->main_count++;
+        return done;
+    }
+    if (rec->type == T_SYSTEM && rec->boundary) {
+        if (sidechain)
+            return 0;
+        PyObject *pre = Py_NewRef(Py_None), *trigger = Py_NewRef(Py_None);
+        if (rec->meta) {
+            if (rec->has_pre)
+                Py_SETREF(pre, PyLong_FromLongLong(rec->pre));
+            Py_SETREF(trigger, str_of(&rec->trigger));
+        }
+        PyObject *item = pre == NULL || trigger == NULL
+                             ? NULL
+                             : Py_BuildValue("(OOLiN)", pre, trigger, ps->main_count, 0,
+                                             str_of(&rec->timestamp));
+        Py_XDECREF(pre);
+        Py_XDECREF(trigger);
+        int done = item == NULL ? -1 : PyList_Append(ps->compactions, item);
+        Py_XDECREF(item);
+        ps->segment++;
+        ps->awaiting_summary = 1;
+        return done;
+    }
+    if (rec->type == T_USER && ps->awaiting_summary && rec->summary) {
+        Py_ssize_t last = PyList_GET_SIZE(ps->compactions) - 1;
+        PyObject *old = PyList_GET_ITEM(ps->compactions, last);
+        PyObject *item = Py_BuildValue(
+            "(OOOLO)", PyTuple_GET_ITEM(old, 0), PyTuple_GET_ITEM(old, 1),
+            PyTuple_GET_ITEM(old, 2), rec->message ? rec->chars : 0, PyTuple_GET_ITEM(old, 4));
+        if (item == NULL || PyList_SetItem(ps->compactions, last, item) < 0)
+            return -1;
+        ps->awaiting_summary = 0;
+    }
+    return 0;
+}
+
+/* read(data, agent) -> (session id, version, responses, compactions, lines decoded,
+ * malformed lines, synthetic responses), as _pass._read returns them after its path;
+ * None when a line needs json's own judgement (the caller reads the file in Python). */
+static PyObject *read_pass(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *buffer;
+    int agent;
+    if (!PyArg_ParseTuple(args, "Op:read", &buffer, &agent))
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(buffer, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const char *data = view.buf;
+    Py_ssize_t size = view.len;
+    Spans spans = {NULL, 0, 0};
+    unsigned char *scratch = NULL;
+    Py_ssize_t room = 0;
+    PyObject *result = NULL;
+    Pass ps = {PyDict_New(), PyList_New(0), PySet_New(NULL), Py_NewRef(Py_None),
+               Py_NewRef(Py_None), 0, 0, 0, 0};
+    if (ps.entries == NULL || ps.compactions == NULL || ps.synthetic == NULL ||
+        find_spans(&spans, data, size) < 0)
+        goto done;
+    Rec rec;
+    for (Py_ssize_t i = 0; i < spans.len; i++) {
+        Span *sp = &spans.items[i];
+        Status st;
+        if (sp->needle == -1 && !ps.awaiting_summary && sp->end != size &&
+            find(data, sp->start, sp->end, BOUNDARY, LEN(BOUNDARY)) == -1)
+            continue; /* "isCompactSummary" or a boundary's name alone, before a boundary */
+        if (sp->needle != -1)
+            st = usage_line(data, sp->start, sp->end, sp->needle, &rec, &scratch, &room);
+        else
+            st = document((const unsigned char *)data + sp->start, sp->end - sp->start, &rec);
+        if (st == FAILED)
+            goto done;
+        if (st == NOT_SURE) {
+            result = Py_NewRef(Py_None);
             goto done;
         }
-        memcpy(doc, data + start, (size_t)head);
-        memcpy(doc + head, data + after, (size_t)tail);
-        st = document(doc, head + tail, &result);
-        PyMem_Free(doc);
+        if (st == BAD) {
+            ps.malformed++;
+            continue;
+        }
+        int taken = take(&ps, &rec, agent);
+        if (taken < 0)
+            goto done;
+        if (taken > 0) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
     }
-    if (st == BAD) /* no splice, or one that does not parse: the whole line */
-        st = document((const unsigned char *)data + start, end - start, &result);
-    if (st == NOT_SURE)
-        result = Py_NewRef(UNSURE);
-    else if (st == BAD)
-        result = Py_NewRef(Py_None);
+    PyObject *responses = PyList_New(0);
+    if (responses == NULL)
+        goto done;
+    PyObject *key, *entry;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ps.entries, &pos, &key, &entry)) {
+        PyObject *t = PyList_AsTuple(entry);
+        if (t == NULL || PyList_Append(responses, t) < 0) {
+            Py_XDECREF(t);
+            Py_DECREF(responses);
+            goto done;
+        }
+        Py_DECREF(t);
+    }
+    result = Py_BuildValue("(OONOnLn)", ps.session_id, ps.version, responses, ps.compactions,
+                           spans.len, ps.malformed, PySet_GET_SIZE(ps.synthetic));
 done:
+    Py_XDECREF(ps.entries);
+    Py_XDECREF(ps.compactions);
+    Py_XDECREF(ps.synthetic);
+    Py_XDECREF(ps.session_id);
+    Py_XDECREF(ps.version);
+    PyMem_Free(spans.items);
+    PyMem_Free(scratch);
     PyBuffer_Release(&view);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"spans", spans, METH_O, "(start, end, usage at or -1) of the lines that can matter."},
-    {"usage_record", (PyCFunction)(void (*)(void))usage_record, METH_FASTCALL,
-     "The pruned record of a usage line; None when it is not a JSON object; UNSURE "
-     "when only json.loads can tell."},
+    {"read", read_pass, METH_VARARGS,
+     "read(data, agent) -> _pass._read's result after its path, or None when a line "
+     "needs json's own judgement."},
     {NULL, NULL, 0, NULL}};
 
 static int exec_module(PyObject *module)
 {
+    (void)module;
     init_plain();
-    if (make_names() < 0)
-        return -1;
-    UNSURE = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    if (UNSURE == NULL)
-        return -1;
-    return PyModule_AddObjectRef(module, "UNSURE", UNSURE);
+    return 0;
 }
 
 static PyModuleDef_Slot slots[] = {{Py_mod_exec, exec_module}, {0, NULL}};
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "ctxrelay.transcripts._native",
-    "The analyzer reader's hot loops in C (ctxrelay.transcripts._pass is the reference).",
-    0, methods, slots};
+    "The analyzer reader's forward pass in C (ctxrelay.transcripts._pass is the reference).",
+    0, methods, slots, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__native(void) { return PyModuleDef_Init(&module_def); }

@@ -50,14 +50,14 @@ if TYPE_CHECKING:
 
 _UNLOADED: Any = object()
 _native: Any = _UNLOADED
-"""The C accelerator of the two hot loops (``_native.c``), looked up on the first read
+"""The C version of this pass (``_native.c``), looked up on the first read
 (the hooks import this module for :func:`open_fd` alone); ``None`` when it was not built
 or ``CTXRELAY_PURE_PYTHON`` is set. This module's own code is the reference and the
 fallback (``docs/analyze.md``, "How it reads")."""
 
 
 def _accelerator() -> ModuleType | None:
-    global _native
+    global _native  # noqa: PLW0603 - looked up once, on the first read
     if _native is _UNLOADED:
         _native = None
         if not os.environ.get("CTXRELAY_PURE_PYTHON"):
@@ -67,6 +67,7 @@ def _accelerator() -> ModuleType | None:
                 return None
             _native = found
     return _native  # type: ignore[no-any-return]
+
 
 __all__ = ["ORJSON_MIN_BYTES", "decoder_for", "open_fd", "raw_response", "read_raw", "usage_tuple"]
 
@@ -207,21 +208,6 @@ def _spliced(
     return _decoded(data[start : content + _EMPTIED] + data[after:end], loads)
 
 
-def _usage_line(
-    data: mmap.mmap | bytes, start: int, end: int, needle: int, loads: Callable[[bytes], Any]
-) -> Any:
-    """The record of the usage line ``data[start:end]`` (``_NO_RECORD`` when it is not a
-    JSON object): the accelerator's pruned record when it is sure of it, else the splice,
-    else the whole line."""
-    native = _accelerator()
-    if native is not None:
-        record = native.usage_record(data, start, end, needle)
-        if record is not native.UNSURE:
-            return _NO_RECORD if record is None else record
-    record = _spliced(data, start, end, needle, loads)
-    return _decoded(data[start:end], loads) if record is _NO_RECORD else record
-
-
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -311,7 +297,13 @@ def _read(
     malformed = 0
     synthetic: set[str] = set()
     native = _accelerator()
-    spans = _spans(data) if native is None else native.spans(data)
+    if native is not None:
+        done = native.read(data, agent)
+        if done is not None:  # the C pass was sure of every line
+            session, version, responses, compactions_, lines, bad, synthetic_ = done
+            return (path, session, version, responses, compactions_, lines, bad, len(data),
+                    synthetic_)  # fmt: skip
+    spans = _spans(data)
     for start, end, needle in spans:
         if needle == -1 and not awaiting_summary and end != len(data):
             # found for "isCompactSummary" or a boundary name alone: decode only a real
@@ -319,13 +311,12 @@ def _read(
             line = data[start:end]
             if _BOUNDARY not in line:
                 continue
-        if needle != -1:
-            record = _usage_line(data, start, end, needle, loads)
-        else:
-            record = _decoded(data[start:end], loads)
+        record = _spliced(data, start, end, needle, loads) if needle != -1 else _NO_RECORD
         if record is _NO_RECORD:
-            malformed += 1
-            continue
+            record = _decoded(data[start:end], loads)
+            if record is _NO_RECORD:
+                malformed += 1
+                continue
         if session_id is None:
             session_id = _str_or_none(record.get("sessionId"))
             version = _str_or_none(record.get("version"))
