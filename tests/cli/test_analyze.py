@@ -352,3 +352,43 @@ def test_the_cycle_collector_runs_again_after_the_command(
     assert main(["analyze", str(path), "--top", "0"]) == 2  # an error path too
     assert gc.isenabled()
     capsys.readouterr()
+
+
+def _entry_point(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    """``ctxrelay ARGV`` as the console script runs it (``main()`` with no argv), with an
+    ``atexit`` handler that writes "teardown" when the interpreter's teardown runs."""
+    import subprocess
+    import sys
+
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.stderr.write('teardown'))\n"
+        f"sys.argv = ['ctxrelay', *{argv!r}]\n"
+        "from ctxrelay.cli import main\n"
+        "sys.exit(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=cwd
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_plain_json_ends_the_process_without_teardown_and_loses_no_output(
+    tmp_path: Path,
+) -> None:
+    root = corpus_path("corpora/claude-code-transcripts")
+    code, out, err = _entry_point(["analyze", str(root), "--json"], tmp_path)
+    assert (code, err) == (0, "")  # no teardown ran, and the whole document is there
+    assert len(json.loads(out)["sessions"]) == 6
+    code, out, err = _entry_point(["analyze", str(tmp_path / "nothing"), "--json"], tmp_path)
+    assert (code, out) == (1, "")
+    assert err.startswith("ctxrelay: error: no transcript or directory at")
+    assert "teardown" not in err
+    # Anything but the plain call exits as usual.
+    code, out, err = _entry_point(["analyze", str(root), "--json", "--top", "1"], tmp_path)
+    assert code == 0
+    assert err == "teardown"
+    from ctxrelay.cli import analyze
+
+    assert analyze.skips_teardown([str(root), "--json"])
+    assert not analyze.skips_teardown([str(root)])
