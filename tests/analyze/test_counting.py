@@ -306,6 +306,25 @@ def test_a_read_started_early_gives_what_one_reader_gives(monkeypatch: pytest.Mo
     assert _parallel.Reading(files, workers=1, away=True).result() == serial
 
 
+def test_an_early_read_forks_only_where_it_pays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C pass reads the 10 MB corpus faster than a child's fork and hand-back, so it
+    reads in this process; the Python pass hands it to a child (on two cores)."""
+    from ctxrelay.analyze import _parallel
+    from ctxrelay.transcripts import _pass
+
+    root = str(corpus_path("corpora/claude-code-transcripts"))
+    monkeypatch.setattr(_parallel, "cores", lambda: 2)
+    if _pass.has_c_pass():
+        here = _parallel.start_reading([root])
+        assert not here._children
+        here.result()
+    monkeypatch.setattr(_pass, "_native", None)
+    assert not _pass.has_c_pass()
+    away = _parallel.start_reading([root])
+    assert away._children
+    away.result()
+
+
 def test_a_read_given_up_leaves_no_child() -> None:
     import os
 

@@ -18,7 +18,7 @@ import sys
 
 from ctxrelay.analyze._discover import discover, files_of
 from ctxrelay.errors import TranscriptError
-from ctxrelay.transcripts._pass import decoder_for, read_raw
+from ctxrelay.transcripts._pass import decoder_for, has_c_pass, read_raw
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
@@ -50,8 +50,11 @@ they were even."""
 
 PREFETCH_MIN_BYTES = 1_000_000
 """From this much transcript on, ``analyze --json`` has a child read it while it imports
-the rest of the analyzer: the import takes about as long as reading 10 MB, a fork about
-as long as reading 1 MB (reference machine, ``bench/analyze.py``)."""
+the rest of the analyzer, when the read is the Python pass: the import takes about as
+long as that pass over 10 MB, a fork about as long as over 1 MB (reference machine,
+``bench/analyze.py``). The C pass reads 10 MB in about 5 ms, less than a child's fork
+and the decoding of what it sends back, so with it only a read of
+:data:`MIN_PARALLEL_BYTES` or more starts early (on every core)."""
 
 
 def cores() -> int:
@@ -236,7 +239,8 @@ def start_reading(paths: Iterable[str | os.PathLike[str]]) -> Reading:
     files = files_of(sessions)
     sizes = _sizes(files)
     total = sum(sizes.values())
-    if total < PREFETCH_MIN_BYTES or cores() < 2:
+    early = PREFETCH_MIN_BYTES if not has_c_pass() else MIN_PARALLEL_BYTES
+    if total < early or cores() < 2:
         return Reading(files, workers=1, sessions=sessions, paths=named, sizes=sizes)
     if total >= MIN_PARALLEL_BYTES:
         return Reading(files, sessions=sessions, paths=named, sizes=sizes)

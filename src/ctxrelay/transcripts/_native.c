@@ -36,36 +36,80 @@
 
 /* ---- byte searches with Python's bytes.find / rfind semantics ---- */
 
-/* First index of needle in hay[from:to], or -1. With SSE2, 16 positions at a time are
- * kept only where both the needle's first and its last byte match (the needles here
- * begin with a quote and end with a colon, brace or bracket: rare together), and only
- * those are compared whole; glibc's memmem is the generic algorithm, several times
- * slower on these inputs. */
-static Py_ssize_t find(const char *hay, Py_ssize_t from, Py_ssize_t to, const char *needle,
-                       Py_ssize_t n)
+/* First index in hay[from:to] of needle ``a`` or (when not NULL) ``b``, both ``n``
+ * bytes long and alike in their first and last two bytes, or -1. A block of positions is
+ * tested at once for those three bytes (a quote, then the needle's end: rare together
+ * in JSON) and only the positions that pass are compared whole. glibc's memmem is the
+ * generic algorithm, several times slower here. */
+#define CANDIDATES(load, eq, and, mask, width)                                               \
+    for (; i + (width - 1) <= last; i += width) {                                             \
+        unsigned long m = (unsigned long)mask(                                                \
+            and(and(eq(load(hay + i), first), eq(load(hay + i + n - 2), penult)),            \
+                eq(load(hay + i + n - 1), tail)));                                            \
+        while (m) {                                                                           \
+            Py_ssize_t at = i + __builtin_ctzl(m);                                            \
+            if (memcmp(hay + at, a, (size_t)n) == 0 || (b && memcmp(hay + at, b, (size_t)n) == 0)) \
+                return at;                                                                    \
+            m &= m - 1;                                                                       \
+        }                                                                                     \
+    }
+
+#ifdef __SSE2__
+#define LOAD16(p) _mm_loadu_si128((const __m128i *)(p))
+static Py_ssize_t blocks16(const char *hay, Py_ssize_t i, Py_ssize_t last, const char *a,
+                           const char *b, Py_ssize_t n, Py_ssize_t *next)
+{
+    const __m128i first = _mm_set1_epi8(a[0]), penult = _mm_set1_epi8(a[n - 2]),
+                  tail = _mm_set1_epi8(a[n - 1]);
+    CANDIDATES(LOAD16, _mm_cmpeq_epi8, _mm_and_si128, _mm_movemask_epi8, 16)
+    *next = i;
+    return -1;
+}
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+static int use_avx2;
+#define LOAD32(p) _mm256_loadu_si256((const __m256i *)(p))
+__attribute__((target("avx2"))) static Py_ssize_t blocks32(const char *hay, Py_ssize_t i,
+                                                          Py_ssize_t last, const char *a,
+                                                          const char *b, Py_ssize_t n,
+                                                          Py_ssize_t *next)
+{
+    const __m256i first = _mm256_set1_epi8(a[0]), penult = _mm256_set1_epi8(a[n - 2]),
+                  tail = _mm256_set1_epi8(a[n - 1]);
+    CANDIDATES(LOAD32, _mm256_cmpeq_epi8, _mm256_and_si256, (unsigned)_mm256_movemask_epi8, 32)
+    *next = i;
+    return -1;
+}
+#endif
+
+static Py_ssize_t find_any(const char *hay, Py_ssize_t from, Py_ssize_t to, const char *a,
+                           const char *b, Py_ssize_t n)
 {
     if (to - from < n)
         return -1;
     Py_ssize_t i = from, last = to - n; /* the last position a match can start at */
-#ifdef __SSE2__
-    const __m128i first = _mm_set1_epi8(needle[0]), tail = _mm_set1_epi8(needle[n - 1]);
-    for (; i + 15 <= last; i += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)(hay + i));
-        __m128i b = _mm_loadu_si128((const __m128i *)(hay + i + n - 1));
-        unsigned mask = (unsigned)_mm_movemask_epi8(
-            _mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, tail)));
-        while (mask) {
-            int bit = __builtin_ctz(mask);
-            if (memcmp(hay + i + bit + 1, needle + 1, (size_t)(n - 2)) == 0)
-                return i + bit;
-            mask &= mask - 1;
-        }
-    }
+    Py_ssize_t found;
+#ifdef HAVE_AVX2_PATH
+    if (use_avx2 && (found = blocks32(hay, i, last, a, b, n, &i)) != -1)
+        return found;
 #endif
-    if (i > last)
-        return -1;
-    const char *at = memmem(hay + i, (size_t)(to - i), needle, (size_t)n);
-    return at == NULL ? -1 : (Py_ssize_t)(at - hay);
+#ifdef __SSE2__
+    if ((found = blocks16(hay, i, last, a, b, n, &i)) != -1)
+        return found;
+#endif
+    for (; i <= last; i++)
+        if (memcmp(hay + i, a, (size_t)n) == 0 || (b && memcmp(hay + i, b, (size_t)n) == 0))
+            return i;
+    return -1;
+}
+
+static Py_ssize_t find(const char *hay, Py_ssize_t from, Py_ssize_t to, const char *needle,
+                       Py_ssize_t n)
+{
+    return find_any(hay, from, to, needle, NULL, n);
 }
 
 /* Last index of needle in hay[from:to], or -1 (the needle's first byte is rare). */
@@ -142,14 +186,14 @@ static int by_start(const void *a, const void *b)
 }
 
 static int push_lines_of(Spans *s, const char *data, Py_ssize_t size, Py_ssize_t from,
-                         const char *needle, Py_ssize_t n, int rank, int keep_needle)
+                         const char *a, const char *b, Py_ssize_t n, int rank, int keep_needle)
 {
-    Py_ssize_t at = find(data, from, size, needle, n);
+    Py_ssize_t at = find_any(data, from, size, a, b, n);
     while (at != -1) {
         Py_ssize_t start = line_start(data, at), end = line_end(data, at, size);
         if (push(s, start, end, keep_needle ? at : -1, rank) < 0)
             return -1;
-        at = find(data, end, size, needle, n);
+        at = find_any(data, end, size, a, b, n);
     }
     return 0;
 }
@@ -158,15 +202,16 @@ static int push_lines_of(Spans *s, const char *data, Py_ssize_t size, Py_ssize_t
  * wins, as dict.setdefault in _pass._spans). 0, or -1 with an error set. */
 static int find_spans(Spans *s, const char *data, Py_ssize_t size)
 {
-    if (push_lines_of(s, data, size, 0, USAGE, LEN(USAGE), 0, 1) < 0)
+    if (push_lines_of(s, data, size, 0, USAGE, NULL, LEN(USAGE), 0, 1) < 0)
         return -1;
     /* an unterminated last line is decoded whatever it holds */
     if (size && data[size - 1] != '\n' && push(s, line_start(data, size), size, -1, 1) < 0)
         return -1;
     Py_ssize_t first = find(data, 0, size, BOUNDARY, LEN(BOUNDARY));
+    /* the lines of either name from the first boundary on, in one search (the two names
+     * are as long and end alike): the same lines as _pass's two searches */
     if (first != -1 &&
-        (push_lines_of(s, data, size, first, BOUNDARY, LEN(BOUNDARY), 2, 0) < 0 ||
-         push_lines_of(s, data, size, first, SUMMARY, LEN(SUMMARY), 3, 0) < 0))
+        push_lines_of(s, data, size, first, BOUNDARY, SUMMARY, LEN(BOUNDARY), 2, 0) < 0)
         return -1;
     if (s->len)
         qsort(s->items, (size_t)s->len, sizeof(Span), by_start);
@@ -1135,6 +1180,10 @@ static int exec_module(PyObject *module)
 {
     (void)module;
     init_plain();
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    use_avx2 = __builtin_cpu_supports("avx2");
+#endif
     return 0;
 }
 

@@ -69,7 +69,21 @@ def _accelerator() -> ModuleType | None:
     return _native  # type: ignore[no-any-return]
 
 
-__all__ = ["ORJSON_MIN_BYTES", "decoder_for", "open_fd", "raw_response", "read_raw", "usage_tuple"]
+def has_c_pass() -> bool:
+    """Whether :func:`read_raw` reads with the C pass (built, and not turned off by
+    ``CTXRELAY_PURE_PYTHON``)."""
+    return _accelerator() is not None
+
+
+__all__ = [
+    "ORJSON_MIN_BYTES",
+    "decoder_for",
+    "has_c_pass",
+    "open_fd",
+    "raw_response",
+    "read_raw",
+    "usage_tuple",
+]
 
 _USAGE = b'"output_tokens":'
 """Every usage object has it (the API always reports the output), and as a needle it
