@@ -6,12 +6,12 @@ imports ``triggers`` at every tool call, never needs it.
 
 from __future__ import annotations
 
-import enum
+from ctxrelay.budget._choices import StrEnum
 
 __all__ = ["MainTrigger"]
 
 
-class MainTrigger(enum.StrEnum):
+class MainTrigger(StrEnum):
     """Kinds of main-session handoff triggers; each hints once per episode."""
 
     CONTEXT = "context"
