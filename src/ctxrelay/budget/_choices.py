@@ -89,6 +89,8 @@ else:
                 return cls._value2member_map_[value]
             except (KeyError, TypeError):  # not a value, or unhashable
                 pass
+            if not cls._member_names_:
+                raise TypeError(f"{cls!r} has no members defined")
             raise ValueError(f"{value!r} is not a valid {cls.__qualname__}")
 
         def __getitem__(cls, name):
