@@ -335,8 +335,8 @@ def _pair(
 
 
 # Decisions are immutable and few, so evaluate() hands out shared instances instead of
-# building one at every dispatch; enum members are bound to module names
-# because attribute lookups on an enum class are slow on Python 3.11.
+# building one at every dispatch; the members evaluate() reads are bound to module
+# names, a global read being cheaper than a class attribute's.
 _WARN = Action.WARN
 _WARNING = Stage.WARNING
 _HANDOFF = Stage.HANDOFF
