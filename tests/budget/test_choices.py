@@ -7,14 +7,17 @@ import copy
 import enum
 import json
 import pickle
+import sqlite3
 import subprocess
 import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.pretty import pretty_repr
 
 from ctxrelay.budget import Action, Capability, Stage
 from ctxrelay.budget._choices import StrEnum
@@ -274,3 +277,30 @@ def test_the_policy_core_loads_none_of_enum_and_its_imports() -> None:
     assert {"ctxrelay.budget._policy", "ctxrelay.budget._kinds"} <= loaded
     heavy = {"enum", "functools", "collections", "operator", "typing", "warnings"}
     assert not loaded & heavy, sorted(loaded & heavy)
+
+
+def _sqlite_round_trip(value: object) -> object:
+    with sqlite3.connect(":memory:") as db:
+        row = db.execute("select ?, typeof(?)", (value, value)).fetchone()
+    db.close()
+    return tuple(row)
+
+
+def _pydantic_json(value: object) -> object:
+    pydantic = pytest.importorskip("pydantic", reason="pydantic comes with the dev extras")
+    return pydantic.TypeAdapter(Any).dump_json({"k": [value]})
+
+
+SERIALISERS: dict[str, Callable[[object], object]] = {
+    "orjson": lambda v: orjson.dumps({v: [v]}, option=orjson.OPT_NON_STR_KEYS),
+    "rich": lambda v: pretty_repr({"k": [v]}),
+    "sqlite": _sqlite_round_trip,
+    "pydantic": _pydantic_json,
+}
+
+
+@pytest.mark.parametrize("serialise", list(SERIALISERS.values()), ids=list(SERIALISERS))
+def test_the_project_libraries_see_our_members_as_enum_members(
+    serialise: Callable[[object], object],
+) -> None:
+    assert serialise(_kind(StrEnum).HANDOFF) == serialise(_kind(enum.StrEnum).HANDOFF)
