@@ -70,10 +70,7 @@ else:
                 member = by_value.get(value)
                 if member is None:  # a new value; a repeated one is an alias of the first
                     member = str.__new__(cls, value)
-                    for attr, item in (("_value_", value), ("_name_", key)):
-                        _set(member, attr, item)
-                    _set(member, "value", value)
-                    _set(member, "name", key)
+                    member.__dict__.update(_value_=value, _name_=key, value=value, name=key)
                     by_value[value] = member
                     names.append(key)
                 member_map[key] = member
