@@ -28,6 +28,9 @@ ALLOWED_STDLIB = {
     "importlib",
     "math",
     "typing",
+    # only for the DeprecationWarning enum gives on 3.11 for ``"text" in Cls``, which
+    # ``_choices`` repeats on that one path (enum itself imports it there)
+    "warnings",
 }
 FORBIDDEN_CALLS = {"open", "print", "input", "exec", "eval", "__import__"}
 

@@ -86,9 +86,20 @@ def __getattr__(name: str) -> Any:
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib  # here, not above: the hook imports this package, never these names
+    # Here, not above: the hook imports this package, never these names. ``from``
+    # imports, not importlib.import_module: the importlib package imports ``warnings``.
+    if home == _POLICY:
+        from ctxrelay.budget import _policy
 
-    value = getattr(importlib.import_module(home), name)
+        value = getattr(_policy, name)
+    elif home == _SIMULATE:
+        from ctxrelay.budget import _simulate
+
+        value = getattr(_simulate, name)
+    else:
+        from ctxrelay.budget import _wording
+
+        value = getattr(_wording, name)
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -1,17 +1,17 @@
 """Kinds of main-session handoff triggers (re-exported by :mod:`ctxrelay.budget.triggers`).
 
-A module of its own because ``enum`` is expensive to import and the subagent hook, which
-imports ``triggers`` at every tool call, never needs it.
+A module of its own so the subagent hook, which imports ``triggers`` at every tool call
+and never needs it, does not load the enumeration base (``_choices``) with it.
 """
 
 from __future__ import annotations
 
-import enum
+from ctxrelay.budget._choices import StrEnum
 
 __all__ = ["MainTrigger"]
 
 
-class MainTrigger(enum.StrEnum):
+class MainTrigger(StrEnum):
     """Kinds of main-session handoff triggers; each hints once per episode."""
 
     CONTEXT = "context"

@@ -8,8 +8,7 @@ can call it and agree to the token.
 
 from __future__ import annotations
 
-import enum
-
+from ctxrelay.budget._choices import StrEnum
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 
 # Annotations only (mypy reads any constant named TYPE_CHECKING as true): the analyzer's
@@ -53,14 +52,14 @@ class BudgetValueError(ValueError):
         super().__init__(f"{field} must be {requirement}, got {value!r}")
 
 
-class Stage(enum.StrEnum):
+class Stage(StrEnum):
     """An advisory stage; each is claimed at most once per window."""
 
     WARNING = "warning"
     HANDOFF = "handoff"
 
 
-class Action(enum.StrEnum):
+class Action(StrEnum):
     """What the host does with a dispatch."""
 
     CONTINUE = "continue"
@@ -69,7 +68,7 @@ class Action(enum.StrEnum):
     BLOCK = "block"
 
 
-class Capability(enum.StrEnum):
+class Capability(StrEnum):
     """How far the agent can act on a handoff request; it only changes the wording.
 
     ``FULL``: ``new_context`` is offered. ``CONDITIONAL``: it may be hidden by deferred
@@ -336,8 +335,8 @@ def _pair(
 
 
 # Decisions are immutable and few, so evaluate() hands out shared instances instead of
-# building one at every dispatch; enum members are bound to module names
-# because attribute lookups on an enum class are slow on Python 3.11.
+# building one at every dispatch; the members evaluate() reads are bound to module
+# names, a global read being cheaper than a class attribute's.
 _WARN = Action.WARN
 _WARNING = Stage.WARNING
 _HANDOFF = Stage.HANDOFF

@@ -35,7 +35,7 @@ def simulate(
     steps: list[Step] = []
     window = 1
     claimed: set[Stage] = set()
-    rollover = Action.ROLLOVER  # bound once: enum lookups are slow on Python 3.11
+    rollover = Action.ROLLOVER  # bound once: a local read, not a class attribute's
     for n in tokens:
         decision = evaluate(
             budget,

@@ -14,8 +14,8 @@ from ctxrelay.budget.bounds import (
 )
 
 # The subagent hook imports this module at every tool call: ``typing`` (annotations only;
-# mypy reads any constant named TYPE_CHECKING as true) and ``enum`` (``MainTrigger``,
-# loaded on first use by ``__getattr__`` below) are not imported with it.
+# mypy reads any constant named TYPE_CHECKING as true) and ``MainTrigger`` (with its
+# enumeration base, loaded on first use by ``__getattr__`` below) are not imported with it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -215,7 +215,7 @@ def completed_task_in(tool_calls: Iterable[tuple[str, object]]) -> bool:
 
 
 def __getattr__(name: str) -> Any:
-    if name == "MainTrigger":  # PEP 562: ``enum`` only for the code that uses it
+    if name == "MainTrigger":  # PEP 562: only for the code that uses it
         from ctxrelay.budget._kinds import MainTrigger
 
         globals()[name] = MainTrigger
