@@ -14,9 +14,10 @@ binary in ``node_modules/@ccusage/ccusage-<platform>/bin`` is run itself, not th
 npm, or when the install fails, the script says so and compares instead against a bare
 ``json.loads``-per-line loop over the same files in one process, as before.
 
-Also printed: MB/s of each, the per-session cost and cache writes of both tools, and the
-start of a bare interpreter (``python -c pass``) in the same rounds: the floor under any
-Python command.
+Also printed: MB/s of each, the per-session cost and cache writes of both tools, the
+start of a bare interpreter (``python -c pass``) in the same rounds (the floor under any
+Python command), and ctxrelay with its C reader turned off (``CTXRELAY_PURE_PYTHON=1``,
+the pure-Python pass a machine without a compiler gets), whose output must be the same.
 
     python bench/analyze.py [--copies N] [--repeat R] [--json]
 """
@@ -110,6 +111,12 @@ def _compiled() -> None:
     compileall.compile_dir(Path(ctxrelay.__file__).parent, quiet=1)
 
 
+def _has_c_pass() -> bool:
+    from ctxrelay.transcripts._pass import has_c_pass
+
+    return has_c_pass()
+
+
 def _ctxrelay() -> list[str]:
     script = Path(sys.executable).with_name("ctxrelay")
     return [str(script)] if script.exists() else [sys.executable, "-m", "ctxrelay"]
@@ -196,8 +203,12 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "CLAUDE_CONFIG_DIR": tmp, "NO_COLOR": "1"}
         ours_cmd = [*_ctxrelay(), "analyze", str(projects), "--json"]
         ours = json.loads(_run(ours_cmd, env))  # warms the page cache too
+        pure_env = {**env, "CTXRELAY_PURE_PYTHON": "1"}
+        if json.loads(_run(ours_cmd, pure_env)) != ours:
+            raise SystemExit("bench/analyze.py: the C and the Python reader disagree")
         contenders: dict[str, Callable[[], object]] = {
             "ctxrelay": lambda: _run(ours_cmd, env),
+            "pure": lambda: _run(ours_cmd, pure_env),
             "interpreter": lambda: _run([sys.executable, "-c", "pass"], env),
         }
         theirs = None
@@ -222,6 +233,9 @@ def main(argv: list[str] | None = None) -> int:
         "ctxrelay_mb_s": round(mb / best["ctxrelay"], 1),
         "baseline_mb_s": round(mb / best[baseline], 1),
         "ratio": round(ratio, 2),
+        "reader": "c" if _has_c_pass() else "python",
+        "pure_python_seconds": round(best["pure"], 4),
+        "pure_python_ratio": round(best["pure"] / best[baseline], 2),
         "interpreter_seconds": round(best["interpreter"], 4),
         "interpreter_ratio": round(best["interpreter"] / best[baseline], 2),
         "target_ratio": TARGET,
@@ -237,6 +251,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"  ctxrelay analyze --json  {result['ctxrelay_seconds']:.3f} s "
             f"{result['ctxrelay_mb_s']:>7} MB/s"
+        )
+        print(
+            f"  ... pure-Python reader   {result['pure_python_seconds']:.3f} s "
+            f"({result['pure_python_ratio']}x; the C reader: {result['reader'] == 'c'})"
         )
         label = f"ccusage {CCUSAGE_VERSION} (binary)" if binary is not None else baseline
         print(f"  {label:<24} {result['baseline_seconds']:.3f} s {result['baseline_mb_s']:>7} MB/s")
