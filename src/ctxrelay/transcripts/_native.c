@@ -36,6 +36,18 @@
 
 /* ---- byte searches with Python's bytes.find / rfind semantics ---- */
 
+#ifndef __GLIBC__
+/* memrchr is a GNU extension (macOS's libc has none). */
+static void *memrchr(const void *s, int c, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s + n;
+    while (p > (const unsigned char *)s)
+        if (*--p == (unsigned char)c)
+            return (void *)p;
+    return NULL;
+}
+#endif
+
 /* First index in hay[from:to] of needle ``a`` or (when not NULL) ``b``, both ``n``
  * bytes long and alike in their first and last two bytes, or -1. A block of positions is
  * tested at once for those three bytes (a quote, then the needle's end: rare together
