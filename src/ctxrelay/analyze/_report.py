@@ -24,7 +24,13 @@ from ctxrelay._frozen import field, frozen, replace
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
-from ctxrelay.analyze._replay import Assumptions, ReplayResult, measure_assumptions, replay
+from ctxrelay.analyze._replay import (
+    Assumptions,
+    Chain,
+    ReplayResult,
+    measure_assumptions,
+    replay,
+)
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
 from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
@@ -468,8 +474,9 @@ def analyze_transcript(
     model = transcript.model
     summarizer = _summarizer_groups(transcript.compactions, summary_files)
     summary_responses = tuple(r for f in summary_files for r in f)
+    chain = Chain(transcript.responses)  # read once for every replay below
     assumptions = measure_assumptions(
-        transcript.responses, transcript.compactions, model=model, limit=limit
+        transcript.responses, transcript.compactions, model=model, limit=limit, chain=chain
     )
     if output_reserve is not None and 0 <= output_reserve < assumptions.limit:
         assumptions = replace(assumptions, output_reserve=output_reserve)
@@ -483,13 +490,20 @@ def analyze_transcript(
             pricer,
             compactions=transcript.compactions,
             summarizer=summarizer,
+            chain=chain,
         )
         for policy in policies
     )
     points: list[SweepPoint] = []
     if sweep is not None and transcript.responses:
         for threshold in sweep.thresholds():
-            result = replay(transcript.responses, assumptions, Policy("handoff", threshold), pricer)
+            result = replay(
+                transcript.responses,
+                assumptions,
+                Policy("handoff", threshold),
+                pricer,
+                chain=chain,
+            )
             points.append(
                 SweepPoint(
                     threshold,
