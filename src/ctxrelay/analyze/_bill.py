@@ -16,7 +16,7 @@ from ctxrelay.transcripts import Usage
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable
     from typing import Any
 
 __all__ = ["NO_MODEL", "Bill", "ModelLine", "Pricer", "usage_json"]
@@ -99,39 +99,25 @@ class Pricer:
             total += cost(Usage(*acc), prices)
         return total
 
-    def model_total(
-        self, model: str | None, usages: Sequence[Usage], summed: Usage
-    ) -> float | None:
-        """:meth:`total` of requests of one ``model``, whose tokens sum to ``summed``
-        (a caller that summed them already does not sum them again)."""
-        prices = self.prices(model)
-        if prices is None:
-            return None
-        if prices.long_prompt is None:
-            return cost(summed, prices)
-        total = 0.0
-        for u in usages:
-            total += cost(u, prices)
-        return total
-
-    def total_columns(  # noqa: PLR0917 - the five counts, as Usage orders them
+    def total_of(
         self,
-        models: Sequence[str | None],
-        fresh: Sequence[int],
-        written: Sequence[int],
-        read: Sequence[int],
-        output: Sequence[int],
-        one_hour: Sequence[int],
+        models: Iterable[str | None],
+        summed: Usage,
+        items: Iterable[tuple[str | None, Usage]],
     ) -> float | None:
-        """:meth:`total` of requests given as columns (request ``i`` is ``models[i]``
-        with the ``i``-th count of each column), without a :class:`Usage` per request
-        where the rule does not need one: a replay's requests are rows of counts."""
-        distinct = dict.fromkeys(models)
-        prices = self.prices(models[0]) if len(distinct) == 1 else None
-        if prices is None or prices.long_prompt is not None:  # the general case
-            rows = map(Usage, fresh, written, read, output, one_hour)
-            return self.total(zip(models, rows, strict=True))
-        return cost(Usage(sum(fresh), sum(written), sum(read), sum(output), sum(one_hour)), prices)
+        """:meth:`total` of requests made by ``models`` whose tokens sum to ``summed``,
+        for a caller that has the sum already: requests of one model without a
+        long-prompt tier are priced once from the sum, as :meth:`total` prices them;
+        any other mix is :meth:`total` of ``items``, the requests one by one (a lazy
+        iterable is read only then)."""
+        distinct = set(models)
+        if len(distinct) == 1:
+            prices = self.prices(distinct.pop())
+            if prices is None:
+                return None
+            if prices.long_prompt is None:
+                return cost(summed, prices)
+        return self.total(items)
 
 
 @frozen
@@ -176,9 +162,8 @@ class Bill:
         lines: dict[str, ModelLine] = {}
         for model, usages in groups.items():
             summed = total_usage(usages)
-            line = ModelLine(
-                model or NO_MODEL, len(usages), summed, pricer.model_total(model, usages, summed)
-            )
+            price = pricer.total_of((model,), summed, ((model, u) for u in usages))
+            line = ModelLine(model or NO_MODEL, len(usages), summed, price)
             mine = lines.get(line.model)  # a model named "(no model)" and none at all
             lines[line.model] = line if mine is None else _merge(mine, line)
         return cls(tuple(lines.values()))

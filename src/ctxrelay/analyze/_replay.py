@@ -32,7 +32,7 @@ The model (every number is in :class:`Assumptions` and printed with the results)
 from __future__ import annotations
 
 from ctxrelay._frozen import field, frozen
-from ctxrelay.analyze._bill import Pricer
+from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
@@ -48,7 +48,7 @@ from ctxrelay.transcripts import Compaction, Response, Usage
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -182,10 +182,12 @@ class Chain:
 
     ``context`` and ``growth`` are the chain's curve and what each request added (its
     context minus the previous request's, 0 after a compaction: the reload is not
-    work); ``counts[i]`` is response ``i``'s ``(input, cache writes, 1-hour writes,
-    cache reads, output, model, timestamp)``."""
+    work); ``counts[i]`` is response ``i``'s usage counts in :class:`Usage`'s order
+    (input, cache writes, cache reads, output, 1-hour writes), its model and its
+    timestamp; ``usage`` is their sum, ``peak`` the largest context, ``models`` the
+    models that made them."""
 
-    __slots__ = ("context", "counts", "growth", "responses", "segments")
+    __slots__ = ("context", "counts", "growth", "models", "peak", "responses", "segments", "usage")
 
     def __init__(self, responses: Sequence[Response]) -> None:
         self.responses = responses
@@ -202,9 +204,9 @@ class Chain:
                 (
                     fresh,
                     written,
-                    u.cache_creation_1h_tokens,
                     read,
                     u.output_tokens,
+                    u.cache_creation_1h_tokens,
                     r.model,
                     r.timestamp,
                 )
@@ -218,6 +220,15 @@ class Chain:
         self.counts = counts
         self.segments = segments
         self.growth = growth
+        self.usage = Usage()
+        self.peak = 0
+        self.models: set[str | None] = set()
+        if counts:
+            columns = tuple(zip(*counts, strict=True))
+            fresh_sum, written_sum, read_sum, output_sum, one_hour_sum = map(sum, columns[:5])
+            self.usage = Usage(fresh_sum, written_sum, read_sum, output_sum, one_hour_sum)
+            self.models = set(columns[5])
+            self.peak = max(context)
 
 
 def measure_assumptions(
@@ -236,8 +247,7 @@ def measure_assumptions(
     window = context_window_for(model, limit)
     base = curve[0] if curve else 0
     measured: list[str] = ["base_tokens"]
-    peak = max(curve, default=0)
-    if limit is None and peak > window:
+    if limit is None and chain.peak > window:
         # Transcripts name the model, not the 1M-context beta: a recorded request above
         # the default window proves the session ran with the long one.
         window = LONG_CONTEXT_WINDOW
@@ -256,16 +266,15 @@ def measure_assumptions(
     if reloads:
         reload = round(sum(reloads) / len(reloads))
         measured.append("reload_tokens")
-    counts = chain.counts
-    written = sum(c[1] for c in counts)
-    one_hour = sum(c[2] for c in counts)
+    written = chain.usage.cache_creation_input_tokens
+    one_hour = chain.usage.cache_creation_1h_tokens
     return Assumptions(
         limit=window,
         base_tokens=base,
         summary_tokens=summary,
         reload_tokens=reload,
         one_hour_writes=written > 0 and one_hour * 2 > written,
-        prefix_measured=counts[0][3] if counts else 0,
+        prefix_measured=chain.counts[0][2] if chain.counts else 0,
         measured=tuple(measured),
     )
 
@@ -283,7 +292,7 @@ if TYPE_CHECKING:
 
     RequestKind = Literal["recorded", "summary", "notes", "new_context"]
     _Counts = tuple[int, int, int, int, int, str | None, str | None]
-    """A recorded response's input, cache writes, 1-hour writes, cache reads, output,
+    """A recorded response's input, cache writes, cache reads, output, 1-hour writes,
     model and timestamp (:class:`Chain`)."""
     _Row = tuple[int, int, int, int, int, int, int, RequestKind, int | None, str | None, str | None]
     """A replayed request: context, input, cache writes, cache reads, output, 1-hour
@@ -331,13 +340,25 @@ class SimRequest:
 class _Rows:
     """A replay's requests as the rows the replay writes (:data:`_Row`), made
     :class:`SimRequest` values the first time someone asks for them: the ``--json``
-    report reads only their sums, and a sweep point not even those."""
+    report reads only their sums, and a sweep point not even those. The rows of
+    ``none`` (the recording itself) are written only then too."""
 
-    __slots__ = ("_built", "rows")
+    __slots__ = ("_build", "_built", "_rows", "count")
 
-    def __init__(self, rows: tuple[_Row, ...]) -> None:
-        self.rows = rows
+    def __init__(
+        self, rows: tuple[_Row, ...], count: int, build: Callable[[], tuple[_Row, ...]] | None
+    ) -> None:
+        self._rows = rows
+        self._build = build
         self._built: tuple[SimRequest, ...] | None = None
+        self.count = count
+
+    @property
+    def rows(self) -> tuple[_Row, ...]:
+        if self._build is not None:
+            self._rows, self._build = self._build(), None
+            assert len(self._rows) == self.count
+        return self._rows
 
     def requests(self) -> tuple[SimRequest, ...]:
         built = self._built
@@ -348,6 +369,11 @@ class _Rows:
             )
         return built
 
+    def items(self) -> Iterator[tuple[str | None, Usage]]:
+        """Each request's model and usage, for the pricing rule."""
+        for _, f, w, r, o, h, _, _, _, model, _ in self.rows:
+            yield model, Usage(f, w, r, o, h)
+
     def __eq__(self, other: object) -> bool:
         return self.rows == other.rows if isinstance(other, _Rows) else NotImplemented
 
@@ -355,7 +381,7 @@ class _Rows:
         return hash(self.rows)
 
     def __repr__(self) -> str:
-        return f"<{len(self.rows)} requests>"
+        return f"<{self.count} requests>"
 
 
 @frozen
@@ -393,7 +419,7 @@ class ReplayResult:
         return {
             "policy": str(self.policy),
             "threshold": self.policy.threshold,
-            "requests": len(self.rows.rows),
+            "requests": self.rows.count,
             "added_requests": self.added_requests,
             "peak_context_tokens": self.peak_context_tokens,
             "rollovers": self.rollovers,
@@ -409,6 +435,7 @@ def _result(
     policy: Policy,
     rows: list[_Row],
     pricer: Pricer | None,
+    models: set[str | None],
     *,
     rollovers: int = 0,
     forced_rollovers: int = 0,
@@ -417,30 +444,27 @@ def _result(
     handoff_requests: int = 0,
     clamped: int = 0,
 ) -> ReplayResult:
-    """The result of ``rows``: their sums, their peak and their price, each request at
-    its own model's prices (``None`` when one of them has none, or with no ``pricer``)."""
+    """The result of ``rows`` (made by ``models``): their sums, their peak and their
+    price, each request at its own model's prices (``None`` when one of them has none,
+    or with no ``pricer``)."""
     usage = Usage()
     peak = added = 0
-    cost_usd: float | None = None if pricer is None else 0.0
     if rows:
-        tokens, fresh, written, read, output, one_hour, _, kinds, _, models, _ = zip(
-            *rows, strict=True
-        )
+        tokens, fresh, written, read, output, one_hour, _, kinds, _, _, _ = zip(*rows, strict=True)
         usage = Usage(sum(fresh), sum(written), sum(read), sum(output), sum(one_hour))
         peak = max(tokens)
         added = len(kinds) - kinds.count("recorded")
-        if pricer is not None:
-            cost_usd = pricer.total_columns(models, fresh, written, read, output, one_hour)
+    held = _Rows(tuple(rows), len(rows), None)
     return ReplayResult(
         policy,
-        _Rows(tuple(rows)),
+        held,
         rollovers,
         forced_rollovers,
         compactions,
         warnings,
         handoff_requests,
         clamped,
-        cost_usd,
+        None if pricer is None else pricer.total_of(models, usage, held.items()),
         usage,
         peak,
         added,
@@ -460,12 +484,17 @@ def _recorded(  # noqa: PLR0917 - positional: one call per replayed request
     """The replayed stand-in for recorded request ``index`` (its ``counts``) at ``tokens``
     of context: the recording's fresh input and output, its cache writes (plus ``added``
     tokens the policy put in), the rest read from the cache."""
-    recorded_fresh, recorded_written, recorded_one_hour, _, output, model, stamp = counts
-    fresh = min(recorded_fresh, tokens)
+    recorded_fresh, recorded_written, _, output, recorded_one_hour, model, stamp = counts
+    # Conditional expressions, not min(): this runs for every request of every replay.
+    fresh = recorded_fresh if recorded_fresh < tokens else tokens
+    room = tokens - fresh
     # A cold cache writes everything but a still-cached prefix; a warm one writes what
     # the recording wrote.
-    room = tokens - fresh
-    written = room - min(warm_prefix, room) if cold else min(recorded_written + added, room)
+    if cold:
+        written = room - warm_prefix if warm_prefix < room else 0
+    else:
+        written = recorded_written + added
+        written = written if written < room else room
     # The 1-hour share of the writes follows the recorded request's split.
     if recorded_written > 0:
         one_hour = written * recorded_one_hour // recorded_written
@@ -543,13 +572,26 @@ def _replay_none(
     compactions: Sequence[Compaction],
     summarizer: Sequence[Sequence[Response]],
 ) -> ReplayResult:
-    rows: list[_Row] = []
+    """The recording: its sums are the chain's and the placed summaries'; its rows are
+    written only when someone reads them."""
     at = {c.after_requests: k for k, c in enumerate(compactions)}
-    segments = chain.segments
-    for i, (fresh, written, one_hour, read, output, model, stamp) in enumerate(chain.counts):
-        k = at.get(i)
-        if k is not None and k < len(summarizer):
-            for s in summarizer[k]:
+    placed = {
+        i: summarizer[k]
+        for i, k in at.items()
+        if 0 <= i < len(chain.counts) and k < len(summarizer)
+    }
+    summaries = [s for i in sorted(placed) for s in placed[i]]
+    usage, peak, models = chain.usage, chain.peak, chain.models
+    if summaries:
+        usage = total_usage((usage, *(s.usage for s in summaries)))
+        peak = max(peak, *(s.context_tokens for s in summaries))
+        models = models | {s.model for s in summaries}
+
+    def build() -> tuple[_Row, ...]:
+        rows: list[_Row] = []
+        segments = chain.segments
+        for i, (fresh, written, read, output, one_hour, model, stamp) in enumerate(chain.counts):
+            for s in placed.get(i, ()):
                 u = s.usage
                 rows.append(
                     (
@@ -566,22 +608,33 @@ def _replay_none(
                         s.timestamp,
                     )
                 )
-        rows.append(
-            (
-                fresh + written + read,
-                fresh,
-                written,
-                read,
-                output,
-                one_hour,
-                segments[i] + 1,
-                "recorded",
-                i,
-                model,
-                stamp,
+            rows.append(
+                (
+                    fresh + written + read,
+                    fresh,
+                    written,
+                    read,
+                    output,
+                    one_hour,
+                    segments[i] + 1,
+                    "recorded",
+                    i,
+                    model,
+                    stamp,
+                )
             )
-        )
-    return _result(policy, rows, prices, compactions=len(compactions))
+        return tuple(rows)
+
+    held = _Rows((), len(chain.counts) + len(summaries), build)
+    return ReplayResult(
+        policy,
+        held,
+        compactions=len(compactions),
+        cost_usd=None if prices is None else prices.total_of(models, usage, held.items()),
+        usage=usage,
+        peak_context_tokens=peak,
+        added_requests=len(summaries),
+    )
 
 
 def _replay_compact(
@@ -601,7 +654,8 @@ def _replay_compact(
     cold = False  # the first window's cache is as recorded
     compactions = clamped = 0
     for i, recorded in enumerate(counts):
-        tokens = max(start, (start if prev is None else prev) + growth[i])
+        tokens = (start if prev is None else prev) + growth[i]
+        tokens = tokens if tokens > start else start
         if prev is not None and (prev + prev_out >= compact_at or tokens > usable):
             summary_in = min(prev + prev_out + a.compact_prompt_tokens, usable)
             append(
@@ -623,8 +677,15 @@ def _replay_compact(
         if tokens > usable:
             tokens, clamped = usable, clamped + 1
         append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cold, 0))
-        prev, prev_out, cold = tokens, recorded[4], False
-    return _result(policy, rows, prices, compactions=compactions, clamped=clamped)
+        prev, prev_out, cold = tokens, recorded[3], False
+    return _result(policy, rows, prices, chain.models, compactions=compactions, clamped=clamped)
+
+
+# Enum members bound to module names: attribute lookups on an enum class are slow on
+# Python 3.11, and the handoff replay makes two or three per request.
+_ROLLOVER = Action.ROLLOVER
+_WARN = Action.WARN
+_HANDOFF = Stage.HANDOFF
 
 
 def _replay_handoff(
@@ -689,9 +750,10 @@ def _replay_handoff(
                     )
                     rollovers += 1
                     new_window()
-        tokens = max(start, (start if prev is None else prev) + growth[i])
+        tokens = (start if prev is None else prev) + growth[i]
+        tokens = tokens if tokens > start else start
         decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
-        if decision.action is Action.ROLLOVER:
+        if decision.action is _ROLLOVER:
             forced += 1
             new_window()
             tokens = max(start, start + growth[i])
@@ -699,21 +761,22 @@ def _replay_handoff(
                 tokens, clamped = usable, clamped + 1
             decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         added = 0
-        if decision.action is Action.WARN and decision.stage is not None:
+        if decision.action is _WARN and decision.stage is not None:
             claimed.add(decision.stage)
             tokens += advisory
             added = advisory
-            if decision.stage is Stage.HANDOFF:
+            if decision.stage is _HANDOFF:
                 handoffs += 1
                 due = a.handoff_lag
             else:
                 warnings += 1
         append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cold, added))
-        prev, prev_out, cold = tokens, recorded[4], False
+        prev, prev_out, cold = tokens, recorded[3], False
     return _result(
         policy,
         rows,
         prices,
+        chain.models,
         rollovers=rollovers,
         forced_rollovers=forced,
         warnings=warnings,

@@ -130,6 +130,7 @@ class SessionReport:
     assumptions: Assumptions
     replays: tuple[ReplayResult, ...]
     main: Bill = field(default_factory=Bill)
+    """The bill of ``transcript.responses``."""
     summaries: Bill = field(default_factory=Bill)
     """Every compaction summary request of the session, matched to a compaction or not."""
     summary_responses: tuple[Response, ...] = ()
@@ -142,6 +143,15 @@ class SessionReport:
     project: str | None = None
     synthetic_responses: int = 0
     duplicate_responses: int = 0
+    total: Bill = field(init=False, repr=False, compare=False)
+    """Main chain + compaction summaries + subagents, per model (derived once: the
+    report and the totals read it several times)."""
+
+    def __post_init__(self) -> None:
+        bill = self.main + self.summaries
+        for agent in self.subagents:
+            bill = bill + agent.bill
+        object.__setattr__(self, "total", bill)
 
     @property
     def empty(self) -> bool:
@@ -154,14 +164,6 @@ class SessionReport:
     def session_id(self) -> str:
         name = os.path.basename(self.transcript.path)
         return self.transcript.session_id or os.path.splitext(name)[0]
-
-    @property
-    def total(self) -> Bill:
-        """Main chain + compaction summaries + subagents, per model."""
-        bill = self.main + self.summaries
-        for agent in self.subagents:
-            bill = bill + agent.bill
-        return bill
 
     @property
     def main_cost_usd(self) -> float | None:
@@ -266,7 +268,7 @@ class SessionReport:
             "peak_context_tokens": t.peak_context_tokens,
             "final_context_tokens": t.final_context_tokens,
             "compactions": [{"pre_tokens": c.pre_tokens} for c in t.compactions],
-            "usage": _total_usage(t.responses).as_dict(),  # = t.usage, summed once
+            "usage": self.main.usage.as_dict(),  # = t.usage, summed per model once
             "total": self.total.as_json(),
             "cost_usd": _round(self.cost_usd),
             "synthetic_responses": self.synthetic_responses,
@@ -389,12 +391,15 @@ def analyze_session(
     seen: _Seen | None = None,
     pricer: Pricer | None = None,
     skip: frozenset[str] = frozenset(),
+    agents: Sequence[str] | None = None,
 ) -> SessionReport:
     """Measure, price and replay one session file (with its subagent files), or an
     orphan session folder (its subagent files alone).
 
     ``scanned`` holds files already read (a parallel pass); ``seen`` the responses
-    earlier sessions of the run counted; agent files in ``skip`` could not be read."""
+    earlier sessions of the run counted; agent files in ``skip`` could not be read;
+    ``agents`` are the session's agent files when they are listed already
+    (:func:`~ctxrelay.analyze._discover.agent_files`)."""
     session = os.fspath(path)
     pricer = pricer or Pricer(prices)
     seen = seen if seen is not None else _Seen()
@@ -410,7 +415,7 @@ def analyze_session(
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
     summary_files: list[tuple[Response, ...]] = []
-    for file in agent_files(session):
+    for file in agent_files(session) if agents is None else agents:
         if file in skip:
             continue
         agent_id = os.path.splitext(os.path.basename(file))[0][len("agent-") :]
@@ -616,10 +621,10 @@ def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) ->
     }
 
 
-def _first_time(session: str, scanned: dict[str, Transcript]) -> str:
+def _first_time(session: str, agents: Sequence[str], scanned: dict[str, Transcript]) -> str:
     """The earliest response time of a session's files ("" when none is known)."""
     stamps: list[str] = []
-    for file in ([] if os.path.isdir(session) else [session]) + agent_files(session):
+    for file in ([] if os.path.isdir(session) else [session]) + list(agents):
         t = scanned.get(file)
         if t is None:
             continue
@@ -668,10 +673,9 @@ def analyze_paths(
             raise exc
         on_skip(path, exc)
     skipped = frozenset(failed)
-    order = sorted(
-        (s for s in sessions if s not in failed),
-        key=lambda s: (_first_time(s, scanned), os.fspath(s)),
-    )
+    # Each session's agent files, listed once for the ordering and the session.
+    agents = {s: agent_files(s) for s in sessions if s not in failed}
+    order = sorted(agents, key=lambda s: (_first_time(s, agents[s], scanned), os.fspath(s)))
     pricer = Pricer(prices)
     seen = _Seen()
     reports = []
@@ -688,6 +692,7 @@ def analyze_paths(
                 seen=seen,
                 pricer=pricer,
                 skip=skipped,
+                agents=agents[session],
             )
         except TranscriptError as exc:  # an agent file gone since the listing
             if session in keep or on_skip is None:
