@@ -16,7 +16,7 @@ from ctxrelay.transcripts import Usage
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
     from typing import Any
 
 __all__ = ["NO_MODEL", "Bill", "ModelLine", "Pricer", "usage_json"]
@@ -167,6 +167,26 @@ class Bill:
             mine = lines.get(line.model)  # a model named "(no model)" and none at all
             lines[line.model] = line if mine is None else _merge(mine, line)
         return cls(tuple(lines.values()))
+
+    @classmethod
+    def of_sum(
+        cls,
+        models: Collection[str | None],
+        requests: int,
+        summed: Usage,
+        items: Iterable[tuple[str | None, Usage]],
+        pricer: Pricer,
+    ) -> Bill:
+        """:meth:`of` ``items`` (``requests`` pairs made by ``models``), for a caller that
+        has their sum already: one model's bill is its one line; any other mix is
+        :meth:`of` ``items`` (a lazy iterable is read only then)."""
+        if len(models) != 1:
+            return cls.of(items, pricer)
+        (model,) = models
+        line = ModelLine(
+            model or NO_MODEL, requests, summed, pricer.total_of(models, summed, items)
+        )
+        return cls((line,))
 
     def __add__(self, other: Bill) -> Bill:
         acc: dict[str, ModelLine] = {line.model: line for line in self.lines}

@@ -311,7 +311,7 @@ def _subagent(
         requests=len(responses),
         peak_context_tokens=max((r.context_tokens for r in responses), default=0),
         final_context_tokens=responses[-1].context_tokens if responses else 0,
-        usage=_total_usage(responses),
+        usage=bill.usage,  # the responses' sum, summed per model once
         model=next((r.model for r in reversed(responses) if r.model), None),
         cost_usd=bill.cost_usd,
         path=path,
@@ -525,7 +525,13 @@ def analyze_transcript(
         summarizer=summarizer,
         assumptions=assumptions,
         replays=replays,
-        main=_bill(transcript.responses, pricer),
+        main=Bill.of_sum(
+            chain.models,
+            len(chain.counts),
+            chain.usage,
+            ((r.model, r.usage) for r in transcript.responses),
+            pricer,
+        ),
         summaries=_bill(summary_responses, pricer),
         summary_responses=summary_responses,
         loose_summaries=_bill((r for r in summary_responses if id(r) not in matched), pricer),
