@@ -185,22 +185,43 @@ class Chain:
     work); ``counts[i]`` is response ``i``'s usage counts in :class:`Usage`'s order
     (input, cache writes, cache reads, output, 1-hour writes), its model and its
     timestamp; ``usage`` is their sum, ``peak`` the largest context, ``models`` the
-    models that made them."""
+    models that made them, ``first`` and ``last`` the earliest and latest time."""
 
-    __slots__ = ("context", "counts", "growth", "models", "peak", "responses", "segments", "usage")
+    __slots__ = (
+        "context",
+        "counts",
+        "first",
+        "growth",
+        "last",
+        "models",
+        "peak",
+        "responses",
+        "segments",
+        "usage",
+    )
 
     def __init__(self, responses: Sequence[Response]) -> None:
         self.responses = responses
         context: list[int] = []
         counts: list[_Counts] = []
         segments: list[int] = []
+        growth: list[int] = []
+        # One pass, everything taken at once: this reads every response of the run.
+        add_context, add_counts = context.append, counts.append
+        add_segment, add_growth = segments.append, growth.append
+        before = 0
+        previous: int | None = None  # the segment of the response before
         for r in responses:
             u = r.usage
             fresh = u.input_tokens
             written = u.cache_creation_input_tokens
             read = u.cache_read_input_tokens
-            context.append(fresh + written + read)  # = Usage.context_tokens
-            counts.append(
+            tokens = fresh + written + read  # = Usage.context_tokens
+            segment = r.segment
+            add_growth(tokens - before if segment == previous else 0)
+            add_context(tokens)
+            add_segment(segment)
+            add_counts(
                 (
                     fresh,
                     written,
@@ -211,11 +232,7 @@ class Chain:
                     r.timestamp,
                 )
             )
-            segments.append(r.segment)
-        growth = [0] * len(context)
-        for i in range(1, len(context)):
-            if segments[i] == segments[i - 1]:
-                growth[i] = context[i] - context[i - 1]
+            before, previous = tokens, segment
         self.context = context
         self.counts = counts
         self.segments = segments
@@ -223,12 +240,17 @@ class Chain:
         self.usage = Usage()
         self.peak = 0
         self.models: set[str | None] = set()
+        self.first: str | None = None
+        self.last: str | None = None
         if counts:
             columns = tuple(zip(*counts, strict=True))
             fresh_sum, written_sum, read_sum, output_sum, one_hour_sum = map(sum, columns[:5])
             self.usage = Usage(fresh_sum, written_sum, read_sum, output_sum, one_hour_sum)
             self.models = set(columns[5])
             self.peak = max(context)
+            stamps = list(filter(None, columns[6]))
+            if stamps:
+                self.first, self.last = min(stamps), max(stamps)
 
 
 def measure_assumptions(

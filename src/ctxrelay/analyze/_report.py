@@ -143,6 +143,9 @@ class SessionReport:
     project: str | None = None
     synthetic_responses: int = 0
     duplicate_responses: int = 0
+    chain: Chain | None = field(default=None, repr=False, compare=False)
+    """``transcript.responses`` as the replays read them (:class:`Chain`: their peak and
+    times, taken once)."""
     total: Bill = field(init=False, repr=False, compare=False)
     """Main chain + compaction summaries + subagents, per model (derived once: the
     report and the totals read it several times)."""
@@ -213,18 +216,27 @@ class SessionReport:
             return None
         return result.cost_usd + outside
 
+    def _chain(self) -> Chain | None:
+        """:attr:`chain`, when it was read from this report's transcript."""
+        chain = self.chain
+        return chain if chain is not None and chain.responses is self.transcript.responses else None
+
     @property
     def timestamps(self) -> tuple[str | None, str | None]:
         """The first and last response time over every part of the session."""
+        chain = self._chain()
+        main = self.transcript.responses if chain is None else ()
         stamps = [
             r.timestamp
             for r in (
-                *self.transcript.responses,
+                *main,
                 *self.summary_responses,
                 *(r for a in self.subagents for r in a.responses),
             )
             if r.timestamp
         ]
+        if chain is not None:
+            stamps += [s for s in (chain.first, chain.last) if s]
         return (min(stamps), max(stamps)) if stamps else (None, None)
 
     def recommended(self) -> SweepPoint | None:
@@ -232,6 +244,7 @@ class SessionReport:
 
     def as_json(self) -> dict[str, Any]:
         t = self.transcript
+        chain = self._chain()
         first, last = self.timestamps
         whatif: dict[str, Any] = {
             "assumptions": self.assumptions.as_dict(),
@@ -265,8 +278,10 @@ class SessionReport:
             "last_timestamp": last,
             "model": t.model,
             "requests": t.requests,
-            "peak_context_tokens": t.peak_context_tokens,
-            "final_context_tokens": t.final_context_tokens,
+            "peak_context_tokens": t.peak_context_tokens if chain is None else chain.peak,
+            "final_context_tokens": (
+                t.final_context_tokens if chain is None else (chain.context or [0])[-1]
+            ),
             "compactions": [{"pre_tokens": c.pre_tokens} for c in t.compactions],
             "usage": self.main.usage.as_dict(),  # = t.usage, summed per model once
             "total": self.total.as_json(),
@@ -335,11 +350,16 @@ class _Seen:
         keys = self.keys
         dropped = 0
 
-        def keep(responses: Sequence[Response]) -> list[Response]:
+        def keep(responses: Sequence[Response]) -> Sequence[Response]:
             nonlocal dropped
+            get = ids.get
+            new = [f"{r.message_id}:{get(r.message_id, '')}" for r in responses]
+            unique = set(new)
+            if len(unique) == len(new) and keys.isdisjoint(unique):
+                keys.update(unique)  # the common case: nothing seen before, no repeat
+                return responses
             kept = []
-            for r in responses:
-                key = f"{r.message_id}:{ids.get(r.message_id, '')}"
+            for r, key in zip(responses, new, strict=True):
                 if key in keys:
                     dropped += 1
                     continue
@@ -541,6 +561,7 @@ def analyze_transcript(
         project=project,
         synthetic_responses=synthetic_responses,
         duplicate_responses=duplicate_responses,
+        chain=chain,
     )
 
 
