@@ -6,6 +6,7 @@ properties they replace, and the dedupe's fast path against the plain loop."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -217,3 +218,5 @@ def test_the_analyzer_replays_every_policy_from_one_chain() -> None:
     read = Chain(chain)
     for policy in (Policy("none"), Policy("compact"), Policy("handoff", 45)):
         assert replay(chain, a, policy, PRICER, chain=read) == replay(chain, a, policy, PRICER)
+    with pytest.raises(ValueError, match="other responses"):
+        replay(chain[:-1], a, Policy("compact"), PRICER, chain=read)
