@@ -16,7 +16,7 @@ from ctxrelay.transcripts import Usage
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
     from typing import Any
 
 __all__ = ["NO_MODEL", "Bill", "ModelLine", "Pricer", "usage_json"]
@@ -99,6 +99,26 @@ class Pricer:
             total += cost(Usage(*acc), prices)
         return total
 
+    def total_of(
+        self,
+        models: Iterable[str | None],
+        summed: Usage,
+        items: Iterable[tuple[str | None, Usage]],
+    ) -> float | None:
+        """:meth:`total` of requests made by ``models`` whose tokens sum to ``summed``,
+        for a caller that has the sum already: requests of one model without a
+        long-prompt tier are priced once from the sum, as :meth:`total` prices them;
+        any other mix is :meth:`total` of ``items``, the requests one by one (a lazy
+        iterable is read only then)."""
+        distinct = set(models)
+        if len(distinct) == 1:
+            prices = self.prices(distinct.pop())
+            if prices is None:
+                return None
+            if prices.long_prompt is None:
+                return cost(summed, prices)
+        return self.total(items)
+
 
 @frozen
 class ModelLine:
@@ -134,24 +154,39 @@ class Bill:
         """The bill of ``(model, usage)`` pairs, one pair per response."""
         groups: dict[str | None, list[Usage]] = {}
         for model, usage in items:
-            groups.setdefault(model, []).append(usage)
+            group = groups.get(model)
+            if group is None:
+                groups[model] = [usage]
+            else:
+                group.append(usage)
         lines: dict[str, ModelLine] = {}
         for model, usages in groups.items():
-            line = ModelLine(
-                model or NO_MODEL,
-                len(usages),
-                Usage(
-                    sum(u.input_tokens for u in usages),
-                    sum(u.cache_creation_input_tokens for u in usages),
-                    sum(u.cache_read_input_tokens for u in usages),
-                    sum(u.output_tokens for u in usages),
-                    sum(u.cache_creation_1h_tokens for u in usages),
-                ),
-                pricer.total((model, u) for u in usages),
-            )
+            summed = total_usage(usages)
+            price = pricer.total_of((model,), summed, ((model, u) for u in usages))
+            line = ModelLine(model or NO_MODEL, len(usages), summed, price)
             mine = lines.get(line.model)  # a model named "(no model)" and none at all
             lines[line.model] = line if mine is None else _merge(mine, line)
         return cls(tuple(lines.values()))
+
+    @classmethod
+    def of_sum(
+        cls,
+        models: Collection[str | None],
+        requests: int,
+        summed: Usage,
+        items: Iterable[tuple[str | None, Usage]],
+        pricer: Pricer,
+    ) -> Bill:
+        """:meth:`of` ``items`` (``requests`` pairs made by ``models``), for a caller that
+        has their sum already: one model's bill is its one line; any other mix is
+        :meth:`of` ``items`` (a lazy iterable is read only then)."""
+        if len(models) != 1:
+            return cls.of(items, pricer)
+        (model,) = models
+        line = ModelLine(
+            model or NO_MODEL, requests, summed, pricer.total_of(models, summed, items)
+        )
+        return cls((line,))
 
     def __add__(self, other: Bill) -> Bill:
         acc: dict[str, ModelLine] = {line.model: line for line in self.lines}

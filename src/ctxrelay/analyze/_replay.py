@@ -48,11 +48,12 @@ from ctxrelay.transcripts import Compaction, Response, Usage
 
 TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "CHARS_PER_TOKEN",
     "Assumptions",
+    "Chain",
     "ReplayResult",
     "SimRequest",
     "measure_assumptions",
@@ -174,20 +175,101 @@ class Assumptions:
         ]
 
 
+class Chain:
+    """What every replay of one recorded chain reads of its responses, read once: the
+    session's three replays and each point of its sweep share it (built per replay,
+    each would walk the responses' properties again).
+
+    ``context`` and ``growth`` are the chain's curve and what each request added (its
+    context minus the previous request's, 0 after a compaction: the reload is not
+    work); ``counts[i]`` is response ``i``'s usage counts in :class:`Usage`'s order
+    (input, cache writes, cache reads, output, 1-hour writes), its model and its
+    timestamp; ``usage`` is their sum, ``peak`` the largest context, ``models`` the
+    models that made them, ``first`` and ``last`` the earliest and latest time."""
+
+    __slots__ = (
+        "context",
+        "counts",
+        "first",
+        "growth",
+        "last",
+        "models",
+        "peak",
+        "responses",
+        "segments",
+        "usage",
+    )
+
+    def __init__(self, responses: Sequence[Response]) -> None:
+        self.responses = responses
+        context: list[int] = []
+        counts: list[_Counts] = []
+        segments: list[int] = []
+        growth: list[int] = []
+        # One pass, everything taken at once: this reads every response of the run.
+        add_context, add_counts = context.append, counts.append
+        add_segment, add_growth = segments.append, growth.append
+        before = 0
+        previous: int | None = None  # the segment of the response before
+        for r in responses:
+            u = r.usage
+            fresh = u.input_tokens
+            written = u.cache_creation_input_tokens
+            read = u.cache_read_input_tokens
+            tokens = fresh + written + read  # = Usage.context_tokens
+            segment = r.segment
+            add_growth(tokens - before if segment == previous else 0)
+            add_context(tokens)
+            add_segment(segment)
+            add_counts(
+                (
+                    fresh,
+                    written,
+                    read,
+                    u.output_tokens,
+                    u.cache_creation_1h_tokens,
+                    r.model,
+                    r.timestamp,
+                )
+            )
+            before, previous = tokens, segment
+        self.context = context
+        self.counts = counts
+        self.segments = segments
+        self.growth = growth
+        self.usage = Usage()
+        self.peak = 0
+        self.models: set[str | None] = set()
+        self.first: str | None = None
+        self.last: str | None = None
+        if counts:
+            columns = tuple(zip(*counts, strict=True))
+            fresh_sum, written_sum, read_sum, output_sum, one_hour_sum = map(sum, columns[:5])
+            self.usage = Usage(fresh_sum, written_sum, read_sum, output_sum, one_hour_sum)
+            self.models = set(columns[5])
+            self.peak = max(context)
+            stamps = list(filter(None, columns[6]))
+            if stamps:
+                self.first, self.last = min(stamps), max(stamps)
+
+
 def measure_assumptions(
     responses: Sequence[Response],
     compactions: Sequence[Compaction],
     *,
     model: str | None,
     limit: int | None = None,
+    chain: Chain | None = None,
 ) -> Assumptions:
     """The session's assumptions: its window, its base, and what its own compactions
-    measured (summary size, reload) where it has any."""
+    measured (summary size, reload) where it has any. ``chain`` is ``responses`` read
+    already (:class:`Chain`)."""
+    chain = _chain_of(responses, chain)
+    curve = chain.context
     window = context_window_for(model, limit)
-    base = responses[0].context_tokens if responses else 0
+    base = curve[0] if curve else 0
     measured: list[str] = ["base_tokens"]
-    peak = max((r.context_tokens for r in responses), default=0)
-    if limit is None and peak > window:
+    if limit is None and chain.peak > window:
         # Transcripts name the model, not the 1M-context beta: a recorded request above
         # the default window proves the session ran with the long one.
         window = LONG_CONTEXT_WINDOW
@@ -199,30 +281,45 @@ def measure_assumptions(
         measured.append("summary_tokens")
     reload = DEFAULT_RELOAD_TOKENS
     reloads = [
-        max(0, responses[c.after_requests].context_tokens - base - summary)
+        max(0, curve[c.after_requests] - base - summary)
         for c in compactions
-        if 0 < c.after_requests < len(responses)
+        if 0 < c.after_requests < len(curve)
     ]
     if reloads:
         reload = round(sum(reloads) / len(reloads))
         measured.append("reload_tokens")
-    written = sum(r.usage.cache_creation_input_tokens for r in responses)
-    one_hour = sum(r.usage.cache_creation_1h_tokens for r in responses)
+    written = chain.usage.cache_creation_input_tokens
+    one_hour = chain.usage.cache_creation_1h_tokens
     return Assumptions(
         limit=window,
         base_tokens=base,
         summary_tokens=summary,
         reload_tokens=reload,
         one_hour_writes=written > 0 and one_hour * 2 > written,
-        prefix_measured=responses[0].usage.cache_read_input_tokens if responses else 0,
+        prefix_measured=chain.counts[0][2] if chain.counts else 0,
         measured=tuple(measured),
     )
+
+
+def _chain_of(responses: Sequence[Response], chain: Chain | None) -> Chain:
+    if chain is None:
+        return Chain(responses)
+    if chain.responses is not responses:
+        raise ValueError("the chain given was read from other responses than the ones replayed")
+    return chain
 
 
 if TYPE_CHECKING:
     from typing import Literal
 
     RequestKind = Literal["recorded", "summary", "notes", "new_context"]
+    _Counts = tuple[int, int, int, int, int, str | None, str | None]
+    """A recorded response's input, cache writes, cache reads, output, 1-hour writes,
+    model and timestamp (:class:`Chain`)."""
+    _Row = tuple[int, int, int, int, int, int, int, RequestKind, int | None, str | None, str | None]
+    """A replayed request: context, input, cache writes, cache reads, output, 1-hour
+    writes, window, kind, recorded index, model, timestamp (:class:`SimRequest`'s fields,
+    its usage spelled out)."""
 
 
 _set = object.__setattr__
@@ -262,12 +359,60 @@ class SimRequest:
         _set(self, "timestamp", timestamp)
 
 
+class _Rows:
+    """A replay's requests as the rows the replay writes (:data:`_Row`), made
+    :class:`SimRequest` values the first time someone asks for them: the ``--json``
+    report reads only their sums, and a sweep point not even those. The rows of
+    ``none`` (the recording itself) are written only then too."""
+
+    __slots__ = ("_build", "_built", "_rows", "count")
+
+    def __init__(
+        self, rows: tuple[_Row, ...], count: int, build: Callable[[], tuple[_Row, ...]] | None
+    ) -> None:
+        self._rows = rows
+        self._build = build
+        self._built: tuple[SimRequest, ...] | None = None
+        self.count = count
+
+    @property
+    def rows(self) -> tuple[_Row, ...]:
+        if self._build is not None:
+            self._rows, self._build = self._build(), None
+            assert len(self._rows) == self.count
+        return self._rows
+
+    def requests(self) -> tuple[SimRequest, ...]:
+        built = self._built
+        if built is None:
+            built = self._built = tuple(
+                SimRequest(tokens, Usage(f, w, r, o, h), window, kind, recorded, model, stamp)
+                for tokens, f, w, r, o, h, window, kind, recorded, model, stamp in self.rows
+            )
+        return built
+
+    def items(self) -> Iterator[tuple[str | None, Usage]]:
+        """Each request's model and usage, for the pricing rule."""
+        for _, f, w, r, o, h, _, _, _, model, _ in self.rows:
+            yield model, Usage(f, w, r, o, h)
+
+    def __eq__(self, other: object) -> bool:
+        return self.rows == other.rows if isinstance(other, _Rows) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.rows)
+
+    def __repr__(self) -> str:
+        return f"<{self.count} requests>"
+
+
 @frozen
 class ReplayResult:
-    """A policy's replay of one session."""
+    """A policy's replay of one session: its counts and sums, and its ``requests``."""
 
     policy: Policy
-    requests: tuple[SimRequest, ...]
+    rows: _Rows = field(repr=False)
+    """The requests, as rows (:attr:`requests` holds them as values)."""
     rollovers: int = 0
     forced_rollovers: int = 0
     compactions: int = 0
@@ -276,31 +421,28 @@ class ReplayResult:
     clamped: int = 0
     """Requests that would not fit even in a fresh window (clamped to the usable limit)."""
     cost_usd: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    """The sum of the requests' usage."""
+    peak_context_tokens: int = 0
+    added_requests: int = 0
+    """Requests the policy added (summaries, notes, ``new_context`` calls)."""
 
     @property
-    def usage(self) -> Usage:
-        return total_usage(request.usage for request in self.requests)
-
-    @property
-    def peak_context_tokens(self) -> int:
-        return max((r.tokens for r in self.requests), default=0)
+    def requests(self) -> tuple[SimRequest, ...]:
+        return self.rows.requests()
 
     @property
     def restarts(self) -> list[int]:
         """Positions (indexes into ``requests``) where a new window begins."""
-        return [
-            i
-            for i in range(1, len(self.requests))
-            if self.requests[i].window != self.requests[i - 1].window
-        ]
+        rows = self.rows.rows
+        return [i for i in range(1, len(rows)) if rows[i][6] != rows[i - 1][6]]
 
     def as_dict(self) -> dict[str, object]:
-        extra = sum(1 for r in self.requests if r.kind != "recorded")
         return {
             "policy": str(self.policy),
             "threshold": self.policy.threshold,
-            "requests": len(self.requests),
-            "added_requests": extra,
+            "requests": self.rows.count,
+            "added_requests": self.added_requests,
             "peak_context_tokens": self.peak_context_tokens,
             "rollovers": self.rollovers,
             "forced_rollovers": self.forced_rollovers,
@@ -311,60 +453,105 @@ class ReplayResult:
         }
 
 
-def _split(written: int, like: Usage | None, one_hour_default: bool) -> int:
-    """The 1-hour share of ``written`` cache tokens, following the recorded request."""
-    if like is not None and like.cache_creation_input_tokens > 0:
-        return written * like.cache_creation_1h_tokens // like.cache_creation_input_tokens
-    return written if one_hour_default else 0
+def _result(
+    policy: Policy,
+    rows: list[_Row],
+    pricer: Pricer | None,
+    models: set[str | None],
+    *,
+    rollovers: int = 0,
+    forced_rollovers: int = 0,
+    compactions: int = 0,
+    warnings: int = 0,
+    handoff_requests: int = 0,
+    clamped: int = 0,
+) -> ReplayResult:
+    """The result of ``rows`` (made by ``models``): their sums, their peak and their
+    price, each request at its own model's prices (``None`` when one of them has none,
+    or with no ``pricer``)."""
+    usage = Usage()
+    peak = added = 0
+    if rows:
+        tokens, fresh, written, read, output, one_hour, _, kinds, _, _, _ = zip(*rows, strict=True)
+        usage = Usage(sum(fresh), sum(written), sum(read), sum(output), sum(one_hour))
+        peak = max(tokens)
+        added = len(kinds) - kinds.count("recorded")
+    held = _Rows(tuple(rows), len(rows), None)
+    return ReplayResult(
+        policy,
+        held,
+        rollovers,
+        forced_rollovers,
+        compactions,
+        warnings,
+        handoff_requests,
+        clamped,
+        None if pricer is None else pricer.total_of(models, usage, held.items()),
+        usage,
+        peak,
+        added,
+    )
 
 
-def _recorded(
-    response: Response,
+def _recorded(  # noqa: PLR0917 - positional: one call per replayed request
+    counts: _Counts,
     index: int,
     tokens: int,
     window: int,
-    a: Assumptions,
-    *,
+    warm_prefix: int,
+    one_hour_default: bool,
     cold: bool,
     added: int,
-) -> SimRequest:
-    """The replayed stand-in for recorded request ``index`` at ``tokens`` of context: the
-    recording's fresh input and output, its cache writes (plus ``added`` tokens the policy
-    put in), the rest read from the cache."""
-    u = response.usage
-    fresh = min(u.input_tokens, tokens)
+) -> _Row:
+    """The replayed stand-in for recorded request ``index`` (its ``counts``) at ``tokens``
+    of context: the recording's fresh input and output, its cache writes (plus ``added``
+    tokens the policy put in), the rest read from the cache."""
+    recorded_fresh, recorded_written, _, output, recorded_one_hour, model, stamp = counts
+    # Conditional expressions, not min(): this runs for every request of every replay.
+    fresh = recorded_fresh if recorded_fresh < tokens else tokens
+    room = tokens - fresh
     # A cold cache writes everything but a still-cached prefix; a warm one writes what
     # the recording wrote.
-    room = tokens - fresh
     if cold:
-        written = room - min(a.warm_prefix_tokens, room)
+        written = room - warm_prefix if warm_prefix < room else 0
     else:
-        written = min(u.cache_creation_input_tokens + added, room)
-    read = tokens - fresh - written
-    one_hour = _split(written, u, a.one_hour_writes)
-    usage = Usage(fresh, written, read, u.output_tokens, one_hour)
-    return SimRequest(tokens, usage, window, "recorded", index, response.model, response.timestamp)
+        written = recorded_written + added
+        written = written if written < room else room
+    # The 1-hour share of the writes follows the recorded request's split.
+    if recorded_written > 0:
+        one_hour = written * recorded_one_hour // recorded_written
+    else:
+        one_hour = written if one_hour_default else 0
+    return (
+        tokens,
+        fresh,
+        written,
+        room - written,
+        output,
+        one_hour,
+        window,
+        "recorded",
+        index,
+        model,
+        stamp,
+    )
 
 
-def _added_usage(tokens: int, cached: int, output: int, one_hour_default: bool) -> Usage:
+def _added(  # noqa: PLR0917 - positional: one call per added request
+    tokens: int,
+    cached: int,
+    output: int,
+    one_hour_default: bool,
+    window: int,
+    kind: RequestKind,
+    after: _Counts,
+) -> _Row:
+    """A request the policy adds at ``tokens``, ``cached`` of them read from the cache,
+    made by the model of the recorded request it follows (``after``)."""
     read = min(cached, tokens)
     written = tokens - read
-    return Usage(0, written, read, output, written if one_hour_default else 0)
-
-
-def _growth(responses: Sequence[Response]) -> list[int]:
-    growth = [0] * len(responses)
-    for i in range(1, len(responses)):
-        if responses[i].segment == responses[i - 1].segment:
-            growth[i] = responses[i].context_tokens - responses[i - 1].context_tokens
-    return growth
-
-
-def _price(requests: Sequence[SimRequest], pricer: Pricer | None) -> float | None:
-    """Each request at its own model's prices; ``None`` when one of them has none."""
-    if pricer is None:
-        return None
-    return pricer.total((r.model, r.usage) for r in requests)
+    one_hour = written if one_hour_default else 0
+    return (tokens, 0, written, read, output, one_hour, window, kind, None, after[5], after[6])
 
 
 def _pricer(prices: PriceTable | Pricer | None) -> Pricer | None:
@@ -381,86 +568,127 @@ def replay(
     *,
     compactions: Sequence[Compaction] = (),
     summarizer: Sequence[Sequence[Response]] = (),
+    chain: Chain | None = None,
 ) -> ReplayResult:
     """Replay the main chain ``responses`` under ``policy``.
 
     For ``none``, ``compactions`` place the recorded summarizer requests (``summarizer[k]``
     holds the responses of the k-th compaction's ``agent-acompact-*`` file, if found).
     ``prices`` is the table each request's model is looked up in (``None``: no costs).
+    ``chain`` is ``responses`` read already (:class:`Chain`), for many replays of one
+    chain.
     """
     pricer = _pricer(prices)
+    chain = _chain_of(responses, chain)
     if policy.kind == "none":
-        return _replay_none(responses, policy, pricer, compactions, summarizer)
+        return _replay_none(chain, policy, pricer, compactions, summarizer)
     if policy.kind == "compact":
-        return _replay_compact(responses, assumptions, policy, pricer)
-    return _replay_handoff(responses, assumptions, policy, pricer)
+        return _replay_compact(chain, assumptions, policy, pricer)
+    return _replay_handoff(chain, assumptions, policy, pricer)
 
 
 def _replay_none(
-    responses: Sequence[Response],
+    chain: Chain,
     policy: Policy,
     prices: Pricer | None,
     compactions: Sequence[Compaction],
     summarizer: Sequence[Sequence[Response]],
 ) -> ReplayResult:
-    out: list[SimRequest] = []
+    """The recording: its sums are the chain's and the placed summaries'; its rows are
+    written only when someone reads them."""
     at = {c.after_requests: k for k, c in enumerate(compactions)}
-    for i, response in enumerate(responses):
-        k = at.get(i)
-        if k is not None and k < len(summarizer):
-            for s in summarizer[k]:
-                out.append(
-                    SimRequest(
-                        s.context_tokens,
-                        s.usage,
-                        response.segment,
+    placed = {
+        i: summarizer[k]
+        for i, k in at.items()
+        if 0 <= i < len(chain.counts) and k < len(summarizer)
+    }
+    summaries = [s for i in sorted(placed) for s in placed[i]]
+    usage, peak, models = chain.usage, chain.peak, chain.models
+    if summaries:
+        usage = total_usage((usage, *(s.usage for s in summaries)))
+        peak = max(peak, *(s.context_tokens for s in summaries))
+        models = models | {s.model for s in summaries}
+
+    def build() -> tuple[_Row, ...]:
+        rows: list[_Row] = []
+        segments = chain.segments
+        for i, (fresh, written, read, output, one_hour, model, stamp) in enumerate(chain.counts):
+            for s in placed.get(i, ()):
+                u = s.usage
+                rows.append(
+                    (
+                        u.context_tokens,
+                        u.input_tokens,
+                        u.cache_creation_input_tokens,
+                        u.cache_read_input_tokens,
+                        u.output_tokens,
+                        u.cache_creation_1h_tokens,
+                        segments[i],
                         "summary",
                         None,
                         s.model,
                         s.timestamp,
                     )
                 )
-        out.append(
-            SimRequest(
-                response.context_tokens,
-                response.usage,
-                response.segment + 1,
-                "recorded",
-                i,
-                response.model,
-                response.timestamp,
+            rows.append(
+                (
+                    fresh + written + read,
+                    fresh,
+                    written,
+                    read,
+                    output,
+                    one_hour,
+                    segments[i] + 1,
+                    "recorded",
+                    i,
+                    model,
+                    stamp,
+                )
             )
-        )
+        return tuple(rows)
+
+    held = _Rows((), len(chain.counts) + len(summaries), build)
     return ReplayResult(
-        policy, tuple(out), compactions=len(compactions), cost_usd=_price(out, prices)
+        policy,
+        held,
+        compactions=len(compactions),
+        cost_usd=None if prices is None else prices.total_of(models, usage, held.items()),
+        usage=usage,
+        peak_context_tokens=peak,
+        added_requests=len(summaries),
     )
 
 
 def _replay_compact(
-    responses: Sequence[Response], a: Assumptions, policy: Policy, prices: Pricer | None
+    chain: Chain, a: Assumptions, policy: Policy, prices: Pricer | None
 ) -> ReplayResult:
-    growth = _growth(responses)
-    out: list[SimRequest] = []
+    growth = chain.growth
+    counts = chain.counts
+    usable = a.usable_limit
+    compact_at = a.compact_at
+    warm, one_hour_default = a.warm_prefix_tokens, a.one_hour_writes
+    rows: list[_Row] = []
+    append = rows.append
     window = 1
     start = a.base_tokens
     prev: int | None = None  # context of the previous request in this window
     prev_out = 0
     cold = False  # the first window's cache is as recorded
     compactions = clamped = 0
-    for i, response in enumerate(responses):
-        tokens = max(start, (start if prev is None else prev) + growth[i])
-        if prev is not None and (prev + prev_out >= a.compact_at or tokens > a.usable_limit):
-            summary_in = min(prev + prev_out + a.compact_prompt_tokens, a.usable_limit)
-            last = responses[i - 1]
-            out.append(
-                SimRequest(
+    for i, recorded in enumerate(counts):
+        tokens = (start if prev is None else prev) + growth[i]
+        tokens = tokens if tokens > start else start
+        if prev is not None and (prev + prev_out >= compact_at or tokens > usable):
+            summary_in = min(prev + prev_out + a.compact_prompt_tokens, usable)
+            append(
+                _added(
                     summary_in,
-                    _added_usage(summary_in, prev, a.summary_tokens, a.one_hour_writes),
+                    prev,
+                    a.summary_tokens,
+                    one_hour_default,
                     window,
                     "summary",
-                    None,
-                    last.model,
-                    last.timestamp,
+                    counts[i - 1],
                 )
             )
             compactions += 1
@@ -468,27 +696,33 @@ def _replay_compact(
             start = a.base_tokens + a.summary_tokens + a.reload_tokens
             tokens = max(start, start + growth[i])
             prev, cold = None, True
-        if tokens > a.usable_limit:
-            tokens, clamped = a.usable_limit, clamped + 1
-        out.append(_recorded(response, i, tokens, window, a, cold=cold, added=0))
-        prev, prev_out, cold = tokens, response.usage.output_tokens, False
-    return ReplayResult(
-        policy,
-        tuple(out),
-        compactions=compactions,
-        clamped=clamped,
-        cost_usd=_price(out, prices),
-    )
+        if tokens > usable:
+            tokens, clamped = usable, clamped + 1
+        append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cold, 0))
+        prev, prev_out, cold = tokens, recorded[3], False
+    return _result(policy, rows, prices, chain.models, compactions=compactions, clamped=clamped)
+
+
+# Enum members bound to module names: attribute lookups on an enum class are slow on
+# Python 3.11, and the handoff replay makes two or three per request.
+_ROLLOVER = Action.ROLLOVER
+_WARN = Action.WARN
+_HANDOFF = Stage.HANDOFF
 
 
 def _replay_handoff(
-    responses: Sequence[Response], a: Assumptions, policy: Policy, prices: Pricer | None
+    chain: Chain, a: Assumptions, policy: Policy, prices: Pricer | None
 ) -> ReplayResult:
     assert policy.threshold is not None
     budget = Budget(a.limit, a.output_reserve, policy.threshold)
-    growth = _growth(responses)
+    growth = chain.growth
+    counts = chain.counts
+    usable = a.usable_limit
+    advisory = a.advisory_tokens
+    warm, one_hour_default = a.warm_prefix_tokens, a.one_hour_writes
     fresh_start = a.base_tokens + a.notes_tokens + a.reload_tokens
-    out: list[SimRequest] = []
+    rows: list[_Row] = []
+    append = rows.append
     window = 1
     start = a.base_tokens
     prev: int | None = None
@@ -504,68 +738,70 @@ def _replay_handoff(
         start, prev, cold, due = fresh_start, None, True, None
         claimed.clear()
 
-    for i, response in enumerate(responses):
+    for i, recorded in enumerate(counts):
         if due is not None and prev is not None:
             if due > 0:
                 due -= 1
             else:
                 # The agent checkpoints its notes, confirms, and calls new_context.
                 notes_in = prev + prev_out
-                last = responses[i - 1]
-                if notes_in + a.notes_tokens + NEW_CONTEXT_TOKENS <= a.usable_limit:
-                    out.append(
-                        SimRequest(
+                if notes_in + a.notes_tokens + NEW_CONTEXT_TOKENS <= usable:
+                    last = counts[i - 1]
+                    append(
+                        _added(
                             notes_in,
-                            _added_usage(notes_in, prev, a.notes_tokens, a.one_hour_writes),
+                            prev,
+                            a.notes_tokens,
+                            one_hour_default,
                             window,
                             "notes",
-                            None,
-                            last.model,
-                            last.timestamp,
+                            last,
                         )
                     )
                     call_in = notes_in + a.notes_tokens + NEW_CONTEXT_TOKENS
-                    out.append(
-                        SimRequest(
+                    append(
+                        _added(
                             call_in,
-                            _added_usage(call_in, notes_in, NEW_CONTEXT_TOKENS, a.one_hour_writes),
+                            notes_in,
+                            NEW_CONTEXT_TOKENS,
+                            one_hour_default,
                             window,
                             "new_context",
-                            None,
-                            last.model,
-                            last.timestamp,
+                            last,
                         )
                     )
                     rollovers += 1
                     new_window()
-        tokens = max(start, (start if prev is None else prev) + growth[i])
-        decision = evaluate(budget, tokens, advisory_tokens=a.advisory_tokens, claimed=claimed)
-        if decision.action is Action.ROLLOVER:
+        tokens = (start if prev is None else prev) + growth[i]
+        tokens = tokens if tokens > start else start
+        decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
+        if decision.action is _ROLLOVER:
             forced += 1
             new_window()
             tokens = max(start, start + growth[i])
-            if tokens > a.usable_limit:
-                tokens, clamped = a.usable_limit, clamped + 1
-            decision = evaluate(budget, tokens, advisory_tokens=a.advisory_tokens, claimed=claimed)
+            if tokens > usable:
+                tokens, clamped = usable, clamped + 1
+            decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         added = 0
-        if decision.action is Action.WARN and decision.stage is not None:
+        if decision.action is _WARN and decision.stage is not None:
             claimed.add(decision.stage)
-            tokens += a.advisory_tokens
-            added = a.advisory_tokens
-            if decision.stage is Stage.HANDOFF:
+            tokens += advisory
+            added = advisory
+            if decision.stage is _HANDOFF:
                 handoffs += 1
                 due = a.handoff_lag
             else:
                 warnings += 1
-        out.append(_recorded(response, i, tokens, window, a, cold=cold, added=added))
-        prev, prev_out, cold = tokens, response.usage.output_tokens, False
-    return ReplayResult(
+        append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cold, added))
+        prev, prev_out, cold = tokens, recorded[3], False
+    return _result(
         policy,
-        tuple(out),
+        rows,
+        prices,
+        chain.models,
         rollovers=rollovers,
         forced_rollovers=forced,
         warnings=warnings,
         handoff_requests=handoffs,
         clamped=clamped,
-        cost_usd=_price(out, prices),
     )

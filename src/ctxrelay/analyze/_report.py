@@ -24,7 +24,13 @@ from ctxrelay._frozen import field, frozen, replace
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
-from ctxrelay.analyze._replay import Assumptions, ReplayResult, measure_assumptions, replay
+from ctxrelay.analyze._replay import (
+    Assumptions,
+    Chain,
+    ReplayResult,
+    measure_assumptions,
+    replay,
+)
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
 from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
@@ -124,6 +130,7 @@ class SessionReport:
     assumptions: Assumptions
     replays: tuple[ReplayResult, ...]
     main: Bill = field(default_factory=Bill)
+    """The bill of ``transcript.responses``."""
     summaries: Bill = field(default_factory=Bill)
     """Every compaction summary request of the session, matched to a compaction or not."""
     summary_responses: tuple[Response, ...] = ()
@@ -136,6 +143,18 @@ class SessionReport:
     project: str | None = None
     synthetic_responses: int = 0
     duplicate_responses: int = 0
+    chain: Chain | None = field(default=None, repr=False, compare=False)
+    """``transcript.responses`` as the replays read them (:class:`Chain`: their peak and
+    times, taken once)."""
+    total: Bill = field(init=False, repr=False, compare=False)
+    """Main chain + compaction summaries + subagents, per model (derived once: the
+    report and the totals read it several times)."""
+
+    def __post_init__(self) -> None:
+        bill = self.main + self.summaries
+        for agent in self.subagents:
+            bill = bill + agent.bill
+        object.__setattr__(self, "total", bill)
 
     @property
     def empty(self) -> bool:
@@ -148,14 +167,6 @@ class SessionReport:
     def session_id(self) -> str:
         name = os.path.basename(self.transcript.path)
         return self.transcript.session_id or os.path.splitext(name)[0]
-
-    @property
-    def total(self) -> Bill:
-        """Main chain + compaction summaries + subagents, per model."""
-        bill = self.main + self.summaries
-        for agent in self.subagents:
-            bill = bill + agent.bill
-        return bill
 
     @property
     def main_cost_usd(self) -> float | None:
@@ -205,18 +216,27 @@ class SessionReport:
             return None
         return result.cost_usd + outside
 
+    def _chain(self) -> Chain | None:
+        """:attr:`chain`, when it was read from this report's transcript."""
+        chain = self.chain
+        return chain if chain is not None and chain.responses is self.transcript.responses else None
+
     @property
     def timestamps(self) -> tuple[str | None, str | None]:
         """The first and last response time over every part of the session."""
+        chain = self._chain()
+        main = self.transcript.responses if chain is None else ()
         stamps = [
             r.timestamp
             for r in (
-                *self.transcript.responses,
+                *main,
                 *self.summary_responses,
                 *(r for a in self.subagents for r in a.responses),
             )
             if r.timestamp
         ]
+        if chain is not None:
+            stamps += [s for s in (chain.first, chain.last) if s]
         return (min(stamps), max(stamps)) if stamps else (None, None)
 
     def recommended(self) -> SweepPoint | None:
@@ -224,6 +244,7 @@ class SessionReport:
 
     def as_json(self) -> dict[str, Any]:
         t = self.transcript
+        chain = self._chain()
         first, last = self.timestamps
         whatif: dict[str, Any] = {
             "assumptions": self.assumptions.as_dict(),
@@ -257,10 +278,12 @@ class SessionReport:
             "last_timestamp": last,
             "model": t.model,
             "requests": t.requests,
-            "peak_context_tokens": t.peak_context_tokens,
-            "final_context_tokens": t.final_context_tokens,
+            "peak_context_tokens": t.peak_context_tokens if chain is None else chain.peak,
+            "final_context_tokens": (
+                t.final_context_tokens if chain is None else (chain.context or [0])[-1]
+            ),
             "compactions": [{"pre_tokens": c.pre_tokens} for c in t.compactions],
-            "usage": _total_usage(t.responses).as_dict(),  # = t.usage, summed once
+            "usage": self.main.usage.as_dict(),  # = t.usage, summed per model once
             "total": self.total.as_json(),
             "cost_usd": _round(self.cost_usd),
             "synthetic_responses": self.synthetic_responses,
@@ -303,7 +326,7 @@ def _subagent(
         requests=len(responses),
         peak_context_tokens=max((r.context_tokens for r in responses), default=0),
         final_context_tokens=responses[-1].context_tokens if responses else 0,
-        usage=_total_usage(responses),
+        usage=bill.usage,  # the responses' sum, summed per model once
         model=next((r.model for r in reversed(responses) if r.model), None),
         cost_usd=bill.cost_usd,
         path=path,
@@ -327,11 +350,16 @@ class _Seen:
         keys = self.keys
         dropped = 0
 
-        def keep(responses: Sequence[Response]) -> list[Response]:
+        def keep(responses: Sequence[Response]) -> Sequence[Response]:
             nonlocal dropped
+            get = ids.get
+            new = [f"{r.message_id}:{get(r.message_id, '')}" for r in responses]
+            unique = set(new)
+            if len(unique) == len(new) and keys.isdisjoint(unique):
+                keys.update(unique)  # the common case: nothing seen before, no repeat
+                return responses
             kept = []
-            for r in responses:
-                key = f"{r.message_id}:{ids.get(r.message_id, '')}"
+            for r, key in zip(responses, new, strict=True):
                 if key in keys:
                     dropped += 1
                     continue
@@ -383,12 +411,15 @@ def analyze_session(
     seen: _Seen | None = None,
     pricer: Pricer | None = None,
     skip: frozenset[str] = frozenset(),
+    agents: Sequence[str] | None = None,
 ) -> SessionReport:
     """Measure, price and replay one session file (with its subagent files), or an
     orphan session folder (its subagent files alone).
 
     ``scanned`` holds files already read (a parallel pass); ``seen`` the responses
-    earlier sessions of the run counted; agent files in ``skip`` could not be read."""
+    earlier sessions of the run counted; agent files in ``skip`` could not be read;
+    ``agents`` are the session's agent files when they are listed already
+    (:func:`~ctxrelay.analyze._discover.agent_files`)."""
     session = os.fspath(path)
     pricer = pricer or Pricer(prices)
     seen = seen if seen is not None else _Seen()
@@ -404,7 +435,7 @@ def analyze_session(
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
     summary_files: list[tuple[Response, ...]] = []
-    for file in agent_files(session):
+    for file in agent_files(session) if agents is None else agents:
         if file in skip:
             continue
         agent_id = os.path.splitext(os.path.basename(file))[0][len("agent-") :]
@@ -468,8 +499,9 @@ def analyze_transcript(
     model = transcript.model
     summarizer = _summarizer_groups(transcript.compactions, summary_files)
     summary_responses = tuple(r for f in summary_files for r in f)
+    chain = Chain(transcript.responses)  # read once for every replay below
     assumptions = measure_assumptions(
-        transcript.responses, transcript.compactions, model=model, limit=limit
+        transcript.responses, transcript.compactions, model=model, limit=limit, chain=chain
     )
     if output_reserve is not None and 0 <= output_reserve < assumptions.limit:
         assumptions = replace(assumptions, output_reserve=output_reserve)
@@ -483,13 +515,20 @@ def analyze_transcript(
             pricer,
             compactions=transcript.compactions,
             summarizer=summarizer,
+            chain=chain,
         )
         for policy in policies
     )
     points: list[SweepPoint] = []
     if sweep is not None and transcript.responses:
         for threshold in sweep.thresholds():
-            result = replay(transcript.responses, assumptions, Policy("handoff", threshold), pricer)
+            result = replay(
+                transcript.responses,
+                assumptions,
+                Policy("handoff", threshold),
+                pricer,
+                chain=chain,
+            )
             points.append(
                 SweepPoint(
                     threshold,
@@ -506,7 +545,13 @@ def analyze_transcript(
         summarizer=summarizer,
         assumptions=assumptions,
         replays=replays,
-        main=_bill(transcript.responses, pricer),
+        main=Bill.of_sum(
+            chain.models,
+            len(chain.counts),
+            chain.usage,
+            ((r.model, r.usage) for r in transcript.responses),
+            pricer,
+        ),
         summaries=_bill(summary_responses, pricer),
         summary_responses=summary_responses,
         loose_summaries=_bill((r for r in summary_responses if id(r) not in matched), pricer),
@@ -516,6 +561,7 @@ def analyze_transcript(
         project=project,
         synthetic_responses=synthetic_responses,
         duplicate_responses=duplicate_responses,
+        chain=chain,
     )
 
 
@@ -602,10 +648,10 @@ def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) ->
     }
 
 
-def _first_time(session: str, scanned: dict[str, Transcript]) -> str:
+def _first_time(session: str, agents: Sequence[str], scanned: dict[str, Transcript]) -> str:
     """The earliest response time of a session's files ("" when none is known)."""
     stamps: list[str] = []
-    for file in ([] if os.path.isdir(session) else [session]) + agent_files(session):
+    for file in ([] if os.path.isdir(session) else [session]) + list(agents):
         t = scanned.get(file)
         if t is None:
             continue
@@ -654,10 +700,9 @@ def analyze_paths(
             raise exc
         on_skip(path, exc)
     skipped = frozenset(failed)
-    order = sorted(
-        (s for s in sessions if s not in failed),
-        key=lambda s: (_first_time(s, scanned), os.fspath(s)),
-    )
+    # Each session's agent files, listed once for the ordering and the session.
+    agents = {s: agent_files(s) for s in sessions if s not in failed}
+    order = sorted(agents, key=lambda s: (_first_time(s, agents[s], scanned), os.fspath(s)))
     pricer = Pricer(prices)
     seen = _Seen()
     reports = []
@@ -674,6 +719,7 @@ def analyze_paths(
                 seen=seen,
                 pricer=pricer,
                 skip=skipped,
+                agents=agents[session],
             )
         except TranscriptError as exc:  # an agent file gone since the listing
             if session in keep or on_skip is None:
