@@ -17,7 +17,6 @@ imported only to read a ``.toml`` file.
 
 from __future__ import annotations
 
-import math
 import os
 
 from ctxrelay import _fastjson
@@ -47,6 +46,7 @@ __all__ = [
 ]
 
 _PER = 1_000_000
+_INFINITY = float("inf")
 
 
 @frozen
@@ -75,7 +75,7 @@ class Prices:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
-                or not math.isfinite(value)
+                or not -_INFINITY < value < _INFINITY  # math.isfinite, without its import
                 or value < 0
             ):
                 raise ConfigError(

@@ -337,7 +337,7 @@ def test_plain_json_imports_no_parser(tmp_path: Path) -> None:
     # (``docs/analyze.md``, "Benchmarks").
     never |= {"dataclasses", "inspect", "typing", "pathlib", "json", "re", "orjson"}
     never |= {"decimal", "fractions", "importlib.metadata", "datetime", "enum", "functools"}
-    never |= {"collections", "operator", "importlib", "warnings", "contextlib"}
+    never |= {"collections", "operator", "importlib", "warnings", "contextlib", "types", "math"}
     assert loaded & never == set()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from types import MappingProxyType
 
 from ctxrelay.budget import BudgetValueError
 from ctxrelay.errors import CtxrelayError
@@ -64,7 +63,7 @@ def error(message: str, code: int = EXIT_ERROR) -> int:
     return code
 
 
-BUDGET_FLAGS: Mapping[str, str] = MappingProxyType(
+BUDGET_FLAGS: Mapping[str, str] = type(type.__dict__)(  # types.MappingProxyType
     {
         "limit": "--limit",
         "output_reserve": "--reserve",

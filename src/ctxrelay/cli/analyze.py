@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from types import SimpleNamespace
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.errors import ConfigError
@@ -200,7 +199,8 @@ def _plain_json(argv: Sequence[str]) -> Any:
         "user": False,
         "json": True,
     }
-    return SimpleNamespace(**defaults)  # an argparse.Namespace to its readers
+    # an argparse.Namespace to its readers; types.SimpleNamespace, without importing types
+    return type(sys.implementation)(**defaults)
 
 
 def skips_teardown(argv: Sequence[str]) -> bool:
