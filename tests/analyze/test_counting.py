@@ -5,6 +5,7 @@ sidechain-only files, dedupe across files, synthetic lines, unknown models, and 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +225,12 @@ def test_every_decoder_and_the_whole_line_decode_read_the_same_records(
 
     root = corpus_path("corpora/claude-code-transcripts")
     files = _files_of(sorted(str(p) for p in root.rglob("*.jsonl")))
+    c_pass = [scan(p, agent=a) for p, a in files]
+    if reader.has_c_pass():  # it decodes itself; orjson's import would only cost time
+        assert reader.decoder_for(reader.ORJSON_MIN_BYTES) is fastjson.loads
+    monkeypatch.setattr(reader, "_native", None)  # the Python pass, with each decoder
     default = [scan(p, agent=a) for p, a in files]
+    assert default == c_pass
     assert any(t.responses for t in default)
     big = reader.decoder_for(reader.ORJSON_MIN_BYTES)
     assert big is not fastjson.loads  # orjson is a core dependency
@@ -243,9 +249,11 @@ def test_without_orjson_a_large_run_decodes_with_json() -> None:
         "import ctxrelay.transcripts._pass as p, ctxrelay._fastjson as j\n"
         "print(p.decoder_for(p.ORJSON_MIN_BYTES) is j.loads)"
     )
+    env = {**os.environ, "CTXRELAY_PURE_PYTHON": "1"}  # the Python pass chooses
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+        env=env,
+    )  # fmt: skip
     assert done.stdout.split() == ["True"]
 
 

@@ -175,8 +175,10 @@ def decoder_for(total_bytes: int) -> Callable[[bytes], Any]:
     """The line decoder for a run over ``total_bytes`` of transcript: json's C codec
     (:func:`ctxrelay._fastjson.loads`), or orjson from :data:`ORJSON_MIN_BYTES` on when
     it is installed (with json's codec for the rare line it refuses, integers over 64
-    bits, so both read the same records)."""
-    if total_bytes < ORJSON_MIN_BYTES:
+    bits, so both read the same records). With the C pass, which decodes every line of a
+    usual file itself, the Python pass only reads the rare file it hands back, and
+    json's codec is used: orjson's import would cost more than such a file."""
+    if total_bytes < ORJSON_MIN_BYTES or has_c_pass():
         return _fastjson.loads
     try:
         from orjson import loads as fast
