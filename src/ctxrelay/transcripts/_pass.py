@@ -21,6 +21,10 @@ How it reads (``docs/analyze.md``, "How it reads"):
   pattern met anywhere else leaves the brackets unbalanced and the spliced document does
   not parse. Any line whose splice does not parse is decoded whole, so the records are
   the ones a full decode gives.
+* Where it was built, ``_native.c`` does the same pass in C (decision 17 in
+  ``docs/decisions.md``) and :func:`read_raw` uses it; :func:`_read` here is the
+  reference, and reads any file the C pass hands back (``None``: a line only json can
+  judge). ``tests/transcripts/test_native.py`` holds the two to the same output.
 """
 
 from __future__ import annotations
@@ -294,7 +298,13 @@ def read_raw(
     finally:
         os.close(fd)
     try:
-        return _read(path, data, agent, loads)
+        native = _accelerator()
+        done = native.read(data, agent) if native is not None else None
+        if done is None:  # no C pass, or a line only json can judge: this module reads
+            return _read(path, data, agent, loads)
+        session, version, responses, compactions, lines, malformed, synthetic = done
+        return (path, session, version, responses, compactions, lines, malformed, len(data),
+                synthetic)  # fmt: skip
     finally:
         if not isinstance(data, bytes):
             data.close()
@@ -312,13 +322,6 @@ def _read(
     version: str | None = None
     malformed = 0
     synthetic: set[str] = set()
-    native = _accelerator()
-    if native is not None:
-        done = native.read(data, agent)
-        if done is not None:  # the C pass was sure of every line
-            session, version, responses, compactions_, lines, bad, synthetic_ = done
-            return (path, session, version, responses, compactions_, lines, bad, len(data),
-                    synthetic_)  # fmt: skip
     spans = _spans(data)
     for start, end, needle in spans:
         if needle == -1 and not awaiting_summary and end != len(data):
