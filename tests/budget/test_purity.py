@@ -94,20 +94,24 @@ def test_the_policy_loads_and_runs_without_heavy_modules() -> None:
     # The analyzer's replay imports the policy in a process that must start about as fast
     # as the bare interpreter: its values are written by hand (no dataclasses), its exact
     # arithmetic on ints and floats is integer ratios (decimal and fractions load only for
-    # a Decimal or a Fraction), its annotations are never evaluated (no typing).
+    # a Decimal or a Fraction), its annotations are never evaluated (no typing), and its
+    # string enums are its own (no enum, nor the functools, collections and operator it
+    # pulls in; decision 16).
     code = (
         "import sys\n"
-        "import ctxrelay.budget.bounds\n"
-        "from ctxrelay.budget._policy import Budget, Stage, evaluate\n"
+        "import ctxrelay.budget.bounds, ctxrelay.budget._kinds\n"
+        "from ctxrelay.budget._policy import Action, Budget, Stage, evaluate\n"
         "budget = Budget(200_000, 32_000, 60.1, warning_lead=7.5)\n"
         "assert evaluate(budget, 120_200).stage is Stage.HANDOFF\n"
         "assert Budget(200_000, 0, 16) == Budget(200_000, 0, 16.0)\n"
+        "assert Action('warn') is Action.WARN and f'{Stage.HANDOFF}' == 'handoff'\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     loaded = set(out.split())
-    assert "ctxrelay.budget._policy" in loaded
+    assert {"ctxrelay.budget._policy", "ctxrelay.budget._kinds"} <= loaded
     heavy = {"dataclasses", "decimal", "fractions", "typing", "inspect"}
+    heavy |= {"enum", "functools", "collections", "operator", "warnings"}
     assert not loaded & heavy, sorted(loaded & heavy)

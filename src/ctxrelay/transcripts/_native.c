@@ -467,8 +467,17 @@ static Status scan_number(Parser *ps, int *plain)
 
 static Status skip_value(Parser *ps);
 
-static Status skip_container(Parser *ps, unsigned char close, int object)
+/* One member of a container: an object's key (its bytes, whether escaped) with the
+ * parser at its value, or an array's item (name NULL). It consumes the value. */
+typedef Status (*Member)(Parser *ps, void *ctx, const unsigned char *name, Py_ssize_t len,
+                         int escaped);
+
+/* The object or array at ps->p, each member handed to ``member``: json's grammar of
+ * braces, brackets, colons and commas, in one place. */
+static Status walk(Parser *ps, void *ctx, Member member)
 {
+    const int object = *ps->p == '{';
+    const unsigned char close = object ? '}' : ']';
     if (++ps->depth > MAX_DEPTH)
         return NOT_SURE;
     ps->p++;
@@ -479,14 +488,14 @@ static Status skip_container(Parser *ps, unsigned char close, int object)
         return OK;
     }
     for (;;) {
+        const unsigned char *name = NULL;
+        Py_ssize_t len = 0, points;
+        int escaped = 0;
         Status st;
         if (object) {
-            const unsigned char *body;
-            Py_ssize_t len, points;
-            int escaped;
             if (ps->p >= ps->end || *ps->p != '"')
                 return BAD;
-            if ((st = scan_string(ps, &body, &len, &escaped, &points)) != OK)
+            if ((st = scan_string(ps, &name, &len, &escaped, &points)) != OK)
                 return st;
             skip_ws(ps);
             if (ps->p >= ps->end || *ps->p != ':')
@@ -494,7 +503,7 @@ static Status skip_container(Parser *ps, unsigned char close, int object)
             ps->p++;
             skip_ws(ps);
         }
-        if ((st = skip_value(ps)) != OK)
+        if ((st = member(ps, ctx, name, len, escaped)) != OK)
             return st;
         skip_ws(ps);
         if (ps->p >= ps->end)
@@ -511,6 +520,13 @@ static Status skip_container(Parser *ps, unsigned char close, int object)
         }
         return BAD;
     }
+}
+
+static Status skip_member(Parser *ps, void *ctx, const unsigned char *name, Py_ssize_t len,
+                          int escaped)
+{
+    (void)ctx, (void)name, (void)len, (void)escaped;
+    return skip_value(ps);
 }
 
 static Status skip_literal(Parser *ps, const char *word, Py_ssize_t n)
@@ -533,9 +549,9 @@ static Status skip_value(Parser *ps)
     case '"':
         return scan_string(ps, &body, &len, &flag, &points);
     case '{':
-        return skip_container(ps, '}', 1);
+        return walk(ps, NULL, skip_member);
     case '[':
-        return skip_container(ps, ']', 0);
+        return walk(ps, NULL, skip_member);
     case 't':
         return skip_literal(ps, "true", 4);
     case 'f':
@@ -648,154 +664,78 @@ static Status kept_count(Parser *ps, long long *out)
     return OK;
 }
 
-/* message.content's text length: a string's length, or the sum of the lengths of the
- * "text" strings of a list's objects; anything else 0. */
+/* message.content's text length (_pass._text_length): a string's length, or the sum of
+ * the lengths of the "text" strings of a list's objects (each object's last "text" key
+ * decides); anything else 0. */
+static Status text_member(Parser *ps, void *ctx, const unsigned char *name, Py_ssize_t len,
+                          int escaped)
+{
+    long long *text = ctx;
+    if (escaped)
+        return NOT_SURE; /* "te\u0078t" is "text" to json */
+    if (!same(name, len, "text"))
+        return skip_value(ps);
+    *text = 0;
+    if (ps->p >= ps->end || *ps->p != '"')
+        return skip_value(ps);
+    const unsigned char *body;
+    Py_ssize_t n, points;
+    int quoted;
+    Status st = scan_string(ps, &body, &n, &quoted, &points);
+    *text = points;
+    return st;
+}
+
+static Status block_member(Parser *ps, void *ctx, const unsigned char *name, Py_ssize_t len,
+                           int escaped)
+{
+    (void)name, (void)len, (void)escaped;
+    if (ps->p >= ps->end || *ps->p != '{')
+        return skip_value(ps);
+    long long text = 0;
+    Status st = walk(ps, &text, text_member);
+    *(long long *)ctx += text;
+    return st;
+}
+
 static Status content_chars(Parser *ps, long long *out)
 {
     *out = 0;
     if (ps->p >= ps->end)
         return BAD;
-    if (*ps->p == '"') {
-        const unsigned char *body;
-        Py_ssize_t len, points;
-        int escaped;
-        Status st = scan_string(ps, &body, &len, &escaped, &points);
-        *out = points;
-        return st;
-    }
-    if (*ps->p != '[')
+    if (*ps->p == '[')
+        return walk(ps, out, block_member);
+    if (*ps->p != '"')
         return skip_value(ps);
-    if (++ps->depth > MAX_DEPTH)
-        return NOT_SURE;
-    ps->p++;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == ']') {
-        ps->p++;
-        ps->depth--;
-        return OK;
-    }
-    for (;;) {
-        Status st;
-        if (ps->p < ps->end && *ps->p == '{') {
-            /* a block: its last "text" key decides */
-            if (++ps->depth > MAX_DEPTH)
-                return NOT_SURE;
-            long long text = 0;
-            ps->p++;
-            skip_ws(ps);
-            if (ps->p < ps->end && *ps->p == '}')
-                ps->p++;
-            else
-                for (;;) {
-                    const unsigned char *name;
-                    Py_ssize_t len, points;
-                    int escaped;
-                    if (ps->p >= ps->end || *ps->p != '"')
-                        return BAD;
-                    if ((st = scan_string(ps, &name, &len, &escaped, &points)) != OK)
-                        return st;
-                    if (escaped)
-                        return NOT_SURE;
-                    skip_ws(ps);
-                    if (ps->p >= ps->end || *ps->p != ':')
-                        return BAD;
-                    ps->p++;
-                    skip_ws(ps);
-                    if (same(name, len, "text")) {
-                        text = 0;
-                        if (ps->p < ps->end && *ps->p == '"') {
-                            const unsigned char *body;
-                            Py_ssize_t n;
-                            if ((st = scan_string(ps, &body, &n, &escaped, &points)) != OK)
-                                return st;
-                            text = points;
-                        }
-                        else if ((st = skip_value(ps)) != OK)
-                            return st;
-                    }
-                    else if ((st = skip_value(ps)) != OK)
-                        return st;
-                    skip_ws(ps);
-                    if (ps->p < ps->end && *ps->p == ',') {
-                        ps->p++;
-                        skip_ws(ps);
-                        continue;
-                    }
-                    if (ps->p < ps->end && *ps->p == '}') {
-                        ps->p++;
-                        break;
-                    }
-                    return BAD;
-                }
-            ps->depth--;
-            *out += text;
-        }
-        else if ((st = skip_value(ps)) != OK)
-            return st;
-        skip_ws(ps);
-        if (ps->p >= ps->end)
-            return BAD;
-        if (*ps->p == ',') {
-            ps->p++;
-            skip_ws(ps);
-            continue;
-        }
-        if (*ps->p == ']') {
-            ps->p++;
-            ps->depth--;
-            return OK;
-        }
-        return BAD;
-    }
+    const unsigned char *body;
+    Py_ssize_t len, points;
+    int escaped;
+    Status st = scan_string(ps, &body, &len, &escaped, &points);
+    *out = points;
+    return st;
 }
 
 typedef Status (*Field)(Parser *ps, Rec *rec, const unsigned char *name, Py_ssize_t len);
 
+typedef struct {
+    Rec *rec;
+    Field field;
+} Fields;
+
+static Status field_member(Parser *ps, void *ctx, const unsigned char *name, Py_ssize_t len,
+                           int escaped)
+{
+    Fields *fields = ctx;
+    if (escaped)
+        return NOT_SURE; /* "\u0074ype" is "type" to json */
+    return fields->field(ps, fields->rec, name, len);
+}
+
 /* An object whose keys ``field`` reads (it skips the others). */
 static Status object(Parser *ps, Rec *rec, Field field)
 {
-    if (++ps->depth > MAX_DEPTH)
-        return NOT_SURE;
-    ps->p++;
-    skip_ws(ps);
-    if (ps->p < ps->end && *ps->p == '}') {
-        ps->p++;
-        ps->depth--;
-        return OK;
-    }
-    for (;;) {
-        const unsigned char *name;
-        Py_ssize_t len, points;
-        int escaped;
-        Status st;
-        if (ps->p >= ps->end || *ps->p != '"')
-            return BAD;
-        if ((st = scan_string(ps, &name, &len, &escaped, &points)) != OK)
-            return st;
-        if (escaped)
-            return NOT_SURE; /* "\u0074ype" is "type" to json */
-        skip_ws(ps);
-        if (ps->p >= ps->end || *ps->p != ':')
-            return BAD;
-        ps->p++;
-        skip_ws(ps);
-        if ((st = field(ps, rec, name, len)) != OK)
-            return st;
-        skip_ws(ps);
-        if (ps->p >= ps->end)
-            return BAD;
-        if (*ps->p == ',') {
-            ps->p++;
-            skip_ws(ps);
-            continue;
-        }
-        if (*ps->p == '}') {
-            ps->p++;
-            ps->depth--;
-            return OK;
-        }
-        return BAD;
-    }
+    Fields fields = {rec, field};
+    return walk(ps, &fields, field_member);
 }
 
 static int is_object(Parser *ps) { return ps->p < ps->end && *ps->p == '{'; }
