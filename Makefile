@@ -31,12 +31,12 @@ test: setup services
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench hatch_build.py
+	$(BIN)/ruff format --check src tests bench hatch_build.py
 
 format: setup
-	$(BIN)/ruff format src tests bench
-	$(BIN)/ruff check --fix src tests bench
+	$(BIN)/ruff format src tests bench hatch_build.py
+	$(BIN)/ruff check --fix src tests bench hatch_build.py
 
 typecheck: setup
 	$(BIN)/mypy
