@@ -161,3 +161,29 @@ def test_importing_it_imports_neither_json_nor_re() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+@pytest.mark.parametrize(
+    "document", [b'{"a":1,x}', b'{"a" 1}', b"[1,,2]", b'{"a":"\\q"}', b'{"a":1}x', "{"]
+)
+def test_a_malformed_document_is_json_s_error_before_json_is_imported(
+    document: str | bytes,
+) -> None:
+    """In a process that has not imported ``json`` (the hooks', the analyzer's), the C
+    scanner cannot raise its own error (found by fuzzing the analyzer's reader)."""
+    probe = (
+        "import sys\n"
+        "from ctxrelay import _fastjson\n"
+        "assert 'json.decoder' not in sys.modules\n"
+        "try:\n"
+        f"    _fastjson.loads({document!r})\n"
+        "except ValueError as exc:\n"
+        "    import json\n"
+        "    try:\n"
+        f"        json.loads({document!r})\n"
+        "    except ValueError as theirs:\n"
+        "        assert (type(exc), str(exc)) == (type(theirs), str(theirs)), (exc, theirs)\n"
+        "else:\n"
+        "    raise AssertionError('accepted')\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)

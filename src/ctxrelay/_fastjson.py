@@ -81,8 +81,13 @@ def loads(document: str | bytes | bytearray) -> Any:
             start = len(text) - len(text.lstrip(_WHITESPACE))
             try:
                 value, end = _scan(text, start)
-            except StopIteration:
-                value, end = None, -1  # no value here: ``json`` says so below
+            except (StopIteration, SystemError):
+                # No value here, or a malformed one: ``json`` says so below. (CPython
+                # 3.11's scanner raises its error through ``json.decoder``, which it looks
+                # up in ``sys.modules`` only: before ``json`` is imported a malformed
+                # document gives a SystemError, "returned NULL without setting an
+                # exception", instead of json's JSONDecodeError.)
+                value, end = None, -1
             else:
                 if end == len(text) or not text[end:].strip(_WHITESPACE):
                     return value
