@@ -32,6 +32,11 @@ def test_python_dash_m_runs_the_cli_and_passes_its_exit_code() -> None:
     )
     assert unknown.returncode == 2
     assert "unknown command" in unknown.stderr
+    bare = subprocess.run(
+        [sys.executable, "-m", "ctxrelay"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (bare.returncode, bare.stderr) == (2, "")
+    assert bare.stdout.startswith("usage: ctxrelay")
 
 
 def test_the_console_script_enters_main() -> None:

@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(f"ctxrelay {__version__}\n")
         return 0
     code = dispatch("ctxrelay", COMMANDS, _USAGE, args)
-    if argv is None and args[0] == "analyze":
+    if argv is None and args[:1] == ["analyze"]:
         analyze = sys.modules["ctxrelay.cli.analyze"]
         if analyze.skips_teardown(args[1:]):
             _end(code)
@@ -61,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _end(code: int) -> None:
     """End the process now, without the interpreter's teardown: freeing every module and
     record one by one and a last cycle collection, which after ``ctxrelay analyze
-    --json`` costs about a fifth of a bare interpreter's start (``bench/analyze.py``).
+    --json`` costs about 3 ms on the reference machine (``docs/analyze.md``, "How it
+    reads").
     Only for a command that opened nothing that needs closing; the output is flushed
     first, and if that fails the normal exit reports it."""
     import os
