@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml hatch_build.py src/ctxrelay/transcripts/_native.c
 	$(BIN)/python -m compileall -q src >/dev/null
 	@$(BIN)/python -c "from ctxrelay.transcripts._pass import has_c_pass as c; import sys; c() or \
 	  sys.stderr.write('WARNING: ctxrelay was installed without its C reader (no C compiler?):' \
-	  ' ctxrelay analyze reads in pure Python, about 1.5x slower. Install gcc or clang and' \
+	  ' ctxrelay analyze reads in pure Python, 1.5 to 2 times as slow. Install gcc or clang and' \
 	  ' run make setup again.\\n')"
 	touch $(STAMP)
 

@@ -1,7 +1,7 @@
 """Build hook: compile the analyzer reader's C accelerator (``ctxrelay.transcripts._native``).
 
 The accelerator is optional: ``ctxrelay.transcripts._pass`` is the reference and runs
-without it, about twice as slow on a corpus. So a machine without a C compiler still
+without it, 1.5 to 2 times as slow on a corpus. So a machine without a C compiler still
 installs ctxrelay, with a warning; ``CTXRELAY_REQUIRE_NATIVE=1`` (which CI sets) turns
 the warning into a failed install, so a build that silently lost it cannot pass.
 
@@ -78,7 +78,7 @@ def build_native(source: Path, target: Path) -> str | None:
         return None
     message = (
         "ctxrelay: the C reader (ctxrelay.transcripts._native) could not be built, so "
-        "'ctxrelay analyze' will read transcripts in pure Python, about twice as slow. "
+        "'ctxrelay analyze' will read transcripts in pure Python, 1.5 to 2 times as slow. "
         f"Install a C compiler and reinstall to build it. The compiler said:\n{failure}"
     )
     if os.environ.get("CTXRELAY_REQUIRE_NATIVE", "") not in ("", "0"):
