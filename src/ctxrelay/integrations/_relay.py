@@ -29,7 +29,7 @@ its items. Nothing here imports a framework.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
@@ -738,23 +738,16 @@ _NOT_OFFERED = (
 
 class FrameworkRelay:
     """What the three integrations share: :meth:`open` and :attr:`session_id`. A subclass
-    names its framework, checks that the framework is installed, gives its codec, and
-    builds itself from a :class:`Relay` and the ctxrelay tools to offer."""
+    names its framework and its codec, and is built as ``cls(relay, tools)`` from a
+    :class:`Relay` and the ctxrelay tools to offer."""
 
     FRAMEWORK: ClassVar[str]
+    CODEC: ClassVar[Callable[[], Codec]]
+    """The framework's codec; making one raises
+    :class:`~ctxrelay.errors.MissingExtraError` when the framework is not installed."""
     relay: Relay
 
-    @classmethod
-    def _require(cls) -> None:
-        """Raise :class:`~ctxrelay.errors.MissingExtraError` when the framework is missing."""
-        raise NotImplementedError
-
-    @classmethod
-    def _codec(cls) -> Codec:
-        raise NotImplementedError
-
-    @classmethod
-    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
+    def __init__(self, relay: Relay, tools: Sequence[Tool] = ()) -> None:
         raise NotImplementedError
 
     @classmethod
@@ -778,10 +771,10 @@ class FrameworkRelay:
         for ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
         example ``ReadFile()``) to offer the agent beside ``new_context`` and
         ``session_history``."""
-        cls._require()  # before anything is stored
+        codec = cls.CODEC()  # the framework's check, before anything is stored
         relay = Relay.connect(
             store,
-            codec=cls._codec(),
+            codec=codec,
             framework=cls.FRAMEWORK,
             model=model,
             provider=provider,
@@ -793,7 +786,7 @@ class FrameworkRelay:
             task=task,
             on_event=on_event,
         )
-        return cls._from(relay, tools)
+        return cls(relay, tools)
 
     @property
     def session_id(self) -> str:

@@ -25,12 +25,11 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Self
+from typing import Any
 
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
-    Codec,
     FrameworkRelay,
     ItemRow,
     Relay,
@@ -143,18 +142,7 @@ class LangChainRelay(FrameworkRelay):
         self.middleware: Any = self._middleware()
 
     FRAMEWORK = FRAMEWORK
-
-    @classmethod
-    def _require(cls) -> None:
-        _lc()
-
-    @classmethod
-    def _codec(cls) -> Codec:
-        return LangChainCodec()
-
-    @classmethod
-    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
-        return cls(relay, tools)
+    CODEC = LangChainCodec
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a LangChain ``StructuredTool``."""

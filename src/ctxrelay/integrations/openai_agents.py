@@ -30,12 +30,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
-    Codec,
     FrameworkRelay,
     ItemRow,
     Relay,
@@ -84,6 +83,9 @@ def _plain(item: Any) -> Any:
 class AgentsCodec:
     """The Responses-format input items the Agents SDK sends (whatever the model
     provider: its Chat Completions and LiteLLM models convert the same items)."""
+
+    def __init__(self) -> None:
+        _agents()  # the SDK must be installed (as for the other frameworks' codecs)
 
     def key(self, item: Any) -> str:
         raw = _plain(item)
@@ -159,27 +161,15 @@ class AgentsRelay(FrameworkRelay):
     """ctxrelay for one session under the Agents SDK: pass :attr:`tools` to the agent
     and :meth:`run_kwargs` to ``Runner.run`` / ``Runner.run_streamed``."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: Relay, tools: Sequence[Tool] = ()) -> None:
         _agents()
         self.relay = relay
         self.tools: list[FunctionTool] = [self._new_context_tool(), self._history_tool()]
         self.hooks: RunHooks[Any] = self._hooks()
+        self.tools += [self.function_tool(t) for t in tools]
 
     FRAMEWORK = FRAMEWORK
-
-    @classmethod
-    def _require(cls) -> None:
-        _agents()
-
-    @classmethod
-    def _codec(cls) -> Codec:
-        return AgentsCodec()
-
-    @classmethod
-    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
-        out = cls(relay)
-        out.tools += [out.function_tool(t) for t in tools]
-        return out
+    CODEC = AgentsCodec
 
     # -- the seams ---------------------------------------------------------------------
 

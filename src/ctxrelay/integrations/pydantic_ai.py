@@ -29,12 +29,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
-    Codec,
     FrameworkRelay,
     ItemRow,
     Relay,
@@ -147,27 +146,15 @@ class PydanticAIRelay(FrameworkRelay):
     """ctxrelay for one session under pydantic-ai: pass :attr:`capability` to the
     agent (``Agent(..., capabilities=[relay.capability])``)."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: Relay, tools: Sequence[Tool] = ()) -> None:
         _pai()
         self.relay = relay
         self.tools: list[Any] = [self._new_context_tool(), self.tool(SessionHistory())]
         self.capability: Any = self._capability()
+        self.tools += [self.tool(t) for t in tools]
 
     FRAMEWORK = FRAMEWORK
-
-    @classmethod
-    def _require(cls) -> None:
-        _pai()
-
-    @classmethod
-    def _codec(cls) -> Codec:
-        return PydanticAICodec()
-
-    @classmethod
-    def _from(cls, relay: Relay, tools: Sequence[Tool]) -> Self:
-        out = cls(relay)
-        out.tools += [out.tool(t) for t in tools]
-        return out
+    CODEC = PydanticAICodec
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a pydantic-ai ``Tool``, confined to this
