@@ -26,6 +26,8 @@ __all__ = [
     "ToolResult",
     "ToolSet",
     "approve_all",
+    "object_schema",
+    "string",
 ]
 
 
@@ -40,6 +42,21 @@ class ToolResult:
     content: str
     is_error: bool = False
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+def string(description: str) -> dict[str, Any]:
+    """A string property of a tool's input, with what the model should put in it."""
+    return {"type": "string", "description": description}
+
+
+def object_schema(properties: Mapping[str, Mapping[str, Any]], *required: str) -> dict[str, Any]:
+    """A tool's input schema as the model is sent it: an object of ``properties``, the
+    ``required`` ones named (the key is left out when none is), no other key allowed."""
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
 
 
 async def approve_all(description: str) -> bool:

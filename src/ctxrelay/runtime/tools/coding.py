@@ -28,8 +28,8 @@ from ctxrelay.budget.bounds import (
     LIST_MAX_ENTRIES,
     RESULT_MAX_CHARS,
 )
-from ctxrelay.runtime.tools._base import Tool, ToolContext, ToolResult
-from ctxrelay.runtime.tools.files import WorkspaceError, atomic_write, resolve_in_workspace
+from ctxrelay.runtime.tools._base import Tool, ToolContext, ToolResult, object_schema, string
+from ctxrelay.runtime.tools.files import atomic_write, display_path, target_of
 
 __all__ = [
     "BASH_OUTPUT_MAX_CHARS",
@@ -50,16 +50,6 @@ SKIP_DIRS: Final = frozenset(
     {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
      ".pytest_cache", ".ruff_cache", ".tox", "dist", "build", ".idea"}
 )  # fmt: skip
-
-
-def _shown(ctx: ToolContext, target: Path) -> str:
-    root = ctx.workspace.resolve()
-    if target == root:
-        return "."
-    try:
-        return str(target.relative_to(root))
-    except ValueError:  # pragma: no cover - resolve_in_workspace rules this out
-        return str(target)
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, bool]]:
@@ -99,17 +89,17 @@ class EditFile:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "file to edit"},
-                "old_string": {"type": "string", "description": "exact text to replace"},
-                "new_string": {"type": "string", "description": "replacement text"},
+        return object_schema(
+            {
+                "path": string("file to edit"),
+                "old_string": string("exact text to replace"),
+                "new_string": string("replacement text"),
                 "replace_all": {"type": "boolean", "description": "replace every occurrence"},
             },
-            "required": ["path", "old_string", "new_string"],
-            "additionalProperties": False,
-        }
+            "path",
+            "old_string",
+            "new_string",
+        )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         old, new = args.get("old_string"), args.get("new_string")
@@ -117,11 +107,10 @@ class EditFile:
             return ToolResult("edit_file: old_string and new_string must be strings", True)
         if old == new:
             return ToolResult("edit_file: old_string and new_string are the same", True)
-        try:
-            target = resolve_in_workspace(ctx.workspace, args.get("path", ""))
-        except WorkspaceError as exc:
-            return ToolResult(f"edit_file: {exc}", is_error=True)
-        shown = _shown(ctx, target)
+        target = target_of("edit_file", args, ctx)
+        if isinstance(target, ToolResult):
+            return target
+        shown = display_path(ctx.workspace, target)
         if old == "":
             if target.exists():
                 return ToolResult(
@@ -181,22 +170,18 @@ class ListFiles:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "directory (default: workspace)"},
-                "pattern": {"type": "string", "description": "glob filter"},
-            },
-            "additionalProperties": False,
-        }
+        return object_schema(
+            {"path": string("directory (default: workspace)"), "pattern": string("glob filter")}
+        )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            root = resolve_in_workspace(ctx.workspace, args.get("path") or ".")
-        except WorkspaceError as exc:
-            return ToolResult(f"list_files: {exc}", is_error=True)
+        root = target_of("list_files", args, ctx, default=".")
+        if isinstance(root, ToolResult):
+            return root
         if not root.is_dir():
-            return ToolResult(f"list_files: {_shown(ctx, root)} is not a directory", True)
+            return ToolResult(
+                f"list_files: {display_path(ctx.workspace, root)} is not a directory", True
+            )
         pattern = args.get("pattern")
         if pattern is not None and not isinstance(pattern, str):
             return ToolResult("list_files: pattern must be a string", is_error=True)
@@ -218,7 +203,8 @@ class ListFiles:
             lines.append(rel + ("/" if is_dir else ""))
         if not lines:
             return ToolResult(
-                f"no files under {_shown(ctx, root)}" + (f" match {pattern!r}" if pattern else "")
+                f"no files under {display_path(ctx.workspace, root)}"
+                + (f" match {pattern!r}" if pattern else "")
             )
         text = "\n".join(lines)
         if more:
@@ -243,17 +229,15 @@ class Grep:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string", "description": "regular expression"},
-                "path": {"type": "string", "description": "file or directory to search"},
-                "glob": {"type": "string", "description": "file name filter, e.g. '*.py'"},
+        return object_schema(
+            {
+                "pattern": string("regular expression"),
+                "path": string("file or directory to search"),
+                "glob": string("file name filter, e.g. '*.py'"),
                 "ignore_case": {"type": "boolean"},
             },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        }
+            "pattern",
+        )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         pattern = args.get("pattern")
@@ -263,10 +247,9 @@ class Grep:
             regex = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)
         except re.error as exc:
             return ToolResult(f"grep: invalid regular expression: {exc}", is_error=True)
-        try:
-            root = resolve_in_workspace(ctx.workspace, args.get("path") or ".")
-        except WorkspaceError as exc:
-            return ToolResult(f"grep: {exc}", is_error=True)
+        root = target_of("grep", args, ctx, default=".")
+        if isinstance(root, ToolResult):
+            return root
         glob = args.get("glob")
         if glob is not None and not isinstance(glob, str):
             return ToolResult("grep: glob must be a string", is_error=True)
@@ -295,7 +278,7 @@ class Grep:
                 continue
             if b"\x00" in data[:8192]:
                 continue  # binary
-            rel = _shown(ctx, path)
+            rel = display_path(ctx.workspace, path)
             for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
                 if regex.search(line):
                     if len(hits) >= GREP_MAX_MATCHES:
@@ -366,15 +349,13 @@ class Bash:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "the command line"},
+        return object_schema(
+            {
+                "command": string("the command line"),
                 "timeout_s": {"type": "number", "description": "seconds before it is killed"},
             },
-            "required": ["command"],
-            "additionalProperties": False,
-        }
+            "command",
+        )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         command = args.get("command")

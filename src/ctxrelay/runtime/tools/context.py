@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxrelay.errors import StoreError
-from ctxrelay.runtime.tools._base import ToolContext, ToolResult
+from ctxrelay.runtime.tools._base import ToolContext, ToolResult, object_schema, string
 from ctxrelay.store import HISTORY_RESULT_MAX_BYTES, HISTORY_ROWS_MAX, Row
 
 __all__ = ["NewContext", "SessionHistory", "format_row"]
@@ -40,7 +40,7 @@ class NewContext:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {"type": "object", "properties": {}, "additionalProperties": False}
+        return object_schema({})
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(
@@ -122,18 +122,16 @@ class SessionHistory:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
+        return object_schema(
+            {
                 "action": {"type": "string", "enum": ["list", "search", "read"]},
-                "query": {"type": "string", "description": "text to find (search)"},
+                "query": string("text to find (search)"),
                 "window": {"type": "integer", "description": "window index (read)"},
                 "offset": {"type": "integer", "description": "first row, 0-based (read)"},
                 "limit": {"type": "integer", "description": "rows to return"},
             },
-            "required": ["action"],
-            "additionalProperties": False,
-        }
+            "action",
+        )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         action = args.get("action")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import NOTES_MAX_BYTES, READ_FILE_MAX_BYTES
-from ctxrelay.runtime.tools._base import ToolContext, ToolResult
+from ctxrelay.runtime.tools._base import ToolContext, ToolResult, object_schema, string
 
 __all__ = [
     "NOTES_MAX_BYTES",
@@ -25,7 +25,9 @@ __all__ = [
     "WorkspaceError",
     "WriteFile",
     "atomic_write",
+    "display_path",
     "resolve_in_workspace",
+    "target_of",
 ]
 
 
@@ -102,11 +104,25 @@ def atomic_write(target: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
-def _display(workspace: Path, target: Path) -> str:
+def display_path(workspace: Path, target: Path) -> str:
+    """``target`` as a tool's result names it: relative to the workspace (``.`` for the
+    workspace itself)."""
     try:
         return str(target.relative_to(workspace.resolve()))
     except ValueError:  # pragma: no cover - resolve_in_workspace rules this out
         return str(target)
+
+
+def target_of(
+    tool: str, args: Mapping[str, Any], ctx: ToolContext, *, default: str | None = None
+) -> Path | ToolResult:
+    """The workspace path a call's ``path`` names (``default`` when it names none), or
+    the error result ``tool`` returns for a path outside the workspace or unusable."""
+    path = args.get("path", "") if default is None else args.get("path") or default
+    try:
+        return resolve_in_workspace(ctx.workspace, path)
+    except WorkspaceError as exc:
+        return ToolResult(f"{tool}: {exc}", is_error=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,19 +138,13 @@ class ReadFile:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {"path": {"type": "string", "description": "file to read"}},
-            "required": ["path"],
-            "additionalProperties": False,
-        }
+        return object_schema({"path": string("file to read")}, "path")
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        try:
-            target = resolve_in_workspace(ctx.workspace, args.get("path", ""))
-        except WorkspaceError as exc:
-            return ToolResult(f"read_file: {exc}", is_error=True)
-        shown = _display(ctx.workspace, target)
+        target = target_of("read_file", args, ctx)
+        if isinstance(target, ToolResult):
+            return target
+        shown = display_path(ctx.workspace, target)
         try:
             with target.open("rb") as handle:
                 data = handle.read(READ_FILE_MAX_BYTES + 1)
@@ -164,25 +174,20 @@ class WriteFile:
 
     @property
     def input_schema(self) -> Mapping[str, Any]:
-        return {
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "file to write"},
-                "content": {"type": "string", "description": "the whole new content"},
-            },
-            "required": ["path", "content"],
-            "additionalProperties": False,
-        }
+        return object_schema(
+            {"path": string("file to write"), "content": string("the whole new content")},
+            "path",
+            "content",
+        )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         content = args.get("content")
         if not isinstance(content, str):
             return ToolResult("write_file: content must be a string", is_error=True)
-        try:
-            target = resolve_in_workspace(ctx.workspace, args.get("path", ""))
-        except WorkspaceError as exc:
-            return ToolResult(f"write_file: {exc}", is_error=True)
-        shown = _display(ctx.workspace, target)
+        target = target_of("write_file", args, ctx)
+        if isinstance(target, ToolResult):
+            return target
+        shown = display_path(ctx.workspace, target)
         if target.is_dir():
             return ToolResult(f"write_file: {shown} is a directory", is_error=True)
         data = content.encode("utf-8")
