@@ -1,15 +1,44 @@
-"""What the server-backed provider tests share: fast retries, and one completion run to
-the end with the provider's client closed after it."""
+"""What the server-backed provider tests share: fast retries, a provider pointed at a local
+server, a one-tool request, and one completion run to the end with the provider's client
+closed after it."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from ctxrelay.runtime.model import ModelRequest
+from ctxrelay.runtime.model import Message, ModelRequest, TextBlock, ToolSpec
 from ctxrelay.runtime.providers._common import RetryPolicy
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
+
+P = TypeVar("P")
+
+
+def against(cls: Callable[..., P], model: str, server: Any, **kwargs: Any) -> P:
+    """``cls(model)`` at ``server``'s base URL with a test key, retrying ``FAST`` unless
+    ``kwargs`` say otherwise."""
+    kwargs.setdefault("retry", FAST)
+    return cls(model, api_key="test", base_url=server.base_url, **kwargs)
+
+
+def tool_request(
+    name: str, description: str, argument: str, *, ask: str, max_tokens: int
+) -> ModelRequest:
+    """A request that asks ``ask`` under a short system prompt and offers one tool, whose
+    one required argument is the string ``argument``."""
+    tool = ToolSpec(
+        name,
+        description,
+        {"type": "object", "properties": {argument: {"type": "string"}}, "required": [argument]},
+    )
+    return ModelRequest(
+        system="You are a careful agent.",
+        messages=[Message("user", [TextBlock(ask)])],
+        tools=[tool],
+        max_tokens=max_tokens,
+    )
 
 
 def complete_once(p: Any, request: ModelRequest, **kwargs: Any) -> Any:

@@ -23,31 +23,22 @@ from ctxrelay.runtime.model import (
     TextBlock,
     ToolCall,
     ToolResultBlock,
-    ToolSpec,
 )
 from ctxrelay.testing import AnthropicServer, Fault, Step, ToolUse
-from tests.runtime.providers._helpers import FAST, complete_once
+from tests.runtime.providers._helpers import FAST, against, complete_once, tool_request
 
 pytest.importorskip("anthropic")
 from ctxrelay.runtime.providers.anthropic import AnthropicProvider
 
 MODEL = "claude-opus-4-6"
-READ = ToolSpec(
-    "read_file",
-    "Read a file of the workspace.",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+REQUEST = tool_request(
+    "read_file", "Read a file of the workspace.", "path", ask="look at a.txt", max_tokens=512
 )
-REQUEST = ModelRequest(
-    system="You are a careful agent.",
-    messages=[Message("user", [TextBlock("look at a.txt")])],
-    tools=[READ],
-    max_tokens=512,
-)
+(READ,) = REQUEST.tools
 
 
 def provider(server: AnthropicServer, **kwargs: Any) -> AnthropicProvider:
-    kwargs.setdefault("retry", FAST)
-    return AnthropicProvider(MODEL, api_key="test", base_url=server.base_url, **kwargs)
+    return against(AnthropicProvider, MODEL, server, **kwargs)
 
 
 def complete(p: AnthropicProvider, request: ModelRequest = REQUEST, **kwargs: Any) -> Any:

@@ -22,31 +22,20 @@ from ctxrelay.runtime.model import (
     TextBlock,
     ToolCall,
     ToolResultBlock,
-    ToolSpec,
 )
 from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
-from tests.runtime.providers._helpers import FAST, complete_once
+from tests.runtime.providers._helpers import FAST, against, complete_once, tool_request
 
 pytest.importorskip("openai")
 from ctxrelay.runtime.providers.openai import OpenAIProvider
 
 MODEL = "gpt-4.1"
-GREP = ToolSpec(
-    "grep",
-    "Search files.",
-    {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
-)
-REQUEST = ModelRequest(
-    system="You are a careful agent.",
-    messages=[Message("user", [TextBlock("find main")])],
-    tools=[GREP],
-    max_tokens=256,
-)
+REQUEST = tool_request("grep", "Search files.", "pattern", ask="find main", max_tokens=256)
+(GREP,) = REQUEST.tools
 
 
 def provider(server: OpenAIServer, **kwargs: Any) -> OpenAIProvider:
-    kwargs.setdefault("retry", FAST)
-    return OpenAIProvider(MODEL, api_key="test", base_url=server.base_url, **kwargs)
+    return against(OpenAIProvider, MODEL, server, **kwargs)
 
 
 def complete(p: OpenAIProvider, request: ModelRequest = REQUEST, **kwargs: Any) -> Any:

@@ -1,11 +1,14 @@
-"""What the real providers share: the retry loop with backoff, how an SDK's HTTP status
-error maps to a failure, the transport errors of the SDKs' HTTP client, and the rough size
-estimate used when a server reports no usage."""
+"""What the real providers share: their endpoint (base URL, key, how errors name the
+server) and SDK import, the retry loop with backoff, how an SDK's HTTP status error maps to
+a failure, the SDK's timeout and the transport errors of its HTTP client, and the rough
+size estimate used when a server reports no usage."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
+import os
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
@@ -14,6 +17,7 @@ from typing import Any, TypeVar
 from ctxrelay.errors import (
     ContextOverflowError,
     MalformedResponseError,
+    MissingExtraError,
     ModelUnavailableError,
     ProviderAuthError,
     ProviderConnectionError,
@@ -24,14 +28,16 @@ from ctxrelay.errors import (
 
 __all__ = [
     "Attempt",
+    "Endpoint",
     "Failure",
     "RetryPolicy",
     "StatusReply",
     "api_message",
     "estimate_request_tokens",
+    "load_sdk",
     "run_with_retries",
+    "sdk_failure",
     "status_failure",
-    "timeout_failure",
     "transport_failure",
 ]
 
@@ -39,6 +45,42 @@ T = TypeVar("T")
 
 # HTTP statuses worth another try: timeouts, conflicts, rate limits, overload, server errors.
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def load_sdk(module: str, provider: str) -> Any:
+    """The official SDK ``module`` (``anthropic``, ``openai``: each the name of its extra
+    too), or the error that names the extra to install for ``provider``."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(provider, module) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """The server a provider talks to: its ``base_url`` (``None``: the vendor's own API)
+    and how a sentence names it (``who``)."""
+
+    base_url: str | None
+    who: str
+
+    @classmethod
+    def of(cls, base_url: str | None, *, env: str, api: str) -> Endpoint:
+        """The base URL given, else the ``env`` variable's; ``api`` names the vendor's
+        API ("Anthropic", "OpenAI") in sentences."""
+        url = base_url or os.environ.get(env) or None
+        who = f"the {api}-compatible server at {url}" if url else f"the {api} API"
+        return cls(url, who)
+
+    def key(self, key: str | None, missing: str) -> str:
+        """The API key to send: ``key`` when there is one; a placeholder for a server at a
+        base URL (a local server that checks no key still needs the header); else a
+        :class:`ProviderAuthError` saying ``missing``."""
+        if key:
+            return key
+        if not self.base_url:
+            raise ProviderAuthError(missing)
+        return "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,14 +265,20 @@ def status_failure(
     return Failure(ProviderStatusError, f"{who} refused the request {said}", False, status)
 
 
-def timeout_failure(who: str, timeout: float) -> Failure:
-    """The failure for an SDK's own timeout (no answer at all within ``timeout``)."""
-    return Failure(
-        ProviderTimeoutError,
-        f"{who} did not answer within {timeout:g} s; try again, or raise --timeout for a "
-        "slow server",
-        False,
-    )
+def sdk_failure(sdk: Any, exc: BaseException, who: str, timeout: float) -> Failure | None:
+    """The failure for what both SDKs raise alike, once the provider has read their status
+    errors: the SDK's own timeout (no answer at all within ``timeout``), a server it
+    cannot reach, and the errors below the SDK (:func:`transport_failure`)."""
+    if isinstance(exc, sdk.APITimeoutError):
+        return Failure(
+            ProviderTimeoutError,
+            f"{who} did not answer within {timeout:g} s; try again, or raise --timeout for a "
+            "slow server",
+            False,
+        )
+    if isinstance(exc, sdk.APIConnectionError):
+        return Failure(ProviderConnectionError, f"cannot reach {who}: {exc.__cause__ or exc}", True)
+    return transport_failure(exc, who, timeout)
 
 
 def _transport_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:

@@ -16,12 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxrelay.errors import (
-    MissingExtraError,
-    ProviderAuthError,
-    ProviderConnectionError,
-    ProviderStatusError,
-)
+from ctxrelay.errors import ProviderStatusError
 from ctxrelay.runtime.model import (
     Message,
     ModelRequest,
@@ -33,13 +28,14 @@ from ctxrelay.runtime.model import (
 )
 from ctxrelay.runtime.providers._common import (
     Attempt,
+    Endpoint,
     Failure,
     RetryPolicy,
     StatusReply,
+    load_sdk,
     run_with_retries,
+    sdk_failure,
     status_failure,
-    timeout_failure,
-    transport_failure,
 )
 from ctxrelay.runtime.registry import ModelInfo, lookup_model
 
@@ -57,11 +53,7 @@ _TOO_LONG = re.compile(
 
 
 def _sdk() -> Any:
-    try:
-        import anthropic
-    except ImportError:
-        raise MissingExtraError("the Anthropic provider", "anthropic") from None
-    return anthropic
+    return load_sdk("anthropic", "the Anthropic provider")
 
 
 def _api_error_type(exc: Any) -> str:
@@ -93,25 +85,20 @@ class AnthropicProvider:
         self.timeout = timeout
         self.retry = RetryPolicy.resolve(retry, max_retries)
         self.cache = cache
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        self._who = (
-            f"the Anthropic-compatible server at {self.base_url}"
-            if self.base_url
-            else "the Anthropic API"
-        )
+        endpoint = Endpoint.of(base_url, env="ANTHROPIC_BASE_URL", api="Anthropic")
+        self.base_url, self._who = endpoint.base_url, endpoint.who
         if client is not None:
             self._client = client
             return
         sdk = _sdk()
         key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         token = None if key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
-        if not key and not token:
-            if not self.base_url:
-                raise ProviderAuthError(
-                    "no Anthropic API key: set ANTHROPIC_API_KEY (or pass --base-url for a "
-                    "compatible server that needs none)"
-                )
-            key = "none"  # a local server that checks no key still needs the header
+        if not token:
+            key = endpoint.key(
+                key,
+                "no Anthropic API key: set ANTHROPIC_API_KEY (or pass --base-url for a "
+                "compatible server that needs none)",
+            )
         self._client = sdk.AsyncAnthropic(
             api_key=key,
             auth_token=token,
@@ -255,15 +242,7 @@ class AnthropicProvider:
                 or (reply.status == 400 and bool(_TOO_LONG.search(reply.detail))),
                 busy="is overloaded" if reply.status in (429, 529) else "failed",
             )
-        if isinstance(exc, sdk.APITimeoutError):
-            return timeout_failure(who, self.timeout)
-        if isinstance(exc, sdk.APIConnectionError):
-            return Failure(
-                ProviderConnectionError,
-                f"cannot reach {who}: {exc.__cause__ or exc}",
-                True,
-            )
-        return transport_failure(exc, who, self.timeout)
+        return sdk_failure(sdk, exc, who, self.timeout)
 
 
 def create(model: str, **options: Any) -> AnthropicProvider:

@@ -16,13 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxrelay.errors import (
-    MalformedResponseError,
-    MissingExtraError,
-    ProviderAuthError,
-    ProviderConnectionError,
-    ProviderStatusError,
-)
+from ctxrelay.errors import MalformedResponseError, ProviderStatusError
 from ctxrelay.pricing import openai_usage
 from ctxrelay.runtime.model import (
     ModelRequest,
@@ -34,15 +28,16 @@ from ctxrelay.runtime.model import (
 )
 from ctxrelay.runtime.providers._common import (
     Attempt,
+    Endpoint,
     Failure,
     RetryPolicy,
     StatusReply,
     api_message,
     estimate_request_tokens,
+    load_sdk,
     run_with_retries,
+    sdk_failure,
     status_failure,
-    timeout_failure,
-    transport_failure,
 )
 from ctxrelay.runtime.registry import ModelInfo, lookup_model
 
@@ -65,11 +60,7 @@ _FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 
 
 def _sdk() -> Any:
-    try:
-        import openai
-    except ImportError:
-        raise MissingExtraError("the OpenAI provider", "openai") from None
-    return openai
+    return load_sdk("openai", "the OpenAI provider")
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -117,27 +108,20 @@ class OpenAIProvider:
         self.model = model
         self.timeout = timeout
         self.retry = RetryPolicy.resolve(retry, max_retries)
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        endpoint = Endpoint.of(base_url, env="OPENAI_BASE_URL", api="OpenAI")
+        self.base_url, self._who = endpoint.base_url, endpoint.who
         self.max_tokens_field = max_tokens_field or (
             "max_tokens" if self.base_url else "max_completion_tokens"
-        )
-        self._who = (
-            f"the OpenAI-compatible server at {self.base_url}"
-            if self.base_url
-            else "the OpenAI API"
         )
         if client is not None:
             self._client = client
             return
         sdk = _sdk()
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not self.base_url:
-                raise ProviderAuthError(
-                    "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local "
-                    "server that needs none)"
-                )
-            key = "none"  # vLLM, Ollama and llama.cpp ignore it unless started with a key
+        key = endpoint.key(
+            api_key or os.environ.get("OPENAI_API_KEY"),
+            "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local server "
+            "that needs none)",
+        )
         self._client = sdk.AsyncOpenAI(
             api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
         )
@@ -323,21 +307,23 @@ class OpenAIProvider:
                 ),
                 busy="is rate-limiting this key" if reply.status == 429 else "failed",
             )
-        if isinstance(exc, sdk.APITimeoutError):
-            return timeout_failure(who, self.timeout)
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__
-            connect = cause is not None and type(cause).__name__.startswith("Connect")
-            if connect or cause is None:
-                return Failure(ProviderConnectionError, f"cannot reach {who}: {cause or exc}", True)
+        cause = exc.__cause__
+        if (
+            isinstance(exc, sdk.APIConnectionError)
+            and not isinstance(exc, sdk.APITimeoutError)
+            and cause is not None
+            and not type(cause).__name__.startswith("Connect")
+        ):
+            # The SDK raises its connection error for a stream that broke after it connected.
             return Failure(
                 MalformedResponseError, f"the response stream from {who} broke off ({cause})", True
             )
-        if isinstance(exc, sdk.APIError):  # an error object inside the stream
+        if isinstance(exc, sdk.APIError) and not isinstance(exc, sdk.APIConnectionError):
+            # an error object inside the stream
             return Failure(
                 ProviderStatusError, f"{who} failed mid-stream ({api_message(exc)})", True
             )
-        return transport_failure(exc, who, self.timeout)
+        return sdk_failure(sdk, exc, who, self.timeout)
 
 
 def create(model: str, **options: Any) -> OpenAIProvider:
