@@ -97,10 +97,10 @@ def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no transcript or directory" in capsys.readouterr().err
 
 
-def test_plain_json_errors_are_the_same_one_sentence(
+def test_json_errors_are_the_same_one_sentence(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The early read gives up on a wrong path; the command's own checks say why.
+    # Nothing on stdout, where a machine expects a document: one sentence on stderr.
     assert main(["analyze", str(tmp_path / "gone.jsonl"), "--json"]) == 1
     out, err = capsys.readouterr()
     assert out == ""
@@ -110,25 +110,22 @@ def test_plain_json_errors_are_the_same_one_sentence(
     assert "no Claude Code projects directory" in capsys.readouterr().err
 
 
-def test_plain_json_reads_once_and_early(
+def test_json_reads_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sys
-
     from ctxrelay.analyze import _parallel
 
-    started: list[tuple[str, list[str]]] = []
+    started: list[list[str]] = []
     real = _parallel.start_reading
 
     def counted(paths: list[str]) -> _parallel.Reading:
-        started.append((sys._getframe(1).f_code.co_name, list(paths)))
+        started.append(list(paths))
         return real(paths)
 
     monkeypatch.setattr(_parallel, "start_reading", counted)
     root = str(corpus_path(SPOTTER))
     assert main(["analyze", root, "--json"]) == 0
-    # Started before the command's own work, and it served the command: no second read.
-    assert started == [("_early_read", [root])]
+    assert started == [[root]]
     assert len(json.loads(capsys.readouterr().out)["sessions"]) == 6
 
 
@@ -272,56 +269,18 @@ def test_plot_by_day_adds_the_cumulative_cost(
     assert height(daily) > height(plain)
 
 
-def test_json_imports_no_table_library() -> None:
+def test_json_imports_no_tables_sdks_or_store_drivers(tmp_path: Path) -> None:
+    """``ctxrelay analyze PATH --json`` in a fresh interpreter: the JSON document, without
+    the table library, the plot, the provider SDKs or the store and its drivers, none of
+    which a machine's read of transcripts needs."""
     import subprocess
     import sys
 
     root = corpus_path("corpora/claude-code-transcripts")
     code = (
-        "import sys; from ctxrelay.cli import main; "
-        f"main(['analyze', {str(root)!r}, '--json']); "
-        "sys.stderr.write(' '.join(m for m in sys.modules if m.split('.')[0] in "
-        "('rich', 'matplotlib', 'pickle', 'multiprocessing')))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert done.stderr == ""
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [["--json"], ["a.jsonl", "--json"], ["--json", "dir", "b.jsonl"]],
-)
-def test_plain_json_reads_what_the_parser_reads(argv: list[str]) -> None:
-    from ctxrelay.cli import analyze
-
-    fast = analyze._plain_json(argv)
-    assert fast is not None
-    assert vars(fast) == vars(analyze._parser().parse_args(argv))
-
-
-@pytest.mark.parametrize(
-    "argv",
-    [[], ["a.jsonl"], ["--json", "--top", "3"], ["--json", "--json"], ["--", "--json"], ["-"]],
-)
-def test_anything_else_goes_to_the_parser(argv: list[str]) -> None:
-    from ctxrelay.cli import analyze
-
-    assert analyze._plain_json(argv) is None
-
-
-def test_plain_json_imports_no_parser(tmp_path: Path) -> None:
-    """``ctxrelay analyze PATH --json`` in a fresh interpreter: the JSON document, and
-    none of what only the tables, the options or the reports need."""
-    import subprocess
-    import sys
-
-    path = corpus_path(f"{SPOTTER}/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
-    code = (
         "import sys\n"
         "from ctxrelay.cli import main\n"
-        f"code = main(['analyze', {str(path)!r}, '--json'])\n"
+        f"code = main(['analyze', {str(root)!r}, '--json'])\n"
         "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
         "sys.exit(code)\n"
     )
@@ -329,30 +288,13 @@ def test_plain_json_imports_no_parser(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["sessions"]
+    assert len(json.loads(done.stdout)["sessions"]) == 6
     loaded = set(done.stderr.split())
-    never = {"argparse", "gettext", "shutil", "rich", "ctxrelay.cli._parser"}
-    never |= {"ctxrelay.analyze._groups", "ctxrelay.analyze._plot", "ctxrelay.analyze._store"}
-    # Each of these cost about as much as the whole read of a small corpus
-    # (``docs/analyze.md``, "Benchmarks").
-    never |= {"dataclasses", "inspect", "typing", "pathlib", "json", "re", "orjson"}
-    never |= {"decimal", "fractions", "importlib.metadata", "datetime", "enum", "functools"}
-    never |= {"collections", "operator", "importlib", "warnings", "contextlib", "types", "math"}
-    assert loaded & never == set()
-
-
-def test_the_cycle_collector_runs_again_after_the_command(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    import gc
-
-    path = corpus_path(f"{SPOTTER}/258c7280-ae70-4798-800f-63464d01a85d.jsonl")
-    assert gc.isenabled()
-    assert main(["analyze", str(path), "--json"]) == 0
-    assert gc.isenabled()
-    assert main(["analyze", str(path), "--top", "0"]) == 2  # an error path too
-    assert gc.isenabled()
-    capsys.readouterr()
+    heavy = {"rich", "matplotlib", "anthropic", "openai", "psycopg", "sqlite3"}
+    assert {m for m in loaded if m.split(".")[0] in heavy} == set()
+    assert {
+        m for m in loaded if m.startswith(("ctxrelay.store", "ctxrelay.analyze._plot"))
+    } == set()
 
 
 def _entry_point(argv: list[str], cwd: Path) -> tuple[int, str, str]:
@@ -374,22 +316,14 @@ def _entry_point(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     return done.returncode, done.stdout, done.stderr
 
 
-def test_plain_json_ends_the_process_without_teardown_and_loses_no_output(
+def test_the_console_script_exits_as_usual_with_its_code_and_all_its_output(
     tmp_path: Path,
 ) -> None:
     root = corpus_path("corpora/claude-code-transcripts")
     code, out, err = _entry_point(["analyze", str(root), "--json"], tmp_path)
-    assert (code, err) == (0, "")  # no teardown ran, and the whole document is there
+    assert (code, err) == (0, "teardown")  # the whole document, then the usual exit
     assert len(json.loads(out)["sessions"]) == 6
     code, out, err = _entry_point(["analyze", str(tmp_path / "nothing"), "--json"], tmp_path)
     assert (code, out) == (1, "")
     assert err.startswith("ctxrelay: error: no transcript or directory at")
-    assert "teardown" not in err
-    # Anything but the plain call exits as usual.
-    code, out, err = _entry_point(["analyze", str(root), "--json", "--top", "1"], tmp_path)
-    assert code == 0
-    assert err == "teardown"
-    from ctxrelay.cli import analyze
-
-    assert analyze.skips_teardown([str(root), "--json"])
-    assert not analyze.skips_teardown([str(root)])
+    assert err.endswith("teardown")

@@ -4,12 +4,9 @@ only when it runs, so ``ctxrelay policy`` never pays for the provider SDKs."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from ctxrelay.cli._dispatch import dispatch
-
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -40,36 +37,11 @@ Run 'ctxrelay COMMAND --help' for a command's options.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI in-process and return its exit code.
-
-    Called as the process's entry point (``argv`` not given), a command whose work left
-    nothing to close ends the process here instead (:func:`_end`)."""
+    """Run the CLI in-process and return its exit code (``argv``: ``sys.argv[1:]``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "--version":
         from ctxrelay import __version__
 
         sys.stdout.write(f"ctxrelay {__version__}\n")
         return 0
-    code = dispatch("ctxrelay", COMMANDS, _USAGE, args)
-    if argv is None and args[:1] == ["analyze"]:
-        analyze = sys.modules["ctxrelay.cli.analyze"]
-        if analyze.skips_teardown(args[1:]):
-            _end(code)
-    return code
-
-
-def _end(code: int) -> None:
-    """End the process now, without the interpreter's teardown: freeing every module and
-    record one by one and a last cycle collection, which after ``ctxrelay analyze
-    --json`` costs about 3 ms on the reference machine (``docs/analyze.md``, "How it
-    reads").
-    Only for a command that opened nothing that needs closing; the output is flushed
-    first, and if that fails the normal exit reports it."""
-    import os
-
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        return
-    os._exit(code)
+    return dispatch("ctxrelay", COMMANDS, _USAGE, args)

@@ -9,15 +9,13 @@ after every message) pays for nothing but itself: this module imports the stdlib
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Mapping, Sequence
+from typing import TypeAlias
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import TypeAlias
-
-    Table: TypeAlias = Mapping[str, tuple[str, str]]
-    """Subcommand name -> (module, one-line help)."""
+Table: TypeAlias = Mapping[str, tuple[str, str]]
+"""Subcommand name -> (module, one-line help)."""
 
 __all__ = ["dispatch", "usage"]
 
@@ -44,7 +42,6 @@ def dispatch(prog: str, table: Table, template: str, argv: Sequence[str]) -> int
         hint = suggest(*prog.split()[1:], "--help")
         sys.stderr.write(f"{prog}: unknown command {name!r}; run '{hint}'\n")
         return 2
-    __import__(table[name][0])  # not importlib: its import is a cost every command pays
-    module = sys.modules[table[name][0]]
+    module = importlib.import_module(table[name][0])
     code: int = module.main(rest)
     return code

@@ -1,0 +1,289 @@
+"""``ctxrelay analyze``'s printing: the ``--json`` document, or the tables and sentences
+of rich (the report's rows, or the sessions, the what-if replay, the sweep and the
+replay's assumptions)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ctxrelay.analyze import SessionReport, Sweep
+    from ctxrelay.analyze._groups import ReportRow
+    from ctxrelay.cli.analyze._options import Options
+    from ctxrelay.cli.analyze._run import Result
+
+__all__ = ["count", "money", "print_result"]
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def money(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.2f}"
+
+
+def _console() -> Console:
+    from ctxrelay.cli._common import console
+
+    return console()
+
+
+def print_result(result: Result, options: Options) -> None:
+    """Print ``result`` as ``options`` ask: one JSON document with ``--json``, else the
+    tables, then what was plotted and what ``--apply`` changed."""
+    args = options.args
+    if args.json:
+        from ctxrelay.cli._common import print_json
+
+        print_json(_document(result, options))
+        return
+    if options.reporting:
+        policies = [str(p) for p in options.policies]
+        _render_report(result.rows, result.by, policies, options.sweep, result.reports)
+    else:
+        _render(result.reports, options.sweep)
+    if result.plotted is not None:
+        shown = ", ".join(r.session_id[:8] for r in result.plotted)
+        _console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
+    if result.applied is not None:
+        _console().print(_applied_text(result.applied), markup=False, soft_wrap=True)
+
+
+def _document(result: Result, options: Options) -> dict[str, Any]:
+    """The ``--json`` document: the sessions and totals, the sweep's recommendation, what
+    ``--apply`` changed and the report's rows, each when asked for."""
+    from ctxrelay.analyze._report import report_json
+
+    doc = report_json(result.reports, options.sweep)
+    if options.sweep is not None:
+        from ctxrelay.analyze._groups import recommendation
+
+        found = recommendation(result.reports)
+        doc["totals"]["recommendation"] = None if found is None else found.as_json()
+    if result.applied is not None:
+        doc["applied"] = result.applied
+    if options.reporting:
+        since, until = options.since, options.until
+        doc["report"] = {
+            "by": result.by,
+            "since": None if since is None else since.isoformat(),
+            "until": None if until is None else until.isoformat(),
+            "top": options.args.top,
+            "rows": [row.as_json() for row in result.rows],
+        }
+    return doc
+
+
+def _applied_text(applied: dict[str, Any]) -> str:
+    e = applied["evidence"]
+    span = f"{str(e['first_timestamp'])[:10]} to {str(e['last_timestamp'])[:10]}"
+    text = (
+        f"Set the Claude Code slider to {applied['threshold']:g}% in {applied['path']} "
+        f"(was {applied['previous_threshold']:g}%, {applied['previous_source']}): "
+        f"{count(e['sessions'], 'session')} from {span}, {money(e['cost_usd'])} at this "
+        f"slider against {money(e['recorded_cost_usd'])} as recorded (main chains)."
+    )
+    if applied["overridden_by"]:
+        text += f" Note: {applied['overridden_by']} is set and overrides the file."
+    elif applied["shadowed_by_project"]:
+        text += " Note: this project's own config sets a slider, which wins over yours."
+    return text
+
+
+def _render_report(
+    rows: Sequence[ReportRow],
+    by: str,
+    policies: Sequence[str],
+    sweep: Sweep | None,
+    reports: Sequence[SessionReport],
+) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    out = _console()
+    if not rows:
+        out.print("No requests in the range.")
+        return
+    # ``none`` is the recording itself: its column would repeat "recorded".
+    policies = [name for name in policies if name != "none"]
+    table = Table(title=f"Cost by {by}, recorded and replayed", title_justify="left")
+    table.add_column(by, no_wrap=True)
+    for name in ("sessions", "requests", "recorded"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for name in policies:
+        table.add_column(name, justify="right", no_wrap=True)
+
+    def saved(value: float | None, recorded: float | None) -> str:
+        if value is None or recorded is None or abs(value - recorded) < 0.005:
+            return money(value)
+        return f"{money(value)} {(value - recorded) / recorded:+.0%}"
+
+    for row in rows:
+        key = row.key[:8] if by == "session" else row.key
+        table.add_row(
+            escape(key),
+            f"{len(row.sessions):,}",
+            f"{row.requests:,}",
+            money(row.cost_usd),
+            *(saved(row.policy_cost(name), row.cost_usd) for name in policies),
+        )
+    recorded = [r.cost_usd for r in rows]
+    total = None if None in recorded else sum(r or 0.0 for r in recorded)
+    sums = []
+    for name in policies:
+        values = [r.policy_cost(name) for r in rows]
+        sums.append(saved(None if None in values else sum(v or 0.0 for v in values), total))
+    table.add_row(
+        "total",
+        f"{len({s for r in rows for s in r.sessions}):,}",
+        f"{sum(r.requests for r in rows):,}",
+        money(total),
+        *sums,
+        style="bold",
+    )
+    table.caption = (
+        "recorded: every response at its own model; a policy: its replay of the main "
+        "chain, subagents as recorded"
+    )
+    out.print(table)
+    if sweep is not None:
+        from ctxrelay.analyze._groups import recommendation
+
+        found = recommendation(reports)
+        if found is not None:
+            out.print(
+                f"Recommended slider: [bold]{found.threshold:g}%[/bold] over "
+                f"{count(found.sessions, 'session')}: {money(found.cost_usd)} against "
+                f"{money(found.recorded_cost_usd)} recorded (main chains)."
+            )
+
+
+def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ctxrelay.analyze import sweep_totals, totals_json
+    from ctxrelay.analyze._report import recommend
+
+    out = _console()
+    if not reports:
+        out.print("No transcripts found.")
+        return
+    table = Table(title="Sessions as recorded", title_justify="left")
+    for name in ("session", "model", "requests", "peak", "final", "compactions (pre)"):
+        table.add_column(name, justify="right" if name in ("requests", "peak", "final") else "left")
+    table.add_column("subagents", justify="right")
+    table.add_column("cost", justify="right")
+    for r in reports:
+        t = r.transcript
+        compactions = ", ".join(f"{c.pre_tokens:,}" if c.pre_tokens else "?" for c in t.compactions)
+        agents = (
+            f"{len(r.subagents)} ({sum(s.requests for s in r.subagents)} req)"
+            if r.subagents
+            else "-"
+        )
+        kind = {"orphan_subagents": " (orphan)", "sidechain_only": " (sidechain)"}
+        table.add_row(
+            escape(r.session_id[:8]) + kind.get(r.kind, ""),
+            escape(t.model or "-"),
+            f"{t.requests:,}",
+            f"{t.peak_context_tokens:,}",
+            f"{t.final_context_tokens:,}",
+            compactions or "-",
+            agents,
+            money(r.cost_usd),
+        )
+    totals = totals_json(reports, None)
+    total = totals["cost_usd"]
+    unpriced = totals["unpriced_sessions"]
+    table.caption = (
+        f"{count(len(reports), 'session')}, "
+        f"{count(sum(r.transcript.requests for r in reports), 'request')}, "
+        f"{money(total)} (main chain + compaction summaries + subagents)"
+        + (f"; {count(unpriced, 'session')} without a price" if unpriced else "")
+    )
+    out.print(table)
+
+    policies = [str(p.policy) for p in reports[0].replays]
+    whatif = Table(title="What if: the main chain replayed under each policy", title_justify="left")
+    whatif.add_column("session")
+    for name in policies:
+        whatif.add_column(name, justify="right")
+    by_policy = {p["policy"]: p["cost_usd"] for p in totals["policies"]}
+    for r in reports:
+        cells = []
+        for result in r.replays:
+            restarts = result.rollovers + result.forced_rollovers + result.compactions
+            cells.append(
+                f"{money(result.cost_usd)}  peak {result.peak_context_tokens / 1000:,.0f}k"
+                f"  ↻{restarts}"
+            )
+        whatif.add_row(escape(r.session_id[:8]), *cells)
+    whatif.add_row("total", *[money(by_policy.get(name)) for name in policies], style="bold")
+    whatif.caption = "cost · peak context · ↻ compactions or rollovers"
+    out.print(whatif)
+
+    if sweep is not None:
+        points = sweep_totals(reports)
+        best = recommend(points)
+        table = Table(
+            title=f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} "
+            f"(step {sweep.step:g}), summed over {count(len(reports), 'session')}",
+            title_justify="left",
+        )
+        for name in ("slider", "cost", "rollovers", "forced", "peak"):
+            table.add_column(name, justify="right")
+        for p in points:
+            mark = " ◀" if best is not None and p.threshold == best.threshold else ""
+            table.add_row(
+                f"{p.threshold:g}%{mark}",
+                money(p.cost_usd),
+                str(p.rollovers),
+                str(p.forced_rollovers),
+                f"{p.peak_context_tokens:,}",
+            )
+        out.print(table)
+        if best is not None:
+            per = ", ".join(
+                f"{escape(r.session_id[:8])} {rec.threshold:g}%"
+                for r in reports
+                if (rec := r.recommended()) is not None and r.transcript.requests
+            )
+            out.print(
+                f"Recommended slider: [bold]{best.threshold:g}%[/bold] "
+                f"({money(best.cost_usd)} in all). Per session: {per}."
+            )
+
+    out.print("\n[bold]Assumptions of the replay[/bold]")
+    first = next((r for r in reports if r.transcript.requests), reports[0])
+    for sentence in first.assumptions.sentences():
+        out.print(f"  • {sentence}")
+    measured = Table(title="Measured per session", title_justify="left")
+    for name in ("session", "window", "base", "summary", "reload", "cache TTL"):
+        measured.add_column(name, justify="left" if name == "session" else "right")
+    for r in reports:
+        a = r.assumptions
+        m = set(a.measured)
+
+        def cell(name: str, value: int, m: set[str] = m) -> str:
+            return f"{value:,}" + ("" if name in m else " (default)")
+
+        measured.add_row(
+            escape(r.session_id[:8]),
+            f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
+            f"{a.base_tokens:,}",
+            cell("summary_tokens", a.summary_tokens),
+            cell("reload_tokens", a.reload_tokens),
+            "1h" if a.one_hour_writes else "5m",
+        )
+    out.print(measured)
+    unpriced = sorted({m for r in reports for m in r.unpriced_models})
+    if unpriced:
+        out.print(
+            f"[yellow]No prices for {escape(', '.join(unpriced))}: their cost is left out; "
+            "add them with --prices FILE.[/yellow]"
+        )
