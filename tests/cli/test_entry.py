@@ -14,27 +14,23 @@ from ctxrelay import __version__
 PROJECT = Path(__file__).resolve().parents[2]
 
 
+def _python_m_ctxrelay(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ctxrelay", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def test_python_dash_m_runs_the_cli_and_passes_its_exit_code() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "ctxrelay", "--version"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _python_m_ctxrelay("--version")
     assert (done.returncode, done.stdout) == (0, f"ctxrelay {__version__}\n")
-    unknown = subprocess.run(
-        [sys.executable, "-m", "ctxrelay", "no-such-command"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    unknown = _python_m_ctxrelay("no-such-command")
     assert unknown.returncode == 2
     assert "unknown command" in unknown.stderr
-    bare = subprocess.run(
-        [sys.executable, "-m", "ctxrelay"], capture_output=True, text=True, timeout=60, check=False
-    )
+    bare = _python_m_ctxrelay()
     assert (bare.returncode, bare.stderr) == (2, "")
     assert bare.stdout.startswith("usage: ctxrelay")
 
