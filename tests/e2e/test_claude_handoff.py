@@ -10,13 +10,8 @@ What the tests assert is what Claude Code showed or what the model was actually 
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import select
 import subprocess
-import sys
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +24,16 @@ from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
+from tests.e2e._claude import (
+    BIN,
+    Terminal,
+    bodies,
+    claude_home,
+    install_plugin,
+    run_cli,
+    skip_first_run_dialogs,
+    texts,
+)
 from tests.e2e._usage import usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -36,23 +41,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 MODEL = "claude-sonnet-4-5"  # a 200k window for Claude Code and for the model-id rule
 WINDOW = 200_000
 AT = WINDOW * CONTEXT_PERCENT // 100
-PROJECT_ROOT = Path(__file__).resolve().parents[2]  # holds the plugin's marketplace
-BIN = Path(sys.executable).parent  # ctxrelay and ctxrelay-hook of this environment
 INSTALLED = f"/{INSTALLED_SKILL}"  # the handoff skill after `ctxrelay claude install`
 HANDOFF_RE = re.compile(r"(/[^\s\"'\\]+/\.ctxrelay/handoff/handoff-\d{8}T\d{6}Z(?:-\d+)?\.md)")
-
-
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    out: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "text":
-            out.append(str(block.get("text", "")))
-        elif isinstance(block, dict) and block.get("type") == "tool_result":
-            inner = block.get("content")
-            out.append(inner if isinstance(inner, str) else json.dumps(inner))
-    return out
 
 
 def position(body: Mapping[str, Any], pattern: str) -> tuple[str | None, int]:
@@ -62,7 +52,7 @@ def position(body: Mapping[str, Any], pattern: str) -> tuple[str | None, int]:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") != "user":
             continue
-        found = re.findall(pattern, "\n".join(_texts(messages[i].get("content"))))
+        found = re.findall(pattern, "\n".join(texts(messages[i].get("content"))))
         if found:
             after = sum(1 for m in messages[i + 1 :] if m.get("role") == "assistant")
             return found[-1], after
@@ -72,30 +62,19 @@ def position(body: Mapping[str, Any], pattern: str) -> tuple[str | None, int]:
 def after_last_assistant(body: Mapping[str, Any]) -> str:
     messages = body["messages"]
     last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
-    return "\n".join(t for m in messages[last + 1 :] for t in _texts(m.get("content")))
+    return "\n".join(t for m in messages[last + 1 :] for t in texts(m.get("content")))
 
 
 @pytest.fixture
 def claude_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, Path, dict[str, str]]:
-    cli = claude_cli()
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = {
-        "PATH": str(BIN) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "ANTHROPIC_API_KEY": "test-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "IS_SANDBOX": "1",
-        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "CLAUDE_CODE_ENABLE_TODO_TOOLS": "1",  # task tools, off by default in -p mode
-        "CTXRELAY_CLAUDE_CLI": str(cli),
-        "LANG": "C.UTF-8",
-    }
+    home, project, env = claude_home(
+        tmp_path,
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        CLAUDE_CODE_ENABLE_TODO_TOOLS="1",  # task tools, off by default in -p mode
+        CTXRELAY_CLAUDE_CLI=str(claude_cli()),
+    )
     # This process reads the same state and config as the hooks do.
     for key in ("CTXRELAY_STATE_DIR", "XDG_CONFIG_HOME"):
         monkeypatch.setenv(key, env[key])
@@ -114,26 +93,21 @@ def claude(
     timeout: float = 180,
 ) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
     """Run the CLI headless with stream-json output; returns its events."""
-    proc = subprocess.run(
-        [
-            env["CTXRELAY_CLAUDE_CLI"],
-            "-p",
-            *args,
-            "--model",
-            MODEL,
-            "--permission-mode",
-            "bypassPermissions",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-        ],
-        cwd=project,
-        env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-        input=stdin,
-        capture_output=True,
-        text=True,
+    proc = run_cli(
+        env,
+        project,
+        server,
+        "-p",
+        *args,
+        "--model",
+        MODEL,
+        "--permission-mode",
+        "bypassPermissions",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        stdin=stdin,
         timeout=timeout,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -149,8 +123,30 @@ def shown_to_user(events: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def bodies(server: AnthropicServer) -> list[dict[str, Any]]:
-    return [r.body for r in server.requests_to("/v1/messages") if isinstance(r.body, dict)]
+def by_turn(plan: Mapping[str, list[Step]]) -> Callable[[Mapping[str, Any]], Step]:
+    """A route that answers the newest ``TURN-n`` marker's turn with its steps in order
+    (and anything else with "ok")."""
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TURN-\d")
+        steps = plan.get(marker or "", [])
+        return steps[step] if step < len(steps) else Step(text="ok")
+
+    return route
+
+
+def resumed_turns(
+    env: dict[str, str], project: Path, server: AnthropicServer, count: int
+) -> list[list[str]]:
+    """Turns ``TURN-1`` to ``TURN-count``, each after the first a new process resuming
+    the session; what the hooks showed the user in each."""
+    events, _ = claude(env, project, server, "TURN-1 look at the code")
+    session = next(e["session_id"] for e in events if e.get("type") == "result")
+    shown = [shown_to_user(events)]
+    for n in range(2, count + 1):
+        events, _ = claude(env, project, server, f"TURN-{n} go on", "--resume", session)
+        shown.append(shown_to_user(events))
+    return shown
 
 
 # -- manual mode: the hints ---------------------------------------------------------------
@@ -183,21 +179,10 @@ def test_manual_hints_at_60_percent_and_for_a_completed_task_once_each(
         ],
     }
 
-    def route(body: Mapping[str, Any]) -> Step:
-        marker, step = position(body, r"TURN-\d")
-        steps = plan.get(marker or "", [])
-        return steps[step] if step < len(steps) else Step(text="ok")
-
-    shown: list[list[str]] = []
-    with AnthropicServer(route) as server:
-        events, _ = claude(env, project, server, "TURN-1 look at the code")
-        session = next(e["session_id"] for e in events if e.get("type") == "result")
-        shown.append(shown_to_user(events))
+    with AnthropicServer(by_turn(plan)) as server:
         # Each later turn is a new process resuming the session: the once-only state is
         # durable across restarts.
-        for n in (2, 3, 4):
-            events, _ = claude(env, project, server, f"TURN-{n} go on", "--resume", session)
-            shown.append(shown_to_user(events))
+        shown = resumed_turns(env, project, server, len(plan))
         sent = json.dumps(bodies(server))
 
     # Turn 1 crossed 60% of the 200k window: one hint, with the numbers.
@@ -232,7 +217,7 @@ def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
     )
 
     def route(body: Mapping[str, Any]) -> Step:
-        first = "\n".join(_texts(body["messages"][0].get("content")))
+        first = "\n".join(texts(body["messages"][0].get("content")))
         tail = after_last_assistant(body)
         if "[ctxrelay] Resume" in first:
             return Step(text="Resumed; part two written. All done.", **usage(12_000))
@@ -297,7 +282,7 @@ def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
     assert fresh
     first = fresh[0]
     assert [m["role"] for m in first["messages"]].count("assistant") == 0
-    resume = "\n".join(_texts(first["messages"][0]["content"]))
+    resume = "\n".join(texts(first["messages"][0]["content"]))
     assert str(path) in resume
     assert "NEXT-STEP-MARKER: write part two of widget.py" in resume
     assert "TASK-AUTO build the widget" not in json.dumps(first["messages"])
@@ -399,22 +384,7 @@ def _plugin_installed(env: dict[str, str], project: Path) -> None:
     marketplace with the CLI's own commands."""
     assert install_main(["uninstall", "--project-dir", str(project), "--json"]) == 0
     assert not (project / ".claude" / "skills").exists()
-    # Without an API key: with one, each plugin command first waits on a network check.
-    plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
-    for args in (
-        ("plugin", "marketplace", "add", str(PROJECT_ROOT)),
-        ("plugin", "install", "ctxrelay@ctxrelay", "--scope", "project"),
-    ):
-        done = subprocess.run(
-            [env["CTXRELAY_CLAUDE_CLI"], *args],
-            cwd=project,
-            env=plugin_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
+    install_plugin(env, project)
 
 
 @pytest.mark.parametrize("route", ["install", "plugin"])
@@ -444,7 +414,7 @@ def test_the_command_the_hint_names_runs_the_handoff_skill(
         events, _ = claude(env, project, server, f"{command} TASK-SKILL focus on the parser")
         requests = [b for b in bodies(server) if "TASK-SKILL" in json.dumps(b["messages"])]
     assert requests
-    sent = "\n".join(t for m in requests[0]["messages"] for t in _texts(m.get("content")))
+    sent = "\n".join(t for m in requests[0]["messages"] for t in texts(m.get("content")))
     # The skill ran: Claude Code ran its `ctxrelay claude handoff new-path` and sent its
     # body (an unknown command would reach the model as the bare text typed).
     found = HANDOFF_RE.search(sent)
@@ -467,58 +437,6 @@ def test_the_command_the_hint_names_runs_the_handoff_skill(
 # -- the statusline, in the interactive CLI ---------------------------------------------
 
 
-def _pty_session(
-    cli: str,
-    project: Path,
-    env: dict[str, str],
-    *,
-    prompt: str,
-    ready: Callable[[], bool],
-    done: Callable[[bytes], bool],
-    timeout: float = 90,
-) -> bytes:
-    """Run the interactive UI on a terminal: wait until ``ready()``, type ``prompt``, and
-    read the screen until ``done(screen)`` (or ``timeout``)."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: Claude Code's interactive UI on a terminal
-        os.chdir(project)
-        os.execve(cli, [cli, "--model", MODEL], env)
-    out = bytearray()
-    deadline = time.monotonic() + timeout
-
-    def pump(until: Callable[[], bool]) -> None:
-        while time.monotonic() < deadline and not until():
-            ready_fds, _, _ = select.select([fd], [], [], 0.2)
-            if ready_fds:
-                try:
-                    out.extend(os.read(fd, 65536))
-                except OSError:
-                    return
-
-    try:
-        pump(ready)
-        settle = time.monotonic() + 1.0  # let the input box take focus
-        pump(lambda: time.monotonic() > settle)
-        for ch in prompt.encode():
-            os.write(fd, bytes([ch]))
-        typed = time.monotonic() + 0.5
-        pump(lambda: time.monotonic() > typed)
-        os.write(fd, b"\r")
-        pump(lambda: done(bytes(out)))
-    finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        os.close(fd)
-    return bytes(out)
-
-
-_ANSI = re.compile(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07")
-
-
-def _screen(raw: bytes) -> str:
-    return _ANSI.sub(b"", raw).decode("utf-8", "replace")
-
-
 def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     claude_env: tuple[Path, Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -534,17 +452,7 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     # Keep a copy of every payload Claude Code sends, then run the installed command.
     data["statusLine"]["command"] = f"tee -a {captured} | {installed}"
     settings.write_text(json.dumps(data))
-    # First-run dialogs of the interactive UI: onboarding, the API key, the project trust.
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]]},
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
+    skip_first_run_dialogs(home, project, env)
     context = AT + 4_000
     pct = context * 100 // WINDOW
 
@@ -552,14 +460,18 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
         return captured.exists() and captured.stat().st_size > 0
 
     with AnthropicServer([Step(text="Looked.", **usage(context))]) as server:
-        raw = _pty_session(
-            env["CTXRELAY_CLAUDE_CLI"],
+        term = Terminal(
+            [env["CTXRELAY_CLAUDE_CLI"], "--model", MODEL],
             project,
             {**env, "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color"},
-            prompt="look around",
-            ready=payloads_seen,
-            done=lambda screen: f"ctx {pct}%" in _screen(screen),
         )
+        try:
+            term.ready()
+            term.wait(payloads_seen, "the first statusline")
+            term.type("look around")
+            term.wait(lambda: term.shows(f"ctx {pct}%"), f"the statusline at {pct}%")
+        finally:
+            term.kill()
         served = len(server.requests_to("/v1/messages"))
     assert served >= 1
     payloads = [json.loads(line) for line in captured.read_text().splitlines() if line.strip()]
@@ -577,8 +489,7 @@ def test_statusline_on_real_payloads_counts_down_and_records_the_window(
     assert line.startswith(f"ctx {pct}% ")
     assert f"handoff due (60% reached, +4k): {INSTALLED}" in line
     # …is what the user saw at the bottom of the terminal.
-    screen = _screen(raw)
-    assert f"ctx {pct}%" in screen
-    assert "handoff" in screen
+    assert term.shows(f"ctx {pct}%")
+    assert "handoff" in term.screen()
     # The window reached the hooks' state.
     assert _state.recorded_window(last["session_id"], None) == reported

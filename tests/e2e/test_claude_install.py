@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import re
-import select
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,29 +23,23 @@ import pytest
 from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
+from tests.e2e._claude import (
+    Terminal,
+    claude_home,
+    install_plugin,
+    run_cli,
+    skip_first_run_dialogs,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BARE_PATH = "/usr/bin:/bin"
 MISSING = "ctxrelay: no ctxrelay-hook command found"
 
 
 @pytest.fixture
 def bare_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict[str, str]]:
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = {
-        "PATH": BARE_PATH,
-        "HOME": str(home),
-        "ANTHROPIC_API_KEY": "test-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "IS_SANDBOX": "1",
-        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
-        "LANG": "C.UTF-8",
-    }
+    home, project, env = claude_home(tmp_path, path=BARE_PATH)
     for key, value in env.items():
         if key != "ANTHROPIC_API_KEY":
             monkeypatch.setenv(key, value)
@@ -61,22 +51,17 @@ def bare_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pat
 def _headless(
     env: dict[str, str], project: Path, server: AnthropicServer, prompt: str
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [
-            str(claude_cli()),
-            "-p",
-            prompt,
-            "--permission-mode",
-            "bypassPermissions",
-            "--output-format",
-            "json",
-        ],
-        cwd=project,
-        env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-        capture_output=True,
-        text=True,
+    return run_cli(
+        env,
+        project,
+        server,
+        "-p",
+        prompt,
+        "--permission-mode",
+        "bypassPermissions",
+        "--output-format",
+        "json",
         timeout=300,
-        check=False,
     )
 
 
@@ -133,67 +118,22 @@ def test_an_install_from_a_venv_not_on_path_runs_the_hooks_and_doctor_proves_it(
     assert any("exited 127" in p for p in report["problems"])
 
 
-_ANSI = re.compile(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07")
-
-
-def _screen_until(cli: str, project: Path, env: dict[str, str], text: str) -> str:
-    """Start the interactive UI on a terminal and read its screen until ``text`` shows
-    (or 90 s pass); the screen without escape codes, lines joined."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: Claude Code's interactive UI
-        os.chdir(project)
-        os.execve(cli, [cli], env)
-    raw = bytearray()
-    deadline = time.monotonic() + 90
-    screen = ""
-    try:
-        while time.monotonic() < deadline and text not in screen:
-            ready, _, _ = select.select([fd], [], [], 0.2)
-            if ready:
-                try:
-                    raw.extend(os.read(fd, 65536))
-                except OSError:
-                    break
-                plain = _ANSI.sub(b"", bytes(raw)).decode("utf-8", "replace")
-                screen = re.sub(r"\s*\r\s*|\s*\n\s*", " ", plain)
-    finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        os.close(fd)
-    return screen
-
-
 def test_the_plugin_without_ctxrelay_hook_tells_the_user_and_the_session_works(
     bare_env: tuple[Path, Path, dict[str, str]],
 ) -> None:
     home, project, env = bare_env
-    cli = str(claude_cli())
-    # Without an API key: with one, each plugin command first waits on a network check.
-    plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
-    for args in (
-        ("plugin", "marketplace", "add", str(PROJECT_ROOT)),
-        ("plugin", "install", "ctxrelay@ctxrelay", "--scope", "project"),
-    ):
-        done = subprocess.run(
-            [cli, *args], cwd=project, env=plugin_env, capture_output=True, text=True,
-            timeout=120, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
+    install_plugin(env, project)
 
     # The interactive UI: what the user sees when the session starts.
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]]},
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
+    skip_first_run_dialogs(home, project, env)
     with AnthropicServer(lambda body: Step(text="ok")) as server:
         ui_env = {**env, "ANTHROPIC_BASE_URL": server.base_url, "TERM": "xterm-256color"}
-        screen = _screen_until(cli, project, ui_env, "then restart Claude Code.")
+        term = Terminal([str(claude_cli())], project, ui_env)
+        try:
+            term.wait(lambda: term.shows("then restart Claude Code."), "the note on the hook")
+        finally:
+            term.kill()
+        screen = term.text()
     assert MISSING in screen, screen[-3000:]
     said = screen[screen.index(MISSING) : screen.index("then restart Claude Code.")]
     assert "pipx install" in said

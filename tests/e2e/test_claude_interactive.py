@@ -12,15 +12,9 @@ file; the deadline only bounds a failure.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import re
-import select
 import shutil
-import signal
 import threading
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +25,15 @@ from ctxrelay.claude.automod import NAME as MOD_NAME
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
-from tests.e2e.test_claude_handoff import (
-    AT,
-    BIN,
-    HANDOFF_RE,
-    MODEL,
-    _texts,
-    after_last_assistant,
+from tests.e2e._claude import (
+    TIMEOUT,
+    Terminal,
     bodies,
+    claude_home,
+    skip_first_run_dialogs,
+    texts,
 )
+from tests.e2e.test_claude_handoff import AT, HANDOFF_RE, MODEL, after_last_assistant
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -49,108 +43,25 @@ HANDOFF_BODY = (
     "## Commands that matter\nmake test (passes)\n\n## Next step\n"
     "NEXT-STEP-MARKER: write part two of widget.py\n"
 )
-_ANSI = re.compile(rb"\x1b\[[0-9;?<>]*[a-zA-Z]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]")
-TIMEOUT = 90.0
-
-
-def _flat(text: str) -> str:
-    return re.sub(r"\s+", "", text)
-
-
-class Terminal:
-    """Claude Code's interactive UI on a pseudo-terminal."""
-
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.raw = bytearray()
-        pid, fd = pty.fork()
-        if pid == 0:  # the child: the CLI on a terminal
-            os.chdir(cwd)
-            os.execve(argv[0], argv, env)
-        self.pid, self.fd = pid, fd
-        self.alive = True
-
-    def screen(self) -> str:
-        return _ANSI.sub(b"", bytes(self.raw)).decode("utf-8", "replace")
-
-    def shows(self, text: str) -> bool:
-        """Whether ``text`` was drawn (the UI moves the cursor where a space would be, so
-        whitespace is not compared)."""
-        return _flat(text) in _flat(self.screen())
-
-    def wait(self, until: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-        """Read the terminal until ``until()`` holds; fail naming ``what`` at the deadline."""
-        deadline = time.monotonic() + timeout
-        while not until():
-            if time.monotonic() > deadline:
-                shown = self.screen()[-3000:]
-                raise AssertionError(f"timed out waiting for {what}; screen:\n{shown}")
-            ready, _, _ = select.select([self.fd], [], [], 0.1)
-            if ready:
-                try:
-                    self.raw.extend(os.read(self.fd, 65536))
-                except OSError:
-                    raise AssertionError(f"Claude Code exited waiting for {what}") from None
-
-    def ready(self) -> None:
-        """Wait for the prompt box (its footer hint is drawn with it)."""
-        mark = len(self.raw)
-        self.wait(
-            lambda: b"for agents" in _ANSI.sub(b"", bytes(self.raw[mark:])),
-            "the prompt box",
-        )
-
-    def type(self, text: str) -> None:
-        """Type ``text`` and press Enter once the box shows it."""
-        os.write(self.fd, text.encode())
-        tail = text[-12:]
-        self.wait(lambda: self.shows(tail), f"the typed text {tail!r}")
-        os.write(self.fd, b"\r")
-
-    def kill(self) -> None:
-        if self.alive:
-            self.alive = False
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            os.close(self.fd)
 
 
 @pytest.fixture
 def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
     """A project with ``ctxrelay claude install`` done and auto mode on; a temp HOME whose
     first-run dialogs (onboarding, the API key, the workspace trust) are answered."""
-    cli = claude_cli()
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = {
-        "PATH": str(BIN) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "ANTHROPIC_API_KEY": "test-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "IS_SANDBOX": "1",
-        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "CTXRELAY_MAIN_HANDOVER": "auto",
-        "CTXRELAY_CLAUDE_CLI": str(cli),
-        "LANG": "C.UTF-8",
-        "TERM": "xterm-256color",
-    }
+    home, project, env = claude_home(
+        tmp_path,
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        CTXRELAY_MAIN_HANDOVER="auto",
+        CTXRELAY_CLAUDE_CLI=str(claude_cli()),
+        TERM="xterm-256color",
+    )
     for key in ("CTXRELAY_STATE_DIR", "XDG_CONFIG_HOME", "CTXRELAY_MAIN_HANDOVER"):
         monkeypatch.setenv(key, env[key])
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     assert install_main(["install", "--project-dir", str(project), "--json"]) == 0
     assert (project / ".claude" / "skills" / MOD_NAME / "hooks" / "automod.js").is_file()
-    (home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "customApiKeyResponses": {"approved": [env["ANTHROPIC_API_KEY"][-20:]]},
-                "projects": {str(project): {"hasTrustDialogAccepted": True}},
-            }
-        )
-    )
+    skip_first_run_dialogs(home, project, env)
     return project, env
 
 
@@ -166,11 +77,11 @@ def _step(context: int, text: str | None = None, tool_calls: tuple[ToolUse, ...]
 
 
 def _first_user_text(body: Mapping[str, Any]) -> str:
-    return "\n".join(_texts(body["messages"][0].get("content")))
+    return "\n".join(texts(body["messages"][0].get("content")))
 
 
 def _everything(body: Mapping[str, Any]) -> str:
-    return "\n".join(t for m in body["messages"] for t in _texts(m.get("content")))
+    return "\n".join(t for m in body["messages"] for t in texts(m.get("content")))
 
 
 class Plan:

@@ -12,10 +12,8 @@ What the tests assert is what the model was actually sent.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,12 +32,11 @@ from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.hook import HANDLERS
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.conftest import claude_cli
+from tests.e2e._claude import PROJECT_ROOT, claude_home, plugin_command, run_cli, texts
 from tests.e2e._usage import usage
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
 NOTE = "[ctxrelay] Report now"
 NOTICE = "[ctxrelay] Subagent"
 
@@ -47,26 +44,11 @@ NOTICE = "[ctxrelay] Subagent"
 # -- routing by content ---------------------------------------------------------------
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content if isinstance(content, list) else []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "tool_result":
-            inner = block.get("content")
-            parts.append(inner if isinstance(inner, str) else json.dumps(inner))
-    return "\n".join(parts)
-
-
 def marker_of(body: Mapping[str, Any]) -> tuple[str | None, int]:
     """The conversation a request belongs to (the ``TASK-…`` marker of its first user
     message) and how many assistant turns it already holds."""
     messages = body.get("messages") or []
-    first = _text(messages[0].get("content")) if messages else ""
+    first = "\n".join(texts(messages[0].get("content"))) if messages else ""
     found = re.search(r"\bTASK-[A-Z]+\b", first)
     turns = sum(1 for m in messages if m.get("role") == "assistant")
     return (found.group(0) if found else None), turns
@@ -110,21 +92,7 @@ class Run:
 
 @pytest.fixture
 def claude_env(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    cli_dir = str(Path(sys.executable).parent)  # where ctxrelay-hook is installed
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = {
-        "PATH": cli_dir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "ANTHROPIC_API_KEY": "test-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "IS_SANDBOX": "1",
-        "CTXRELAY_STATE_DIR": str(tmp_path / "state"),
-        "LANG": "C.UTF-8",
-    }
-    return home, project, env
+    return claude_home(tmp_path)  # with this environment's ctxrelay-hook on PATH
 
 
 def run_routed(
@@ -138,16 +106,17 @@ def run_routed(
     timeout: float = 300,
 ) -> Run:
     """Run the CLI headless on ``prompt`` against a server that answers with ``route``."""
-    cli = claude_cli()
     with AnthropicServer(route) as server:
-        proc = subprocess.run(
-            [str(cli), "-p", prompt, "--permission-mode", "bypassPermissions", *extra_args],
-            cwd=project,
-            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
-            capture_output=True,
-            text=True,
+        proc = run_cli(
+            env,
+            project,
+            server,
+            "-p",
+            prompt,
+            "--permission-mode",
+            "bypassPermissions",
+            *extra_args,
             timeout=timeout,
-            check=False,
         )
     return Run(proc, server, home, project)
 
@@ -336,22 +305,9 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
     claude_env: tuple[Path, Path, dict[str, str]],
 ) -> None:
     home, project, env = claude_env
-    cli = str(claude_cli())
-
-    # Without an API key: with one, each plugin command first waits ~18 s on a network
-    # check that cannot succeed here.
-    plugin_env = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
 
     def claude(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [cli, *args],
-            cwd=project,
-            env=plugin_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        return plugin_command(env, project, *args)
 
     for target in (PROJECT_ROOT, plugin_dir()):  # the marketplace, then the plugin
         validated = claude("plugin", "validate", str(target))
@@ -505,7 +461,9 @@ def test_a_continued_agent_counts_its_turns_from_the_message_that_continued_it(
     def sub(body: Mapping[str, Any]) -> Step:
         sub_bodies.append(dict(body))
         messages = body["messages"]
-        more = [i for i, m in enumerate(messages) if "TASK-MORE" in _text(m.get("content"))]
+        more = [
+            i for i, m in enumerate(messages) if "TASK-MORE" in "\n".join(texts(m.get("content")))
+        ]
         start = more[-1] if more else 0
         done = sum(1 for m in messages[start:] if m.get("role") == "assistant")
         if done < (second_run if more else first_run):

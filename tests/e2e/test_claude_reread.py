@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.e2e.test_claude_handoff import bodies, claude, claude_env
+from tests.e2e._claude import bodies
+from tests.e2e.test_claude_handoff import claude, claude_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

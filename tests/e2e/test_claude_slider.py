@@ -6,23 +6,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.testing import AnthropicServer, Step
+from tests.e2e._claude import bodies
 from tests.e2e._usage import usage
 from tests.e2e.test_claude_handoff import (
     INSTALLED,
     WINDOW,
-    bodies,
-    claude,
+    by_turn,
     claude_env,
-    position,
-    shown_to_user,
+    resumed_turns,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -46,19 +43,8 @@ def test_the_hint_comes_at_the_configured_slider(
         "TURN-3": [Step(text="Read more.", **usage(AT_45))],
     }
 
-    def route(body: Mapping[str, Any]) -> Step:
-        marker, step = position(body, r"TURN-\d")
-        steps = plan.get(marker or "", [])
-        return steps[step] if step < len(steps) else Step(text="ok")
-
-    shown: list[list[str]] = []
-    with AnthropicServer(route) as server:
-        events, _ = claude(env, project, server, "TURN-1 look at the code")
-        session = next(e["session_id"] for e in events if e.get("type") == "result")
-        shown.append(shown_to_user(events))
-        for n in (2, 3):
-            events, _ = claude(env, project, server, f"TURN-{n} go on", "--resume", session)
-            shown.append(shown_to_user(events))
+    with AnthropicServer(by_turn(plan)) as server:
+        shown = resumed_turns(env, project, server, len(plan))
         sent = json.dumps(bodies(server))
 
     # 40% and one token short of 45%: no hint (the default 60 would not hint either,

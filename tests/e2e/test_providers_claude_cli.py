@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.testing import AnthropicServer, Step, ToolUse, route_by_content
-from tests.conftest import claude_cli
+from tests.e2e import _claude
 
 pytestmark = pytest.mark.e2e
 
@@ -24,28 +23,10 @@ def run_cli(
     *args: str,
     prepare: Callable[[Path], object] | None = None,
 ) -> dict[str, Any]:
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+    _, work, env = _claude.claude_home(tmp_path, path=os.environ.get("PATH", "/usr/bin:/bin"))
     if prepare is not None:
         prepare(work)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": server.base_url,
-        "ANTHROPIC_API_KEY": "test",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "IS_SANDBOX": "1",
-    }
-    done = subprocess.run(
-        [str(claude_cli()), *args, "--output-format", "json"],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _claude.run_cli(env, work, server, *args, "--output-format", "json", timeout=120)
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     assert server.unknown == [], [r.path for r in server.unknown]

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,13 @@ from typing import Any
 import pytest
 
 from ctxrelay.testing import AnthropicServer, LocalServer, OpenAIServer, Step, ToolUse
-from tests.e2e._process import STOPPING, read_stderr_until
+from tests.e2e._process import (
+    STOPPING,
+    read_stderr_until,
+    run_ctxrelay,
+    start_ctxrelay,
+    wait_until,
+)
 
 # Two ``ctxrelay run`` processes per case, each importing a provider SDK: about 10 s a
 # case on an idle machine, several times that under load.
@@ -28,40 +33,28 @@ SERVERS: dict[str, tuple[type[LocalServer], str]] = {
 }
 
 
+def _env() -> dict[str, str]:
+    return dict(os.environ, ANTHROPIC_API_KEY="test", OPENAI_API_KEY="test")
+
+
 def start(server: Any, provider: str, model: str, tmp: Path, *args: str) -> subprocess.Popen[str]:
-    env = dict(os.environ, ANTHROPIC_API_KEY="test", OPENAI_API_KEY="test")
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ctxrelay",
-            "run",
-            "--model",
-            f"{provider}:{model}",
-            "--base-url",
-            server.base_url,
-            "--db",
-            str(tmp / "sessions.db"),
-            "--workspace",
-            str(tmp),
-            "--limit",
-            "100000",
-            "--json",
-            "--yes",
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    return start_ctxrelay(
+        "run",
+        "--model",
+        f"{provider}:{model}",
+        "--base-url",
+        server.base_url,
+        "--db",
+        str(tmp / "sessions.db"),
+        "--workspace",
+        str(tmp),
+        "--limit",
+        "100000",
+        "--json",
+        "--yes",
+        *args,
+        env=_env(),
     )
-
-
-def wait_for_requests(server: LocalServer, count: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while len(server.requests) < count:
-        assert time.monotonic() < deadline, f"only {len(server.requests)} requests arrived"
-        time.sleep(0.02)
 
 
 def events(out: str) -> list[dict[str, Any]]:
@@ -89,7 +82,7 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(
     with server_type(steps) as server:
         proc = start(server, provider, model, tmp_path, "read a.txt twice")
         try:
-            wait_for_requests(server, 2)
+            wait_until(lambda: len(server.requests) >= 2, "the second request")
             started = time.monotonic()
             proc.send_signal(signal.SIGINT)
             early = read_stderr_until(proc, STOPPING)  # the first Ctrl-C was taken
@@ -114,26 +107,17 @@ def test_ctrl_c_stops_cleanly_and_resume_finishes(
             assert time.monotonic() - started < 15  # did not wait out the 60 s response
             assert [e["context_tokens"] for e in first if e["event"] == "response"] == [100]
 
-        resumed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "ctxrelay",
-                "run",
-                "--resume",
-                session_id,
-                "--base-url",
-                server.base_url,  # type: ignore[attr-defined]
-                "--db",
-                str(tmp_path / "sessions.db"),
-                "--json",
-                "--yes",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=dict(os.environ, ANTHROPIC_API_KEY="test", OPENAI_API_KEY="test"),
-            check=False,
+        resumed = run_ctxrelay(
+            "run",
+            "--resume",
+            session_id,
+            "--base-url",
+            server.base_url,  # type: ignore[attr-defined]
+            "--db",
+            str(tmp_path / "sessions.db"),
+            "--json",
+            "--yes",
+            env=_env(),
         )
     assert resumed.returncode == 0, resumed.stderr
     after = events(resumed.stdout)

@@ -92,10 +92,9 @@ STEPS = [
 CONTEXTS = [25_100, 52_100, 61_100, 62_100, 63_100, 2_900]
 
 
-def run(
-    capsys: pytest.CaptureFixture[str], wire: Wire, server: LocalServer, ws: Path, *extra: str
-) -> tuple[int, list[dict[str, Any]], str]:
-    argv = [
+def run_argv(wire: Wire, server: LocalServer, ws: Path, *extra: str) -> list[str]:
+    """``ctxrelay run`` on ``wire``'s provider at ``server``, in ``ws``, with JSON events."""
+    return [
         "run",
         "--model",
         f"{wire.provider}:{wire.model}",
@@ -106,10 +105,14 @@ def run(
         "--db",
         str(ws.parent / "sessions.db"),
         "--json",
-        "--yes",
         *extra,
     ]
-    code = main(argv)
+
+
+def run(
+    capsys: pytest.CaptureFixture[str], wire: Wire, server: LocalServer, ws: Path, *extra: str
+) -> tuple[int, list[dict[str, Any]], str]:
+    code = main(run_argv(wire, server, ws, "--yes", *extra))
     out, err = capsys.readouterr()
     return code, [json.loads(line) for line in out.splitlines()], err
 
@@ -356,20 +359,7 @@ def test_without_yes_a_command_is_declined_when_no_one_can_answer(
         Step(text="ok"),
     ]
     with wire.server(steps) as server:
-        argv_without_yes = [
-            "run",
-            "--model",
-            f"{wire.provider}:{wire.model}",
-            "--base-url",
-            server.base_url,  # type: ignore[attr-defined]
-            "--workspace",
-            str(workspace),
-            "--db",
-            str(workspace.parent / "sessions.db"),
-            "--json",
-            *BUDGET,
-            "try it",
-        ]
+        argv_without_yes = run_argv(wire, server, workspace, *BUDGET, "try it")
         assert main(argv_without_yes) == 0
         events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert not (workspace / "should-not-exist").exists()

@@ -6,19 +6,21 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ctxrelay.store import open_store
-from tests.e2e._process import STOPPING, read_stderr_until
+from tests.e2e._process import (
+    STOPPING,
+    read_stderr_until,
+    run_ctxrelay,
+    start_ctxrelay,
+    wait_until,
+)
 
 pytestmark = pytest.mark.e2e
-
-CLI = [sys.executable, "-m", "ctxrelay"]
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -45,23 +47,20 @@ def _steps(tmp_path: Path) -> Path:
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    return subprocess.Popen(
-        [*CLI, "run", "--json", "--model", f"scripted:{_steps(tmp_path)}", "--limit",
-         "20000", "--reserve", "4000", "--workspace", str(ws), *args, "task"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path),
+    return start_ctxrelay(
+        "run", "--json", "--model", f"scripted:{_steps(tmp_path)}", "--limit", "20000",
+        "--reserve", "4000", "--workspace", str(ws), *args, "task", env=_env(tmp_path),
     )  # fmt: skip
 
 
 def _wait_for_request(tmp_path: Path, step: int) -> None:
     log = tmp_path / "received.jsonl"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if log.exists() and any(
-            json.loads(line)["step"] == step for line in log.read_text().splitlines()
-        ):
-            return
-        time.sleep(0.02)
-    pytest.fail(f"step {step} was never requested")
+
+    def requested() -> bool:
+        lines = log.read_text().splitlines() if log.exists() else []
+        return any(json.loads(line)["step"] == step for line in lines)
+
+    wait_until(requested, f"the request of step {step}")
 
 
 def _session_id(tmp_path: Path) -> str:
@@ -86,10 +85,7 @@ def test_sigkill_mid_request_then_resume(tmp_path: Path) -> None:
     proc.communicate(timeout=30)
     sid = _session_id(tmp_path)
     _fast_script(tmp_path)  # the resumed model answers step 1 at once
-    done = subprocess.run(
-        [*CLI, "run", "--resume", sid, "--json"],
-        capture_output=True, text=True, env=_env(tmp_path), timeout=60, check=False,
-    )  # fmt: skip
+    done = run_ctxrelay("run", "--resume", sid, "--json", env=_env(tmp_path))
     assert done.returncode == 0, done.stderr
     end = json.loads(done.stdout.splitlines()[-1])
     assert (end["event"], end["status"], end["turns"]) == ("end", "done", 2)
@@ -119,19 +115,15 @@ def test_ctrl_c_stops_cleanly_and_resume_continues(tmp_path: Path) -> None:
     finally:
         store.close()
     _fast_script(tmp_path)
-    done = subprocess.run(
-        [*CLI, "run", "--resume", sid, "--json"],
-        capture_output=True, text=True, env=_env(tmp_path), timeout=60, check=False,
-    )  # fmt: skip
+    done = run_ctxrelay("run", "--resume", sid, "--json", env=_env(tmp_path))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["status"] == "done"
 
 
 def test_demo_runs_without_any_key_in_a_fresh_process(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*CLI, "demo", "--json", "--workspace", str(tmp_path / "demo")],
-        capture_output=True, text=True, env=_env(tmp_path), timeout=120, check=False,
-    )  # fmt: skip
+    done = run_ctxrelay(
+        "demo", "--json", "--workspace", str(tmp_path / "demo"), env=_env(tmp_path), timeout=120
+    )
     assert done.returncode == 0, done.stderr
     end = json.loads(done.stdout.splitlines()[-1])
     assert (end["status"], end["windows"]) == ("done", 3)
