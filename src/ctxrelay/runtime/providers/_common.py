@@ -288,7 +288,7 @@ def _transport_classes() -> tuple[tuple[type[BaseException], ...], tuple[type[Ba
     transport: list[type[BaseException]] = []
     for name in ("httpx2", "httpx"):
         try:
-            module = __import__(name)
+            module = importlib.import_module(name)
         except ImportError:
             continue
         timeouts.append(module.TimeoutException)
