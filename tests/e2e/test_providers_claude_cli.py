@@ -23,7 +23,9 @@ def run_cli(
     *args: str,
     prepare: Callable[[Path], object] | None = None,
 ) -> dict[str, Any]:
-    _, work, env = _claude.claude_home(tmp_path, path=os.environ.get("PATH", "/usr/bin:/bin"))
+    _, work, env = _claude.claude_home(
+        tmp_path, path=os.environ.get("PATH", "/usr/bin:/bin"), ANTHROPIC_API_KEY="test"
+    )
     if prepare is not None:
         prepare(work)
     done = _claude.run_cli(env, work, server, *args, "--output-format", "json", timeout=120)
