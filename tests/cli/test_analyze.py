@@ -254,27 +254,33 @@ def test_plot_by_day_adds_the_cumulative_cost(
     assert height(daily) > height(plain)
 
 
+def _fresh_python(code: str, cwd: Path) -> tuple[int, str, str]:
+    """``code`` run by a fresh interpreter in ``cwd``: its exit code, stdout and stderr."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=cwd
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
 def test_json_imports_no_tables_sdks_or_store_drivers(tmp_path: Path) -> None:
     """``ctxrelay analyze PATH --json`` in a fresh interpreter: the JSON document, without
     the table library, the plot, the provider SDKs or the store and its drivers, none of
     which a machine's read of transcripts needs."""
-    import subprocess
-    import sys
-
     root = corpus_path("corpora/claude-code-transcripts")
-    code = (
+    code, out, err = _fresh_python(
         "import sys\n"
         "from ctxrelay.cli import main\n"
         f"code = main(['analyze', {str(root)!r}, '--json'])\n"
         "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
-        "sys.exit(code)\n"
+        "sys.exit(code)\n",
+        tmp_path,
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stderr
-    assert len(json.loads(done.stdout)["sessions"]) == 6
-    loaded = set(done.stderr.split())
+    assert code == 0, err
+    assert len(json.loads(out)["sessions"]) == 6
+    loaded = set(err.split())
     heavy = {"rich", "matplotlib", "anthropic", "openai", "psycopg", "sqlite3"}
     assert {m for m in loaded if m.split(".")[0] in heavy} == set()
     assert {
@@ -285,20 +291,14 @@ def test_json_imports_no_tables_sdks_or_store_drivers(tmp_path: Path) -> None:
 def _entry_point(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     """``ctxrelay ARGV`` as the console script runs it (``main()`` with no argv), with an
     ``atexit`` handler that writes "teardown" when the interpreter's teardown runs."""
-    import subprocess
-    import sys
-
-    code = (
+    return _fresh_python(
         "import atexit, sys\n"
         "atexit.register(lambda: sys.stderr.write('teardown'))\n"
         f"sys.argv = ['ctxrelay', *{argv!r}]\n"
         "from ctxrelay.cli import main\n"
-        "sys.exit(main())\n"
+        "sys.exit(main())\n",
+        cwd,
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=cwd
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 def test_the_console_script_exits_as_usual_with_its_code_and_all_its_output(
