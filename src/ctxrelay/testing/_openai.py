@@ -1,6 +1,7 @@
 """A local server that speaks OpenAI Chat Completions as the real API (and vLLM, Ollama,
 llama.cpp) does: streaming chunks with tool_calls deltas, the final usage chunk when
-``stream_options.include_usage`` is set, the JSON form, models, and real error shapes."""
+``stream_options.include_usage`` is set, the JSON form, models, and real error shapes;
+and, beside it, the Responses API (``POST /v1/responses``, shapes in ``_responses``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, ClassVar
 
+from ctxrelay.testing import _responses
 from ctxrelay.testing._script import Fault, Router, Script, Step
 from ctxrelay.testing._server import (
     LocalServer,
@@ -84,8 +86,9 @@ def _unanswered(pending: list[str]) -> str:
 
 
 class OpenAIServer(LocalServer):
-    """``POST /v1/chat/completions`` (streaming and not) and ``GET /v1/models``. Other
-    routes are recorded in ``unknown`` and answered 404 in the real error shape.
+    """``POST /v1/chat/completions`` and ``POST /v1/responses`` (each streaming and not)
+    and ``GET /v1/models``. Other routes are recorded in ``unknown`` and answered 404 in
+    the real error shape. Both model routes take their answers from the one script.
 
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
@@ -95,6 +98,12 @@ class OpenAIServer(LocalServer):
     local servers do. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
     ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
+    Responses: ``input_tokens`` the same sum, ``input_tokens_details.cached_tokens`` the
+    cache read, ``cache_write_tokens`` the cache creation.
+
+    Responses keeps the responses it served (unless ``store`` is false) so that
+    ``previous_response_id`` continues one as the API does; an unknown id gets the
+    API's 400, and ``conversation`` (not served here) its 404.
     """
 
     wire: ClassVar[str] = "openai"
@@ -118,6 +127,7 @@ class OpenAIServer(LocalServer):
         )
         self.stream_usage = stream_usage
         self.tool_call_index = tool_call_index
+        self._stored: dict[str, list[Any]] = {}  # response id -> its input and output
 
     @property
     def base_url(self) -> str:
@@ -131,6 +141,9 @@ class OpenAIServer(LocalServer):
         if record.method == "POST" and route == "/v1/chat/completions":
             self._serve(handler, record)
             return
+        if record.method == "POST" and route == "/v1/responses":
+            self._serve_responses(handler, record)
+            return
         if record.method == "GET" and route == "/v1/models":
             ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
             data = [{"id": i, "object": "model", "created": 0, "owned_by": "local"} for i in ids]
@@ -141,14 +154,21 @@ class OpenAIServer(LocalServer):
             handler, Fault.http(404, f"Invalid URL ({record.method} {record.route})"), code=None
         )
 
-    def _error(self, handler: _Handler, fault: Fault, *, code: str | bool | None = True) -> None:
+    def _error(
+        self,
+        handler: _Handler,
+        fault: Fault,
+        *,
+        code: str | bool | None = True,
+        param: str | None = None,
+    ) -> None:
         etype, default_code, message = _ERRORS.get(fault.status, ("server_error", None, "error"))
         headers = {"x-request-id": new_id("req_")}
         headers.update(retry_headers(fault))
         error = {
             "message": fault.message or message,
             "type": etype,
-            "param": None,
+            "param": param,
             "code": fault.code or (default_code if code is True else code),
         }
         handler.send_json(fault.status, {"error": error}, headers)
@@ -336,3 +356,89 @@ class OpenAIServer(LocalServer):
             "code": code,
         }
         return _data({"error": error})
+
+    # -- /v1/responses ------------------------------------------------------------------
+
+    def _serve_responses(self, handler: _Handler, record: RecordedRequest) -> None:
+        """The Responses route, checked as the API checks it (key, JSON body, model,
+        ``input``, stored state, tool turns, the model, the window), then answered from
+        the script like the Chat route."""
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            self._refuse(handler, "field", "model")
+            return
+        raw = body.get("input")
+        if raw is not None and not isinstance(raw, str | list):
+            message = (
+                "Invalid type for 'input': expected one of a string or array of input "
+                f"items, but got {type(raw).__name__} instead."
+            )
+            self._error(handler, Fault.http(400, message), code="invalid_type", param="input")
+            return
+        conversation = body.get("conversation")
+        if conversation is not None:
+            conv_id = conversation.get("id") if isinstance(conversation, Mapping) else conversation
+            message = f"Conversation with id '{conv_id}' not found."
+            self._error(handler, Fault.http(404, message), code=None, param="conversation")
+            return
+        items = _responses.input_items(raw)
+        previous = body.get("previous_response_id")
+        if previous is not None:
+            with self._lock:
+                earlier = self._stored.get(str(previous))
+            if earlier is None:
+                message = f"Previous response with id '{previous}' not found."
+                self._error(
+                    handler,
+                    Fault.http(400, message),
+                    code="previous_response_not_found",
+                    param="previous_response_id",
+                )
+                return
+            items = [*earlier, *items]
+        problem = _responses.input_problem(items)
+        if problem is not None:
+            self._error(handler, Fault.http(400, problem), code=None, param="input")
+            return
+        if self.models is not None and body["model"] not in self.models:
+            self._refuse(handler, "model", body["model"])
+            return
+        prompt = {k: body.get(k) for k in _responses.PROMPT_KEYS}
+        prompt["input"] = items
+        if self.context_window is not None:
+            tokens = estimate_tokens(prompt)
+            if tokens > self.context_window:
+                self._refuse(handler, "too_long", tokens)
+                return
+        step = self._take_step(handler, body)
+        if step is None:
+            return
+        response = _responses.response_object(body, step, prompt, created_at=self.now())
+        if body.get("store") is not False:
+            with self._lock:
+                self._stored[response["id"]] = [*items, *response["output"]]
+        headers = {"x-request-id": new_id("req_")}
+        fault = step.fault
+        if not body.get("stream"):
+            if fault is None:
+                handler.send_json(200, response, headers)
+            else:
+                self._broken_json(handler, response, fault)
+            return
+        events = [
+            _responses.sse(dict(event, sequence_number=n))
+            for n, event in enumerate(_responses.response_events(response, self.chunks))
+        ]
+        # Faults strike after the response began and its first output item was added.
+        head = 3
+        if fault is not None and fault.kind == "stream_error":
+            code = _ERRORS.get(fault.status, _ERRORS[500])[1] or "server_error"
+            error = _responses.stream_error(fault, head, fault.code or code)
+            self._send_stream(handler, [*events[:head], error], None, headers, head=head)
+            return
+        self._send_stream(handler, events, fault, headers, head=head)
