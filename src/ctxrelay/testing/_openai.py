@@ -93,7 +93,8 @@ class OpenAIServer(LocalServer):
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
     ``context_window``: when set, a request estimated above it gets 400
-    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, and
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk (nor
+    a streamed response's ``usage``), and
     ``tool_call_index=False`` sends each tool call whole without its ``index``, as some
     local servers do. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
@@ -430,6 +431,8 @@ class OpenAIServer(LocalServer):
             else:
                 self._broken_json(handler, response, fault)
             return
+        if not self.stream_usage:  # a compatible server that reports no usage
+            response["usage"] = None
         events = [
             _responses.sse(dict(event, sequence_number=n))
             for n, event in enumerate(_responses.response_events(response, self.chunks))
