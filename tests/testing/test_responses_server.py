@@ -181,8 +181,6 @@ def test_previous_response_id_continues_a_stored_response() -> None:
         second = sdk.responses.create(model=MODEL, input="second", previous_response_id=first.id)
         with pytest.raises(openai.BadRequestError, match="Previous response with id 'resp_x'"):
             sdk.responses.create(model=MODEL, input="third", previous_response_id="resp_x")
-        with pytest.raises(openai.NotFoundError, match="Conversation with id 'conv_1'"):
-            sdk.responses.create(model=MODEL, input="fourth", conversation="conv_1")
     assert second.output_text == "two"
     assert second.previous_response_id == first.id
     # The stored turn counts in the second request's prompt.
@@ -248,3 +246,39 @@ def test_checks_the_key_the_model_and_the_window() -> None:
         assert too_long.json()["error"]["code"] == "context_length_exceeded"
         assert server.script.served == 0
         assert len(server.requests_to("/v1/responses")) == 5
+
+
+def test_a_conversation_holds_its_turns_on_the_server() -> None:
+    with OpenAIServer([Step(text="one"), Step(text="two")]) as server:
+        sdk = client(server)
+        conversation = sdk.conversations.create()
+        first = sdk.responses.create(model=MODEL, input="first", conversation=conversation.id)
+        second = sdk.responses.create(model=MODEL, input="second", conversation=conversation.id)
+        with pytest.raises(openai.NotFoundError, match="Conversation with id 'conv_x'"):
+            sdk.responses.create(model=MODEL, input="third", conversation="conv_x")
+        assert server.script.served == 2
+    assert conversation.id.startswith("conv_")
+    assert second.output_text == "two"
+    assert second.usage.input_tokens > first.usage.input_tokens  # the first turn came along
+
+
+def test_compact_keeps_the_user_messages_and_one_opaque_item() -> None:
+    history: list[Any] = [
+        {"role": "user", "content": "Read a.txt"},
+        {"type": "function_call", "call_id": "c1", "name": "read_file", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "hello"},
+        {"role": "assistant", "content": "It says hello."},
+    ]
+    with OpenAIServer([Step(text="after")]) as server:
+        sdk = client(server)
+        compacted = sdk.responses.compact(model=MODEL, input=history)
+        # The SDK types the output as output items (no user messages), so it is dumped
+        # as the Agents SDK's compaction session dumps it: without serializer warnings.
+        items = [i.model_dump(exclude_unset=True, warnings=False) for i in compacted.output]
+        after = sdk.responses.create(model=MODEL, input=[*items, {"role": "user", "content": "go"}])
+        assert server.script.served == 1  # compaction is not a scripted turn
+    assert compacted.object == "response.compaction"
+    assert [i.get("type") for i in items] == ["message", "compaction"]
+    assert items[0]["role"] == "user"
+    assert items[1]["encrypted_content"]
+    assert after.output_text == "after"

@@ -103,8 +103,11 @@ class OpenAIServer(LocalServer):
     cache read, ``cache_write_tokens`` the cache creation.
 
     Responses keeps the responses it served (unless ``store`` is false) so that
-    ``previous_response_id`` continues one as the API does; an unknown id gets the
-    API's 400, and ``conversation`` (not served here) its 404.
+    ``previous_response_id`` continues one as the API does, and the conversations made
+    with ``POST /v1/conversations`` so that ``conversation`` does; an unknown id gets the
+    API's 400 (a response) or 404 (a conversation). ``POST /v1/responses/compact``
+    answers the input's user messages and one opaque ``compaction`` item, outside the
+    script.
     """
 
     wire: ClassVar[str] = "openai"
@@ -129,6 +132,7 @@ class OpenAIServer(LocalServer):
         self.stream_usage = stream_usage
         self.tool_call_index = tool_call_index
         self._stored: dict[str, list[Any]] = {}  # response id -> its input and output
+        self._conversations: dict[str, list[Any]] = {}  # conversation id -> its items
 
     @property
     def base_url(self) -> str:
@@ -144,6 +148,12 @@ class OpenAIServer(LocalServer):
             return
         if record.method == "POST" and route == "/v1/responses":
             self._serve_responses(handler, record)
+            return
+        if record.method == "POST" and route == "/v1/responses/compact":
+            self._serve_compact(handler, record)
+            return
+        if record.method == "POST" and route == "/v1/conversations":
+            self._serve_new_conversation(handler, record)
             return
         if record.method == "GET" and route == "/v1/models":
             ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
@@ -373,35 +383,10 @@ class OpenAIServer(LocalServer):
         if not isinstance(body.get("model"), str) or not body["model"]:
             self._refuse(handler, "field", "model")
             return
-        raw = body.get("input")
-        if raw is not None and not isinstance(raw, str | list):
-            message = (
-                "Invalid type for 'input': expected one of a string or array of input "
-                f"items, but got {type(raw).__name__} instead."
-            )
-            self._error(handler, Fault.http(400, message), code="invalid_type", param="input")
+        history = self._history(handler, body)
+        if history is None:
             return
-        conversation = body.get("conversation")
-        if conversation is not None:
-            conv_id = conversation.get("id") if isinstance(conversation, Mapping) else conversation
-            message = f"Conversation with id '{conv_id}' not found."
-            self._error(handler, Fault.http(404, message), code=None, param="conversation")
-            return
-        items = _responses.input_items(raw)
-        previous = body.get("previous_response_id")
-        if previous is not None:
-            with self._lock:
-                earlier = self._stored.get(str(previous))
-            if earlier is None:
-                message = f"Previous response with id '{previous}' not found."
-                self._error(
-                    handler,
-                    Fault.http(400, message),
-                    code="previous_response_not_found",
-                    param="previous_response_id",
-                )
-                return
-            items = [*earlier, *items]
+        conv_id, items = history
         problem = _responses.input_problem(items)
         if problem is not None:
             self._error(handler, Fault.http(400, problem), code=None, param="input")
@@ -420,9 +405,14 @@ class OpenAIServer(LocalServer):
         if step is None:
             return
         response = _responses.response_object(body, step, prompt, created_at=self.now())
-        if body.get("store") is not False:
-            with self._lock:
+        with self._lock:
+            if body.get("store") is not False:
                 self._stored[response["id"]] = [*items, *response["output"]]
+            if conv_id is not None:
+                self._conversations[conv_id] += [
+                    *_responses.input_items(body.get("input")),
+                    *response["output"],
+                ]
         headers = {"x-request-id": new_id("req_")}
         fault = step.fault
         if not body.get("stream"):
@@ -445,3 +435,78 @@ class OpenAIServer(LocalServer):
             self._send_stream(handler, [*events[:head], error], None, headers, head=head)
             return
         self._send_stream(handler, events, fault, headers, head=head)
+
+    def _history(
+        self, handler: _Handler, body: Mapping[str, Any]
+    ) -> tuple[str | None, list[Any]] | None:
+        """The conversation id (if any) and the whole input of a Responses request: the
+        stored conversation or previous response, then ``input``; ``None`` when the
+        request was refused (``input`` of the wrong type, an unknown id)."""
+        raw = body.get("input")
+        if raw is not None and not isinstance(raw, str | list):
+            message = (
+                "Invalid type for 'input': expected one of a string or array of input "
+                f"items, but got {type(raw).__name__} instead."
+            )
+            self._error(handler, Fault.http(400, message), code="invalid_type", param="input")
+            return None
+        items = _responses.input_items(raw)
+        conversation = body.get("conversation")
+        conv_id = None
+        if conversation is not None:
+            conv_id = str(
+                conversation.get("id") if isinstance(conversation, Mapping) else conversation
+            )
+            with self._lock:
+                earlier = self._conversations.get(conv_id)
+            if earlier is None:
+                message = f"Conversation with id '{conv_id}' not found."
+                self._error(handler, Fault.http(404, message), code=None, param="conversation")
+                return None
+            items = [*earlier, *items]
+        previous = body.get("previous_response_id")
+        if previous is not None:
+            with self._lock:
+                earlier = self._stored.get(str(previous))
+            if earlier is None:
+                message = f"Previous response with id '{previous}' not found."
+                self._error(
+                    handler,
+                    Fault.http(400, message),
+                    code="previous_response_not_found",
+                    param="previous_response_id",
+                )
+                return None
+            items = [*earlier, *items]
+        return conv_id, items
+
+    def _serve_new_conversation(self, handler: _Handler, record: RecordedRequest) -> None:
+        if not self._authorized(handler, record):
+            return
+        body = record.body if isinstance(record.body, Mapping) else {}
+        conv_id = new_id("conv_")
+        conversation = {
+            "id": conv_id,
+            "object": "conversation",
+            "created_at": self.now(),
+            "metadata": body.get("metadata") or {},
+        }
+        with self._lock:
+            self._conversations[conv_id] = _responses.input_items(body.get("items"))
+        handler.send_json(200, conversation, {"x-request-id": new_id("req_")})
+
+    def _serve_compact(self, handler: _Handler, record: RecordedRequest) -> None:
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            self._refuse(handler, "field", "model")
+            return
+        history = self._history(handler, body)
+        if history is None:
+            return
+        compacted = _responses.compacted(history[1], created_at=self.now())
+        handler.send_json(200, compacted, {"x-request-id": new_id("req_")})

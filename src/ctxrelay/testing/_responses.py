@@ -14,6 +14,7 @@ from ctxrelay.testing._server import estimate_tokens, new_id
 
 __all__ = [
     "PROMPT_KEYS",
+    "compacted",
     "input_items",
     "input_problem",
     "output_items",
@@ -248,3 +249,49 @@ def stream_error(fault: Fault, sequence_number: int, code: str | None) -> bytes:
             "sequence_number": sequence_number,
         }
     )
+
+
+def compacted(items: Sequence[Any], *, created_at: int) -> dict[str, Any]:
+    """What ``POST /v1/responses/compact`` answers: the input's user messages, then one
+    ``compaction`` item whose (here not encrypted, but opaque) content stands for the
+    rest."""
+    users = [_as_message(item) for item in items if _is_user_message(item)]
+    rest = len(items) - len(users)
+    compaction = {
+        "id": new_id("cmp_"),
+        "type": "compaction",
+        "encrypted_content": f"ctxrelay-test-compaction:{rest}-items",
+    }
+    size = estimate_tokens(list(items))
+    return {
+        "id": new_id("resp_"),
+        "object": "response.compaction",
+        "created_at": created_at,
+        "output": [*users, compaction],
+        "usage": {
+            "input_tokens": size,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": 1,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": size + 1,
+        },
+    }
+
+
+def _is_user_message(item: Any) -> bool:
+    if not isinstance(item, Mapping) or item.get("role") != "user":
+        return False
+    return bool(item.get("type", "message") == "message")
+
+
+def _as_message(item: Mapping[str, Any]) -> dict[str, Any]:
+    content = item.get("content")
+    if isinstance(content, str):
+        content = [{"type": "input_text", "text": content}]
+    return {
+        "id": new_id("msg_"),
+        "type": "message",
+        "status": "completed",
+        "role": "user",
+        "content": content,
+    }
