@@ -23,6 +23,7 @@ __all__ = [
     "ProviderStatusError",
     "ProviderTimeoutError",
     "RequestTooLargeError",
+    "ServerStateError",
     "SessionBusyError",
     "SessionNotFoundError",
     "StaleWindowError",
@@ -158,6 +159,21 @@ class MalformedResponseError(ProviderError):
 
 class UnknownModelError(ConfigError):
     """The model registry does not know the model's context window; ``--limit`` gives it."""
+
+
+class ServerStateError(ConfigError):
+    """A framework run keeps its conversation on the provider's server (the Responses
+    API's ``previous_response_id``, ``conversation_id``, a compaction session): ctxrelay
+    decides what each request carries, so it needs the history on the client.
+    ``argument`` names what to leave out."""
+
+    def __init__(self, argument: str) -> None:
+        self.argument = argument
+        super().__init__(
+            f"{argument} keeps the conversation on the provider's server, where ctxrelay "
+            "cannot choose what each request carries; leave it out: ctxrelay keeps the "
+            "history on the client and sends the open window itself"
+        )
 
 
 class RequestTooLargeError(CtxrelayError):

@@ -36,7 +36,7 @@ class Wire:
 
 WIRES = {
     "anthropic": Wire("anthropic", "claude-opus-4-6", AnthropicServer, "/v1/messages"),
-    "openai": Wire("openai", "gpt-4.1", OpenAIServer, "/v1/chat/completions"),
+    "openai": Wire("openai", "gpt-4.1", OpenAIServer, "/v1/responses"),
 }
 
 
@@ -424,7 +424,7 @@ def test_resume_reuses_the_provider_options_of_the_session_but_never_its_key(
         code = main(again)
         out, err = capsys.readouterr()
         assert code == 0, err
-        assert len(server.requests_to("/v1/chat/completions")) == 2
+        assert len(server.requests_to("/v1/responses")) == 2
         base_url = server.base_url
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["status"] == "done"
@@ -459,4 +459,4 @@ def test_a_flag_on_resume_overrides_the_stored_provider_option(
         code = main(again)
         _, err = capsys.readouterr()
         assert code == 0, err
-        assert len(moved.requests_to("/v1/chat/completions")) == 1
+        assert len(moved.requests_to("/v1/responses")) == 1

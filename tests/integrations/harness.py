@@ -115,10 +115,16 @@ class OpenAIAgentsHarness(_Opens):
     def server(self, steps: Any) -> WireServer:
         return OpenAIServer(steps)
 
+    def model(self, client: Any) -> Any:
+        """The SDK's model on ``client``: Chat Completions here."""
+        from agents import OpenAIChatCompletionsModel
+
+        return OpenAIChatCompletionsModel(MODEL, openai_client=client)
+
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
     ) -> str:
-        from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+        from agents import Agent, Runner, set_tracing_disabled
         from openai import AsyncOpenAI
 
         set_tracing_disabled(True)
@@ -127,7 +133,7 @@ class OpenAIAgentsHarness(_Opens):
             name="coder",
             instructions="You are a careful coding agent.",
             tools=integration.tools,
-            model=OpenAIChatCompletionsModel(MODEL, openai_client=client),
+            model=self.model(client),
         )
         kwargs = integration.run_kwargs()
         try:
@@ -140,6 +146,18 @@ class OpenAIAgentsHarness(_Opens):
             return str(result.final_output)
         finally:
             await client.close()
+
+
+@dataclass(frozen=True)
+class OpenAIAgentsResponsesHarness(OpenAIAgentsHarness):
+    """The Agents SDK on its default model, ``OpenAIResponsesModel`` (the Responses API)."""
+
+    name: str = "openai-agents-responses"
+
+    def model(self, client: Any) -> Any:
+        from agents import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(MODEL, openai_client=client)
 
 
 async def _run_pydantic_ai(integration: Any, model: Any, prompt: str, *, stream: bool) -> str:
@@ -301,6 +319,7 @@ def _text(content: Any) -> str:
 
 HARNESSES: list[Harness] = [
     OpenAIAgentsHarness(),
+    OpenAIAgentsResponsesHarness(),
     PydanticAIHarness(),
     PydanticAIAnthropicHarness(),
     LangChainHarness(),

@@ -26,14 +26,16 @@ def _example(heading: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("heading", "module", "extra"),
+    ("heading", "module", "extra", "route"),
     [
-        ("OpenAI Agents SDK", "agents", "openai-agents"),
-        ("pydantic-ai", "pydantic_ai", "pydantic-ai"),
-        ("LangChain", "langchain", "langchain"),
+        ("OpenAI Agents SDK", "agents", "openai-agents", "/v1/responses"),  # its default
+        ("pydantic-ai", "pydantic_ai", "pydantic-ai", "/v1/chat/completions"),
+        ("LangChain", "langchain", "langchain", "/v1/chat/completions"),
     ],
 )
-def test_the_example_runs(tmp_path: Path, heading: str, module: str, extra: str) -> None:
+def test_the_example_runs(
+    tmp_path: Path, heading: str, module: str, extra: str, route: str
+) -> None:
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{extra} is not installed (pip install 'ctxrelay[{extra}]')")
     code = _example(heading)
@@ -61,7 +63,7 @@ def test_the_example_runs(tmp_path: Path, heading: str, module: str, extra: str)
         )
         assert out.returncode == 0, out.stderr
         assert out.stdout.strip() == "All done."
-        assert len(server.requests_to("/v1/chat/completions")) == 2
+        assert [r.route for r in server.requests] == [route, route]
     store = open_store(str(tmp_path / "agent.db"))
     try:
         kinds = [r.kind for r in store.rows("ticket-42")]

@@ -22,7 +22,10 @@ Three of the SDK's own seams, no patching:
 
 The SDK's own session memory (``session=``), if used, is left alone: it keeps every item
 of the conversation; ctxrelay only decides which of them are sent (see
-``docs/integrations.md``).
+``docs/integrations.md``). Conversation state kept on the server (``Runner.run``'s
+``previous_response_id``, ``conversation_id``, ``auto_previous_response_id``, the
+compaction session) is refused with ``ServerStateError``: ctxrelay must send the window
+itself. Any model works, the default ``OpenAIResponsesModel`` included.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ctxrelay.errors import ServerStateError
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
@@ -52,6 +56,9 @@ __all__ = ["EXTRA", "FRAMEWORK", "AgentsCodec", "AgentsRelay"]
 FRAMEWORK = "openai-agents"
 EXTRA = "openai-agents"
 _FEATURE = "the OpenAI Agents SDK integration"
+
+# Runner.run's arguments that keep the conversation on the server.
+_SERVER_STATE = ("previous_response_id", "conversation_id", "auto_previous_response_id")
 
 
 def _agents() -> Any:
@@ -179,14 +186,44 @@ class AgentsRelay(FrameworkRelay):
         from agents.run_config import ModelInputData
 
         model_data = data.model_data
+        held = self._server_held(model_data.input)
+        if held is not None:
+            raise ServerStateError(held)
         self.relay.fixed_bytes = len((model_data.instructions or "").encode()) + _tools_bytes(
             data.agent
         )
         sent = self.relay.prepare(list(model_data.input))
         return ModelInputData(input=sent.items, instructions=model_data.instructions)
 
+    @staticmethod
+    def _server_held(items: Sequence[Any]) -> str | None:
+        """What makes the run keep its conversation on the server, from the input the
+        SDK is about to send (``None``: the history is all here). A compaction item is
+        opaque history; a tool output without its call means the SDK left the call out
+        because the server holds it (it drops such orphans from a session's history
+        itself, so nothing else sends one)."""
+        called: set[str] = set()
+        for item in items:
+            raw = _plain(item)
+            if not isinstance(raw, Mapping):
+                continue
+            kind = raw.get("type")
+            if kind == "compaction":
+                return "OpenAIResponsesCompactionSession (its compaction items)"
+            if kind == "item_reference":
+                return "an item_reference input item"
+            call_id = str(raw.get("call_id"))
+            if kind == "function_call":
+                called.add(call_id)
+            elif kind == "function_call_output" and call_id not in called:
+                return " / ".join(f"Runner.run's {name}" for name in _SERVER_STATE)
+        return None
+
     def run_config(self, **kwargs: Any) -> RunConfig:
         """A ``RunConfig`` with ctxrelay's input filter (other options pass through)."""
+        for name in _SERVER_STATE:
+            if kwargs.get(name):
+                raise ServerStateError(name)
         agents = _agents()
         # Streams report usage only when asked (the SDK asks OpenAI's own host only):
         # ctxrelay needs the provider's count of every request.

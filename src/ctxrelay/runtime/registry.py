@@ -54,13 +54,17 @@ class ModelInfo:
         under the model table's price key when the model is in it."""
         from ctxrelay.pricing import DEFAULT_PRICES
 
-        found = model_facts(self.model, self.provider)
+        found = model_facts(self.model, _VENDOR.get(self.provider, self.provider))
         return DEFAULT_PRICES.lookup(self.model if found is None else found.price_key)
+
+
+# A provider name that reaches a vendor's models another way: its rows are the vendor's.
+_VENDOR = {"openai-chat": "openai"}
 
 
 def lookup_model(provider: str, model: str) -> ModelInfo | None:
     """The table's entry for ``model`` of ``provider``, or ``None``."""
-    found = model_facts(model, provider)
+    found = model_facts(model, _VENDOR.get(provider, provider))
     if found is None:
         return None
     return ModelInfo(

@@ -1,6 +1,7 @@
 """A local server that speaks OpenAI Chat Completions as the real API (and vLLM, Ollama,
 llama.cpp) does: streaming chunks with tool_calls deltas, the final usage chunk when
-``stream_options.include_usage`` is set, the JSON form, models, and real error shapes."""
+``stream_options.include_usage`` is set, the JSON form, models, and real error shapes;
+and, beside it, the Responses API (``POST /v1/responses``, shapes in ``_responses``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, ClassVar
 
+from ctxrelay.testing import _responses
 from ctxrelay.testing._script import Fault, Router, Script, Step
 from ctxrelay.testing._server import (
     LocalServer,
@@ -84,17 +86,28 @@ def _unanswered(pending: list[str]) -> str:
 
 
 class OpenAIServer(LocalServer):
-    """``POST /v1/chat/completions`` (streaming and not) and ``GET /v1/models``. Other
-    routes are recorded in ``unknown`` and answered 404 in the real error shape.
+    """``POST /v1/chat/completions`` and ``POST /v1/responses`` (each streaming and not)
+    and ``GET /v1/models``. Other routes are recorded in ``unknown`` and answered 404 in
+    the real error shape. Both model routes take their answers from the one script.
 
     ``api_key``: when set, requests without ``Authorization: Bearer <key>`` get 401.
     ``models``: when set, other models get 404 ``model_not_found``.
     ``context_window``: when set, a request estimated above it gets 400
-    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk, and
+    ``context_length_exceeded``. ``stream_usage=False`` never sends the usage chunk (nor
+    a streamed response's ``usage``), and
     ``tool_call_index=False`` sends each tool call whole without its ``index``, as some
     local servers do. Point the SDK at ``base_url`` (it ends in ``/v1``).
     Usage mapping: ``prompt_tokens`` = input + cache creation + cache read of the step,
     ``prompt_tokens_details.cached_tokens`` = cache read (OpenAI has no cache writes).
+    Responses: ``input_tokens`` the same sum, ``input_tokens_details.cached_tokens`` the
+    cache read, ``cache_write_tokens`` the cache creation.
+
+    Responses keeps the responses it served (unless ``store`` is false) so that
+    ``previous_response_id`` continues one as the API does, and the conversations made
+    with ``POST /v1/conversations`` so that ``conversation`` does; an unknown id gets the
+    API's 400 (a response) or 404 (a conversation). ``POST /v1/responses/compact``
+    answers the input's user messages and one opaque ``compaction`` item, outside the
+    script.
     """
 
     wire: ClassVar[str] = "openai"
@@ -118,6 +131,8 @@ class OpenAIServer(LocalServer):
         )
         self.stream_usage = stream_usage
         self.tool_call_index = tool_call_index
+        self._stored: dict[str, list[Any]] = {}  # response id -> its input and output
+        self._conversations: dict[str, list[Any]] = {}  # conversation id -> its items
 
     @property
     def base_url(self) -> str:
@@ -131,6 +146,15 @@ class OpenAIServer(LocalServer):
         if record.method == "POST" and route == "/v1/chat/completions":
             self._serve(handler, record)
             return
+        if record.method == "POST" and route == "/v1/responses":
+            self._serve_responses(handler, record)
+            return
+        if record.method == "POST" and route == "/v1/responses/compact":
+            self._serve_compact(handler, record)
+            return
+        if record.method == "POST" and route == "/v1/conversations":
+            self._serve_new_conversation(handler, record)
+            return
         if record.method == "GET" and route == "/v1/models":
             ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
             data = [{"id": i, "object": "model", "created": 0, "owned_by": "local"} for i in ids]
@@ -141,14 +165,21 @@ class OpenAIServer(LocalServer):
             handler, Fault.http(404, f"Invalid URL ({record.method} {record.route})"), code=None
         )
 
-    def _error(self, handler: _Handler, fault: Fault, *, code: str | bool | None = True) -> None:
+    def _error(
+        self,
+        handler: _Handler,
+        fault: Fault,
+        *,
+        code: str | bool | None = True,
+        param: str | None = None,
+    ) -> None:
         etype, default_code, message = _ERRORS.get(fault.status, ("server_error", None, "error"))
         headers = {"x-request-id": new_id("req_")}
         headers.update(retry_headers(fault))
         error = {
             "message": fault.message or message,
             "type": etype,
-            "param": None,
+            "param": param,
             "code": fault.code or (default_code if code is True else code),
         }
         handler.send_json(fault.status, {"error": error}, headers)
@@ -336,3 +367,146 @@ class OpenAIServer(LocalServer):
             "code": code,
         }
         return _data({"error": error})
+
+    # -- /v1/responses ------------------------------------------------------------------
+
+    def _serve_responses(self, handler: _Handler, record: RecordedRequest) -> None:
+        """The Responses route, checked as the API checks it (key, JSON body, model,
+        ``input``, stored state, tool turns, the model, the window), then answered from
+        the script like the Chat route."""
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            self._refuse(handler, "field", "model")
+            return
+        history = self._history(handler, body)
+        if history is None:
+            return
+        conv_id, items = history
+        problem = _responses.input_problem(items)
+        if problem is not None:
+            self._error(handler, Fault.http(400, problem), code=None, param="input")
+            return
+        if self.models is not None and body["model"] not in self.models:
+            self._refuse(handler, "model", body["model"])
+            return
+        prompt = {k: body.get(k) for k in _responses.PROMPT_KEYS}
+        prompt["input"] = items
+        if self.context_window is not None:
+            tokens = estimate_tokens(prompt)
+            if tokens > self.context_window:
+                self._refuse(handler, "too_long", tokens)
+                return
+        step = self._take_step(handler, body)
+        if step is None:
+            return
+        response = _responses.response_object(body, step, prompt, created_at=self.now())
+        with self._lock:
+            if body.get("store") is not False:
+                self._stored[response["id"]] = [*items, *response["output"]]
+            if conv_id is not None:
+                self._conversations[conv_id] += [
+                    *_responses.input_items(body.get("input")),
+                    *response["output"],
+                ]
+        headers = {"x-request-id": new_id("req_")}
+        fault = step.fault
+        if not body.get("stream"):
+            if fault is None:
+                handler.send_json(200, response, headers)
+            else:
+                self._broken_json(handler, response, fault)
+            return
+        if not self.stream_usage:  # a compatible server that reports no usage
+            response["usage"] = None
+        events = [
+            _responses.sse(dict(event, sequence_number=n))
+            for n, event in enumerate(_responses.response_events(response, self.chunks))
+        ]
+        # Faults strike after the response began and its first output item was added.
+        head = 3
+        if fault is not None and fault.kind == "stream_error":
+            code = _ERRORS.get(fault.status, _ERRORS[500])[1] or "server_error"
+            error = _responses.stream_error(fault, head, fault.code or code)
+            self._send_stream(handler, [*events[:head], error], None, headers, head=head)
+            return
+        self._send_stream(handler, events, fault, headers, head=head)
+
+    def _history(
+        self, handler: _Handler, body: Mapping[str, Any]
+    ) -> tuple[str | None, list[Any]] | None:
+        """The conversation id (if any) and the whole input of a Responses request: the
+        stored conversation or previous response, then ``input``; ``None`` when the
+        request was refused (``input`` of the wrong type, an unknown id)."""
+        raw = body.get("input")
+        if raw is not None and not isinstance(raw, str | list):
+            message = (
+                "Invalid type for 'input': expected one of a string or array of input "
+                f"items, but got {type(raw).__name__} instead."
+            )
+            self._error(handler, Fault.http(400, message), code="invalid_type", param="input")
+            return None
+        items = _responses.input_items(raw)
+        conversation = body.get("conversation")
+        conv_id = None
+        if conversation is not None:
+            conv_id = str(
+                conversation.get("id") if isinstance(conversation, Mapping) else conversation
+            )
+            with self._lock:
+                earlier = self._conversations.get(conv_id)
+            if earlier is None:
+                message = f"Conversation with id '{conv_id}' not found."
+                self._error(handler, Fault.http(404, message), code=None, param="conversation")
+                return None
+            items = [*earlier, *items]
+        previous = body.get("previous_response_id")
+        if previous is not None:
+            with self._lock:
+                earlier = self._stored.get(str(previous))
+            if earlier is None:
+                message = f"Previous response with id '{previous}' not found."
+                self._error(
+                    handler,
+                    Fault.http(400, message),
+                    code="previous_response_not_found",
+                    param="previous_response_id",
+                )
+                return None
+            items = [*earlier, *items]
+        return conv_id, items
+
+    def _serve_new_conversation(self, handler: _Handler, record: RecordedRequest) -> None:
+        if not self._authorized(handler, record):
+            return
+        body = record.body if isinstance(record.body, Mapping) else {}
+        conv_id = new_id("conv_")
+        conversation = {
+            "id": conv_id,
+            "object": "conversation",
+            "created_at": self.now(),
+            "metadata": body.get("metadata") or {},
+        }
+        with self._lock:
+            self._conversations[conv_id] = _responses.input_items(body.get("items"))
+        handler.send_json(200, conversation, {"x-request-id": new_id("req_")})
+
+    def _serve_compact(self, handler: _Handler, record: RecordedRequest) -> None:
+        if not self._authorized(handler, record):
+            return
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            self._refuse(handler, "field", "model")
+            return
+        history = self._history(handler, body)
+        if history is None:
+            return
+        compacted = _responses.compacted(history[1], created_at=self.now())
+        handler.send_json(200, compacted, {"x-request-id": new_id("req_")})

@@ -1,8 +1,10 @@
 """Model providers behind one ``resolve("provider:model")``.
 
-``scripted:PATH`` plays back a JSON script (tests, the demo); ``anthropic:MODEL`` and
-``openai:MODEL`` live in ``ctxrelay.runtime.providers.anthropic`` / ``.openai`` and are
-imported only when asked for, so the scripted path never pays for an SDK.
+``scripted:PATH`` plays back a JSON script (tests, the demo); ``anthropic:MODEL``,
+``openai:MODEL`` (the Responses API) and ``openai-chat:MODEL`` (Chat Completions, for
+compatible servers without Responses) live in ``ctxrelay.runtime.providers.anthropic`` /
+``.openai_responses`` / ``.openai_chat`` and are imported only when asked for, so the
+scripted path never pays for an SDK.
 
 A provider module exposes ``create(model: str, **options) -> ModelProvider`` and may
 expose ``model_defaults(model: str) -> ModelDefaults | None`` (context window, output
@@ -31,7 +33,8 @@ __all__ = [
 PROVIDERS: dict[str, str] = {
     "scripted": "ctxrelay.runtime.providers.scripted",
     "anthropic": "ctxrelay.runtime.providers.anthropic",
-    "openai": "ctxrelay.runtime.providers.openai",
+    "openai": "ctxrelay.runtime.providers.openai_responses",
+    "openai-chat": "ctxrelay.runtime.providers.openai_chat",
 }
 
 
