@@ -21,10 +21,8 @@ hook starts: :func:`ctxrelay.transcripts.call_response` waits for it up to
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-# Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
-# cost more than the rest of it (mypy reads any constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

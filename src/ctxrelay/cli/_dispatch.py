@@ -10,8 +10,8 @@ after every message) pays for nothing but itself: this module imports the stdlib
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import TypeAlias

@@ -15,7 +15,8 @@ import os
 
 # Annotations only; the config, the handoff files and the policy core load in the
 # functions that need them (a startup whose seed stamp holds needs none of them).
-TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from ctxrelay.claude import handoff
     from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
