@@ -17,8 +17,7 @@ plugin's hooks read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from ctxrelay.budget.bounds import (
     DEFAULT_RESERVE_CAP,
@@ -91,8 +90,7 @@ _ALIASES: Final = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ModelFacts:
+class ModelFacts(NamedTuple):
     """One row of the table, under its canonical id."""
 
     model: str

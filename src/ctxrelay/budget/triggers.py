@@ -4,8 +4,8 @@ session hands off. Numbers in, decisions out; the hooks gather the numbers."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from ctxrelay.budget._policy import Budget
 from ctxrelay.budget.bounds import (
@@ -54,15 +54,13 @@ def context_window_for(model: str | None, configured: int | None = None) -> int:
     return DEFAULT_CONTEXT_WINDOW if window is None else window
 
 
-@dataclass(frozen=True, slots=True)
-class ReportNow:
+class ReportNow(NamedTuple):
     """Why a subagent is told to report now, with the numbers that triggered it."""
 
     context_tokens: int
     context_bound: int
     turns_used: int
     max_turns: int | None
-    _: KW_ONLY
     over_context: bool
     few_turns: bool
 

@@ -22,8 +22,7 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import KW_ONLY, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
 from ctxrelay.transcripts._hot import is_prompt
@@ -36,8 +35,7 @@ _USER = (b'"type":"user"', b'"type": "user"')  # a user line, as written (or re-
 _CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
 
 
-@dataclass(frozen=True, slots=True)
-class AgentReading:
+class AgentReading(NamedTuple):
     """A subagent's transcript as of now.
 
     ``turns_used``: model responses (unique ``message.id``) in the agent's current run, as
@@ -57,7 +55,6 @@ class AgentReading:
     model: str | None
     ended_on_tool_call: bool
     tool_ids: tuple[str, ...] = ()
-    _: KW_ONLY
     fork_base: int | None = None
 
     @property

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ctxrelay.transcripts._hot import is_prompt, lines_backwards, open_regular, tail_context
 
@@ -32,8 +32,7 @@ TURN_MAX_BYTES = 16 * 1024 * 1024
 many large files can be long; a hook must still stay fast)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TurnFacts:
+class TurnFacts(NamedTuple):
     """What the Stop hook learns from the transcript.
 
     ``context_tokens`` and ``model``: the newest request's (``None`` after a compaction

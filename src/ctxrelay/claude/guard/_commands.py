@@ -7,8 +7,7 @@ option permutation (``cat f -n``), ``--`` and the obsolete ``head -5`` / ``tail 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange
 
@@ -27,8 +26,7 @@ UNKNOWN_OPTION = "-\x00"
 can hold a NUL byte."""
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(NamedTuple):
     """The files a command prints (indices into its arguments; none means stdin) and
     the ranges it prints of each (``None``: known only at run time)."""
 

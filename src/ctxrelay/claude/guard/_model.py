@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 __all__ = ["WHOLE_FILE", "FilePrint", "LineRange", "Operand", "ReadCall", "Unit"]
 
 Unit = Literal["line", "byte"]
 
 
-@dataclass(frozen=True, slots=True)
-class LineRange:
+class LineRange(NamedTuple):
     """A printed range of a file, 1-based and inclusive.
 
     ``first``: the first line (or byte) printed; a negative value counts from the end
@@ -34,8 +32,7 @@ class LineRange:
 WHOLE_FILE = LineRange()
 
 
-@dataclass(frozen=True, slots=True)
-class Operand:
+class Operand(NamedTuple):
     """A file operand as the shell would see it.
 
     ``path`` is absolute when the word is literal and the shell's directory is known;
@@ -48,8 +45,7 @@ class Operand:
     glob: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class FilePrint:
+class FilePrint(NamedTuple):
     """One command whose output reaches the context and whose input is a file.
 
     ``command`` is its text as written; ``ranges`` is ``None`` when the range cannot be
@@ -63,8 +59,7 @@ class FilePrint:
     ranges: tuple[LineRange, ...] | None
 
 
-@dataclass(frozen=True, slots=True)
-class ReadCall:
+class ReadCall(NamedTuple):
     """The Read tool call that shows the same file and range as a denied command.
 
     ``note`` explains what the call could not express exactly (unknown line count,
@@ -77,7 +72,7 @@ class ReadCall:
     note: str = ""
 
     def with_note(self, note: str) -> ReadCall:
-        return replace(self, note=note)
+        return self._replace(note=note)
 
     def tool_input(self) -> dict[str, str | int]:
         """The Read tool's input, exactly as the agent should send it."""
