@@ -61,11 +61,7 @@ def test_handoff_wait_and_retry() -> None:
 
 
 def test_every_bound_is_exported() -> None:
-    public = {
-        n
-        for n in vars(bounds)
-        if n.isupper() and not n.startswith("_")
-    }
+    public = {n for n in vars(bounds) if n.isupper() and not n.startswith("_")}
     assert public <= set(bounds.__all__)
     assert all(hasattr(bounds, n) for n in bounds.__all__)
 

@@ -108,9 +108,7 @@ def test_missing_transcript_or_bad_payload_allows(project: Path, tmp_path: Path)
     assert deny_reason(_payload(t, project, "Bash", "not a dict")) is None  # type: ignore[arg-type]
 
 
-def test_the_limit_check_imports_nothing_heavy(
-    project: Path, tmp_path: Path
-) -> None:
+def test_the_limit_check_imports_nothing_heavy(project: Path, tmp_path: Path) -> None:
     import json as _json
     import subprocess
     import sys

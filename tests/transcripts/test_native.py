@@ -16,11 +16,11 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from ctxrelay._fastjson import loads
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ctxrelay.transcripts._pass as reader
+from ctxrelay._fastjson import loads
 from tests.conftest import SHARED, need
 
 

@@ -1,8 +1,5 @@
-"""The hooks' hot path through a transcript: ``os`` and the C JSON codec, nothing else.
-
-Every ``PreToolUse`` and every subagent ``PostToolUse`` reads the transcript, so this
-part of the reader imports no ``json``, ``typing``, ``dataclasses`` or ``pathlib``
-(``tests/claude/test_hook_imports.py`` pins that). It holds two rules:
+"""The hooks' reads of a transcript's tail, the part of the reader every ``PreToolUse``
+and every subagent ``PostToolUse`` runs. It holds two rules:
 
 - :func:`tail_context`: the newest main-chain response's context, from one read of the
   file's last :data:`HOT_TAIL_BYTES`.
