@@ -20,21 +20,25 @@ applies a function, and replaces the document atomically (write a temp file, fsy
 ``os.replace``), so a reader never sees half a document and two hooks never lose each
 other's update. A missing or unreadable document reads as ``{}``: hooks fail open, and the
 next update rewrites it whole.
+
+Every hook reads its session's document by path, with ``os``; ``pathlib`` and ``hashlib``
+(OpenSSL) are imported by the few functions that use them, as no per-tool-call path does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxrelay.errors import CtxrelayError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 T = TypeVar("T")
 
@@ -96,6 +100,8 @@ def state_dir() -> str:
 
 def state_root() -> Path:
     """:func:`state_dir` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
+
     return Path(state_dir())
 
 
@@ -105,6 +111,8 @@ def safe_name(name: str) -> str:
     Plain ids (UUIDs, agent ids) stay readable; anything else becomes a hash."""
     if 0 < len(name) <= _MAX_NAME and all(c in _SAFE for c in name) and not name.startswith("."):
         return name
+    import hashlib
+
     return "h-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
@@ -297,6 +305,8 @@ def _lock(fd: int, path: str) -> None:
 
 def session_state(session_id: str, root: Path | None = None) -> StateFile:
     """The document of one Claude Code session (``session_id`` from the payload)."""
+    from pathlib import Path
+
     return StateFile(Path(session_doc_path(session_id, None if root is None else str(root))))
 
 
@@ -305,6 +315,8 @@ def project_state(project_dir: str | os.PathLike[str], root: Path | None = None)
     keyed by the project directory's resolved path."""
     base = state_root() if root is None else root
     resolved = os.path.realpath(os.fspath(project_dir))
+    import hashlib
+
     key = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return StateFile(base / "projects" / f"{key}.json")
 

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from ctxrelay.claude.guard._model import FilePrint
 from ctxrelay.claude.guard._plain import plain_scan
 from ctxrelay.claude.guard._reads import reason
-from ctxrelay.claude.guard._shell import scan
 
 __all__ = ["PRECHECK_WORDS", "classify", "deny_reason", "might_print_file"]
 
@@ -50,6 +49,8 @@ def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | No
         return found
     if not might_print_file(command):
         return ()
+    from ctxrelay.claude.guard._shell import scan  # the parser: only for shell syntax
+
     return scan(command, cwd)
 
 
