@@ -17,22 +17,14 @@ imported only to read a ``.toml`` file.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from ctxrelay import _fastjson
-from ctxrelay._frozen import frozen
 from ctxrelay.budget.models import FAMILIES, normalize_model
 from ctxrelay.errors import ConfigError
-
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
-if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
-    from typing import Any, Protocol
-else:
-    # The same class as ``collections.abc.Mapping``, from the module the interpreter
-    # loaded at start: ``collections.abc`` would import ``collections`` (about 4 ms, in
-    # ``ctxrelay analyze --json``'s budget of a native binary's time).
-    from _collections_abc import Mapping
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -49,7 +41,7 @@ _PER = 1_000_000
 _INFINITY = float("inf")
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Prices:
     """USD per million tokens of one model family."""
 
@@ -294,7 +286,7 @@ def load_prices(path: str | os.PathLike[str], base: PriceTable = DEFAULT_PRICES)
 
             raw = tomllib.loads(data.decode("utf-8"))
         else:
-            raw = _fastjson.loads(data)
+            raw = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"the price file {name!r} does not parse: {exc}") from None
     if isinstance(raw, dict) and isinstance(raw.get("models"), dict):
@@ -304,21 +296,19 @@ def load_prices(path: str | os.PathLike[str], base: PriceTable = DEFAULT_PRICES)
     return base.merged({str(k): _entry(str(k), v, name) for k, v in raw.items()})
 
 
-if TYPE_CHECKING:
+class UsageLike(Protocol):
+    """Anything with Anthropic's four usage counts (``ctxrelay.runtime.model.Usage``,
+    ``ctxrelay.transcripts.Usage``); a ``cache_creation_1h_tokens`` attribute, when
+    present, prices that share of the writes at the 1-hour rate."""
 
-    class UsageLike(Protocol):
-        """Anything with Anthropic's four usage counts (``ctxrelay.runtime.model.Usage``,
-        ``ctxrelay.transcripts.Usage``); a ``cache_creation_1h_tokens`` attribute, when
-        present, prices that share of the writes at the 1-hour rate."""
-
-        @property
-        def input_tokens(self) -> int: ...
-        @property
-        def output_tokens(self) -> int: ...
-        @property
-        def cache_creation_input_tokens(self) -> int: ...
-        @property
-        def cache_read_input_tokens(self) -> int: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def cache_creation_input_tokens(self) -> int: ...
+    @property
+    def cache_read_input_tokens(self) -> int: ...
 
 
 def _count(value: object) -> int:

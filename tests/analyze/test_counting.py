@@ -218,22 +218,21 @@ def test_json_totals_reconcile_on_the_real_corpus() -> None:
 def test_every_decoder_and_the_whole_line_decode_read_the_same_records(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """json's C codec, orjson, the stdlib ``json`` and whole lines (no content splice)
-    all give the same transcripts on the real corpus."""
+    """The C pass, orjson, the stdlib ``json`` and whole lines (no content splice) all
+    give the same transcripts on the real corpus."""
     import ctxrelay.transcripts._pass as reader
-    from ctxrelay import _fastjson as fastjson
 
     root = corpus_path("corpora/claude-code-transcripts")
     files = _files_of(sorted(str(p) for p in root.rglob("*.jsonl")))
     c_pass = [scan(p, agent=a) for p, a in files]
     if reader.has_c_pass():  # it decodes itself; orjson's import would only cost time
-        assert reader.decoder_for(reader.ORJSON_MIN_BYTES) is fastjson.loads
+        assert reader.decoder_for(reader.ORJSON_MIN_BYTES) is json.loads
     monkeypatch.setattr(reader, "_native", None)  # the Python pass, with each decoder
     default = [scan(p, agent=a) for p, a in files]
     assert default == c_pass
     assert any(t.responses for t in default)
     big = reader.decoder_for(reader.ORJSON_MIN_BYTES)
-    assert big is not fastjson.loads  # orjson is a core dependency
+    assert big is not json.loads  # orjson is a core dependency
     assert [scan(p, agent=a, loads=big) for p, a in files] == default
     assert [scan(p, agent=a, loads=json.loads) for p, a in files] == default
     monkeypatch.setattr(reader, "_spliced", lambda *args: reader._NO_RECORD)
@@ -246,8 +245,8 @@ def test_without_orjson_a_large_run_decodes_with_json() -> None:
 
     code = (
         "import sys; sys.modules['orjson'] = None\n"  # as if it were not installed
-        "import ctxrelay.transcripts._pass as p, ctxrelay._fastjson as j\n"
-        "print(p.decoder_for(p.ORJSON_MIN_BYTES) is j.loads)"
+        "import json, ctxrelay.transcripts._pass as p\n"
+        "print(p.decoder_for(p.ORJSON_MIN_BYTES) is json.loads)"
     )
     env = {**os.environ, "CTXRELAY_PURE_PYTHON": "1"}  # the Python pass chooses
     done = subprocess.run(

@@ -6,11 +6,12 @@ properties they replace, and the dedupe's fast path against the plain loop."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxrelay._frozen import replace
 from ctxrelay.analyze import Assumptions, Policy, analyze_transcript, replay
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._replay import Chain, measure_assumptions

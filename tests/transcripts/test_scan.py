@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
-from ctxrelay._frozen import fields
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts import Usage, scan
 from tests.conftest import corpus_path
@@ -42,7 +42,7 @@ def naive(path: Path) -> tuple[dict[str, dict[str, int]], list[int]]:
         u = message["usage"]
         old = usage.get(message["id"])
         if old is None or u["output_tokens"] >= old["output_tokens"]:
-            usage[message["id"]] = {k: u[k] for k in fields(Usage) if k in u}
+            usage[message["id"]] = {k: u[k] for k in (f.name for f in fields(Usage)) if k in u}
     return usage, pre
 
 

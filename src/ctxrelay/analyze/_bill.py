@@ -10,11 +10,12 @@ no ``cost_usd``: an unknown price is never a zero.
 
 from __future__ import annotations
 
-from ctxrelay._frozen import frozen
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from ctxrelay.pricing import Prices, PriceTable, cost
 from ctxrelay.transcripts import Usage
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable
     from typing import Any
@@ -120,7 +121,7 @@ class Pricer:
         return self.total(items)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ModelLine:
     """The responses of one model in a bill."""
 
@@ -143,7 +144,7 @@ def _merge(a: ModelLine, b: ModelLine) -> ModelLine:
     return ModelLine(a.model, a.requests + b.requests, a.usage + b.usage, both)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Bill:
     """Responses summed per model, each priced at its own model's prices."""
 

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from ctxrelay._frozen import frozen
+from dataclasses import dataclass
+
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.errors import ConfigError
 
 __all__ = ["DEFAULT_POLICIES", "Policy", "Sweep", "parse_policies", "parse_policy", "parse_sweep"]
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Literal
 
     PolicyKind = Literal["none", "compact", "handoff"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Policy:
     """``none`` (as recorded), ``compact`` (Claude Code's auto-compaction) or
     ``handoff`` at ``threshold`` percent of the window (ctxrelay's slider)."""
@@ -72,7 +74,7 @@ def parse_policies(texts: list[str]) -> tuple[Policy, ...]:
     return tuple(found.values())
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Sweep:
     """Handoff sliders from ``start`` to ``stop`` (inclusive) every ``step`` points."""
 

@@ -31,7 +31,9 @@ The model (every number is in :class:`Assumptions` and printed with the results)
 
 from __future__ import annotations
 
-from ctxrelay._frozen import field, frozen
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.budget import Action, Budget, Stage, evaluate
@@ -46,7 +48,6 @@ from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.pricing import PriceTable
 from ctxrelay.transcripts import Compaction, Response, Usage
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
@@ -90,7 +91,7 @@ NEW_CONTEXT_TOKENS = 100
 """The write confirmation and the ``new_context`` call."""
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Assumptions:
     """The numbers the replay rests on; ``measured`` names the ones taken from the session."""
 
@@ -322,10 +323,7 @@ if TYPE_CHECKING:
     its usage spelled out)."""
 
 
-_set = object.__setattr__
-
-
-@frozen
+@dataclass(frozen=True, slots=True)
 class SimRequest:
     """One request of a replay; ``recorded`` is the index of the recorded request it
     stands for (``None`` for requests the policy added)."""
@@ -339,24 +337,6 @@ class SimRequest:
     """The model that makes the request (priced at its prices)."""
     timestamp: str | None = None
     """When the recorded request it stands for (or follows) was made."""
-
-    def __init__(  # noqa: PLR0917 - written out: one per request (``ctxrelay._frozen``)
-        self,
-        tokens: int,
-        usage: Usage,
-        window: int,
-        kind: RequestKind = "recorded",
-        recorded: int | None = None,
-        model: str | None = None,
-        timestamp: str | None = None,
-    ) -> None:
-        _set(self, "tokens", tokens)
-        _set(self, "usage", usage)
-        _set(self, "window", window)
-        _set(self, "kind", kind)
-        _set(self, "recorded", recorded)
-        _set(self, "model", model)
-        _set(self, "timestamp", timestamp)
 
 
 class _Rows:
@@ -406,7 +386,7 @@ class _Rows:
         return f"<{self.count} requests>"
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ReplayResult:
     """A policy's replay of one session: its counts and sums, and its ``requests``."""
 

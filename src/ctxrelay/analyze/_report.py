@@ -19,8 +19,9 @@ What is counted where (``docs/analyze.md`` has the same in words):
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from ctxrelay._frozen import field, frozen, replace
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
@@ -41,7 +42,6 @@ from ctxrelay.transcripts import (
     scan,
 )
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any, Literal
@@ -74,7 +74,7 @@ def _bill(responses: Iterable[Response], pricer: Pricer) -> Bill:
     return Bill.of(((r.model, r.usage) for r in responses), pricer)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SubagentReport:
     """One subagent of a session: its own file, or an old transcript's inline lines."""
 
@@ -101,7 +101,7 @@ class SubagentReport:
         }
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SweepPoint:
     threshold: float
     cost_usd: float | None
@@ -119,7 +119,7 @@ class SweepPoint:
         }
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class SessionReport:
     """One session: what it cost as recorded and under each policy replayed."""
 

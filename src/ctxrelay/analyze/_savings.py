@@ -16,9 +16,9 @@ read from the store as a chain, every response priced as one model of
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxrelay._frozen import frozen, replace
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.analyze._replay import Assumptions, replay
 from ctxrelay.analyze._store import store_transcript
@@ -29,7 +29,7 @@ from ctxrelay.transcripts import Response, Usage
 __all__ = ["Savings", "handoff_savings"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Savings:
     """A session's cost with its handoffs against the same work without them."""
 

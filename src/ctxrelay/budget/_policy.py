@@ -8,15 +8,11 @@ can call it and agree to the token.
 
 from __future__ import annotations
 
-from ctxrelay.budget._choices import StrEnum
-from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
 
-# Annotations only (mypy reads any constant named TYPE_CHECKING as true): the analyzer's
-# replay imports this module in a process that must start about as fast as the bare
-# interpreter, and ``typing`` costs about as much as that start.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
+from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 
 __all__ = [
     "DEFAULT_WARNING_LEAD",
@@ -104,20 +100,18 @@ def _ratio(value: object, name: str) -> tuple[int, int]:
 
 def _other_ratio(value: object, name: str) -> tuple[int, int]:
     """The ratio of anything but an int or a float: a ``Decimal``, a ``Fraction``, or a
-    value whose ``str()`` is a number. Their modules load here, on first use."""
-    if isinstance(value, bool):
-        raise BudgetValueError(name, value, "a number")
-    # A Decimal's class names its module: ``decimal`` is imported only for one.
-    if any(cls.__module__ == "decimal" for cls in type(value).__mro__):
-        from decimal import Decimal
-
-        if isinstance(value, Decimal) and (
-            not value.is_finite() or (value != 0 and abs(value.adjusted()) > 40)
-        ):
-            # Exponents this large would make the exact ratio a huge integer.
-            raise BudgetValueError(name, value, "a finite number of ordinary size")
+    value whose ``str()`` is a number."""
+    # Imported here: every hook imports the policy core, and only these rare values need them.
+    from decimal import Decimal
     from fractions import Fraction
 
+    if isinstance(value, bool):
+        raise BudgetValueError(name, value, "a number")
+    if isinstance(value, Decimal) and (
+        not value.is_finite() or (value != 0 and abs(value.adjusted()) > 40)
+    ):
+        # Exponents this large would make the exact ratio a huge integer.
+        raise BudgetValueError(name, value, "a finite number of ordinary size")
     try:
         exact = Fraction(value) if isinstance(value, Fraction) else Fraction(str(value))
     except (ValueError, ZeroDivisionError):
@@ -125,39 +119,8 @@ def _other_ratio(value: object, name: str) -> tuple[int, int]:
     return exact.numerator, exact.denominator
 
 
-class _Frozen:
-    """Assignment and deletion raise ``AttributeError``, as on a frozen dataclass; equal,
-    hashed, pickled and copied by the values ``_fields`` gives (its init arguments)."""
-
-    __slots__ = ()
-
-    def _fields(self) -> tuple[object, ...]:
-        raise NotImplementedError
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            assert isinstance(other, _Frozen)
-            return self._fields() == other._fields()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __reduce__(self) -> tuple[type[_Frozen], tuple[object, ...]]:
-        return (self.__class__, self._fields())
-
-    # Hidden from mypy, which would otherwise accept an assignment to any name.
-    if not TYPE_CHECKING:
-
-        def __setattr__(self, name, value):
-            raise AttributeError(f"cannot assign to field {name!r}")
-
-        def __delattr__(self, name):
-            raise AttributeError(f"cannot delete field {name!r}")
-
-
-# By hand, not dataclasses: ``import dataclasses`` (with ``inspect``) costs twice a bare start.
-class Budget(_Frozen):
+@dataclass(frozen=True, slots=True)
+class Budget:
     """A window's budget and the points derived from it.
 
     ``threshold`` and ``warning_lead`` are percentages of ``limit`` and may be decimals.
@@ -166,48 +129,23 @@ class Budget(_Frozen):
     is honoured exactly. Equal and hashed by the four values it was built from.
     """
 
-    __slots__ = (
-        "_effective",
-        "_off",
-        "_target",
-        "_usable",
-        "_warning_at",
-        "limit",
-        "output_reserve",
-        "threshold",
-        "warning_lead",
-    )
-    __match_args__ = ("limit", "output_reserve", "threshold", "warning_lead")
+    limit: int
+    output_reserve: int
+    threshold: float = DEFAULT_THRESHOLD
+    warning_lead: float = DEFAULT_WARNING_LEAD
+    # Derived once, in __post_init__: evaluate() runs at every dispatch and must not redo
+    # exact arithmetic each time.
+    _off: bool = field(init=False, repr=False, compare=False)
+    _effective: float = field(init=False, repr=False, compare=False)
+    _usable: int = field(init=False, repr=False, compare=False)
+    _target: int | None = field(init=False, repr=False, compare=False)
+    _warning_at: int | None = field(init=False, repr=False, compare=False)
 
-    if TYPE_CHECKING:  # read-only for mypy; plain slots (the fastest reads) at run time
-
-        @property
-        def limit(self) -> int: ...
-        @property
-        def output_reserve(self) -> int: ...
-        @property
-        def threshold(self) -> float: ...
-        @property
-        def warning_lead(self) -> float: ...
-
-    # Derived once here: evaluate() runs at every dispatch and must not redo exact
-    # arithmetic each time.
-    _off: bool
-    _effective: float
-    _usable: int
-    _target: int | None
-    _warning_at: int | None
-
-    def __init__(
-        self,
-        limit: int,
-        output_reserve: int,
-        threshold: float = DEFAULT_THRESHOLD,
-        warning_lead: float = DEFAULT_WARNING_LEAD,
-    ) -> None:
+    def __post_init__(self) -> None:
+        limit, threshold, warning_lead = self.limit, self.threshold, self.warning_lead
         if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
             raise BudgetValueError("limit", limit, "a positive whole number of tokens")
-        reserve = output_reserve
+        reserve = self.output_reserve
         if isinstance(reserve, bool) or not isinstance(reserve, int) or reserve < 0:
             raise BudgetValueError(
                 "output_reserve", reserve, "a whole number of tokens, zero or more"
@@ -230,11 +168,7 @@ class Budget(_Frozen):
             target = limit * tn // (100 * td)
             at = target - limit * ln // (100 * ld)
             warning_at = at if at > 0 else None
-        init = object.__setattr__
-        init(self, "limit", limit)
-        init(self, "output_reserve", reserve)
-        init(self, "threshold", threshold)
-        init(self, "warning_lead", warning_lead)
+        init = object.__setattr__  # the fields are frozen once built
         init(self, "_off", off)
         init(self, "_effective", tn / td)  # int / int is correctly rounded, as float(Fraction)
         init(self, "_usable", limit - reserve)
@@ -266,65 +200,25 @@ class Budget(_Frozen):
         """Where the advance warning is due; ``None`` when Off or when it would be <= 0."""
         return self._warning_at
 
-    def _fields(self) -> tuple[int, int, float, float]:
-        return (self.limit, self.output_reserve, self.threshold, self.warning_lead)
 
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}(limit={self.limit!r}, "
-            f"output_reserve={self.output_reserve!r}, threshold={self.threshold!r}, "
-            f"warning_lead={self.warning_lead!r})"
-        )
-
-
-class Decision(_Frozen):
-    """The outcome of one dispatch-time evaluation (written by hand, as ``Budget`` is).
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of one dispatch-time evaluation.
 
     ``stage`` is set only with ``WARN``; ``skipped`` names a stage that was due but had
     no headroom under the usable limit (it is not pulled earlier, only skipped).
     ``offer_new_context`` says whether the host should expose the ``new_context`` tool.
     """
 
-    __slots__ = ("action", "offer_new_context", "skipped", "stage")
-    __match_args__ = ("action", "stage", "skipped", "offer_new_context")
-
-    if TYPE_CHECKING:  # read-only for mypy; plain slots (the fastest reads) at run time
-
-        @property
-        def action(self) -> Action: ...
-        @property
-        def stage(self) -> Stage | None: ...
-        @property
-        def skipped(self) -> Stage | None: ...
-        @property
-        def offer_new_context(self) -> bool: ...
-
-    def __init__(
-        self,
-        action: Action,
-        stage: Stage | None = None,
-        skipped: Stage | None = None,
-        offer_new_context: bool = True,
-    ) -> None:
-        init = object.__setattr__
-        init(self, "action", action)
-        init(self, "stage", stage)
-        init(self, "skipped", skipped)
-        init(self, "offer_new_context", offer_new_context)
+    action: Action
+    stage: Stage | None = None
+    skipped: Stage | None = None
+    offer_new_context: bool = True
 
     @property
     def claims(self) -> Stage | None:
         """The stage this decision claims, once its advisory row is durably published."""
         return self.stage if self.action is _WARN else None
-
-    def _fields(self) -> tuple[Action, Stage | None, Stage | None, bool]:
-        return (self.action, self.stage, self.skipped, self.offer_new_context)
-
-    def __repr__(self) -> str:
-        return (
-            f"{self.__class__.__qualname__}(action={self.action!r}, stage={self.stage!r}, "
-            f"skipped={self.skipped!r}, offer_new_context={self.offer_new_context!r})"
-        )
 
 
 def _pair(

@@ -10,11 +10,7 @@ under ``src/``; change a bound here and the test names each copy to update.
 
 from __future__ import annotations
 
-# Annotations only: the hooks import this module at every tool call, and ``typing`` would
-# cost more than the rest of them (mypy reads any constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final, Literal
+from typing import Final, Literal
 
 __all__ = [
     "AGENT_MAX_TURNS",
@@ -102,9 +98,7 @@ HANDOFF_WAIT_TURNS: Final = 2
 HANDOFF_RETRY_MAX: Final = 1
 """Times the write prompt is submitted again when no handoff file appears."""
 
-if TYPE_CHECKING:
-    MainHandover = Literal["manual", "auto", "off"]
-# At run time ``MainHandover`` is built on first use by ``__getattr__`` below.
+MainHandover = Literal["manual", "auto", "off"]
 MAIN_HANDOVERS: Final[tuple[MainHandover, ...]] = ("manual", "auto", "off")
 DEFAULT_MAIN_HANDOVER: Final[MainHandover] = "manual"
 """Manual until the cost of a handoff is measured against a compaction (see
@@ -203,15 +197,3 @@ BASH_TIMEOUT_DEFAULT_S: Final = 120.0
 
 BASH_TIMEOUT_MAX_S: Final = 600.0
 """The longest timeout the ``bash`` tool accepts."""
-
-
-def __getattr__(name: str) -> object:
-    # PEP 562: the ``MainHandover`` alias (a real ``Literal`` for ``typing.get_args``) costs
-    # an import of ``typing``, paid only by code that asks for it.
-    if name == "MainHandover":
-        from typing import Literal
-
-        alias = Literal["manual", "auto", "off"]
-        globals()[name] = alias
-        return alias
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

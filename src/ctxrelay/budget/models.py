@@ -17,17 +17,13 @@ plugin's hooks read it.
 
 from __future__ import annotations
 
+from typing import Final, NamedTuple
+
 from ctxrelay.budget.bounds import (
     DEFAULT_RESERVE_CAP,
     LONG_CONTEXT_WINDOW,
     RESERVE_WINDOW_DIVISOR,
 )
-
-# Annotations only: the hooks import this module (mypy reads any constant named
-# TYPE_CHECKING as true).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Final, Self
 
 __all__ = [
     "FAMILIES",
@@ -93,40 +89,16 @@ _ALIASES: Final = {
     "claude-sonnet-4": "claude-sonnet-4-0",
 }
 
-_FIELDS = ("model", "provider", "context_window", "max_output_tokens", "price_key")
 
+class ModelFacts(NamedTuple):
+    """One row of the table, under its canonical id."""
 
-class ModelFacts(tuple[str, str, int, int, str]):
-    """One row of the table, under its canonical id: an immutable tuple with named fields
-    (neither a dataclass nor a ``typing.NamedTuple``, which a hook would pay for)."""
-
-    __slots__ = ()
-
-    def __new__(
-        cls, model: str, provider: str, context_window: int, max_output_tokens: int, price_key: str
-    ) -> Self:
-        return super().__new__(cls, (model, provider, context_window, max_output_tokens, price_key))
-
-    @property
-    def model(self) -> str:
-        return self[0]
-
-    @property
-    def provider(self) -> str:
-        return self[1]
-
-    @property
-    def context_window(self) -> int:
-        return self[2]
-
-    @property
-    def max_output_tokens(self) -> int:
-        return self[3]
-
-    @property
-    def price_key(self) -> str:
-        """The key of this model's prices in ``ctxrelay.pricing.DEFAULT_PRICES``."""
-        return self[4]
+    model: str
+    provider: str
+    context_window: int
+    max_output_tokens: int
+    price_key: str
+    """The key of this model's prices in ``ctxrelay.pricing.DEFAULT_PRICES``."""
 
     @property
     def output_reserve(self) -> int:
@@ -136,10 +108,6 @@ class ModelFacts(tuple[str, str, int, int, str]):
     @property
     def family(self) -> str | None:
         return family_of(self.model)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{n}={v!r}" for n, v in zip(_FIELDS, self, strict=True))
-        return f"ModelFacts({inner})"
 
 
 def fit_reserve(reserve: int, window: int) -> int:

@@ -3,6 +3,11 @@ session hands off. Numbers in, decisions out; the hooks gather the numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import NamedTuple
+
+from ctxrelay.budget._policy import Budget
 from ctxrelay.budget.bounds import (
     CONTEXT_PERCENT,
     DEFAULT_CONTEXT_WINDOW,
@@ -12,17 +17,7 @@ from ctxrelay.budget.bounds import (
     SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
 )
-
-# The subagent hook imports this module at every tool call: ``typing`` (annotations only;
-# mypy reads any constant named TYPE_CHECKING as true) and ``MainTrigger`` (with its
-# enumeration base, loaded on first use by ``__getattr__`` below) are not imported with it.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any, Self
-
-    from ctxrelay.budget._kinds import MainTrigger
-    from ctxrelay.budget._policy import Budget
+from ctxrelay.budget.models import context_window, fit_reserve, is_haiku
 
 __all__ = [
     "MainTrigger",
@@ -36,15 +31,16 @@ __all__ = [
 ]
 
 
+class MainTrigger(StrEnum):
+    """Kinds of main-session handoff triggers; each hints once per episode."""
+
+    CONTEXT = "context"
+    TASK_DONE = "task_done"
+
+
 def context_bound_for(model: str | None) -> int:
     """The report-now context bound of a subagent running ``model``
     (``ctxrelay.budget.models.is_haiku`` says which models get the smaller one)."""
-    # An id without "haiku" in it is never a Haiku model (the family is in the id), so
-    # only a Haiku subagent's hook pays for loading the model table at every tool call.
-    if not model or "haiku" not in model.lower():
-        return SUBAGENT_CONTEXT_MAX
-    from ctxrelay.budget.models import is_haiku
-
     return HAIKU_CONTEXT_MAX if is_haiku(model) else SUBAGENT_CONTEXT_MAX
 
 
@@ -54,72 +50,19 @@ def context_window_for(model: str | None, configured: int | None = None) -> int:
     that Claude Code gives a model it does not know."""
     if configured is not None and configured > 0:
         return configured
-    from ctxrelay.budget.models import context_window
-
     window = context_window(model)
     return DEFAULT_CONTEXT_WINDOW if window is None else window
 
 
-_REPORT_NOW_FIELDS = (
-    "context_tokens",
-    "context_bound",
-    "turns_used",
-    "max_turns",
-    "over_context",
-    "few_turns",
-)
+class ReportNow(NamedTuple):
+    """Why a subagent is told to report now, with the numbers that triggered it."""
 
-
-class ReportNow(tuple[int, int, int, int | None, bool, bool]):
-    """Why a subagent is told to report now, with the numbers that triggered it.
-
-    An immutable tuple with named fields (equal and hashable by value): neither a
-    dataclass (``dataclasses`` imports ``inspect``) nor a ``typing.NamedTuple``, which
-    the hook would pay for at every tool call.
-    """
-
-    __slots__ = ()
-
-    def __new__(
-        cls,
-        context_tokens: int,
-        context_bound: int,
-        turns_used: int,
-        max_turns: int | None,
-        *,
-        over_context: bool,
-        few_turns: bool,
-    ) -> Self:
-        fields = (context_tokens, context_bound, turns_used, max_turns, over_context, few_turns)
-        return super().__new__(cls, fields)
-
-    @property
-    def context_tokens(self) -> int:
-        return self[0]
-
-    @property
-    def context_bound(self) -> int:
-        return self[1]
-
-    @property
-    def turns_used(self) -> int:
-        return self[2]
-
-    @property
-    def max_turns(self) -> int | None:
-        return self[3]
-
-    @property
-    def over_context(self) -> bool:
-        return self[4]
-
-    @property
-    def few_turns(self) -> bool:
-        return self[5]
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{n}={v!r}" for n, v in zip(_REPORT_NOW_FIELDS, self, strict=True))
-        return f"ReportNow({inner})"
+    context_tokens: int
+    context_bound: int
+    turns_used: int
+    max_turns: int | None
+    over_context: bool
+    few_turns: bool
 
     @property
     def turns_left(self) -> int | None:
@@ -170,9 +113,6 @@ def main_budget(window: int, threshold: float = CONTEXT_PERCENT) -> Budget:
     the core's rules) and :data:`MAIN_OUTPUT_RESERVE` kept free (a small window keeps
     less: :func:`ctxrelay.budget.models.fit_reserve`). Its ``handoff_target`` is where the
     plugin hints or hands off, its ``usable_limit`` where tool calls are denied."""
-    from ctxrelay.budget._policy import Budget
-    from ctxrelay.budget.models import fit_reserve
-
     reserve = fit_reserve(MAIN_OUTPUT_RESERVE, window)
     return Budget(limit=window, output_reserve=reserve, threshold=threshold)
 
@@ -183,8 +123,6 @@ def main_triggers(
     """The triggers that fire at the end of a main-session turn: the context at or past
     ``target`` (:func:`main_budget`'s ``handoff_target``; ``None`` when the slider is Off),
     and a task marked completed."""
-    from ctxrelay.budget._kinds import MainTrigger
-
     fired: set[MainTrigger] = set()
     if target is not None and context_tokens >= target:
         fired.add(MainTrigger.CONTEXT)
@@ -212,12 +150,3 @@ def completed_task_in(tool_calls: Iterable[tuple[str, object]]) -> bool:
             ):
                 return True
     return False
-
-
-def __getattr__(name: str) -> Any:
-    if name == "MainTrigger":  # PEP 562: only for the code that uses it
-        from ctxrelay.budget._kinds import MainTrigger
-
-        globals()[name] = MainTrigger
-        return MainTrigger
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,10 +21,8 @@ hook starts: :func:`ctxrelay.transcripts.call_response` waits for it up to
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-# Annotations only: this module is on every PreToolUse hook's path, and ``typing`` would
-# cost more than the rest of it (mypy reads any constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -47,12 +45,12 @@ _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
 # config.ENV_*, unimported; the slider's too, so no cache outlives a change of any of them.
 _ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_THRESHOLD", "CTXRELAY_CONTEXT_WINDOW")
 
-# This check runs on every main-session tool call, so its fast path imports nothing but
-# os and _fastjson (the hook has both loaded) and the transcript reader's hot path: the
-# session's state document caches the usable limit and the mode (written by SessionStart,
-# Stop and the statusline through :func:`refresh`), and the usage of the response that
-# made this call comes from the transcript's tail (:func:`ctxrelay.transcripts.call_response`,
-# which waits a moment when Claude Code has not written that response yet). Only a call
+# This check runs on every main-session tool call, so its fast path reads two small
+# things: the session's state document, which caches the usable limit and the mode
+# (written by SessionStart, Stop and the statusline through :func:`refresh`), and the
+# usage of the response that made this call, from the transcript's tail
+# (:func:`ctxrelay.transcripts.call_response`, which waits a moment when Claude Code has
+# not written that response yet). Only a call
 # at or over the cached limit (or with nothing cached) takes the full path, which
 # recomputes everything from the config, the window and the policy core.
 

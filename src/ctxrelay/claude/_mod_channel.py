@@ -27,11 +27,10 @@ Imports only ``os`` and the hook's JSON codec: this runs in the Stop hook's proc
 
 from __future__ import annotations
 
+import json
 import os
+from typing import TYPE_CHECKING
 
-from ctxrelay import _fastjson
-
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -103,7 +102,7 @@ def _signal(answer: HookAnswer | None, job: dict[str, Any]) -> HookAnswer:
     out: HookAnswer = answer.copy() if answer else {}
     out["hookSpecificOutput"] = {
         "hookEventName": "Stop",
-        "additionalContext": MARK + _fastjson.dumps(job),
+        "additionalContext": MARK + json.dumps(job),
     }
     return out
 

@@ -21,34 +21,26 @@ applies a function, and replaces the document atomically (write a temp file, fsy
 other's update. A missing or unreadable document reads as ``{}``: hooks fail open, and the
 next update rewrites it whole.
 
-**Import cost.** Every hook path imports this module (the usable-limit check finds the
-session's document at every tool call), so loading it costs ``os`` alone: the paths are
-computed with ``os.path``, documents are read and written with ``ctxrelay._fastjson``,
-and ``pathlib``, ``fcntl``, ``hashlib`` and :class:`StateLockError`'s base in
-``ctxrelay.errors`` load in the functions that need them.
+Every hook reads its session's document by path, with ``os``; ``pathlib`` and ``hashlib``
+(OpenSSL) are imported by the few functions that use them, as no per-tool-call path does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import json
 import os
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ctxrelay import _fastjson  # json's C codec without importing json (and re)
+from ctxrelay.errors import CtxrelayError
 
-# Annotations only: ``typing`` costs a hook's start-up time (mypy reads any constant
-# named TYPE_CHECKING as true).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
     from pathlib import Path
-    from typing import Any, TypeVar
 
-    from ctxrelay.errors import CtxrelayError
-
-    T = TypeVar("T")
-
-    class StateLockError(CtxrelayError):
-        """Another process held a state document's lock for too long."""
-
+T = TypeVar("T")
 
 __all__ = [
     "LOCK_TIMEOUT_S",
@@ -84,29 +76,11 @@ _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _MAX_NAME = 96
 
 
-def __getattr__(name: str) -> object:
-    # PEP 562: the error class is built on first use, so that loading this module does
-    # not load ``ctxrelay.errors``.
-    if name == "StateLockError":
-        from ctxrelay.errors import CtxrelayError
-
-        class StateLockError(CtxrelayError):
-            """Another process held a state document's lock for too long."""
-
-        StateLockError.__module__ = __name__
-        StateLockError.__qualname__ = "StateLockError"
-        globals()[name] = StateLockError
-        return StateLockError
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+class StateLockError(CtxrelayError):
+    """Another process held a state document's lock for too long."""
 
 
-def _lock_error() -> type[StateLockError]:
-    """:class:`StateLockError`, the one class (built once, on first use)."""
-    built = globals().get("StateLockError")
-    return built if built is not None else __getattr__("StateLockError")  # type: ignore[return-value]
-
-
-# -- where things are (os.path only) ---------------------------------------------------
+# -- where things are -----------------------------------------------------------------
 
 
 def state_dir() -> str:
@@ -184,7 +158,7 @@ def read_document(path: str) -> dict[str, Any]:
     (writes replace the file atomically) and without ``pathlib``."""
     try:
         with open(path, encoding="utf-8") as fh:
-            data = _fastjson.loads(fh.read())
+            data = json.loads(fh.read())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -288,9 +262,9 @@ def update_document(path: str, change: Callable[[dict[str, Any]], T]) -> T:
     try:
         _lock(fd, path)
         data = read_document(path)
-        before = _fastjson.dumps(data)
+        before = json.dumps(data)
         result = change(data)
-        if _fastjson.dumps(data) != before:
+        if json.dumps(data) != before:
             _write(path, data)
         return result
     finally:
@@ -298,9 +272,7 @@ def update_document(path: str, change: Callable[[dict[str, Any]], T]) -> T:
 
 
 def _write(path: str, data: dict[str, Any]) -> None:
-    import time
-
-    text = _fastjson.dumps(data)
+    text = json.dumps(data)
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{time.time_ns()}.tmp")
     try:
@@ -312,17 +284,12 @@ def _write(path: str, data: dict[str, Any]) -> None:
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        import contextlib  # only on this error path
-
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
 def _lock(fd: int, path: str) -> None:
-    import fcntl
-    import time
-
     deadline = time.monotonic() + LOCK_TIMEOUT_S
     while True:
         try:
@@ -330,7 +297,7 @@ def _lock(fd: int, path: str) -> None:
             return
         except BlockingIOError:
             if time.monotonic() >= deadline:
-                raise _lock_error()(
+                raise StateLockError(
                     f"the state document {path} stayed locked for {LOCK_TIMEOUT_S:g} s"
                 ) from None
             time.sleep(0.005)
@@ -348,7 +315,7 @@ def project_state(project_dir: str | os.PathLike[str], root: Path | None = None)
     keyed by the project directory's resolved path."""
     base = state_root() if root is None else root
     resolved = os.path.realpath(os.fspath(project_dir))
-    import hashlib  # here: loading OpenSSL costs every Stop hook more than its own work
+    import hashlib
 
     key = hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return StateFile(base / "projects" / f"{key}.json")

@@ -8,16 +8,10 @@ line on stderr. A broken hook must never break the user's session.
 
 from __future__ import annotations
 
+import importlib
+import json
 import sys
-
-# json.loads/json.dumps by json's own C codec, without importing json (and re).
-from ctxrelay import _fastjson
-
-# Annotations only, and ``typing`` costs a hook's start-up time: not imported at run time
-# (mypy reads any constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import IO, Any
+from typing import IO, Any
 
 __all__ = ["HANDLERS", "main", "run"]
 
@@ -37,7 +31,7 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     src = sys.stdin if stdin is None else stdin
     out = sys.stdout if stdout is None else stdout
     try:
-        payload: Any = _fastjson.loads(src.read())
+        payload: Any = json.loads(src.read())
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
         event = payload.get("hook_event_name")
@@ -47,15 +41,14 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
         if module_name is None:
             return 0  # an event ctxrelay does not answer: nothing to say
         try:
-            __import__(module_name)  # not importlib: importing it costs the hook ~5%
+            module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             if exc.name != module_name:
                 raise
             return 0  # an event this version does not handle yet
-        module = sys.modules[module_name]
         answer = module.handle(payload)
         if answer:
-            out.write(_fastjson.dumps(answer))
+            out.write(json.dumps(answer))
     except Exception as exc:  # fail open: never let an error reach Claude
         kind = type(exc).__name__
         sys.stderr.write(f"ctxrelay-hook: ignored ({kind}: {str(exc)[:200]})\n")

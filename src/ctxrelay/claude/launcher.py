@@ -11,7 +11,7 @@ measures each way against a bare ``python -c pass`` of the same interpreter):
    It does not depend on which pip wrote the console script (an older pip's script
    imports ``re``) and is the fastest of the three;
 2. the ``ctxrelay-hook`` console script, by absolute path;
-3. ``python -m ctxrelay.claude.hook`` (``runpy`` costs a few milliseconds more).
+3. ``python -m ctxrelay.claude.hook`` (through ``runpy``).
 
 Install tries them in that order and keeps the first that answers a real payload
 (:func:`ctxrelay.claude.probe.check_hook`). The statusline and the handoff skill run

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import re
 import sys
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ctxrelay.budget import BudgetValueError
+from ctxrelay.cli._parser import ArgumentParser, UsageError
 from ctxrelay.errors import CtxrelayError
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    import re
-    from collections.abc import Callable, Mapping, Sequence
-    from typing import Any, TypeVar, overload
-
     from rich.console import Console
 
-    from ctxrelay.cli._parser import ArgumentParser
-
-    _Main = TypeVar("_Main", bound=Callable[..., int])
-else:
-
-    def overload(func: object) -> object:  # typing's own is a cost every command would pay
-        return func
-
+_Main = TypeVar("_Main", bound=Callable[..., int])
 
 __all__ = [
     "BUDGET_FLAGS",
@@ -43,27 +38,13 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
-class UsageError(Exception):
-    """Raised by :class:`ArgumentParser` instead of exiting, so ``main`` returns a code."""
-
-
-def __getattr__(name: str) -> Any:
-    # PEP 562: ``ArgumentParser`` (and argparse with it) loads when a command parses
-    # options; ``ctxrelay analyze --json PATH`` does not (see ``cli/_parser.py``).
-    if name == "ArgumentParser":
-        from ctxrelay.cli._parser import ArgumentParser
-
-        return ArgumentParser
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def error(message: str, code: int = EXIT_ERROR) -> int:
     """Print one clear sentence on stderr and return ``code``."""
     sys.stderr.write(f"ctxrelay: error: {message}\n")
     return code
 
 
-BUDGET_FLAGS: Mapping[str, str] = type(type.__dict__)(  # types.MappingProxyType
+BUDGET_FLAGS: Mapping[str, str] = MappingProxyType(
     {
         "limit": "--limit",
         "output_reserve": "--reserve",
@@ -73,19 +54,14 @@ BUDGET_FLAGS: Mapping[str, str] = type(type.__dict__)(  # types.MappingProxyType
 )
 """Budget field -> the flag that sets it, so a core error names what the user typed."""
 
-_NUMBER: list[re.Pattern[str]] = []
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)")
 
 
 def numeral_pattern() -> re.Pattern[str]:
-    """The pattern of a numeral a command accepts (``re`` loads on the first call): plain
-    ASCII numerals only. ``int()``/``float()`` also take "nan",
-    "1e999" and digits of other scripts, which a budget never needs and which would be
-    shown back confusingly."""
-    if not _NUMBER:
-        import re
-
-        _NUMBER.append(re.compile(r"[+-]?(?:[0-9]+(?:_[0-9]+)*(?:\.[0-9]*)?|\.[0-9]+)"))
-    return _NUMBER[0]
+    """The pattern of a numeral a command accepts: plain ASCII numerals only.
+    ``int()``/``float()`` also take "nan", "1e999" and digits of other scripts, which a
+    budget never needs and which would be shown back confusingly."""
+    return _NUMBER
 
 
 def shown_value(value: object) -> str:
@@ -123,10 +99,10 @@ def handle_errors(func: _Main, /) -> _Main: ...
 
 
 @overload
-def handle_errors(*, flags: Mapping[str, str]) -> Callable[[_Main], _Main]: ...  # noqa: F811
+def handle_errors(*, flags: Mapping[str, str]) -> Callable[[_Main], _Main]: ...
 
 
-def handle_errors(  # noqa: F811 - the overloads above; ``overload`` is not typing's here
+def handle_errors(
     func: _Main | None = None, /, *, flags: Mapping[str, str] | None = None
 ) -> _Main | Callable[[_Main], _Main]:
     """Turn expected errors into one line on stderr and a non-zero exit, never a traceback.
@@ -137,6 +113,7 @@ def handle_errors(  # noqa: F811 - the overloads above; ``overload`` is not typi
     names: Mapping[str, str] = flags or {}
 
     def decorate(main: _Main) -> _Main:
+        @functools.wraps(main)
         def wrapper(argv: Sequence[str], *args: Any, **kwargs: Any) -> int:
             try:
                 return main(argv, *args, **kwargs)
@@ -153,11 +130,6 @@ def handle_errors(  # noqa: F811 - the overloads above; ``overload`` is not typi
                 sys.stderr.write("ctxrelay: interrupted\n")
                 return 130
 
-        # functools.wraps, without importing functools for it
-        for name in ("__module__", "__name__", "__qualname__", "__doc__"):
-            setattr(wrapper, name, getattr(main, name, None))
-        wrapper.__dict__.update(getattr(main, "__dict__", {}))
-        wrapper.__wrapped__ = main  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return decorate if func is None else decorate(func)
@@ -165,9 +137,7 @@ def handle_errors(  # noqa: F811 - the overloads above; ``overload`` is not typi
 
 def print_json(value: Any) -> None:
     """Print one JSON document (``--json`` output prints nothing else on stdout)."""
-    from ctxrelay import _fastjson  # json.dumps's own result, without importing json
-
-    sys.stdout.write(_fastjson.dumps(value, ensure_ascii=False) + "\n")
+    sys.stdout.write(json.dumps(value, ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 

@@ -1,16 +1,16 @@
-"""The CLI's argparse parser, in its own module so that ``argparse`` (with ``gettext``,
-``locale`` and ``shutil`` behind it) loads only for a command that parses options:
-:mod:`ctxrelay.cli._common` hands it out on first use, and ``ctxrelay analyze --json``
-over plain paths never needs it."""
+"""The CLI's argparse parser: bad usage is one line and an exit code, never ``sys.exit``
+from inside a library call."""
 
 from __future__ import annotations
 
 import argparse
 from typing import NoReturn
 
-from ctxrelay.cli._common import UsageError
+__all__ = ["ArgumentParser", "UsageError"]
 
-__all__ = ["ArgumentParser"]
+
+class UsageError(Exception):
+    """Raised by :class:`ArgumentParser` instead of exiting, so ``main`` returns a code."""
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -10,9 +10,9 @@ scripted one) costs 0.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict
 from typing import Any, Protocol, runtime_checkable
 
-from ctxrelay._frozen import as_dict
 from ctxrelay.pricing import DEFAULT_PRICES, Prices, PriceTable, cost
 from ctxrelay.runtime.model import Usage
 
@@ -88,7 +88,7 @@ def default_pricer(prices: Prices | None = None) -> Pricer:
 
 
 def prices_to_json(prices: Prices) -> dict[str, Any]:
-    return as_dict(prices)
+    return asdict(prices)
 
 
 def prices_from_json(raw: Mapping[str, Any]) -> Prices:

@@ -15,133 +15,95 @@ truncated last line are skipped. Subagents have their own files, found with
 
 The readers: the hooks' hot path (:func:`tail_context`, and :func:`call_response`: the
 response that made a tool call, waited for while Claude Code has not written it yet;
-:func:`read_agent`: a subagent's file, incrementally from a cursor; ``os`` and the C
-JSON codec only), :func:`last_turn` (the Stop hook's view of the turn that ended),
+:func:`read_agent`: a subagent's file, incrementally from a cursor),
+:func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
 guard (a Read's result and no compaction after a byte offset).
-
-The names load on first use (PEP 562): the subagent hook imports ``_paths`` and
-``_counts`` alone, and must not pay for the analyzer's dataclasses at every tool call.
 """
 
 from __future__ import annotations
 
-import sys
+import importlib
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
-if TYPE_CHECKING:
-    from typing import Any
+if TYPE_CHECKING:  # the same names, for type checkers
+    from ctxrelay.transcripts._agent import AgentReading as AgentReading
+    from ctxrelay.transcripts._agent import read_agent as read_agent
+    from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
+    from ctxrelay.transcripts._counts import context_of as context_of
+    from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
+    from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES as FIRST_CHUNK_BYTES
+    from ctxrelay.transcripts._hot import HOT_TAIL_BYTES as HOT_TAIL_BYTES
+    from ctxrelay.transcripts._hot import TAIL_MAX_BYTES as TAIL_MAX_BYTES
+    from ctxrelay.transcripts._hot import call_response as call_response
+    from ctxrelay.transcripts._hot import lines_backwards as lines_backwards
+    from ctxrelay.transcripts._hot import tail_context as tail_context
+    from ctxrelay.transcripts._paths import COMPACT_AGENT_PREFIX as COMPACT_AGENT_PREFIX
+    from ctxrelay.transcripts._paths import is_compaction_agent as is_compaction_agent
+    from ctxrelay.transcripts._paths import subagent_transcript as subagent_transcript
+    from ctxrelay.transcripts._records import AgentStats as AgentStats
+    from ctxrelay.transcripts._records import Compaction as Compaction
+    from ctxrelay.transcripts._records import ContextReading as ContextReading
+    from ctxrelay.transcripts._records import Response as Response
+    from ctxrelay.transcripts._records import Usage as Usage
+    from ctxrelay.transcripts._records import UsageDict as UsageDict
+    from ctxrelay.transcripts._records import usage_of as usage_of
+    from ctxrelay.transcripts._scan import Transcript as Transcript
+    from ctxrelay.transcripts._scan import scan as scan
+    from ctxrelay.transcripts._since import SINCE_MAX_BYTES as SINCE_MAX_BYTES
+    from ctxrelay.transcripts._since import read_result_since as read_result_since
+    from ctxrelay.transcripts._tail import agent_stats as agent_stats
+    from ctxrelay.transcripts._tail import latest_context as latest_context
+    from ctxrelay.transcripts._turn import TURN_MAX_BYTES as TURN_MAX_BYTES
+    from ctxrelay.transcripts._turn import TurnFacts as TurnFacts
+    from ctxrelay.transcripts._turn import last_turn as last_turn
+    from ctxrelay.transcripts._turn import turn_tool_calls as turn_tool_calls
 
-    from ctxrelay.transcripts._agent import AgentReading, read_agent
-    from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
-    from ctxrelay.transcripts._hot import (
-        CALL_SEARCH_MAX_BYTES,
-        FIRST_CHUNK_BYTES,
-        HOT_TAIL_BYTES,
-        TAIL_MAX_BYTES,
-        call_response,
-        lines_backwards,
-        tail_context,
-    )
-    from ctxrelay.transcripts._paths import (
-        COMPACT_AGENT_PREFIX,
-        is_compaction_agent,
-        subagent_transcript,
-    )
-    from ctxrelay.transcripts._records import (
-        AgentStats,
-        Compaction,
-        ContextReading,
-        Response,
-        Usage,
-        UsageDict,
-        usage_of,
-    )
-    from ctxrelay.transcripts._scan import Transcript, scan
-    from ctxrelay.transcripts._since import SINCE_MAX_BYTES, read_result_since
-    from ctxrelay.transcripts._tail import agent_stats, latest_context
-    from ctxrelay.transcripts._turn import TURN_MAX_BYTES, TurnFacts, last_turn, turn_tool_calls
-
-__all__ = [
-    "CALL_SEARCH_MAX_BYTES",
-    "COMPACT_AGENT_PREFIX",
-    "FIRST_CHUNK_BYTES",
-    "HOT_TAIL_BYTES",
-    "SINCE_MAX_BYTES",
-    "SYNTHETIC_MODEL",
-    "TAIL_MAX_BYTES",
-    "TURN_MAX_BYTES",
-    "AgentReading",
-    "AgentStats",
-    "Compaction",
-    "ContextReading",
-    "Response",
-    "Transcript",
-    "TurnFacts",
-    "Usage",
-    "UsageDict",
-    "agent_stats",
-    "call_response",
-    "context_of",
-    "is_compaction_agent",
-    "last_turn",
-    "latest_context",
-    "lines_backwards",
-    "read_agent",
-    "read_result_since",
-    "scan",
-    "subagent_transcript",
-    "tail_context",
-    "turn_tool_calls",
-    "usage_of",
-]
-
-_HOME: dict[str, str] = {
-    "AgentReading": "_agent",
-    "read_agent": "_agent",
-    "SYNTHETIC_MODEL": "_counts",
-    "context_of": "_counts",
-    "COMPACT_AGENT_PREFIX": "_paths",
-    "is_compaction_agent": "_paths",
-    "subagent_transcript": "_paths",
-    "AgentStats": "_records",
-    "Compaction": "_records",
-    "ContextReading": "_records",
-    "Response": "_records",
-    "Usage": "_records",
-    "UsageDict": "_records",
-    "usage_of": "_records",
-    "Transcript": "_scan",
-    "scan": "_scan",
-    "SINCE_MAX_BYTES": "_since",
-    "read_result_since": "_since",
-    "CALL_SEARCH_MAX_BYTES": "_hot",
-    "FIRST_CHUNK_BYTES": "_hot",
-    "HOT_TAIL_BYTES": "_hot",
-    "TAIL_MAX_BYTES": "_hot",
-    "call_response": "_hot",
-    "lines_backwards": "_hot",
-    "tail_context": "_hot",
-    "agent_stats": "_tail",
-    "latest_context": "_tail",
-    "TURN_MAX_BYTES": "_turn",
-    "TurnFacts": "_turn",
-    "last_turn": "_turn",
-    "turn_tool_calls": "_turn",
+# Each public name under the module that defines it, and the one list ``__all__`` and
+# ``__getattr__`` are made from. The names load on first use (PEP 562): the hooks import
+# the tail readers, and a plain import of every name here would load the analyzer's
+# forward pass (``_scan``, ``_pass``) into every hook process.
+_NAMES: dict[str, tuple[str, ...]] = {
+    "_agent": ("AgentReading", "read_agent"),
+    "_counts": ("SYNTHETIC_MODEL", "context_of"),
+    "_hot": (
+        "CALL_SEARCH_MAX_BYTES",
+        "FIRST_CHUNK_BYTES",
+        "HOT_TAIL_BYTES",
+        "TAIL_MAX_BYTES",
+        "call_response",
+        "lines_backwards",
+        "tail_context",
+    ),
+    "_paths": ("COMPACT_AGENT_PREFIX", "is_compaction_agent", "subagent_transcript"),
+    "_records": (
+        "AgentStats",
+        "Compaction",
+        "ContextReading",
+        "Response",
+        "Usage",
+        "UsageDict",
+        "usage_of",
+    ),
+    "_scan": ("Transcript", "scan"),
+    "_since": ("SINCE_MAX_BYTES", "read_result_since"),
+    "_tail": ("agent_stats", "latest_context"),
+    "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),
 }
+_HOME = {name: module for module, names in _NAMES.items() for name in names}
+
+__all__ = sorted(_HOME)  # noqa: PLE0605 - made from the table above
 
 
 def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
+    module = _HOME.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = f"{__name__}.{home}"
-    __import__(module)  # not importlib: the hook would pay for importing it
-    value = getattr(sys.modules[module], name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return sorted({*globals(), *__all__})

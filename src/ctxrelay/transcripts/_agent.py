@@ -19,18 +19,13 @@ compaction boundary clears the context but not the turns.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from typing import Any, NamedTuple
 
-from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
 from ctxrelay.transcripts._hot import is_prompt
-
-# Annotations only (mypy reads any constant named TYPE_CHECKING as true): ``typing``
-# would cost the hook more than reading the transcript.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Self
 
 __all__ = ["AgentReading", "read_agent"]
 
@@ -40,9 +35,8 @@ _USER = (b'"type":"user"', b'"type": "user"')  # a user line, as written (or re-
 _CHUNK_BYTES = 1 << 20  # a first pass over a large file stays bounded in memory
 
 
-class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...], int | None]):
-    """A subagent's transcript as of now: an immutable tuple with named fields (not a
-    ``typing.NamedTuple``, whose import the hook would pay for at every tool call).
+class AgentReading(NamedTuple):
+    """A subagent's transcript as of now.
 
     ``turns_used``: model responses (unique ``message.id``) in the agent's current run, as
     Claude Code counts them against ``maxTurns``: from its prompt, or from the message
@@ -56,60 +50,20 @@ class AgentReading(tuple[int, int | None, str | None, bool, tuple[str, ...], int
     the context it inherited; None for any other agent.
     """
 
-    __slots__ = ()
-
-    def __new__(
-        cls,
-        turns_used: int,
-        context_tokens: int | None,
-        model: str | None,
-        ended_on_tool_call: bool,
-        tool_ids: tuple[str, ...] = (),
-        *,
-        fork_base: int | None = None,
-    ) -> Self:
-        return super().__new__(
-            cls, (turns_used, context_tokens, model, ended_on_tool_call, tool_ids, fork_base)
-        )
-
-    @property
-    def turns_used(self) -> int:
-        return self[0]
-
-    @property
-    def context_tokens(self) -> int | None:
-        return self[1]
-
-    @property
-    def model(self) -> str | None:
-        return self[2]
-
-    @property
-    def ended_on_tool_call(self) -> bool:
-        return self[3]
-
-    @property
-    def tool_ids(self) -> tuple[str, ...]:
-        return self[4]
-
-    @property
-    def fork_base(self) -> int | None:
-        return self[5]
+    turns_used: int
+    context_tokens: int | None
+    model: str | None
+    ended_on_tool_call: bool
+    tool_ids: tuple[str, ...] = ()
+    fork_base: int | None = None
 
     @property
     def context_added(self) -> int | None:
         """The context this agent added itself: all of it, or for a fork what came after
         the parent's context it inherited."""
-        if self[1] is None or self[5] is None:
-            return self[1]
-        return max(0, self[1] - self[5])
-
-    def __repr__(self) -> str:
-        return (
-            f"AgentReading(turns_used={self[0]!r}, context_tokens={self[1]!r}, "
-            f"model={self[2]!r}, ended_on_tool_call={self[3]!r}, tool_ids={self[4]!r}, "
-            f"fork_base={self[5]!r})"
-        )
+        if self.context_tokens is None or self.fork_base is None:
+            return self.context_tokens
+        return max(0, self.context_tokens - self.fork_base)
 
 
 def _empty_cursor() -> dict[str, Any]:
@@ -128,7 +82,7 @@ def _load_cursor(cache: str | None, st: os.stat_result) -> dict[str, Any]:
         return _empty_cursor()
     try:
         with open(cache, encoding="utf-8") as fh:
-            cur = _fastjson.loads(fh.read())
+            cur = json.loads(fh.read())
     except (OSError, ValueError):
         return _empty_cursor()
     ok = (
@@ -150,7 +104,7 @@ def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
     try:
         os.makedirs(os.path.dirname(cache), exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(_fastjson.dumps(cur, separators=(",", ":")))
+            fh.write(json.dumps(cur, separators=(",", ":")))
         os.replace(tmp, cache)
     except OSError:
         # The cursor is only a speed-up: a read-only state dir costs re-reads, no more.
@@ -168,7 +122,7 @@ def _advance(cur: dict[str, Any], line: bytes) -> None:
     if not (fork_ref or prompt) and b'"usage"' not in line and b'"compact_boundary"' not in line:
         return
     try:
-        record = _fastjson.loads(line)
+        record = json.loads(line)
     except (ValueError, RecursionError):
         return
     if not isinstance(record, dict):

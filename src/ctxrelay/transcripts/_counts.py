@@ -1,7 +1,6 @@
-"""The token counts of a transcript line, with no imports at all.
+"""The token counts of a transcript line.
 
-The subagent hook reads a usage object at every tool call and needs only its context, so
-this part of the reader stays free of ``dataclasses`` and ``typing``;
+The subagent hook reads a usage object at every tool call and needs only its context;
 :mod:`ctxrelay.transcripts._records` builds its values on the same rules.
 """
 

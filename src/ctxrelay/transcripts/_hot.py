@@ -1,8 +1,5 @@
-"""The hooks' hot path through a transcript: ``os`` and the C JSON codec, nothing else.
-
-Every ``PreToolUse`` and every subagent ``PostToolUse`` reads the transcript, so this
-part of the reader imports no ``json``, ``typing``, ``dataclasses`` or ``pathlib``
-(``tests/claude/test_hook_imports.py`` pins that). It holds two rules:
+"""The hooks' reads of a transcript's tail, the part of the reader every ``PreToolUse``
+and every subagent ``PostToolUse`` runs. It holds two rules:
 
 - :func:`tail_context`: the newest main-chain response's context, from one read of the
   file's last :data:`HOT_TAIL_BYTES`.
@@ -23,15 +20,13 @@ lines inline in an old main transcript (``isSidechain``) are not the main chain'
 
 from __future__ import annotations
 
+import json
 import os
+from typing import TYPE_CHECKING
 
-from ctxrelay import _fastjson  # json's C codec without importing json (and re)
 from ctxrelay.budget.bounds import CALL_LINE_WAIT_S
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
 
-# Annotations only: ``typing`` would cost the hook more than the read (mypy reads any
-# constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from typing import IO, Any
@@ -145,7 +140,7 @@ def is_prompt(record: dict[str, Any]) -> bool:
 
 def _record(line: bytes) -> dict[str, Any] | None:
     try:
-        record = _fastjson.loads(line)
+        record = json.loads(line)
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
@@ -348,7 +343,7 @@ def call_response(
     ``agent=True`` a subagent's own file. ``None`` when it did not appear within the bound
     (the caller fails open) or ``path`` is not a regular file.
     """
-    needle = _fastjson.dumps(call).encode()  # quoted: an id is never a prefix of another
+    needle = json.dumps(call).encode()  # quoted: an id is never a prefix of another
     deadline: float | None = None
     seen: int | None = None  # the file's complete lines up to here hold no such response
     while True:

@@ -29,11 +29,11 @@ How it reads (``docs/analyze.md``, "How it reads"):
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import stat  # loaded with os already
 
-from ctxrelay import _fastjson
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 
@@ -183,17 +183,17 @@ def decoder_for(total_bytes: int) -> Callable[[bytes], Any]:
     usual file itself, the Python pass only reads the rare file it hands back, and
     json's codec is used: orjson's import would cost more than such a file."""
     if total_bytes < ORJSON_MIN_BYTES or has_c_pass():
-        return _fastjson.loads
+        return json.loads
     try:
         from orjson import loads as fast
     except ImportError:  # a platform without an orjson wheel
-        return _fastjson.loads
+        return json.loads
 
     def loads(line: bytes) -> Any:
         try:
             return fast(line)
         except ValueError:
-            return _fastjson.loads(line)
+            return json.loads(line)
 
     return loads
 
@@ -277,7 +277,7 @@ def _spans(data: mmap.mmap | bytes) -> list[tuple[int, int, int]]:
 
 
 def read_raw(
-    path: str, *, agent: bool = False, loads: Callable[[bytes], Any] = _fastjson.loads
+    path: str, *, agent: bool = False, loads: Callable[[bytes], Any] = json.loads
 ) -> RawTranscript:
     """Read a whole transcript once: ``(path, session id, version, responses,
     compactions, lines decoded, malformed lines, size in bytes, synthetic responses)``.

@@ -15,7 +15,7 @@ COMPACT_AGENT_PREFIX = "acompact-"
 """Agent files of Claude Code's compaction summarizer (``agent-acompact-*.jsonl``): not a
 subagent of the user's, so hooks and the analyzer skip them."""
 
-# Plain names only: ids Claude Code writes are hex/uuid-like. (No ``re``: hooks pay for imports.)
+# Plain names only: ids Claude Code writes are hex/uuid-like.
 _FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 _REST = _FIRST | {"_", "-"}
 _NAME_MAX = 128

@@ -1,17 +1,15 @@
 """Values read from a Claude Code transcript and the parsing of one line into them.
 
-Stdlib only and no pathlib. The subagent hook's hot path needs only the counts, in
-:mod:`ctxrelay.transcripts._counts` (no ``dataclasses``).
+Stdlib only.
 """
 
 from __future__ import annotations
 
-from ctxrelay._frozen import frozen
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
 from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 from ctxrelay.transcripts._pass import raw_response, usage_tuple
-
-_set = object.__setattr__
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 
 __all__ = [
     "SYNTHETIC_MODEL",
@@ -27,22 +25,16 @@ __all__ = [
 ]
 
 
-if TYPE_CHECKING:
-    from typing import Any, TypedDict
+class UsageDict(TypedDict):
+    """The four usage categories of ``docs/contracts.md``, as they appear in ``--json``."""
 
-    class UsageDict(TypedDict):
-        """The four usage categories of ``docs/contracts.md``, as they appear in ``--json``."""
-
-        input_tokens: int
-        cache_creation_input_tokens: int
-        cache_read_input_tokens: int
-        output_tokens: int
-
-else:
-    UsageDict = dict  # a TypedDict is a dict at run time; typing costs an import
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    output_tokens: int
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one model response, Anthropic categories.
 
@@ -55,20 +47,6 @@ class Usage:
     cache_read_input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_1h_tokens: int = 0
-
-    def __init__(  # written out: the analyzer builds thousands (``ctxrelay._frozen``)
-        self,
-        input_tokens: int = 0,
-        cache_creation_input_tokens: int = 0,
-        cache_read_input_tokens: int = 0,
-        output_tokens: int = 0,
-        cache_creation_1h_tokens: int = 0,
-    ) -> None:
-        _set(self, "input_tokens", input_tokens)
-        _set(self, "cache_creation_input_tokens", cache_creation_input_tokens)
-        _set(self, "cache_read_input_tokens", cache_read_input_tokens)
-        _set(self, "output_tokens", output_tokens)
-        _set(self, "cache_creation_1h_tokens", cache_creation_1h_tokens)
 
     @property
     def cache_creation_5m_tokens(self) -> int:
@@ -104,7 +82,7 @@ def usage_of(raw: object) -> Usage | None:
     return None if counts is None else Usage(*counts)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Response:
     """One model response (one request), deduplicated by ``message.id``.
 
@@ -120,24 +98,6 @@ class Response:
     segment: int = 0
     timestamp: str | None = None
     agent_id: str | None = None
-
-    def __init__(  # noqa: PLR0917 - written out: one per response (``ctxrelay._frozen``)
-        self,
-        message_id: str,
-        model: str | None,
-        usage: Usage,
-        sidechain: bool = False,
-        segment: int = 0,
-        timestamp: str | None = None,
-        agent_id: str | None = None,
-    ) -> None:
-        _set(self, "message_id", message_id)
-        _set(self, "model", model)
-        _set(self, "usage", usage)
-        _set(self, "sidechain", sidechain)
-        _set(self, "segment", segment)
-        _set(self, "timestamp", timestamp)
-        _set(self, "agent_id", agent_id)
 
     @property
     def context_tokens(self) -> int:
@@ -159,7 +119,7 @@ def response_of(record: dict[str, Any]) -> tuple[str, str | None, Usage] | None:
     return message_id, model, Usage(*counts)
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Compaction:
     """A ``system``/``compact_boundary`` line: the chain restarts after it.
 
@@ -174,7 +134,7 @@ class Compaction:
     timestamp: str | None = None
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class ContextReading:
     """The latest context of a chain, read from the tail of its transcript.
 
@@ -190,7 +150,7 @@ class ContextReading:
     pre_tokens: int | None = None
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class AgentStats:
     """What the subagent hook needs from a subagent's own transcript."""
 

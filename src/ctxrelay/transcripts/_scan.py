@@ -4,10 +4,10 @@ forked reader can send it through a pipe as it is)."""
 
 from __future__ import annotations
 
+import json
 import os
+from dataclasses import dataclass, field
 
-from ctxrelay import _fastjson
-from ctxrelay._frozen import field, frozen
 from ctxrelay.transcripts._pass import read_raw
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Transcript", "scan", "transcript_of"]
 
 
-@frozen
+@dataclass(frozen=True, slots=True)
 class Transcript:
     """Everything the analyzer reads from one transcript file.
 
@@ -118,7 +118,7 @@ def scan(
     path: str | os.PathLike[str],
     *,
     agent: bool = False,
-    loads: Callable[[bytes], Any] = _fastjson.loads,
+    loads: Callable[[bytes], Any] = json.loads,
 ) -> Transcript:
     """Read a whole transcript once. ``agent=True`` for a subagent's own file (all of its
     lines are sidechain lines, and all of them are its chain); ``loads`` decodes a line

@@ -10,9 +10,8 @@ byte strings in what was written after ``start``, in chunks, never decoding a li
 
 from __future__ import annotations
 
+import json
 import os
-
-from ctxrelay import _fastjson
 
 __all__ = ["SINCE_MAX_BYTES", "read_result_since"]
 
@@ -28,7 +27,7 @@ def read_result_since(transcript: str, start: int, file_path: str) -> bool | Non
     ``file_path`` and no compaction; False when it does not (or a compaction came);
     None when it cannot tell (unreadable, shorter than ``start``, or more than
     :data:`SINCE_MAX_BYTES` written since)."""
-    needle = b'"filePath":' + _fastjson.dumps(file_path, ensure_ascii=False).encode()
+    needle = b'"filePath":' + json.dumps(file_path, ensure_ascii=False).encode()
     seen = False
     try:
         with open(transcript, "rb") as handle:

@@ -17,17 +17,11 @@ against the real CLI, see ``docs/claude-code.md``), so this reads the tail as it
 
 from __future__ import annotations
 
+import json
 import os
+from typing import NamedTuple
 
-from ctxrelay import _fastjson
 from ctxrelay.transcripts._hot import is_prompt, lines_backwards, open_regular, tail_context
-
-# Annotations only: the Stop hook reads the turn at the end of every turn, and
-# ``typing`` or ``dataclasses`` would cost it more than the read (mypy reads any constant
-# named TYPE_CHECKING as true).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Self
 
 __all__ = ["TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"]
 
@@ -38,38 +32,16 @@ TURN_MAX_BYTES = 16 * 1024 * 1024
 many large files can be long; a hook must still stay fast)."""
 
 
-class TurnFacts(tuple[int | None, str | None, tuple[tuple[str, object], ...]]):
-    """What the Stop hook learns from the transcript: an immutable tuple with named
-    fields (not a ``typing.NamedTuple``, whose import the hook would pay for).
+class TurnFacts(NamedTuple):
+    """What the Stop hook learns from the transcript.
 
     ``context_tokens`` and ``model``: the newest request's (``None`` after a compaction
     or before the first response); ``tool_calls``: ``(tool name, input)`` of the turn's
     main-chain calls that did not fail, oldest first."""
 
-    __slots__ = ()
-
-    def __new__(
-        cls,
-        context_tokens: int | None,
-        model: str | None,
-        tool_calls: tuple[tuple[str, object], ...],
-    ) -> Self:
-        return super().__new__(cls, (context_tokens, model, tool_calls))
-
-    @property
-    def context_tokens(self) -> int | None:
-        return self[0]
-
-    @property
-    def model(self) -> str | None:
-        return self[1]
-
-    @property
-    def tool_calls(self) -> tuple[tuple[str, object], ...]:
-        return self[2]
-
-    def __repr__(self) -> str:
-        return f"TurnFacts(context_tokens={self[0]!r}, model={self[1]!r}, tool_calls={self[2]!r})"
+    context_tokens: int | None
+    model: str | None
+    tool_calls: tuple[tuple[str, object], ...]
 
 
 def turn_tool_calls(
@@ -93,7 +65,7 @@ def turn_tool_calls(
             if b'"tool_result"' in line and not any(e in line for e in _FAILED):
                 continue  # a result that did not fail (and so no turn start): not parsed
             try:
-                record = _fastjson.loads(line)
+                record = json.loads(line)
             except (ValueError, RecursionError):
                 continue
             if not isinstance(record, dict) or record.get("isSidechain") is True:

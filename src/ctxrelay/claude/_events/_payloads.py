@@ -1,8 +1,7 @@
 """The hook payloads Claude Code sends on stdin, and the answers the hooks print, as
 ``TypedDict`` s: the wire contract the handlers are typed against.
 
-Annotations only: the handlers import this module under ``TYPE_CHECKING`` (it needs
-``typing``, which a hook process never loads), so it costs the hook nothing. The fields
+Annotations only: the handlers import this module under ``TYPE_CHECKING``. The fields
 are the ones Claude Code 2.1 sends (a real capture of every event is in the test
 corpus); the ones older versions or some paths leave out are ``NotRequired``. A payload
 is still untrusted input: the handlers check every value's type before they use it and

@@ -14,10 +14,10 @@ and writes a new one. ``os`` and the override names of :mod:`ctxrelay.claude._li
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ctxrelay.claude._limit import _ENV_KEYS
 
-TYPE_CHECKING = False  # annotations only (mypy reads any constant named TYPE_CHECKING as true)
 if TYPE_CHECKING:
     from pathlib import Path
 

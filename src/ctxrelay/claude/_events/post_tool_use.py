@@ -11,9 +11,8 @@ block would lose the work of the run).
 
 from __future__ import annotations
 
-# Annotations only, and ``typing`` costs a hook's start-up time: not imported at run time
-# (mypy reads any constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import HookAnswer, PostToolUsePayload
 

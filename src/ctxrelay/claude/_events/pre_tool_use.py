@@ -10,8 +10,8 @@ before the per-tool guards, each returning a reason or ``None``.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # not typing's: this module is on every hook's path
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import HookAnswer, PreToolUsePayload
     from ctxrelay.errors import HookPayloadError

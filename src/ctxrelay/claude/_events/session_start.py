@@ -12,10 +12,10 @@ resume, compact) and mode ``off`` add nothing.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-# Annotations only; the config, the handoff files and the policy core load in the
-# functions that need them (a startup whose seed stamp holds needs none of them).
-TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
+# The config, the handoff files and the policy core are imported by the functions that
+# use them: a startup whose seed stamp holds needs none of them.
 if TYPE_CHECKING:
     from ctxrelay.claude import handoff
     from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload

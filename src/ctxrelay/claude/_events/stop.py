@@ -29,16 +29,16 @@ changed under its lock, so two Stop hooks never both hint or both start a handof
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.budget.triggers import completed_task_in, context_window_for, main_triggers
 from ctxrelay.claude import _state
 from ctxrelay.claude._events import _stamp
 from ctxrelay.claude._limit import refresh
 
-# Annotations only, and the config, the handoff files and ``pathlib`` load in the
-# functions that need them: most turns end with nothing to do, and this hook runs at the
-# end of every turn (:func:`_quiet` answers those without them).
-TYPE_CHECKING = False  # mypy reads any constant named TYPE_CHECKING as true
+# The config and the handoff files are imported by the functions that use them: most
+# turns end with nothing to do (:func:`_quiet` answers those without them).
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -3,9 +3,8 @@ the main thread's next hook answer. The subagent itself gets nothing: it has end
 
 from __future__ import annotations
 
-# Annotations only, and ``typing`` costs a hook's start-up time: not imported at run time
-# (mypy reads any constant named TYPE_CHECKING as true).
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import SubagentStopPayload
 

@@ -7,13 +7,13 @@ option permutation (``cat f -n``), ``--`` and the obsolete ``head -5`` / ``tail 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange
 
-TYPE_CHECKING = False  # annotations only: the hook need not import typing
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Sequence
-    from typing import Self
 
     from ctxrelay.claude.guard._model import Unit
 
@@ -26,26 +26,12 @@ UNKNOWN_OPTION = "-\x00"
 can hold a NUL byte."""
 
 
-class Plan(tuple[tuple[int, ...], tuple[LineRange, ...] | None]):
+class Plan(NamedTuple):
     """The files a command prints (indices into its arguments; none means stdin) and
-    the ranges it prints of each (``None``: known only at run time). A tuple subclass
-    for the reason given in ``_model``."""
+    the ranges it prints of each (``None``: known only at run time)."""
 
-    __slots__ = ()
-
-    def __new__(cls, files: tuple[int, ...], ranges: tuple[LineRange, ...] | None) -> Self:
-        return super().__new__(cls, (files, ranges))
-
-    @property
-    def files(self) -> tuple[int, ...]:
-        return self[0]
-
-    @property
-    def ranges(self) -> tuple[LineRange, ...] | None:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"Plan(files={self[0]!r}, ranges={self[1]!r})"
+    files: tuple[int, ...]
+    ranges: tuple[LineRange, ...] | None
 
 
 _SUFFIXES = {

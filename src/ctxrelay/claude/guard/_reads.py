@@ -11,11 +11,11 @@ from __future__ import annotations
 import itertools
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
 from ctxrelay.claude.guard._model import FilePrint, LineRange, Operand, ReadCall
 
-TYPE_CHECKING = False  # annotations only
 if TYPE_CHECKING:
     from collections.abc import Mapping
 

@@ -26,12 +26,11 @@ hook's JSON codec alone, until a repeat is found.
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from typing import TYPE_CHECKING
 
-from ctxrelay import _fastjson
-
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -77,7 +76,7 @@ def _size(path: str | None) -> int:
 def _load(path: str) -> dict[str, list[int]]:
     try:
         with open(path, "rb") as handle:
-            data = _fastjson.loads(handle.read().decode())
+            data = json.loads(handle.read().decode())
     except (OSError, ValueError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None
@@ -90,7 +89,7 @@ def _save(path: str, files: dict[str, list[int]]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(_fastjson.dumps({"files": kept}))
+            handle.write(json.dumps({"files": kept}))
         os.replace(tmp, path)  # a parallel Read's record may win: it only forgets one
     except OSError:
         pass
@@ -165,7 +164,7 @@ def read_note(payload: Mapping[str, object], path: str) -> str | None:
 
 def reason(path: str, read_at: int, now: float) -> str:
     """What the agent is told."""
-    ranged = _fastjson.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
+    ranged = json.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
     return (
         f"ctxrelay guard: you already read {path} in full {_when(read_at, now)}, and it has "
         "not changed since (same size and modification time): its content is still in "

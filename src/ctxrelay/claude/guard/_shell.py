@@ -14,82 +14,33 @@ from __future__ import annotations
 import functools
 import os
 import re
+from typing import TYPE_CHECKING
 
 from ctxrelay.claude.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
 from ctxrelay.claude.guard._model import FilePrint, Operand
 from ctxrelay.claude.guard._plain import PATH_MAX
 from ctxrelay.claude.guard._plain import resolve as _resolve
 
-TYPE_CHECKING = False  # annotations only: the hook need not import typing
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from typing import Any
 
     from tree_sitter import Node, Parser
 
 __all__ = ["scan"]
 
 
-def _binding(package: str, *, register: bool = False) -> Any:
-    """The ``_binding`` extension module of ``package``, loaded without running the
-    package's ``__init__``; ``None`` when it is not laid out that way.
-
-    Both packages' ``__init__`` cost the hook process more than their parsers:
-    ``tree_sitter``'s imports ``typing`` (for one ``Protocol``), ``tree_sitter_bash``'s
-    ``importlib.resources`` (for a highlighting query the guard never reads).
-    ``register`` puts the module in ``sys.modules`` under its own name, so a later
-    ``import tree_sitter`` reuses it (one set of ``Node``/``Parser`` types per process).
-    """
-    import sys
-
-    name = package + "._binding"
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        return loaded
-    from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, PathFinder
-
-    spec = PathFinder.find_spec(package)  # finds, does not import
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        for suffix in EXTENSION_SUFFIXES:
-            path = os.path.join(folder, "_binding" + suffix)
-            if not os.path.isfile(path):
-                continue
-            loader = ExtensionFileLoader(name, path)
-            try:
-                module = loader.create_module(ModuleSpec(name, loader, origin=path))
-                loader.exec_module(module)
-            except Exception:  # any surprise: the caller's public way
-                return None
-            if register:
-                sys.modules.setdefault(name, module)
-            return module
-    return None
-
-
-def _bash_language() -> object:
-    """tree-sitter-bash's language, from its binary module alone when possible."""
-    binding = _binding("tree_sitter_bash")
-    if binding is not None:
-        return binding.language()
-    import tree_sitter_bash
-
-    return tree_sitter_bash.language()
-
-
 @functools.cache
 def _get_parser() -> Parser:
-    """The Bash parser, created on first use (the hook pays for it only when needed)."""
+    """The Bash parser, created on first use (only a command that needs parsing loads
+    tree-sitter)."""
     try:
-        tree_sitter = _binding("tree_sitter", register=True)
-        if tree_sitter is None:
-            import tree_sitter
-        language = tree_sitter.Language(_bash_language())
+        import tree_sitter
+        import tree_sitter_bash
     except ImportError as exc:
         from ctxrelay.errors import MissingExtraError
 
         raise MissingExtraError("the Bash guard", "guard") from exc
-    parser: Parser = tree_sitter.Parser(language)
-    return parser
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
 # Statements whose children run in sequence, in the same shell and with the same output.

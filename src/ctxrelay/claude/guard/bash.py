@@ -7,18 +7,16 @@ does not reach it, and neither does a heredoc writer (``cat > f <<'EOF'``). The 
 reason names the Read call that shows the same file and range. A command that does not
 parse is allowed: the guard never blocks what it cannot understand. Rules and examples:
 ``docs/guard.md``.
-
-This module is on the hook's start-up path, so it imports nothing: ``re``, the parser and
-everything else load after the cheap substring test of :func:`might_print_file`.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # not typing's: the hook need not import it
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+import re
+from collections.abc import Mapping
 
-    from ctxrelay.claude.guard._model import FilePrint
+from ctxrelay.claude.guard._model import FilePrint
+from ctxrelay.claude.guard._plain import plain_scan
+from ctxrelay.claude.guard._reads import reason
 
 __all__ = ["PRECHECK_WORDS", "classify", "deny_reason", "might_print_file"]
 
@@ -27,17 +25,15 @@ PRECHECK_WORDS = ("cat", "head", "tail", "sed")
 equal to the programs the guard understands (``_commands.PRINTERS``)."""
 
 # A program name ends at a non-name character: "/bin/cat" and "\cat" match, "cat-file"
-# and "header" do not. Compiled on first use (and cached by ``re``).
-_PRECHECK = r"(?<![\w.-])(?:" + "|".join(PRECHECK_WORDS) + r")(?![\w.-])"
+# and "header" do not.
+_PRECHECK = re.compile(r"(?<![\w.-])(?:" + "|".join(PRECHECK_WORDS) + r")(?![\w.-])")
 
 
 def might_print_file(command: str) -> bool:
     """A cheap test that is true for every command the guard could deny."""
     if not any(word in command for word in PRECHECK_WORDS):
-        return False  # most commands: no regex compiled, nothing imported
-    import re
-
-    return re.search(_PRECHECK, command) is not None
+        return False
+    return _PRECHECK.search(command) is not None
 
 
 def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | None:
@@ -47,15 +43,13 @@ def classify(command: str, cwd: str | None = None) -> tuple[FilePrint, ...] | No
     result are made absolute against it (following any ``cd`` in the command).
     """
     if not any(word in command for word in PRECHECK_WORDS):
-        return ()  # most commands: nothing imported
-    from ctxrelay.claude.guard._plain import plain_scan
-
+        return ()
     found = plain_scan(command, cwd)  # ``cat big.txt``: no parser needed
     if found is not None:
         return found
     if not might_print_file(command):
         return ()
-    from ctxrelay.claude.guard._shell import scan
+    from ctxrelay.claude.guard._shell import scan  # the parser: only for shell syntax
 
     return scan(command, cwd)
 
@@ -69,6 +63,4 @@ def deny_reason(
     prints = classify(command, cwd)
     if not prints:
         return None
-    from ctxrelay.claude.guard._reads import reason
-
     return reason(prints, payload)

@@ -8,12 +8,11 @@ reasons' own advice, a Read with offset/limit, is never denied in turn.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from typing import TYPE_CHECKING
 
-from ctxrelay import _fastjson  # json's C codec without importing json (and re)
-
-TYPE_CHECKING = False  # annotations only: the hook need not import typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -55,7 +54,7 @@ def deny_reason(
         return check(payload, os.path.abspath(path), st.st_size, st.st_mtime_ns)
     from ctxrelay.claude.guard._reads import mib
 
-    example = _fastjson.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
+    example = json.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
     return (
         f"ctxrelay guard: {path} is {mib(st.st_size)} ({st.st_size:,} bytes), over the "
         f"Read limit of {mib(READ_MAX_BYTES)}, so reading it whole would flood the context. "
