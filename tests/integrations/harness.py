@@ -52,6 +52,7 @@ class Harness(Protocol):
         budget: Budget,
         workspace: Path,
         on_event: EventSink | None = None,
+        wait: float = 0.0,
     ) -> Any: ...
 
     def relay(self, integration: Any) -> Relay: ...
@@ -83,6 +84,7 @@ class _Opens:
         budget: Budget,
         workspace: Path,
         on_event: EventSink | None = None,
+        wait: float = 0.0,
     ) -> Any:
         module, _, name = self.integration.partition(":")
         cls = getattr(importlib.import_module(module), name)
@@ -94,6 +96,7 @@ class _Opens:
             workspace=workspace,
             on_event=on_event,
             tools=[ReadFile(), WriteFile()],
+            wait=wait,
         )
 
     def relay(self, integration: Any) -> Relay:
