@@ -403,6 +403,7 @@ class Run:
                 self.store, self.id, ttl=self.relay.lease_ttl, label=self.framework
             )
             weakref.finalize(self, self._holding.release)
+            self.relay._runs.add(self)
             self._begin()
         self._holding.check()
 
