@@ -4,6 +4,7 @@ without blocking its event loop, notices when it lost it, and gives it up."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -125,3 +126,36 @@ def test_the_error_is_a_store_error_under_its_earlier_name_too(store: Store) -> 
     assert isinstance(caught.value, StoreError)
     assert caught.value.holder == run.lease.holder
     run.release()
+
+
+def test_two_threads_one_relay_one_driver(store: Store) -> None:
+    relay = _relay(store)
+    held, done = threading.Event(), threading.Event()
+    caught: list[BaseException] = []
+
+    def first() -> None:
+        run = relay.begin()
+        run.prepare(["from the first thread"])
+        held.set()
+        done.wait(60)
+        run.release()
+
+    def second() -> None:
+        held.wait(60)
+        try:
+            relay.begin()
+        except SessionInUseError as exc:
+            caught.append(exc)
+        finally:
+            done.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    (error,) = caught
+    assert isinstance(error, SessionInUseError)
+    assert "(test)" in str(error)
+    assert store.lease("s1") is None
+    assert [r.text for r in store.rows("s1")] == ["from the first thread"]
