@@ -41,8 +41,25 @@ BUDGET = Budget(limit=1_000_000, output_reserve=32_000)
 
 
 def _timed(relay: Any, inner: list[float]) -> None:
-    """Time ctxrelay's own work at each dispatch: the input filter's ``prepare`` and the
-    hook's ``record_response`` (the two calls the framework's seams make into it)."""
+    """Time ctxrelay's own work at each dispatch of every run the relay begins: the
+    input filter's ``prepare`` and the hook's ``record_response`` (the two calls the
+    framework's seams make into a run)."""
+    begin, begin_async = relay.begin, relay.begin_async
+
+    def timed_begin(**kwargs: Any) -> Any:
+        run = begin(**kwargs)
+        _timed_run(run, inner)
+        return run
+
+    async def timed_begin_async(**kwargs: Any) -> Any:
+        run = await begin_async(**kwargs)
+        _timed_run(run, inner)
+        return run
+
+    relay.begin, relay.begin_async = timed_begin, timed_begin_async
+
+
+def _timed_run(relay: Any, inner: list[float]) -> None:
     prepare, record = relay.prepare, relay.record_response
     spent = {"record": 0.0}
 

@@ -8,6 +8,8 @@ because it imports nothing of ours; hosts treat it like a :class:`ConfigError`.
 
 from __future__ import annotations
 
+import time
+
 __all__ = [
     "ConfigError",
     "ContextOverflowError",
@@ -25,6 +27,7 @@ __all__ = [
     "RequestTooLargeError",
     "ServerStateError",
     "SessionBusyError",
+    "SessionInUseError",
     "SessionNotFoundError",
     "StaleWindowError",
     "StoreError",
@@ -115,8 +118,43 @@ class WindowNotFoundError(StoreError):
         )
 
 
-class SessionBusyError(StoreError):
-    """Another worker holds the session's dispatch lock."""
+class SessionInUseError(StoreError):
+    """Another run holds the session's lease (one driver per session): nothing was done.
+
+    ``holder`` says who (``pid 4242 on build-7``), ``since`` when it took the lease (Unix
+    seconds) and ``expires_at`` when the lease lapses unless its holder renews it;
+    ``lost`` is true when this run held the lease and another took it over."""
+
+    def __init__(
+        self,
+        session_id: str,
+        holder: str,
+        since: float,
+        expires_at: float,
+        *,
+        lost: bool = False,
+    ) -> None:
+        self.session_id = session_id
+        self.holder = holder
+        self.since = since
+        self.expires_at = expires_at
+        self.lost = lost
+        when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since))
+        if lost:
+            super().__init__(
+                f"this run lost session {session_id!r} to {holder}, which took it over at "
+                f"{when} (this run did not renew its lease in time); nothing more was sent"
+            )
+        else:
+            super().__init__(
+                f"session {session_id!r} is in use by {holder} since {when}; wait for it to "
+                "finish, or pass a timeout to wait for it"
+            )
+
+
+SessionBusyError = SessionInUseError
+"""The earlier name of :class:`SessionInUseError` (the runtime's dispatch lock is the
+session's lease)."""
 
 
 class ProviderError(CtxrelayError):

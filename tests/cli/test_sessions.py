@@ -183,7 +183,7 @@ def test_reset_waits_for_a_running_dispatch(
     try:
         with store.dispatch_lock(sid):
             assert main(["sessions", "reset", sid, "--db", db, "--wait", "0.1"]) == 1
-            assert "dispatched by another worker" in capsys.readouterr().err
+            assert "is in use by pid" in capsys.readouterr().err
         assert len(store.windows(sid)) == 2
     finally:
         store.close()

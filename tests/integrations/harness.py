@@ -52,6 +52,7 @@ class Harness(Protocol):
         budget: Budget,
         workspace: Path,
         on_event: EventSink | None = None,
+        wait: float = 0.0,
     ) -> Any: ...
 
     def relay(self, integration: Any) -> Relay: ...
@@ -83,6 +84,7 @@ class _Opens:
         budget: Budget,
         workspace: Path,
         on_event: EventSink | None = None,
+        wait: float = 0.0,
     ) -> Any:
         module, _, name = self.integration.partition(":")
         cls = getattr(importlib.import_module(module), name)
@@ -94,6 +96,7 @@ class _Opens:
             workspace=workspace,
             on_event=on_event,
             tools=[ReadFile(), WriteFile()],
+            wait=wait,
         )
 
     def relay(self, integration: Any) -> Relay:
@@ -251,9 +254,15 @@ class LangChainHarness(_Opens):
         )
 
     async def close(self, model: Any) -> None:
-        """Close the chat model's own HTTP clients."""
+        """Close the chat model's HTTP clients. langchain-openai shares them between
+        models of one address (a cache keyed by the base URL), so the cache is emptied
+        too: a later model on that address (a reused port) must not get a closed one."""
+        from langchain_openai.chat_models import _client_utils
+
         await model.root_async_client.close()
         model.root_client.close()
+        _client_utils._cached_async_httpx_client.cache_clear()
+        _client_utils._cached_sync_httpx_client.cache_clear()
 
     async def run(
         self, integration: Any, server: WireServer, prompt: str, *, stream: bool = False
@@ -306,8 +315,12 @@ class LangChainAnthropicHarness(LangChainHarness):
         )
 
     async def close(self, model: Any) -> None:
+        from langchain_anthropic import _client_utils  # cached per address, as above
+
         await model._async_client.close()
         model._client.close()
+        _client_utils._get_default_async_httpx_client.cache_clear()
+        _client_utils._get_default_httpx_client.cache_clear()
 
 
 def _text(content: Any) -> str:

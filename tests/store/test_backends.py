@@ -51,10 +51,70 @@ def test_concurrent_first_opens_migrate_once(store_target: str) -> None:
         p.join(60)
         assert p.exitcode == 0
     assert len(ids) == n
-    assert _schema_rows(store_target) == [(SCHEMA_VERSION,)]
+    # One row per migration, each applied once.
+    assert _schema_rows(store_target) == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
     with open_store(store_target) as store:  # type: ignore[attr-defined]
         assert store.schema_version() == SCHEMA_VERSION
         assert len(store.list_sessions()) == n
+
+
+def _write_version_1(target: str) -> None:
+    """A store as ctxrelay with schema version 1 wrote it: its migration only."""
+    if target.startswith("postgresql://"):
+        import psycopg
+
+        from ctxrelay.store.postgres import MIGRATIONS as PG_MIGRATIONS
+
+        with psycopg.connect(target, autocommit=True) as conn, conn.transaction():
+            conn.execute(
+                "CREATE TABLE ctx_schema (version integer NOT NULL, "
+                "applied_at double precision NOT NULL)"
+            )
+            for statement in PG_MIGRATIONS[1]:
+                conn.execute(statement)
+            conn.execute("INSERT INTO ctx_schema VALUES (1, 0)")
+            conn.execute("INSERT INTO ctx_sessions VALUES ('old', 0, 0, 'paused', '{\"k\": 1}', 1)")
+            conn.execute(
+                "INSERT INTO ctx_windows (id, session_id, idx, opened_at) VALUES (%s, %s, 1, 0)",
+                ("w1", "old"),
+            )
+        return
+    from ctxrelay.store.sqlite import APPLICATION_ID
+    from ctxrelay.store.sqlite import MIGRATIONS as LITE_MIGRATIONS
+
+    lite = sqlite3.connect(target, isolation_level=None)
+    try:
+        lite.execute("PRAGMA journal_mode = WAL")
+        lite.execute("BEGIN")
+        lite.execute("CREATE TABLE ctx_schema (version INTEGER NOT NULL, applied_at REAL NOT NULL)")
+        lite.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        for statement in LITE_MIGRATIONS[1]:
+            lite.execute(statement)
+        lite.execute("INSERT INTO ctx_schema VALUES (1, 0)")
+        lite.execute("INSERT INTO ctx_sessions VALUES ('old', 0, 0, 'paused', '{\"k\": 1}', 1)")
+        lite.execute(
+            "INSERT INTO ctx_windows (id, session_id, idx, opened_at) VALUES ('w1', 'old', 1, 0)"
+        )
+        lite.execute("COMMIT")
+    finally:
+        lite.close()
+
+
+def test_a_version_1_store_is_upgraded_in_place(store_target: str) -> None:
+    _write_version_1(store_target)
+    assert _schema_rows(store_target) == [(1,)]
+    with open_store(store_target) as store:  # type: ignore[attr-defined]
+        assert store.schema_version() == SCHEMA_VERSION == 2
+        old = store.get_session("old")
+        assert old.metadata == {"k": 1}
+        assert store.current_window("old").id == "w1"
+        assert store.lease("old") is None  # the new table, empty
+        lease = store.acquire_lease("old")
+        store.append("old", "w1", [NewRow("user", "after the upgrade")])
+        store.release_lease(lease)
+    assert _schema_rows(store_target) == [(1,), (2,)]
+    with open_store(store_target) as store:  # type: ignore[attr-defined]
+        assert [r.text for r in store.rows("old")] == ["after the upgrade"]
 
 
 def _child_appends(store: Any, session_id: str, window_id: str) -> None:

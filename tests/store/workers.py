@@ -8,7 +8,7 @@ import os
 import time
 from typing import Any
 
-from ctxrelay.errors import SessionBusyError
+from ctxrelay.errors import SessionInUseError
 from ctxrelay.store import NewRow, open_store
 
 STAGES = ("warning", "handoff")
@@ -50,7 +50,7 @@ def lock_holder(target: str, session_id: str, rounds: int, barrier: Any, out: An
                     time.sleep(0.003)
                     store.append(session_id, window, [NewRow("assistant", "exit", {"pid": me})])
                 break
-            except SessionBusyError:
+            except SessionInUseError:
                 busy += 1
     store.close()
     out.put((me, busy))

@@ -28,7 +28,10 @@ its items. Nothing here imports a framework.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +42,7 @@ from ctxrelay.errors import (
     ConfigError,
     DispatchBlockedError,
     RequestTooLargeError,
+    SessionInUseError,
     SessionNotFoundError,
 )
 from ctxrelay.runtime import NewContextPolicy
@@ -66,15 +70,20 @@ from ctxrelay.runtime.plan import (
 from ctxrelay.runtime.tools import Tool, ToolContext, ToolResult
 from ctxrelay.runtime.tools.context import NewContext, SessionHistory
 from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
-from ctxrelay.store import NewRow, Row, RowKind, SealReason, Store, WindowInfo
+from ctxrelay.store import LEASE_TTL_S, Lease, NewRow, Row, RowKind, SealReason, Store, WindowInfo
+from ctxrelay.store._lease import Holding, hold_lease
 
 __all__ = [
     "Codec",
     "FrameworkRelay",
     "ItemRow",
     "Relay",
+    "Run",
     "SentRequest",
 ]
+
+#: Longest pause between two looks at a held lease while a coroutine waits for it.
+_WAIT_POLL_MAX_S = 0.05
 
 Item = Any
 """One framework item (a message, a tool call, a tool result), as the framework holds it."""
@@ -146,7 +155,13 @@ class Relay:
     :func:`ctxrelay.integrations.budget_for`); ``workspace`` and ``notes_file`` name the
     notes the next window's lead-in carries; ``new_context`` is the runtime's policy for
     the tool (``offered``, ``conditional`` or ``forbidden``). ``session_id`` resumes (or
-    creates, with that id) a stored session. One worker drives a session at a time."""
+    creates, with that id) a stored session.
+
+    One run drives a session at a time: :meth:`begin` takes the session's lease in the
+    store for a run and returns the :class:`Run` that holds it and all of the run's
+    state; a second run of the session, in this process or another, fails with
+    :class:`~ctxrelay.errors.SessionInUseError` (or waits up to ``wait`` seconds for the
+    first to end). The relay itself holds only the session's configuration."""
 
     def __init__(
         self,
@@ -162,6 +177,8 @@ class Relay:
         model: str = "",
         task: str | None = None,
         on_event: EventSink | None = None,
+        wait: float = 0.0,
+        lease_ttl: float = LEASE_TTL_S,
     ) -> None:
         if new_context not in ("offered", "conditional", "forbidden"):
             raise ConfigError(
@@ -176,16 +193,12 @@ class Relay:
         self.new_context = new_context
         self.model = model
         self.on_event = on_event
-        self.fixed_bytes = 0
-        """Bytes the framework sends with every request besides its items (instructions,
-        tool schemas); set by the adapter at each call."""
-        self._estimator = BytesPerTokenEstimator()
+        if not wait >= 0:
+            raise ConfigError(f"wait must be a number of seconds >= 0, not {wait!r}")
+        self.wait = wait
+        self.lease_ttl = lease_ttl
         self.id = self._open_session(session_id, task)
-        self._resumed = session_id is not None and self._had_rows
-        self._load()
-        self._pending_bytes: int | None = None
-        self._turns = sum(1 for r in self.store.rows(self.id) if r.kind == "assistant")
-        self._started = False
+        self._runs: weakref.WeakSet[Run] = weakref.WeakSet()
 
     @classmethod
     def connect(
@@ -215,14 +228,12 @@ class Relay:
     # -- session -----------------------------------------------------------------------
 
     def _open_session(self, session_id: str | None, task: str | None) -> str:
-        self._had_rows = False
         if session_id is not None:
             try:
                 info = self.store.get_session(session_id)
             except SessionNotFoundError:
                 info = None
             if info is not None:
-                self._had_rows = bool(self.store.rows(session_id, limit=1))
                 return info.id
         meta: dict[str, Any] = {
             "runtime": self.framework,
@@ -241,6 +252,160 @@ class Relay:
         if task is not None:
             meta["task"] = task
         return self.store.create_session(metadata=meta, session_id=session_id).id
+
+    # -- runs --------------------------------------------------------------------------
+
+    def begin(self, *, timeout: float | None = None) -> Run:
+        """Take the session's lease for one run (waiting up to ``timeout`` seconds, by
+        default :attr:`wait`) and return the run. Raises ``SessionInUseError``."""
+        wait = self.wait if timeout is None else timeout
+        holding = hold_lease(
+            self.store, self.id, timeout=wait, ttl=self.lease_ttl, label=self.framework
+        )
+        return self._run(holding)
+
+    async def begin_async(self, *, timeout: float | None = None) -> Run:
+        """:meth:`begin` for a coroutine: waits for the lease without blocking the loop
+        (the holder may be another task of the same loop)."""
+        wait = self.wait if timeout is None else timeout
+        deadline = time.monotonic() + wait
+        pause = 0.002
+        while True:
+            try:
+                holding = hold_lease(self.store, self.id, ttl=self.lease_ttl, label=self.framework)
+            except SessionInUseError:
+                if time.monotonic() >= deadline:
+                    raise
+                await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+                pause = min(pause * 2, _WAIT_POLL_MAX_S)
+                continue
+            return self._run(holding)
+
+    def _run(self, holding: Holding) -> Run:
+        try:
+            run = Run(self, holding)
+        except BaseException:
+            holding.release()
+            raise
+        self._runs.add(run)
+        # A run whose end the framework never showed (an error outside ctxrelay's seams)
+        # gives the lease up when it is freed.
+        weakref.finalize(run, holding.release)
+        return run
+
+    def close(self) -> None:
+        """Release the lease of every run of this relay still holding one."""
+        for run in list(self._runs):
+            run.release()
+
+    # -- capability --------------------------------------------------------------------
+
+    @property
+    def capability(self) -> Capability:
+        return capability_for(self.new_context, new_context_tool=True, session_history=True)
+
+    @property
+    def offer_new_context(self) -> bool:
+        return not self.budget.off and self.capability is not Capability.DEGRADED
+
+    # -- the agent's tools -------------------------------------------------------------
+
+    def _context(self, call_id: str) -> ToolContext:
+        # The open window as the store has it (a tool runs inside a run, which holds the
+        # lease: nobody else moves the window meanwhile).
+        window = self.store.current_window(self.id)
+        return ToolContext(
+            workspace=self.workspace,
+            store=self.store,
+            session_id=self.id,
+            window_id=window.id,
+            window_index=window.index,
+            call_id=call_id,
+            notes_file=self.notes_file,
+        )
+
+    async def run_new_context(self, call_id: str = "") -> str:
+        """Run ``new_context`` for the agent: the window seals before the next model call
+        (once the framework has settled the step's other tool calls)."""
+        if not self.offer_new_context:
+            return _NOT_OFFERED
+        result = await NewContext().run({}, self._context(call_id))
+        return result.content
+
+    async def run_tool(self, tool: Tool, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
+        """Run one of ctxrelay's own tools (``read_file``, ``write_file``, ...) for the
+        agent, with this session's workspace, store and window; a tool's failure comes
+        back as an error result, as in the runtime."""
+        if tool.name == NEW_CONTEXT:
+            return ToolResult(await self.run_new_context(call_id))
+        try:
+            return await tool.run(args, self._context(call_id))
+        except Exception as exc:  # a tool's bug must not kill the session
+            return ToolResult(f"{tool.name} failed: {exc}", is_error=True)
+
+    async def run_session_history(self, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
+        """Run ``session_history`` for the agent (list, search or read earlier windows)."""
+        return await SessionHistory().run(args, self._context(call_id))
+
+
+class Run:
+    """One run of a framework's agent on a relay's session: it holds the session's lease
+    (renewed while the run lasts) and every piece of state a run needs, re-derived from
+    the store when it begins, so two runs never share any. A framework's pre-call seam
+    calls :meth:`prepare`, its post-call seam :meth:`record_response`, and its end
+    :meth:`release`."""
+
+    def __init__(self, relay: Relay, holding: Holding) -> None:
+        self.relay = relay
+        self.store = relay.store
+        self.budget = relay.budget
+        self.codec = relay.codec
+        self.id = relay.id
+        self.framework = relay.framework
+        self.workspace = relay.workspace
+        self.notes_file = relay.notes_file
+        self.model = relay.model
+        self.on_event = relay.on_event
+        self.capability = relay.capability
+        self._holding = holding
+        self.fixed_bytes = 0
+        """Bytes the framework sends with every request besides its items (instructions,
+        tool schemas); set by the adapter at each call."""
+        self._begin()
+
+    def _begin(self) -> None:
+        self._estimator = BytesPerTokenEstimator()
+        self._load()
+        self._pending_bytes: int | None = None
+        every = self.store.rows(self.id)
+        self._resumed = bool(every)
+        self._turns = sum(1 for r in every if r.kind == "assistant")
+        self._started = False
+
+    @property
+    def lease(self) -> Lease:
+        """The session's lease this run holds."""
+        return self._holding.lease
+
+    @property
+    def released(self) -> bool:
+        return self._holding.released
+
+    def release(self) -> None:
+        """End the run's hold on the session (its end; later calls do nothing)."""
+        self._holding.release()
+
+    def _held(self) -> None:
+        """Raise if the lease was lost; take it again (and re-derive the state) when the
+        framework calls on after the run was released."""
+        if self._holding.released and self._holding.lost is None:
+            self._holding = hold_lease(
+                self.store, self.id, ttl=self.relay.lease_ttl, label=self.framework
+            )
+            weakref.finalize(self, self._holding.release)
+            self.relay._runs.add(self)
+            self._begin()
+        self._holding.check()
 
     def _load(self) -> None:
         """Re-derive the open window, its rows and the estimator from the store."""
@@ -285,19 +450,10 @@ class Relay:
         )
 
     def end(self, status: str = "done", reason: str | None = None) -> None:
-        """Record the run's end in the session and emit the end event."""
+        """Record the run's end in the session, emit the end event and release the lease."""
         self.store.update_session(self.id, status=status, metadata={"pause_reason": reason})
         self._emit(EndEvent(self.id, status, reason, self.window.index, self._turns, 0.0))
-
-    # -- capability --------------------------------------------------------------------
-
-    @property
-    def capability(self) -> Capability:
-        return capability_for(self.new_context, new_context_tool=True, session_history=True)
-
-    @property
-    def offer_new_context(self) -> bool:
-        return not self.budget.off and self.capability is not Capability.DEGRADED
+        self.release()
 
     # -- recording ---------------------------------------------------------------------
 
@@ -428,6 +584,7 @@ class Relay:
         """Store the model's reply (``items``: its messages and tool calls, in order) with
         what the provider counted: ``context_tokens`` for the request (input plus cache
         writes and reads) and ``output_tokens`` for the reply."""
+        self._holding.check()
         texts: list[str] = []
         replies: list[Item] = []  # items whose first part is the reply's text
         parts: list[NewRow] = []  # tool calls, as items or as parts of a reply item
@@ -626,6 +783,7 @@ class Relay:
         """Record ``items`` (the framework's whole input for this call), apply the policy
         and return what to send instead. Raises :class:`DispatchBlockedError` when
         nothing may be sent."""
+        self._held()
         if not self._started:
             self.start()
         self._record_input(items)
@@ -690,42 +848,6 @@ class Relay:
             estimate_text=self._estimator.estimate,
         )
 
-    # -- the agent's tools -------------------------------------------------------------
-
-    def _context(self, call_id: str) -> ToolContext:
-        return ToolContext(
-            workspace=self.workspace,
-            store=self.store,
-            session_id=self.id,
-            window_id=self.window.id,
-            window_index=self.window.index,
-            call_id=call_id,
-            notes_file=self.notes_file,
-        )
-
-    async def run_new_context(self, call_id: str = "") -> str:
-        """Run ``new_context`` for the agent: the window seals before the next model call
-        (once the framework has settled the step's other tool calls)."""
-        if not self.offer_new_context:
-            return _NOT_OFFERED
-        result = await NewContext().run({}, self._context(call_id))
-        return result.content
-
-    async def run_tool(self, tool: Tool, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
-        """Run one of ctxrelay's own tools (``read_file``, ``write_file``, ...) for the
-        agent, with this session's workspace, store and window; a tool's failure comes
-        back as an error result, as in the runtime."""
-        if tool.name == NEW_CONTEXT:
-            return ToolResult(await self.run_new_context(call_id))
-        try:
-            return await tool.run(args, self._context(call_id))
-        except Exception as exc:  # a tool's bug must not kill the session
-            return ToolResult(f"{tool.name} failed: {exc}", is_error=True)
-
-    async def run_session_history(self, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
-        """Run ``session_history`` for the agent (list, search or read earlier windows)."""
-        return await SessionHistory().run(args, self._context(call_id))
-
 
 NEW_CONTEXT = NewContext().name
 NEW_CONTEXT_DESCRIPTION = NewContext().description
@@ -765,12 +887,17 @@ class FrameworkRelay:
         task: str | None = None,
         on_event: EventSink | None = None,
         tools: Sequence[Tool] = (),
+        wait: float = 0.0,
+        lease_ttl: float = LEASE_TTL_S,
     ) -> Self:
         """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
         SQLite path or a ``postgresql://`` URL). The budget comes from the model table
         for ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
         example ``ReadFile()``) to offer the agent beside ``new_context`` and
-        ``session_history``."""
+        ``session_history``. Each run of the agent holds the session's lease: a run that
+        finds another holding it fails with ``SessionInUseError``, or waits up to
+        ``wait`` seconds for it; ``lease_ttl`` is how long a lease outlives a holder that
+        stopped renewing it (a crash on another machine)."""
         codec = cls.CODEC()  # the framework's check, before anything is stored
         relay = Relay.connect(
             store,
@@ -785,9 +912,16 @@ class FrameworkRelay:
             new_context=new_context,
             task=task,
             on_event=on_event,
+            wait=wait,
+            lease_ttl=lease_ttl,
         )
         return cls(relay, tools)
 
     @property
     def session_id(self) -> str:
         return self.relay.id
+
+    def close(self) -> None:
+        """Release the session's lease if a run of this relay still holds it (a run the
+        framework stopped without ctxrelay seeing its end)."""
+        self.relay.close()

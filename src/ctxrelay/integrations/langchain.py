@@ -33,6 +33,7 @@ from ctxrelay.integrations._relay import (
     FrameworkRelay,
     ItemRow,
     Relay,
+    Run,
 )
 from ctxrelay.integrations._support import require
 from ctxrelay.runtime.tools import Tool
@@ -181,28 +182,58 @@ class LangChainRelay(FrameworkRelay):
         from langchain.agents.middleware import AgentMiddleware
         from langchain_core.messages import AIMessage
 
+        from ctxrelay.integrations._langchain_state import RUN_KEY, RelayState
+
         relay = self.relay
         tools = self.tools
+        # The runs in progress, by the token each keeps in its graph state: the middleware
+        # is shared by every invocation of the agent, the state is not.
+        runs: dict[str, Run] = {}
+
+        def begun(run: Run) -> dict[str, Any]:
+            token = run.lease.token
+            runs[token] = run
+            return {RUN_KEY: token}
+
+        def current(state: Any) -> Run:
+            token = state.get(RUN_KEY) if isinstance(state, dict) else None
+            run = runs.get(token) if isinstance(token, str) else None
+            if run is None:  # resumed from a checkpoint in another process, for example
+                run = relay.begin()
+                runs[str(token or run.lease.token)] = run
+            return run
+
+        def finish(state: Any) -> dict[str, Any]:
+            token = state.get(RUN_KEY) if isinstance(state, dict) else None
+            run = runs.pop(token, None) if isinstance(token, str) else None
+            if run is not None:
+                run.release()
+            return {RUN_KEY: None}
+
+        def failed(state: Any) -> None:
+            finish(state)  # an error leaves the run: so does its lease
 
         def prepare(request: Any) -> Any:
+            run = current(request.state)
             fixed = len(str(getattr(request.system_message, "content", "") or ""))
             for t in request.tools:
                 fixed += len(str(getattr(t, "name", ""))) + len(str(getattr(t, "description", "")))
-            relay.fixed_bytes = fixed
+            run.fixed_bytes = fixed
             offered = [
                 t
                 for t in request.tools
                 if relay.offer_new_context or getattr(t, "name", None) != NEW_CONTEXT
             ]
-            sent = relay.prepare(list(request.messages))
+            sent = run.prepare(list(request.messages))
             return request.override(messages=sent.items, tools=offered)
 
-        def record(response: Any) -> None:
+        def record(request: Any, response: Any) -> None:
+            run = current(request.state)
             result = response.result if hasattr(response, "result") else [response]
             for message in result:
                 if isinstance(message, AIMessage):
                     usage: dict[str, Any] = dict(message.usage_metadata or {})
-                    relay.record_response(
+                    run.record_response(
                         [message],
                         context_tokens=int(usage.get("input_tokens", 0)),
                         output_tokens=int(usage.get("output_tokens", 0)),
@@ -213,20 +244,43 @@ class LangChainRelay(FrameworkRelay):
                     )
 
         class CtxrelayMiddleware(AgentMiddleware):
-            """ctxrelay's policy around every model call of the agent."""
+            """ctxrelay's policy around every model call of the agent; each invocation
+            holds the session's lease from ``before_agent`` to ``after_agent``."""
+
+            state_schema = RelayState
 
             def __init__(self) -> None:
                 super().__init__()
                 self.tools = tools
 
+            def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return begun(relay.begin())
+
+            async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return begun(await relay.begin_async())
+
+            def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return finish(state)
+
+            async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                return finish(state)
+
             def wrap_model_call(self, request: Any, handler: Any) -> Any:
-                response = handler(prepare(request))
-                record(response)
+                try:
+                    response = handler(prepare(request))
+                    record(request, response)
+                except BaseException:
+                    failed(request.state)
+                    raise
                 return response
 
             async def awrap_model_call(self, request: Any, handler: Any) -> Any:
-                response = await handler(prepare(request))
-                record(response)
+                try:
+                    response = await handler(prepare(request))
+                    record(request, response)
+                except BaseException:
+                    failed(request.state)
+                    raise
                 return response
 
         return CtxrelayMiddleware()

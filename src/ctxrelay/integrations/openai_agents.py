@@ -42,6 +42,7 @@ from ctxrelay.integrations._relay import (
     FrameworkRelay,
     ItemRow,
     Relay,
+    Run,
 )
 from ctxrelay.integrations._support import require
 from ctxrelay.runtime.tools import Tool
@@ -164,35 +165,35 @@ def _tools_bytes(agent: Any) -> int:
     return size
 
 
-class AgentsRelay(FrameworkRelay):
-    """ctxrelay for one session under the Agents SDK: pass :attr:`tools` to the agent
-    and :meth:`run_kwargs` to ``Runner.run`` / ``Runner.run_streamed``."""
+class _AgentsRun:
+    """The seams of one ``Runner.run``: its input filter and its hooks, bound to the
+    :class:`Run` that takes the session's lease at the run's first model call and gives
+    it up at the run's final output (or when the run fails in ctxrelay's filter)."""
 
-    def __init__(self, relay: Relay, tools: Sequence[Tool] = ()) -> None:
-        _agents()
+    def __init__(self, relay: Relay) -> None:
         self.relay = relay
-        self.tools: list[FunctionTool] = [self._new_context_tool(), self._history_tool()]
-        self.hooks: RunHooks[Any] = self._hooks()
-        self.tools += [self.function_tool(t) for t in tools]
+        self.run: Run | None = None
 
-    FRAMEWORK = FRAMEWORK
-    CODEC = AgentsCodec
+    async def _current(self) -> Run:
+        if self.run is None:
+            self.run = await self.relay.begin_async()
+        return self.run
 
-    # -- the seams ---------------------------------------------------------------------
-
-    def input_filter(self, data: CallModelData[Any]) -> ModelInputData:
-        """``RunConfig.call_model_input_filter``: the open window instead of the run's
-        whole input (raises ``DispatchBlockedError`` when nothing may be sent)."""
+    async def input_filter(self, data: CallModelData[Any]) -> ModelInputData:
         from agents.run_config import ModelInputData
 
+        run = await self._current()
         model_data = data.model_data
         held = self._server_held(model_data.input)
         if held is not None:
+            run.release()  # nothing is sent: the run ends here
             raise ServerStateError(held)
-        self.relay.fixed_bytes = len((model_data.instructions or "").encode()) + _tools_bytes(
-            data.agent
-        )
-        sent = self.relay.prepare(list(model_data.input))
+        run.fixed_bytes = len((model_data.instructions or "").encode()) + _tools_bytes(data.agent)
+        try:
+            sent = run.prepare(list(model_data.input))
+        except BaseException:
+            run.release()
+            raise
         return ModelInputData(input=sent.items, instructions=model_data.instructions)
 
     @staticmethod
@@ -219,35 +220,17 @@ class AgentsRelay(FrameworkRelay):
                 return " / ".join(f"Runner.run's {name}" for name in _SERVER_STATE)
         return None
 
-    def run_config(self, **kwargs: Any) -> RunConfig:
-        """A ``RunConfig`` with ctxrelay's input filter (other options pass through)."""
-        for name in _SERVER_STATE:
-            if kwargs.get(name):
-                raise ServerStateError(name)
+    def hooks(self) -> RunHooks[Any]:
         agents = _agents()
-        # Streams report usage only when asked (the SDK asks OpenAI's own host only):
-        # ctxrelay needs the provider's count of every request.
-        settings = kwargs.pop("model_settings", None) or agents.ModelSettings()
-        if settings.include_usage is None:
-            settings = settings.resolve(agents.ModelSettings(include_usage=True))
-        return agents.RunConfig(  # type: ignore[no-any-return]
-            call_model_input_filter=self.input_filter, model_settings=settings, **kwargs
-        )
-
-    def run_kwargs(self, **run_config: Any) -> dict[str, Any]:
-        """``run_config`` and ``hooks`` for ``Runner.run``/``run_streamed``."""
-        return {"run_config": self.run_config(**run_config), "hooks": self.hooks}
-
-    def _hooks(self) -> RunHooks[Any]:
-        agents = _agents()
-        relay = self.relay
+        seams = self
 
         class _Hooks(agents.RunHooks):  # type: ignore[misc,name-defined]
             async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+                run = await seams._current()
                 usage = response.usage
                 details = getattr(usage, "input_tokens_details", None)
                 cached = int(getattr(details, "cached_tokens", 0) or 0)
-                relay.record_response(
+                run.record_response(
                     response.to_input_items(),
                     context_tokens=int(usage.input_tokens),
                     output_tokens=int(usage.output_tokens),
@@ -258,7 +241,53 @@ class AgentsRelay(FrameworkRelay):
                     },
                 )
 
+            async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
+                if seams.run is not None:  # the run's final output: its end
+                    seams.run.release()
+
         return _Hooks()
+
+
+class AgentsRelay(FrameworkRelay):
+    """ctxrelay for one session under the Agents SDK: pass :attr:`tools` to the agent
+    and :meth:`run_kwargs` to ``Runner.run`` / ``Runner.run_streamed``, fresh for each
+    run (each run holds the session's lease; see ``docs/integrations.md``)."""
+
+    def __init__(self, relay: Relay, tools: Sequence[Tool] = ()) -> None:
+        _agents()
+        self.relay = relay
+        self.tools: list[FunctionTool] = [self._new_context_tool(), self._history_tool()]
+        self.tools += [self.function_tool(t) for t in tools]
+
+    FRAMEWORK = FRAMEWORK
+    CODEC = AgentsCodec
+
+    # -- the seams ---------------------------------------------------------------------
+
+    def _run_config(self, seams: _AgentsRun, kwargs: dict[str, Any]) -> RunConfig:
+        for name in _SERVER_STATE:
+            if kwargs.get(name):
+                raise ServerStateError(name)
+        agents = _agents()
+        # Streams report usage only when asked (the SDK asks OpenAI's own host only):
+        # ctxrelay needs the provider's count of every request.
+        settings = kwargs.pop("model_settings", None) or agents.ModelSettings()
+        if settings.include_usage is None:
+            settings = settings.resolve(agents.ModelSettings(include_usage=True))
+        return agents.RunConfig(  # type: ignore[no-any-return]
+            call_model_input_filter=seams.input_filter, model_settings=settings, **kwargs
+        )
+
+    def run_config(self, **kwargs: Any) -> RunConfig:
+        """A ``RunConfig`` with ctxrelay's input filter for one run (other options pass
+        through); prefer :meth:`run_kwargs`, which also stores each response's usage."""
+        return self._run_config(_AgentsRun(self.relay), kwargs)
+
+    def run_kwargs(self, **run_config: Any) -> dict[str, Any]:
+        """``run_config`` and ``hooks`` for one ``Runner.run``/``run_streamed``: call it
+        for each run (the two share that run's state, and no other run's)."""
+        seams = _AgentsRun(self.relay)
+        return {"run_config": self._run_config(seams, run_config), "hooks": seams.hooks()}
 
     def function_tool(self, tool: Tool) -> FunctionTool:
         """One of ctxrelay's own tools (for example ``ReadFile()``, ``WriteFile()`` from

@@ -37,6 +37,7 @@ from ctxrelay.integrations._relay import (
     FrameworkRelay,
     ItemRow,
     Relay,
+    Run,
 )
 from ctxrelay.integrations._support import require
 from ctxrelay.runtime.tools import Tool
@@ -199,15 +200,36 @@ class PydanticAIRelay(FrameworkRelay):
         tools = self.tools
 
         class CtxrelayCapability(AbstractCapability[Any]):
-            """ctxrelay's policy in front of every model request of the agent."""
+            """ctxrelay's policy in front of every model request of the agent. Each run
+            gets its own instance (``for_run``), whose ``wrap_run`` holds the session's
+            lease for the run, from its start to its end, whatever ends it."""
+
+            def __init__(self) -> None:
+                self.run: Run | None = None
+
+            async def for_run(self, ctx: Any) -> Any:
+                return CtxrelayCapability()
 
             def get_toolset(self) -> Any:
                 return FunctionToolset(tools)
 
+            async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+                self.run = await relay.begin_async()
+                try:
+                    return await handler()
+                finally:
+                    self.run.release()
+
+            def _current(self) -> Run:
+                if self.run is None:  # a caller that drives the hooks without a run
+                    self.run = relay.begin()
+                return self.run
+
             async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+                run = self._current()
                 params = request_context.model_request_parameters
-                relay.fixed_bytes = len(json.dumps(_plain_params(params), default=str))
-                sent = relay.prepare(list(request_context.messages))
+                run.fixed_bytes = len(json.dumps(_plain_params(params), default=str))
+                sent = run.prepare(list(request_context.messages))
                 request_context.messages = sent.items
                 return request_context
 
@@ -215,7 +237,7 @@ class PydanticAIRelay(FrameworkRelay):
                 self, ctx: Any, *, request_context: Any, response: Any
             ) -> Any:
                 usage = response.usage
-                relay.record_response(
+                self._current().record_response(
                     [response],
                     context_tokens=int(usage.input_tokens),
                     output_tokens=int(usage.output_tokens),

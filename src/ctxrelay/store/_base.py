@@ -19,24 +19,28 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from ctxrelay.errors import (
+    SessionInUseError,
     SessionNotFoundError,
     StaleWindowError,
     StoreError,
     WindowNotFoundError,
 )
+from ctxrelay.store._lease import hold_lease, holder_alive, this_host, this_node
 from ctxrelay.store._protocol import (
     HISTORY_LINE_MAX_BYTES,
     HISTORY_RESULT_MAX_BYTES,
     HISTORY_ROWS_MAX,
     HISTORY_SCAN_MAX_BYTES,
+    LEASE_TTL_S,
     ROW_KINDS,
     SEAL_REASONS,
     HistoryHit,
+    Lease,
     NewRow,
     Row,
     SealReason,
@@ -47,7 +51,8 @@ from ctxrelay.store._protocol import (
 __all__ = ["SCHEMA_VERSION", "SqlStore", "dump_json", "new_id"]
 
 #: The schema this code writes; a database with a higher version is refused untouched.
-SCHEMA_VERSION = 1
+#: 2 added ``ctx_leases`` (the session lease).
+SCHEMA_VERSION = 2
 
 #: Longest stage name a claim accepts (stages are policy names such as ``handoff``).
 STAGE_MAX_CHARS = 64
@@ -67,6 +72,9 @@ _HISTORY_COLUMNS = (
 )
 _WINDOW_COLUMNS = "id, session_id, idx, opened_at, sealed_at, seal_reason"
 _SESSION_COLUMNS = "id, created_at, status, metadata"
+_LEASE_COLUMNS = "token, host, pid, since, expires_at, node, label"
+#: Longest pause between two looks at a held lease while waiting for it.
+_LEASE_POLL_MAX_S = 0.05
 
 
 def new_id() -> str:
@@ -145,6 +153,11 @@ class SqlStore(ABC):
         """A cursor for one single-statement read (no BEGIN/COMMIT round trips needed)."""
         return self._read()
 
+    def _now(self, cur: Any) -> float:
+        """The store's clock (Unix seconds), which decides whether a lease has lapsed:
+        one clock for every worker of a shared store."""
+        return time.time()
+
     def _text_param(self, text: str | None) -> Any:
         """How row text is bound (PostgreSQL stores it as UTF-8 ``bytea``: text may hold NUL)."""
         return text
@@ -172,11 +185,6 @@ class SqlStore(ABC):
         ``text = ''`` (a tool-call-only assistant response) comes back as ``None``.
         """
         return b"" if value is None else bytes(value)
-
-    @abstractmethod
-    def dispatch_lock(
-        self, session_id: str, *, timeout: float = 0.0
-    ) -> AbstractContextManager[None]: ...
 
     @abstractmethod
     def close(self) -> None: ...
@@ -671,6 +679,151 @@ class SqlStore(ABC):
                 budget -= used
                 out.append(self._history_row(raw, text, None if used == total else total))
         return out
+
+    # ---- the session lease ---------------------------------------------------------------
+
+    def _lease_row(self, session_id: str, raw: Any) -> Lease:
+        return Lease(
+            session_id=session_id,
+            token=raw[0],
+            host=raw[1],
+            pid=int(raw[2]),
+            since=float(raw[3]),
+            expires_at=float(raw[4]),
+            node=raw[5],
+            label=raw[6],
+        )
+
+    def _held(self, cur: Any, session_id: str) -> Lease | None:
+        cur.execute(
+            self._q(f"SELECT {_LEASE_COLUMNS} FROM ctx_leases WHERE session_id = ?"),
+            (session_id,),
+        )
+        got = cur.fetchone()
+        return None if got is None else self._lease_row(session_id, got)
+
+    def _lock_session(self, cur: Any, session_id: str) -> None:
+        """Serialise with the session's other mutations (a row lock on PostgreSQL) without
+        changing the session."""
+        cur.execute(
+            self._q("UPDATE ctx_sessions SET next_seq = next_seq WHERE id = ? RETURNING id"),
+            (session_id,),
+        )
+        if cur.fetchone() is None:
+            raise SessionNotFoundError(session_id)
+
+    def _try_lease(self, session_id: str, ttl: float, label: str) -> tuple[Lease, bool]:
+        """``(our new lease, True)``, or ``(the live holder's lease, False)``."""
+        with self._lock, self._write() as cur:
+            self._lock_session(cur, session_id)
+            now = self._now(cur)
+            held = self._held(cur, session_id)
+            if held is not None:
+                if holder_alive(held, now):
+                    return held, False
+                cur.execute(self._q("DELETE FROM ctx_leases WHERE session_id = ?"), (session_id,))
+            lease = Lease(
+                session_id=session_id,
+                token=new_id(),
+                host=this_host(),
+                pid=os.getpid(),
+                since=now,
+                expires_at=now + ttl,
+                node=this_node(),
+                label=label,
+            )
+            cur.execute(
+                self._q(
+                    f"INSERT INTO ctx_leases (session_id, {_LEASE_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                ),
+                (
+                    session_id,
+                    lease.token,
+                    lease.host,
+                    lease.pid,
+                    lease.since,
+                    lease.expires_at,
+                    lease.node,
+                    lease.label,
+                ),
+            )
+        return lease, True
+
+    def acquire_lease(
+        self,
+        session_id: str,
+        *,
+        ttl: float = LEASE_TTL_S,
+        timeout: float = 0.0,
+        label: str = "",
+    ) -> Lease:
+        if not ttl > 0:
+            raise StoreError(f"a lease's ttl must be a positive number of seconds, not {ttl!r}")
+        deadline = time.monotonic() + max(0.0, timeout)
+        pause = 0.002
+        while True:
+            got, ours = self._try_lease(session_id, ttl, label)
+            if ours:
+                return got
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SessionInUseError(session_id, got.holder, got.since, got.expires_at)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, _LEASE_POLL_MAX_S)
+
+    def renew_lease(self, lease: Lease, *, ttl: float = LEASE_TTL_S) -> Lease:
+        session_id = lease.session_id
+        with self._lock, self._write() as cur:
+            self._lock_session(cur, session_id)
+            now = self._now(cur)
+            held = self._held(cur, session_id)
+            if held is None or held.token != lease.token:
+                holder = "another run" if held is None else held.holder
+                since = now if held is None else held.since
+                until = now if held is None else held.expires_at
+                raise SessionInUseError(session_id, holder, since, until, lost=True)
+            cur.execute(
+                self._q("UPDATE ctx_leases SET expires_at = ? WHERE session_id = ? AND token = ?"),
+                (now + ttl, session_id, lease.token),
+            )
+        return Lease(
+            session_id=session_id,
+            token=held.token,
+            host=held.host,
+            pid=held.pid,
+            since=held.since,
+            expires_at=now + ttl,
+            node=held.node,
+            label=held.label,
+        )
+
+    def release_lease(self, lease: Lease) -> None:
+        with self._lock, self._write() as cur:
+            cur.execute(
+                self._q("DELETE FROM ctx_leases WHERE session_id = ? AND token = ?"),
+                (lease.session_id, lease.token),
+            )
+
+    def lease(self, session_id: str) -> Lease | None:
+        with self._lock, self._read() as cur:
+            self._require_session(cur, session_id)
+            held = self._held(cur, session_id)
+            now = self._now(cur)
+        return held if held is not None and holder_alive(held, now) else None
+
+    @contextmanager
+    def _dispatch(self, session_id: str, timeout: float) -> Iterator[None]:
+        holding = hold_lease(self, session_id, timeout=timeout, label="dispatch")
+        try:
+            yield
+        finally:
+            holding.release()
+
+    def dispatch_lock(
+        self, session_id: str, *, timeout: float = 0.0
+    ) -> AbstractContextManager[None]:
+        return self._dispatch(session_id, timeout)
 
 
 class _AlreadyClaimed(Exception):

@@ -25,9 +25,11 @@ __all__ = [
     "HISTORY_RESULT_MAX_BYTES",
     "HISTORY_ROWS_MAX",
     "HISTORY_SCAN_MAX_BYTES",
+    "LEASE_TTL_S",
     "ROW_KINDS",
     "SEAL_REASONS",
     "HistoryHit",
+    "Lease",
     "NewRow",
     "Row",
     "RowKind",
@@ -119,6 +121,39 @@ class HistoryHit:
     window_index: int
     row: Row
     excerpt_start: int = 0
+
+
+#: Seconds a session's lease lasts unless its holder renews it (a holder renews it every
+#: third of this while its run lasts); a holder that stops renewing loses it this late.
+LEASE_TTL_S = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """One run's hold on a session (one driver per session), as the store records it.
+
+    A lease is live until ``expires_at`` (the store's clock) unless its holder renews it.
+    ``node`` names the process namespace ``pid`` belongs to (host name, boot and PID
+    namespace on Linux; empty elsewhere): an acquirer in the same namespace also takes
+    over the lease of a ``pid`` that no longer exists."""
+
+    session_id: str
+    token: str
+    """Random, one per acquisition: what renew and release check."""
+    host: str
+    pid: int
+    since: float
+    """When the holder acquired it (Unix seconds, the store's clock)."""
+    expires_at: float
+    node: str = ""
+    label: str = ""
+    """What holds it (``runtime``, ``openai-agents``, ...), for messages."""
+
+    @property
+    def holder(self) -> str:
+        """Who holds it, for messages: ``pid 4242 on build-7 (openai-agents)``."""
+        what = f" ({self.label})" if self.label else ""
+        return f"pid {self.pid} on {self.host}{what}"
 
 
 @runtime_checkable
@@ -220,12 +255,42 @@ class Store(Protocol):
         """Rows of one visible window by position, within the bounds."""
         ...
 
-    # coordination
+    # coordination: the session's lease (one driver per session)
+    def acquire_lease(
+        self,
+        session_id: str,
+        *,
+        ttl: float = LEASE_TTL_S,
+        timeout: float = 0.0,
+        label: str = "",
+    ) -> Lease:
+        """Take the session's lease for ``ttl`` seconds. A live lease of another holder
+        (another process, or another run of this one) makes it wait up to ``timeout``
+        seconds, then raise ``SessionInUseError`` naming the holder and since when. A
+        lease whose holder died is taken over: expired, or held by a process of this
+        machine's process namespace that no longer exists."""
+        ...
+
+    def renew_lease(self, lease: Lease, *, ttl: float = LEASE_TTL_S) -> Lease:
+        """Extend ``lease`` to ``ttl`` seconds from now (also after it expired, if nobody
+        took it meanwhile); raise ``SessionInUseError`` with ``lost=True`` when another
+        holder took it over or it was released."""
+        ...
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give ``lease`` up; nothing happens if it is no longer held by it."""
+        ...
+
+    def lease(self, session_id: str) -> Lease | None:
+        """The session's live lease, or ``None`` when nobody holds it (or its holder died)."""
+        ...
+
     def dispatch_lock(
         self, session_id: str, *, timeout: float = 0.0
     ) -> AbstractContextManager[None]:
-        """Hold the session's dispatch lock; raise ``SessionBusyError`` if another worker
-        still holds it after ``timeout`` seconds."""
+        """Hold the session's lease for the block (renewed while the block runs, released
+        at its end, also on error): the runtime's dispatch lock. Raises
+        ``SessionInUseError`` (alias ``SessionBusyError``) as :meth:`acquire_lease`."""
         ...
 
     def close(self) -> None: ...

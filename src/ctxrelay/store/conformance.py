@@ -23,6 +23,7 @@ Each contract checks one promise of the Protocol's docstrings.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import re
 import threading
@@ -30,17 +31,18 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ctxrelay.errors import (
     ConfigError,
     CtxrelayError,
-    SessionBusyError,
+    SessionInUseError,
     SessionNotFoundError,
     StaleWindowError,
     StoreError,
     WindowNotFoundError,
 )
+from ctxrelay.store._lease import hold_lease
 from ctxrelay.store._protocol import (
     HISTORY_LINE_MAX_BYTES,
     HISTORY_RESULT_MAX_BYTES,
@@ -60,6 +62,8 @@ __all__ = [
     "run_contract",
     "run_store_conformance",
 ]
+
+E = TypeVar("E", bound=BaseException)
 
 OpenStore = Callable[[str], Store]
 """Opens one more handle on the database called ``name``, creating it empty first if
@@ -106,6 +110,15 @@ def _raises(kind: type[BaseException], match: str | None = None) -> Iterator[Non
             raise AssertionError(f"{kind.__name__} {str(exc)!r} does not match {match!r}") from exc
         return
     raise AssertionError(f"expected {kind.__name__}, nothing was raised")
+
+
+def _raised(kind: type[E], call: Callable[[], object], what: str) -> E:
+    """The ``kind`` exception ``call`` raises (``what`` says what must not succeed)."""
+    try:
+        call()
+    except kind as exc:
+        return exc
+    raise AssertionError(f"{what} succeeded")
 
 
 def _past(moment: float) -> None:
@@ -636,10 +649,10 @@ def dispatch_lock_is_exclusive_across_handles(store: Store, other: Store) -> Non
     session = store.create_session()
     neighbour = store.create_session()
     with store.dispatch_lock(session.id):
-        with _raises(SessionBusyError), other.dispatch_lock(session.id):
+        with _raises(SessionInUseError), other.dispatch_lock(session.id):
             pass
         started = time.monotonic()
-        with _raises(SessionBusyError), other.dispatch_lock(session.id, timeout=0.2):
+        with _raises(SessionInUseError), other.dispatch_lock(session.id, timeout=0.2):
             pass
         assert time.monotonic() - started >= 0.15
         with other.dispatch_lock(neighbour.id):  # other sessions are not blocked
@@ -695,6 +708,154 @@ def dispatch_lock_released_on_error(store: Store, other: Store) -> None:
 def dispatch_lock_unknown_session(store: Store) -> None:
     with _raises(SessionNotFoundError), store.dispatch_lock("nope"):
         pass
+
+
+# ---- the session lease ------------------------------------------------------------
+
+
+@_contract
+def lease_is_exclusive_and_names_its_holder(store: Store, other: Store) -> None:
+    """A held lease refuses every other acquirer at once, on any handle, with an error
+    that names the holder and since when; it is free again once released."""
+    session = store.create_session()
+    neighbour = store.create_session()
+    assert store.lease(session.id) is None
+    lease = store.acquire_lease(session.id, label="first")
+    assert lease.session_id == session.id
+    assert lease.pid > 0
+    assert lease.host
+    assert lease.expires_at > lease.since
+    assert other.lease(session.id) == lease
+    for handle in (other, store):  # another handle, and another run of the same handle
+        exc = _raised(
+            SessionInUseError,
+            functools.partial(handle.acquire_lease, session.id, label="second"),
+            "a second acquire of a held lease",
+        )
+        assert exc.session_id == session.id
+        assert exc.holder == lease.holder
+        assert "first" in exc.holder
+        assert exc.since == lease.since
+        assert not exc.lost
+        assert lease.holder in str(exc)
+        assert session.id in str(exc)
+    neighbour_lease = other.acquire_lease(neighbour.id)  # other sessions are not blocked
+    # Writes go on while the lease is held (it is not a database lock).
+    window = other.current_window(session.id)
+    other.append(session.id, window.id, [NewRow("user", "while leased")])
+    store.release_lease(lease)
+    store.release_lease(lease)  # releasing twice does nothing
+    assert other.lease(session.id) is None
+    taken = other.acquire_lease(session.id)
+    assert taken.token != lease.token
+    store.release_lease(lease)  # a stale release leaves the new holder alone
+    assert store.lease(session.id) == taken
+    other.release_lease(taken)
+    other.release_lease(neighbour_lease)
+
+
+@_contract
+def lease_waits_up_to_its_timeout(store: Store, other: Store) -> None:
+    """An acquirer with a timeout waits that long for a held lease, and gets it as soon
+    as it is released."""
+    session = store.create_session()
+    lease = store.acquire_lease(session.id)
+    started = time.monotonic()
+    with _raises(SessionInUseError, match="in use by"):
+        other.acquire_lease(session.id, timeout=0.2)
+    assert time.monotonic() - started >= 0.15
+    waiting = threading.Event()
+    got: list[Any] = []
+
+    def waiter() -> None:
+        waiting.set()
+        got.append(other.acquire_lease(session.id, timeout=10))
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    assert waiting.wait(5)
+    store.release_lease(lease)
+    thread.join()
+    assert len(got) == 1
+    assert other.lease(session.id) == got[0]
+
+
+@_contract
+def lapsed_lease_is_taken_over(store: Store, other: Store) -> None:
+    """A lease its holder stopped renewing is taken over once it lapses; the old holder's
+    renewal then fails as lost, and its release leaves the new holder alone."""
+    session = store.create_session()
+    stale = store.acquire_lease(session.id, ttl=0.3)
+    taken = other.acquire_lease(session.id, timeout=30)  # waits for the lapse
+    assert taken.token != stale.token
+    assert taken.since >= stale.expires_at
+    exc = _raised(
+        SessionInUseError, lambda: store.renew_lease(stale), "the renewal of a lease taken over"
+    )
+    assert exc.lost
+    assert exc.holder == taken.holder
+    store.release_lease(stale)
+    assert other.lease(session.id) == taken
+
+
+@_contract
+def renewal_keeps_the_lease(store: Store, other: Store) -> None:
+    """A renewed lease outlives its first expiry; a lapsed one nobody took is renewed."""
+    session = store.create_session()
+    lease = store.acquire_lease(session.id, ttl=0.3)
+    renewed = store.renew_lease(lease, ttl=60)
+    assert renewed.token == lease.token
+    assert renewed.since == lease.since
+    assert renewed.expires_at > lease.expires_at
+    _past(lease.expires_at)
+    with _raises(SessionInUseError):
+        other.acquire_lease(session.id)
+    short = store.renew_lease(renewed, ttl=0.3)
+    _past(short.expires_at)
+    assert other.lease(session.id) is None  # lapsed ...
+    again = store.renew_lease(short)  # ... but nobody took it: still ours
+    assert other.lease(session.id) == again
+    store.release_lease(again)
+
+
+@_contract
+def held_lease_is_renewed_while_held(store: Store, other: Store) -> None:
+    """``hold_lease`` keeps a short lease alive for as long as it is held."""
+    session = store.create_session()
+    holding = hold_lease(store, session.id, ttl=0.3)
+    try:
+        first = holding.lease
+        _past(first.expires_at + 0.3)  # well past the first expiry
+        with _raises(SessionInUseError):
+            other.acquire_lease(session.id)
+        holding.check()
+    finally:
+        holding.release()
+    assert other.lease(session.id) is None
+
+
+@_contract
+def lease_unknown_session(store: Store) -> None:
+    with _raises(SessionNotFoundError):
+        store.acquire_lease("nope")
+    with _raises(SessionNotFoundError):
+        store.lease("nope")
+
+
+@_contract
+def dispatch_lock_holds_the_lease(store: Store, other: Store) -> None:
+    """The dispatch lock is the session's lease: each excludes the other."""
+    session = store.create_session()
+    with store.dispatch_lock(session.id):
+        held = other.lease(session.id)
+        assert held is not None
+        assert held.label == "dispatch"
+        with _raises(SessionInUseError, match="dispatch"):
+            other.acquire_lease(session.id)
+    lease = other.acquire_lease(session.id)
+    with _raises(SessionInUseError), store.dispatch_lock(session.id):
+        pass
+    other.release_lease(lease)
 
 
 # ---- durability -------------------------------------------------------------------

@@ -5,8 +5,8 @@
 - Mutations of a session serialise on its ``ctx_sessions`` row (the ``next_seq`` bump is
   an ``UPDATE``, a row lock held to commit); checks made after it read committed state, so
   a claim is granted once and a sealed window never takes a row.
-- The dispatch lock is a session-level advisory lock (``pg_try_advisory_lock``) held on a
-  connection of its own; the server drops it when the holder's connection dies.
+- The session lease (and the dispatch lock, which holds it) is a row of ``ctx_leases``,
+  timed by the server's clock; no connection is held for it.
 - Row text is ``bytea`` (UTF-8): PostgreSQL ``text`` cannot hold NUL, tool output can.
   Metadata is ``json`` (``jsonb`` rejects ``\\u0000``).
 - Tables are created in the connection's current schema, so ``?options=-csearch_path%3Dx``
@@ -16,9 +16,7 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -26,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
     MissingExtraError,
-    SessionBusyError,
     StoreError,
     StoreUnavailableError,
     UnsupportedSchemaError,
@@ -103,6 +100,18 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (window_id, stage)
         )""",
     ),
+    2: (
+        """CREATE TABLE ctx_leases (
+            session_id text PRIMARY KEY REFERENCES ctx_sessions (id),
+            token text NOT NULL,
+            host text NOT NULL,
+            pid bigint NOT NULL,
+            since double precision NOT NULL,
+            expires_at double precision NOT NULL,
+            node text NOT NULL,
+            label text NOT NULL
+        )""",
+    ),
 }
 assert max(MIGRATIONS) == SCHEMA_VERSION
 
@@ -155,8 +164,6 @@ class PostgresStore(SqlStore):
         super().__init__()
         self._url = url
         self._where, self._user, self._label = _where(url)
-        self._idle_lock_conns: list[Connection[Any]] = []
-        self._lock_conns_guard = threading.Lock()
         self._conn = self._connect()
         try:
             self._schema = str(self._conn.execute("SELECT current_schema()").fetchone()[0])  # type: ignore[index]
@@ -201,9 +208,6 @@ class PostgresStore(SqlStore):
         is a forked child (the parent's connection is left alone, never closed here)."""
         if self._forked():
             _ABANDONED.append(self._conn)
-            with self._lock_conns_guard:
-                _ABANDONED.extend(self._idle_lock_conns)
-                self._idle_lock_conns.clear()
             self._conn = self._connect()
         elif self._conn.closed or self._conn.broken:
             self._conn = self._connect()
@@ -351,68 +355,10 @@ class PostgresStore(SqlStore):
         with self._lock:
             return self._version(self._live())
 
-    # ---- dispatch lock ------------------------------------------------------------------
-
-    def _lock_key(self, session_id: str) -> int:
-        digest = hashlib.blake2b(f"{self._schema}\0{session_id}".encode(), digest_size=8).digest()
-        return int.from_bytes(digest, "big", signed=True)
-
-    def _take_lock_conn(self) -> Connection[Any]:
-        self._live()  # drops a forked parent's idle lock connections
-        with self._lock_conns_guard:
-            while self._idle_lock_conns:
-                conn = self._idle_lock_conns.pop()
-                if not (conn.closed or conn.broken):
-                    return conn
-        return self._connect()
-
-    def _give_lock_conn(self, conn: Connection[Any]) -> None:
-        if conn.closed or conn.broken:
-            return
-        with self._lock_conns_guard:
-            self._idle_lock_conns.append(conn)
-
-    @contextmanager
-    def _advisory(self, session_id: str, timeout: float) -> Iterator[None]:
-        self.get_session(session_id)  # SessionNotFoundError for an unknown session
-        key = self._lock_key(session_id)
-        conn = self._take_lock_conn()
-        try:
-            deadline = time.monotonic() + max(0.0, timeout)
-            pause = 0.002
-            while True:
-                try:
-                    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-                except psycopg.Error as exc:
-                    raise self._error(exc) from None
-                if got and got[0]:
-                    break
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise SessionBusyError(
-                        f"session {session_id!r} is being dispatched by another worker"
-                    )
-                time.sleep(min(pause, left))
-                pause = min(pause * 2, 0.05)
-            try:
-                yield
-            finally:
-                try:
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-                except psycopg.Error:
-                    conn.close()  # the server drops the lock with the connection
-        finally:
-            self._give_lock_conn(conn)
-
-    def dispatch_lock(
-        self, session_id: str, *, timeout: float = 0.0
-    ) -> AbstractContextManager[None]:
-        return self._advisory(session_id, timeout)
+    def _now(self, cur: Any) -> float:
+        cur.execute("SELECT extract(epoch FROM clock_timestamp())")
+        return float(cur.fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-            with self._lock_conns_guard:
-                for conn in self._idle_lock_conns:
-                    conn.close()
-                self._idle_lock_conns.clear()

@@ -6,8 +6,8 @@ processes on one machine at once.
 - ``synchronous=NORMAL``: a commit is durable against a crash of the *process* (SIGKILL
   included: the WAL is in the OS page cache and is replayed on the next open); only an
   OS crash or power loss can drop the last few commits, never tear one.
-- The dispatch lock is an OS file lock (``flock``) on a per-session file next to the
-  database: the OS drops it when its holder dies, so a killed worker never wedges a session.
+- The session lease (and the dispatch lock, which holds it) is a row of ``ctx_leases``:
+  a killed holder never wedges a session (``store/_lease.py`` says when it is taken over).
 - Opening checks the file read-only first: a file that is not a SQLite database, a SQLite
   database of another program, or a ctxrelay database with a newer schema is refused and
   left byte-for-byte untouched.
@@ -15,10 +15,7 @@ processes on one machine at once.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import sqlite3
-import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -27,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.errors import (
-    SessionBusyError,
     StoreError,
     StoreUnavailableError,
     UnsupportedSchemaError,
@@ -91,6 +87,18 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
             row_id INTEGER NOT NULL REFERENCES ctx_rows (id),
             created_at REAL NOT NULL,
             PRIMARY KEY (window_id, stage)
+        )""",
+    ),
+    2: (
+        """CREATE TABLE ctx_leases (
+            session_id TEXT PRIMARY KEY REFERENCES ctx_sessions (id),
+            token TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            since REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            node TEXT NOT NULL,
+            label TEXT NOT NULL
         )""",
     ),
 }
@@ -186,7 +194,6 @@ class SqliteStore(SqlStore):
         except BaseException:
             self._conn.close()
             raise
-        self._locks_dir = self.path.with_name(self.path.name + ".locks")
 
     def _use_wal(self) -> None:
         """Switch the file to WAL. Processes opening a new file at once race here, and
@@ -318,72 +325,6 @@ class SqliteStore(SqlStore):
         with self._lock, self._read() as cur:
             return int(cur.execute("SELECT MAX(version) FROM ctx_schema").fetchone()[0])
 
-    # ---- dispatch lock ------------------------------------------------------------------
-
-    @contextmanager
-    def _flock(self, session_id: str, timeout: float) -> Iterator[None]:
-        self.get_session(session_id)  # SessionNotFoundError rather than a stray lock file
-        name = hashlib.sha256(session_id.encode("utf-8")).hexdigest()[:32] + ".lock"
-        try:
-            self._locks_dir.mkdir(exist_ok=True)
-            fd = os.open(self._locks_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the dispatch lock file in {self._locks_dir}: {exc.strerror}"
-            ) from None
-        try:
-            deadline = time.monotonic() + max(0.0, timeout)
-            pause = 0.002
-            while not _try_lock(fd):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise SessionBusyError(
-                        f"session {session_id!r} is being dispatched by another worker"
-                    )
-                time.sleep(min(pause, left))
-                pause = min(pause * 2, 0.05)
-            try:
-                yield
-            finally:
-                _unlock(fd)
-        finally:
-            os.close(fd)
-
-    def dispatch_lock(
-        self, session_id: str, *, timeout: float = 0.0
-    ) -> AbstractContextManager[None]:
-        return self._flock(session_id, timeout)
-
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-    import msvcrt
-
-    def _try_lock(fd: int) -> bool:
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-
-else:
-    import fcntl
-
-    def _try_lock(fd: int) -> bool:
-        # flock locks belong to the open file description, so two opens in one process
-        # exclude each other too (POSIX record locks would not).
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
