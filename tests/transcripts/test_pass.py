@@ -3,22 +3,14 @@ a whole-line decode, whatever the content holds."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import ctxrelay.transcripts._pass as reader
+import ctxrelay.transcripts._scan as reader
 from ctxrelay.transcripts import Usage, scan
 from tests.transcripts._lines import dumps, write
-
-
-@pytest.fixture(autouse=True)
-def _python_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests pin the Python reader, the reference (``test_native.py`` holds the C
-    reader to it)."""
-    monkeypatch.setattr(reader, "_native", None)
 
 
 def _line(message_id: str, content: list[Any], *, output: int = 5, **top: Any) -> dict[str, Any]:
@@ -79,7 +71,7 @@ def test_a_splice_reads_what_a_whole_decode_reads(
     assert spliced.requests == 1
     assert spliced.responses[0].usage == Usage(3, 100, 1000, 9, 100)
     assert spliced.request_ids == {"m1": "req-m1"}
-    monkeypatch.setattr(reader, "_spliced", lambda *args: reader._NO_RECORD)
+    monkeypatch.setattr(reader, "_spliced", lambda *args: None)
     assert scan(path) == spliced
 
 
@@ -89,7 +81,7 @@ def test_the_splice_is_used_and_drops_only_the_content(tmp_path: Path) -> None:
     path = write(tmp_path / "t.jsonl", [record])
     data = path.read_bytes()
     needle = data.find(b'"output_tokens":')
-    got = reader._spliced(data, 0, len(data) - 1, needle, json.loads)
+    got = reader._spliced(data, 0, len(data) - 1, needle)
     assert got == {**record, "message": {**record["message"], "content": []}}
 
 
@@ -101,7 +93,7 @@ def test_a_splice_that_does_not_parse_falls_back_to_the_whole_line(tmp_path: Pat
     path = write(tmp_path / "t.jsonl", [_line("m1", content)])
     data = path.read_bytes()
     needle = data.find(b'"output_tokens":')
-    assert reader._spliced(data, 0, len(data) - 1, needle, json.loads) is reader._NO_RECORD
+    assert reader._spliced(data, 0, len(data) - 1, needle) is None
     assert scan(path).responses[0].usage == Usage(3, 100, 1000, 5, 100)
 
 
