@@ -7,7 +7,6 @@ each worker sending back :func:`~ctxrelay.transcripts._scan.read_raw`'s plain da
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, TypeAlias
 
 from ctxrelay.analyze._discover import discover, files_of
@@ -16,6 +15,7 @@ from ctxrelay.transcripts._scan import read_raw, transcript_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     from ctxrelay.transcripts._pass import RawTranscript
     from ctxrelay.transcripts._scan import Transcript
@@ -104,6 +104,9 @@ class Reading:
         self._futures: list[Future[RawResult]] = []
         self._mine = self.files
         if workers > 1:
+            # imported here: a run on one process needs neither it nor multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             shares = _split(self.files, workers, sizes)
             self._mine = shares.pop(0)
             self._pool = ProcessPoolExecutor(max_workers=len(shares))

@@ -332,6 +332,7 @@ def _report_on(
     until: datetime | None,
 ) -> int:
     from ctxrelay.analyze._report import analyze_paths, report_json
+    from ctxrelay.analyze._skips import Skips
     from ctxrelay.pricing import DEFAULT_PRICES
 
     prices = custom_prices or DEFAULT_PRICES
@@ -343,11 +344,10 @@ def _report_on(
         "warm_prefix": args.warm_prefix,
     }
     reports: list[SessionReport] = []
+    skips = Skips()  # each warned about on stderr; listed in --json
     if reading is not None:
         named = {os.path.expanduser(p) for p in paths if os.path.isfile(os.path.expanduser(p))}
-        reports = analyze_paths(
-            paths, named=named, on_skip=_warn_skipped, reading=reading, **options
-        )
+        reports = analyze_paths(paths, named=named, on_skip=skips, reading=reading, **options)
     if args.db:
         from ctxrelay.analyze import analyze_store
 
@@ -373,7 +373,7 @@ def _report_on(
             daily = group_reports(reports, Pricer(prices), by="day", since=since, until=until)
         plotted = plot_sessions(reports, args.plot, daily=daily)
     if args.json:
-        doc = report_json(reports, sweep)
+        doc = report_json(reports, sweep, skips.entries)
         if sweep is not None:
             from ctxrelay.analyze._groups import recommendation
 
@@ -476,12 +476,6 @@ def _applied_text(applied: dict[str, Any]) -> str:
     elif applied["shadowed_by_project"]:
         text += " Note: this project's own config sets a slider, which wins over yours."
     return text
-
-
-def _warn_skipped(path: str, exc: Exception) -> None:
-    """A file found while searching a directory that cannot be read is skipped, so one
-    bad file does not hide all the others (a file the user named is an error)."""
-    sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")
 
 
 def _render_report(

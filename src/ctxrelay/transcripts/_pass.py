@@ -44,7 +44,9 @@ __all__ = [
 ]
 
 RawUsage: TypeAlias = tuple[int, int, int, int, int]
-RawEntry: TypeAlias = tuple[str, str | None, RawUsage, bool, int, str | None, str | None, str | None]
+RawEntry: TypeAlias = tuple[
+    str, str | None, RawUsage, bool, int, str | None, str | None, str | None
+]
 RawCompaction: TypeAlias = tuple[int | None, str | None, int, int, str | None]
 
 USAGE = b'"output_tokens":'
@@ -101,7 +103,7 @@ def first_line_problem(line: bytes, complete: bool) -> str | None:
     ``complete=False``: ``line`` is the start of a longer first line."""
     if b"\0" in line:
         return "binary data, not JSON lines"
-    if not line.lstrip()[:1] == b"{":
+    if line.lstrip()[:1] != b"{":
         return "not JSON lines (the first line is not a JSON object)"
     if complete:
         try:

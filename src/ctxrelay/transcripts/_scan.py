@@ -146,14 +146,13 @@ class _Read:
             found.setdefault(max(rfind(b"\n", lo, hi) + 1, lo), (hi, -1))
         rules = self.rules
         for start in sorted(found):
-            end, needle = found[start]
-            if needle == -1 and not (final and end == hi):
-                # found for a boundary's name or a summary mark alone: a summary is read
-                # only after a boundary
-                if not rules.wants(data[start:end]):
-                    continue
+            end, at = found[start]
+            # found for a boundary's name or a summary mark alone: a summary is read only
+            # after a boundary
+            if at == -1 and not (final and end == hi) and not rules.wants(data[start:end]):
+                continue
             self.lines += 1
-            record = _spliced(data, start, end, needle) if needle != -1 else None
+            record = _spliced(data, start, end, at) if at != -1 else None
             if record is None:
                 record = _decoded(data[start:end])
                 if record is None:
@@ -304,9 +303,16 @@ def transcript_of(raw: RawTranscript) -> Transcript:
     side: list[Response] = []
     models: dict[str, None] = {}
     request_ids: dict[str, str] = {}
-    for message_id, model, usage, sidechain, segment, timestamp, agent_id, request_id in (
-        raw.responses
-    ):
+    for (
+        message_id,
+        model,
+        usage,
+        sidechain,
+        segment,
+        timestamp,
+        agent_id,
+        request_id,
+    ) in raw.responses:
         if request_id:
             request_ids[message_id] = request_id
         response = Response(
