@@ -8,16 +8,12 @@ How it reads (``docs/analyze.md``, "How it reads"):
   is carried into the next one, up to the line cap
   (:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`): a longer line is dropped
   as it is read and counted in ``long_lines``, so memory stays bounded on any file.
-* Lines are decoded with orjson; a line orjson refuses is decoded again with ``json``
-  (integers over 64 bits, ``NaN``, lone surrogates), so the records are ``json``'s.
-* A response's line is decoded without its ``message.content`` (almost all of its
-  bytes): the text from the line's start to the first ``"content":[`` after
-  ``"message":{``, and from the last ``],"stop_reason":`` before the usage on, is
-  decoded as one document with the content emptied. JSON strings cannot hold an
-  unescaped quote, so those byte patterns are structure; a pattern met anywhere else
-  leaves the brackets unbalanced and the spliced document does not parse. A line whose
-  splice does not parse is decoded whole, so the records are the ones a full decode
-  gives (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line one).
+* Each candidate line is decoded whole with orjson; a line orjson refuses is decoded
+  again with ``json`` (integers over 64 bits, ``NaN``, lone surrogates), so the records
+  are ``json``'s (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line
+  one). Decoding a response without its ``message.content`` (a splice of the bytes
+  around it) was measured no faster, and it would take a line whose content is not
+  valid JSON for a good one.
 """
 
 from __future__ import annotations
@@ -51,11 +47,6 @@ BLOCK_BYTES = 1024 * 1024
 """How much of a file one read takes (``bench/analyze.py`` measured larger blocks no
 faster)."""
 
-_MESSAGE = b'"message":{'
-_CONTENT = b'"content":['
-_CONTENT_END = b'],"stop_reason":'
-_EMPTIED = len(_CONTENT)
-
 
 def _loads(line: bytes) -> Any:
     try:
@@ -73,23 +64,6 @@ def _decoded(line: bytes) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
-
-
-def _spliced(data: bytes, start: int, end: int, needle: int) -> dict[str, Any] | None:
-    """The record of a usage line without its ``message.content`` (``None`` when the
-    splice does not parse: the caller decodes the whole line)."""
-    at = data.find(_MESSAGE, start, needle)
-    if at == -1:
-        return None
-    content = data.find(_CONTENT, at, needle)
-    if content == -1:
-        return None
-    # the last one before the usage: the content is most of the line, and the message's
-    # keys between its end and the usage are plain values
-    after = data.rfind(_CONTENT_END, content, needle)
-    if after == -1:
-        return None
-    return _decoded(data[start : content + _EMPTIED] + data[after:end])
 
 
 class _Read:
@@ -121,14 +95,14 @@ class _Read:
             newline = data.find(b"\n", lo, hi)
             self.check_first_line(data[lo : hi if newline == -1 else newline], newline != -1)
         find, rfind = data.find, data.rfind
-        found: dict[int, tuple[int, int]] = {}
+        found: dict[int, tuple[int, bool]] = {}  # start: (end, has a usage object)
         at = find(USAGE, lo, hi)
         while at != -1:
             start = max(rfind(b"\n", lo, at) + 1, lo)
             end = find(b"\n", at, hi)
             if end == -1:
                 end = hi
-            found[start] = (end, at)
+            found[start] = (end, True)
             at = find(USAGE, end, hi)
         boundary = lo if self.boundary_seen else find(BOUNDARY, lo, hi)
         if boundary != -1:
@@ -140,24 +114,23 @@ class _Read:
                     end = find(b"\n", at, hi)
                     if end == -1:
                         end = hi
-                    found.setdefault(start, (end, -1))
+                    found.setdefault(start, (end, False))
                     at = find(needle, end, hi)
         if final:  # the unterminated last line is decoded whatever it holds
-            found.setdefault(max(rfind(b"\n", lo, hi) + 1, lo), (hi, -1))
+            found.setdefault(max(rfind(b"\n", lo, hi) + 1, lo), (hi, False))
         rules = self.rules
         for start in sorted(found):
-            end, at = found[start]
+            end, usage = found[start]
+            line = data[start:end]
             # found for a boundary's name or a summary mark alone: a summary is read only
             # after a boundary
-            if at == -1 and not (final and end == hi) and not rules.wants(data[start:end]):
+            if not usage and not (final and end == hi) and not rules.wants(line):
                 continue
             self.lines += 1
-            record = _spliced(data, start, end, at) if at != -1 else None
+            record = _decoded(line)
             if record is None:
-                record = _decoded(data[start:end])
-                if record is None:
-                    self.malformed += 1
-                    continue
+                self.malformed += 1
+                continue
             rules.feed(record)
 
 
