@@ -126,7 +126,7 @@ def test_a_2_gib_line_is_skipped_at_the_documented_cap(tmp_path: Path) -> None:
     out, peak = _run_measured(code)
     doc = json.loads(out)
     assert [s["requests"] for s in doc["sessions"]] == [1]
-    mib = TRANSCRIPT_LINE_MAX_BYTES // (1024 * 1024)
+    mib = TRANSCRIPT_LINE_MAX_BYTES >> 20
     assert doc["skipped"] == [
         {"path": str(path), "reason": f"longer than the line cap of {mib} MiB", "lines": 1}
     ]

@@ -27,7 +27,7 @@ def long_lines(scanned: Iterable[Transcript]) -> list[TranscriptError]:
     """A skip for each file read with lines over the cap."""
     from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 
-    cap = f"longer than the line cap of {TRANSCRIPT_LINE_MAX_BYTES // (1024 * 1024)} MiB"
+    cap = f"longer than the line cap of {TRANSCRIPT_LINE_MAX_BYTES >> 20} MiB"
     return [TranscriptError(t.path, cap, lines=t.long_lines) for t in scanned if t.long_lines]
 
 
