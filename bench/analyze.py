@@ -10,8 +10,9 @@ the smaller sizes hard-link the first of them.
 ccusage reads a directory through ``CLAUDE_CONFIG_DIR``, ctxrelay through its path.
 Both run as a user runs them, one process per run, interleaved round after round on the
 same page cache; the best time of each counts, and each run's peak resident memory is
-that child's own (``os.wait4``). Targets: ctxrelay's time at most 1.3 times ccusage's,
-its peak memory at most 0.75 times, and the same token totals.
+that child's own (``os.wait4`` in a small launcher, the same for both). Targets:
+ctxrelay's time at most 1.3 times ccusage's, its peak memory at most 0.75 times, and the
+same token totals.
 
 ccusage is installed with ``npm install ccusage@PIN`` into a cache folder in the temp
 directory (``PIN`` has a native binary for linux-x64, linux-arm64, darwin and win32); the
@@ -164,22 +165,39 @@ class Run(NamedTuple):
     stdout: bytes
 
 
+_LAUNCH = """
+import json, os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: KiB on Linux, bytes on macOS
+with open(sys.argv[1], "w") as f:
+    json.dump([seconds, usage.ru_maxrss * scale, os.waitstatus_to_exitcode(status)], f)
+"""
+"""Runs a command and reports its wall time and peak memory. A child's ``ru_maxrss``
+starts at its parent's peak (Linux carries it across fork and exec), so the child is
+started from this small interpreter, not from the benchmark's larger one; both tools get
+the same floor."""
+
+
 def _run(command: Sequence[str], env: dict[str, str]) -> Run:
     """One child: its wall time, its own peak resident memory, its output."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        child = subprocess.Popen(list(command), env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        report = Path(tmp) / "run.json"
+        launch = [sys.executable, "-c", _LAUNCH, str(report), *command]
+        subprocess.run(launch, env=env, stdout=out, stderr=err, check=False)
+        seconds, peak, code = json.loads(report.read_text()) if report.exists() else (0, 0, 1)
+        if code != 0:
             err.seek(0)
             message = err.read().decode(errors="replace")
             raise SystemExit(f"bench/analyze.py: {command[0]} failed: {message}")
         out.seek(0)
-        # ru_maxrss is in KiB on Linux, in bytes on macOS
-        scale = 1 if sys.platform == "darwin" else 1024
-        return Run(seconds, usage.ru_maxrss * scale, out.read())
+        return Run(seconds, peak, out.read())
 
 
 def _bare(files: list[Path]) -> Run:
