@@ -7,16 +7,12 @@ STAMP  := $(VENV)/.ctxrelay-installed
 
 .PHONY: setup demo test lint typecheck format check bench services clean
 
-$(STAMP): pyproject.toml hatch_build.py src/ctxrelay/transcripts/_native.c
+$(STAMP): pyproject.toml
 	@bash scripts/ensure-python.sh $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m compileall -q src >/dev/null
-	@$(BIN)/python -c "from ctxrelay.transcripts._pass import has_c_pass as c; import sys; c() or \
-	  sys.stderr.write('WARNING: ctxrelay was installed without its C reader (no C compiler?):' \
-	  ' ctxrelay analyze reads in pure Python, 1.5 to 2 times as slow. Install gcc or clang and' \
-	  ' run make setup again.\\n')"
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -35,12 +31,12 @@ test: setup services
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup
-	$(BIN)/ruff check src tests bench hatch_build.py
-	$(BIN)/ruff format --check src tests bench hatch_build.py
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
 
 format: setup
-	$(BIN)/ruff format src tests bench hatch_build.py
-	$(BIN)/ruff check --fix src tests bench hatch_build.py
+	$(BIN)/ruff format src tests bench
+	$(BIN)/ruff check --fix src tests bench
 
 typecheck: setup
 	$(BIN)/mypy
@@ -51,4 +47,4 @@ bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache src/ctxrelay/transcripts/_native.*.so
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

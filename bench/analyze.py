@@ -1,25 +1,27 @@
 """``ctxrelay analyze --json`` against ccusage's native binary, whole process, same files.
 
-The corpus (the shared Claude Code transcripts and the 2.1.197 capture) is laid out as a
-Claude Code config directory (``<tmp>/projects/<project>/...``) in a temporary folder;
-ccusage reads it through ``CLAUDE_CONFIG_DIR``, ctxrelay through its path. Both run as a
-user runs them, one process per run, interleaved round after round on the same page
-cache; the best run of each counts. Target: ctxrelay's time at most ccusage's (ratio
-<= 1.0).
+For each size asked for (10 MB, 200 MB and 1 GB by default) a Claude Code config
+directory (``<tmp>/<size>/projects/<project>/...``) is filled with copies of the shared
+transcripts. Each copy has its session ids (and every other
+UUID), message ids and request ids rewritten, so neither tool dedupes one copy against
+another: the work grows with the bytes. The copies are made once, for the largest size;
+the smaller sizes hard-link the first of them.
+
+ccusage reads a directory through ``CLAUDE_CONFIG_DIR``, ctxrelay through its path.
+Both run as a user runs them, one process per run, interleaved round after round on the
+same page cache; the best time of each counts, and each run's peak resident memory is
+that child's own (``os.wait4`` in a small launcher, the same for both). Targets:
+ctxrelay's time at most 1.3 times ccusage's, its peak memory at most 0.75 times, and the
+same token totals.
 
 ccusage is installed with ``npm install ccusage@PIN`` into a cache folder in the temp
 directory (``PIN`` has a native binary for linux-x64, linux-arm64, darwin and win32); the
 binary in ``node_modules/@ccusage/ccusage-<platform>/bin`` is run itself, not the
 ``node_modules/.bin`` wrapper (node's start-up would be measured, not ccusage). Without
 npm, or when the install fails, the script says so and compares instead against a bare
-``json.loads``-per-line loop over the same files in one process, as before.
+``json.loads``-per-line loop over the same files in one process.
 
-Also printed: MB/s of each, the per-session cost and cache writes of both tools, the
-start of a bare interpreter (``python -c pass``) in the same rounds (the floor under any
-Python command), and ctxrelay with its C reader turned off (``CTXRELAY_PURE_PYTHON=1``,
-the pure-Python pass a machine without a compiler gets), whose output must be the same.
-
-    python bench/analyze.py [--copies N] [--repeat R] [--json]
+    python bench/analyze.py [--sizes 10,200,1000] [--repeat R] [--json]
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import contextlib
 import json
 import os
 import platform
+import re
+import resource
 import shutil
 import stat
 import subprocess
@@ -38,7 +42,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 PROJECT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CTXRELAY_SHARED_DIR", PROJECT.parent / "shared"))
@@ -46,9 +50,18 @@ CORPORA = {
     "spotter": SHARED / "corpora" / "claude-code-transcripts" / "spotter",
     "capture": SHARED / "corpora" / "claude-code-capture" / "projects",
 }
+TIMED = ("spotter",)
+"""The corpora copied for the timed runs. The capture is left out: its responses report a
+zero ``cache_creation`` split beside their cache writes, which ccusage counts as no writes
+(``docs/analyze.md``, "Against ccusage"), so the token totals could not agree."""
 CCUSAGE_VERSION = "20.0.24"
 """The newest ccusage whose platform binaries are all published (20.0.26 has none)."""
-TARGET = 1.0
+TIME_TARGET = 1.3
+MEMORY_TARGET = 0.75
+SIZES_MB = (10, 200, 1000)
+
+_UUID = re.compile(rb"[0-9a-f]{8}(-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+_IDS = re.compile(rb'"(msg_|req_)')
 
 
 def _platform_package() -> str | None:
@@ -93,13 +106,43 @@ def install_ccusage(log: Callable[[str], None]) -> Path | None:
     return binary
 
 
-def _layout(into: Path, copies: int) -> Path:
-    """A Claude Code config directory holding ``copies`` copies of each corpus."""
+def _rewritten(data: bytes, copy: int) -> bytes:
+    """``data`` with every UUID, message id and request id made unique to ``copy``."""
+    prefix = b"%08x" % copy
+    data = _UUID.sub(lambda m: prefix + m.group(1), data)
+    return _IDS.sub(lambda m: b'"' + m.group(1) + b"c%d_" % copy, data)
+
+
+def _copy(source: Path, into: Path, copy: int) -> None:
+    for path in source.rglob("*"):
+        if not path.is_file():
+            continue
+        relative = _rewritten(os.fsencode(path.relative_to(source)), copy)
+        target = into / os.fsdecode(relative)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(_rewritten(path.read_bytes(), copy))
+
+
+def _layout(into: Path, copies: int, names: Sequence[str] = tuple(CORPORA)) -> Path:
+    """A Claude Code config directory holding ``copies`` copies of each corpus named
+    (``<name>-<k>``), their ids rewritten per copy."""
     projects = into / "projects"
-    for name, source in CORPORA.items():
+    for name in names:
+        source = CORPORA[name]
         for k in range(copies):
-            shutil.copytree(source, projects / (name if copies == 1 else f"{name}-{k}"))
+            _copy(source, projects / f"{name}-{k}", k)
     return projects
+
+
+def _linked(copies: Path, into: Path, projects: list[str]) -> Path:
+    """A config directory whose ``projects/`` hard-links the named project folders."""
+    for name in projects:
+        for path in (copies / name).rglob("*"):
+            if path.is_file():
+                target = into / "projects" / name / path.relative_to(copies / name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(path, target)
+    return into / "projects"
 
 
 def _compiled() -> None:
@@ -111,83 +154,152 @@ def _compiled() -> None:
     compileall.compile_dir(Path(ctxrelay.__file__).parent, quiet=1)
 
 
-def _has_c_pass() -> bool:
-    from ctxrelay.transcripts._pass import has_c_pass
-
-    return has_c_pass()
-
-
 def _ctxrelay() -> list[str]:
     script = Path(sys.executable).with_name("ctxrelay")
     return [str(script)] if script.exists() else [sys.executable, "-m", "ctxrelay"]
 
 
-def _run(command: Sequence[str], env: dict[str, str]) -> bytes:
-    done = subprocess.run(list(command), env=env, capture_output=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(
-            f"bench/analyze.py: {command[0]} failed: {done.stderr.decode(errors='replace')}"
-        )
-    return done.stdout
+class Run(NamedTuple):
+    seconds: float
+    peak_bytes: int
+    stdout: bytes
 
 
-def _times(commands: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float]]:
-    """Every run's time of each, sorted, run in turn round after round: on a shared
-    machine the load changes over seconds, and interleaving lets every contender see the
-    same load."""
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(repeat):
-        for name, func in commands.items():
-            start = time.perf_counter()
-            func()
-            times[name].append(time.perf_counter() - start)
-    return {name: sorted(runs) for name, runs in times.items()}
+_LAUNCH = """
+import json, os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: KiB on Linux, bytes on macOS
+with open(sys.argv[1], "w") as f:
+    json.dump([seconds, usage.ru_maxrss * scale, os.waitstatus_to_exitcode(status)], f)
+"""
+"""Runs a command and reports its wall time and peak memory. A child's ``ru_maxrss``
+starts at its parent's peak (Linux carries it across fork and exec), so the child is
+started from this small interpreter, not from the benchmark's larger one; both tools get
+the same floor."""
 
 
-def _files(projects: Path) -> list[Path]:
-    return sorted(p for p in projects.rglob("*.jsonl") if p.is_file())
+def _run(command: Sequence[str], env: dict[str, str]) -> Run:
+    """One child: its wall time, its own peak resident memory, its output."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        report = Path(tmp) / "run.json"
+        launch = [sys.executable, "-c", _LAUNCH, str(report), *command]
+        subprocess.run(launch, env=env, stdout=out, stderr=err, check=False)
+        seconds, peak, code = json.loads(report.read_text()) if report.exists() else (0, 0, 1)
+        if code != 0:
+            err.seek(0)
+            message = err.read().decode(errors="replace")
+            raise SystemExit(f"bench/analyze.py: {command[0]} failed: {message}")
+        out.seek(0)
+        return Run(seconds, peak, out.read())
 
 
-def _bare(files: list[Path]) -> None:
+def _bare(files: list[Path]) -> Run:
+    start = time.perf_counter()
     loads = json.loads
     for path in files:
         with path.open("rb") as f:
             for line in f:
                 with contextlib.suppress(ValueError):
                     loads(line)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return Run(time.perf_counter() - start, peak, b"")
 
 
-def _side_by_side(ours: dict[str, Any], theirs: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Per session: requests, tokens and cost of each tool (ccusage names a session by
-    its project folder and its file's stem, ctxrelay by its ``sessionId``; the path ties
-    them)."""
-    by_stem: dict[tuple[str, str], dict[str, Any]] = {}
-    for s in (theirs or {}).get("sessions", []):
-        by_stem[(str(s.get("projectPath")), str(s.get("sessionId")))] = s
-    rows = []
-    for s in ours["sessions"]:
-        stem = Path(s["path"]).stem
-        other = by_stem.get((str(s["project"]), stem), {})
-        usage = s["total"]["usage"]
-        rows.append(
-            {
-                "session": stem,
-                "ctxrelay_requests": s["total"]["requests"],
-                "ctxrelay_cache_write_tokens": usage["cache_creation_input_tokens"],
-                "ctxrelay_cache_read_tokens": usage["cache_read_input_tokens"],
-                "ctxrelay_cost_usd": s["cost_usd"],
-                "ccusage_cache_write_tokens": other.get("cacheCreationTokens"),
-                "ccusage_cache_read_tokens": other.get("cacheReadTokens"),
-                "ccusage_cost_usd": other.get("totalCost"),
-            }
-        )
-    return rows
+def _ours_totals(doc: dict[str, Any]) -> dict[str, int]:
+    usage = doc["totals"]["total"]["usage"]
+    return {
+        "input": usage["input_tokens"],
+        "output": usage["output_tokens"],
+        "cache_write": usage["cache_creation_input_tokens"],
+        "cache_read": usage["cache_read_input_tokens"],
+    }
+
+
+def _their_totals(doc: dict[str, Any]) -> dict[str, int]:
+    totals = doc["totals"]
+    return {
+        "input": totals["inputTokens"],
+        "output": totals["outputTokens"],
+        "cache_write": totals["cacheCreationTokens"],
+        "cache_read": totals["cacheReadTokens"],
+    }
+
+
+def _measure(
+    projects: Path, binary: Path | None, repeat: int, env: dict[str, str]
+) -> dict[str, Any]:
+    files = sorted(p for p in projects.rglob("*.jsonl") if p.is_file())
+    size = sum(p.stat().st_size for p in files)
+    env = {**env, "CLAUDE_CONFIG_DIR": str(projects.parent)}
+    ours_cmd = [*_ctxrelay(), "analyze", str(projects), "--json"]
+    ours = json.loads(_run(ours_cmd, env).stdout)  # warms the page cache too
+    contenders: dict[str, Callable[[], Run]] = {"ctxrelay": lambda: _run(ours_cmd, env)}
+    theirs = None
+    if binary is not None:
+        cc_cmd = [str(binary), "claude", "session", "--json", "--offline"]
+        theirs = json.loads(_run(cc_cmd, env).stdout)
+        contenders["ccusage"] = lambda: _run(cc_cmd, env)
+        baseline = "ccusage"
+    else:
+        contenders["json.loads loop"] = lambda: _bare(files)
+        baseline = "json.loads loop"
+    runs: dict[str, list[Run]] = {name: [] for name in contenders}
+    for _ in range(repeat):  # interleaved: every contender sees the same load
+        for name, func in contenders.items():
+            runs[name].append(func())
+    best = {name: min(r.seconds for r in got) for name, got in runs.items()}
+    peak = {name: max(r.peak_bytes for r in got) for name, got in runs.items()}
+    mb = size / 1e6
+    time_ratio = best["ctxrelay"] / best[baseline]
+    memory_ratio = peak["ctxrelay"] / peak[baseline]
+    ours_totals = _ours_totals(ours)
+    their_totals = _their_totals(theirs) if theirs is not None else None
+    same = their_totals is None or ours_totals == their_totals
+    return {
+        "files": len(files),
+        "megabytes": round(mb, 1),
+        "baseline": baseline,
+        "ctxrelay_seconds": round(best["ctxrelay"], 3),
+        "baseline_seconds": round(best[baseline], 3),
+        "ctxrelay_mb_s": round(mb / best["ctxrelay"], 1),
+        "baseline_mb_s": round(mb / best[baseline], 1),
+        "time_ratio": round(time_ratio, 2),
+        "ctxrelay_peak_mb": round(peak["ctxrelay"] / 1e6, 1),
+        "baseline_peak_mb": round(peak[baseline] / 1e6, 1),
+        "memory_ratio": round(memory_ratio, 2),
+        "ctxrelay_tokens": ours_totals,
+        "baseline_tokens": their_totals,
+        "same_tokens": same,
+        "pass": time_ratio <= TIME_TARGET and memory_ratio <= MEMORY_TARGET and same,
+    }
+
+
+def _sizes(spec: str) -> list[int]:
+    try:
+        sizes = sorted({int(part) for part in spec.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of megabytes: {spec!r}") from None
+    if not sizes or sizes[0] <= 0:
+        raise argparse.ArgumentTypeError(f"not a list of megabytes: {spec!r}")
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--copies", type=int, default=1, help="copies of the corpus (1)")
-    parser.add_argument("--repeat", type=int, default=15, help="rounds; the best counts (15)")
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=list(SIZES_MB),
+        help="corpus sizes in MB, comma-separated (10,200,1000)",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="rounds; the best counts (3)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     missing = [str(p) for p in CORPORA.values() if not p.is_dir()]
@@ -197,90 +309,52 @@ def main(argv: list[str] | None = None) -> int:
     notes: list[str] = []
     binary = install_ccusage(notes.append)
     _compiled()
+    one_copy = sum(
+        p.stat().st_size for name in TIMED for p in CORPORA[name].rglob("*") if p.is_file()
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
-        projects = _layout(Path(tmp), args.copies)
-        files = _files(projects)
-        size = sum(p.stat().st_size for p in files)
-        env = {**os.environ, "CLAUDE_CONFIG_DIR": tmp, "NO_COLOR": "1"}
-        ours_cmd = [*_ctxrelay(), "analyze", str(projects), "--json"]
-        ours = json.loads(_run(ours_cmd, env))  # warms the page cache too
-        pure_env = {**env, "CTXRELAY_PURE_PYTHON": "1"}
-        if json.loads(_run(ours_cmd, pure_env)) != ours:
-            raise SystemExit("bench/analyze.py: the C and the Python reader disagree")
-        contenders: dict[str, Callable[[], object]] = {
-            "ctxrelay": lambda: _run(ours_cmd, env),
-            "pure": lambda: _run(ours_cmd, pure_env),
-            "interpreter": lambda: _run([sys.executable, "-c", "pass"], env),
-        }
-        theirs = None
-        if binary is not None:
-            cc_cmd = [str(binary), "claude", "session", "--json", "--offline"]
-            theirs = json.loads(_run(cc_cmd, env))
-            contenders["ccusage"] = lambda: _run(cc_cmd, env)
-        else:
-            contenders["json.loads loop"] = lambda: _bare(files)
-        times = _times(contenders, args.repeat)
-        best = {name: runs[0] for name, runs in times.items()}
-        median = {name: runs[len(runs) // 2] for name, runs in times.items()}
-    mb = size / 1e6
-    baseline = "ccusage" if binary is not None else "json.loads loop"
-    ratio = best["ctxrelay"] / best[baseline]
-    result: dict[str, Any] = {
-        "files": len(files),
-        "megabytes": round(mb, 2),
-        "baseline": baseline,
-        "baseline_note": "; ".join(notes) or None,
+        root = Path(tmp)
+        copies = max(1, round(max(args.sizes) * 1_000_000 / one_copy))
+        store = _layout(root / "copies", copies, TIMED)
+        names = sorted(p.name for p in store.iterdir())
+        for mb in args.sizes:
+            wanted = max(1, round(mb * 1_000_000 / one_copy))
+            chosen = [n for n in names if int(n.rsplit("-", 1)[-1]) < wanted]
+            projects = _linked(store, root / f"{mb}mb", chosen)
+            results.append(_measure(projects, binary, args.repeat, env))
+    passed = all(r["pass"] for r in results)
+    doc = {
         "ccusage_version": CCUSAGE_VERSION if binary is not None else None,
-        "ctxrelay_seconds": round(best["ctxrelay"], 4),
-        "baseline_seconds": round(best[baseline], 4),
-        "ctxrelay_mb_s": round(mb / best["ctxrelay"], 1),
-        "baseline_mb_s": round(mb / best[baseline], 1),
-        "ratio": round(ratio, 2),
-        "median_ratio": round(median["ctxrelay"] / median[baseline], 2),
-        "reader": "c" if _has_c_pass() else "python",
-        "pure_python_seconds": round(best["pure"], 4),
-        "pure_python_ratio": round(best["pure"] / best[baseline], 2),
-        "interpreter_seconds": round(best["interpreter"], 4),
-        "interpreter_ratio": round(best["interpreter"] / best[baseline], 2),
-        "target_ratio": TARGET,
-        "pass": ratio <= TARGET,
-        "sessions": _side_by_side(ours, theirs),
+        "baseline_note": "; ".join(notes) or None,
+        "repeat": args.repeat,
+        "time_target": TIME_TARGET,
+        "memory_target": MEMORY_TARGET,
+        "sizes": results,
+        "pass": passed,
     }
     if args.json:
-        print(json.dumps(result))
-    else:
-        print(f"{len(files)} files, {mb:.1f} MB, whole process, best of {args.repeat}")
-        for note in notes:
-            print(f"  (no ccusage: {note}; comparing with a bare json.loads loop)")
+        print(json.dumps(doc))
+        return 0 if passed else 1
+    for note in notes:
+        print(f"(no ccusage: {note}; comparing with a bare json.loads loop)")
+    label = f"ccusage {CCUSAGE_VERSION}" if binary is not None else "json.loads loop"
+    print(f"ctxrelay analyze --json against {label}, whole process, best of {args.repeat}")
+    print(
+        f"{'MB':>7} {'files':>6} {'ctxrelay s':>10} {'base s':>8} {'time':>6} "
+        f"{'ctxrelay MB':>11} {'base MB':>8} {'memory':>7}  tokens"
+    )
+    for r in results:
         print(
-            f"  ctxrelay analyze --json  {result['ctxrelay_seconds']:.3f} s "
-            f"{result['ctxrelay_mb_s']:>7} MB/s"
+            f"{r['megabytes']:>7} {r['files']:>6} {r['ctxrelay_seconds']:>10.3f} "
+            f"{r['baseline_seconds']:>8.3f} {r['time_ratio']:>5}x "
+            f"{r['ctxrelay_peak_mb']:>11} {r['baseline_peak_mb']:>8} {r['memory_ratio']:>6}x  "
+            f"{'same' if r['same_tokens'] else 'DIFFER'}"
         )
-        print(
-            f"  ... pure-Python reader   {result['pure_python_seconds']:.3f} s "
-            f"({result['pure_python_ratio']}x; the C reader: {result['reader'] == 'c'})"
-        )
-        label = f"ccusage {CCUSAGE_VERSION} (binary)" if binary is not None else baseline
-        print(f"  {label:<24} {result['baseline_seconds']:.3f} s {result['baseline_mb_s']:>7} MB/s")
-        print(
-            f"  python -c pass           {result['interpreter_seconds']:.3f} s "
-            f"(the interpreter's start alone: {result['interpreter_ratio']}x)"
-        )
-        verdict = "pass" if result["pass"] else "FAIL"
-        print(
-            f"  ratio {result['ratio']}x (target <= {TARGET}x: {verdict}); "
-            f"median run against median run {result['median_ratio']}x"
-        )
-        if theirs is not None:
-            print("  per session: ctxrelay cost / ccusage cost (cache writes ours / theirs)")
-            for row in result["sessions"]:
-                mine, other = row["ctxrelay_cost_usd"], row["ccusage_cost_usd"]
-                print(
-                    f"    {row['session'][:36]:<36} ${mine or 0:>8.4f} / "
-                    f"${other or 0:>8.4f}  ({row['ctxrelay_cache_write_tokens']:,} / "
-                    f"{row['ccusage_cache_write_tokens'] or 0:,})"
-                )
-    return 0 if result["pass"] else 1
+    verdict = "pass" if passed else "FAIL"
+    print(f"targets: time <= {TIME_TARGET}x, memory <= {MEMORY_TARGET}x, same tokens: {verdict}")
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

@@ -15,8 +15,7 @@ per response) timed the same way, so the machine's speed and load cancel:
 * **cold**: the first run in a fresh process (the ``analyze --json`` case), the best of
   ``--processes`` processes.
 
-The cycle collector is paused, as ``ctxrelay analyze`` pauses it. With ``--sweep A..B``
-the policies' sweep is replayed too.
+With ``--sweep A..B`` the policies' sweep is replayed too.
 
     python bench/analyze_phase.py [--repeat R] [--processes P] [--sweep 30..90] [--json]
 """
@@ -24,7 +23,6 @@ the policies' sweep is replayed too.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import subprocess
 import sys
@@ -43,7 +41,6 @@ PHASES = ("analyze", "report_json", "dumps")
 def _prepared(projects: str, sweep_spec: str | None) -> tuple[Any, Any, list[Any]]:
     """Read the corpus once (and import what the phase runs, so no import is timed);
     return the read, the sweep and the responses."""
-    import ctxrelay._fastjson
     import ctxrelay.analyze._report  # noqa: F401 - imported here, not in the timed phase
     from ctxrelay.analyze._discover import discover, files_of
     from ctxrelay.analyze._parallel import scan_all
@@ -68,7 +65,6 @@ def _prepared(projects: str, sweep_spec: str | None) -> tuple[Any, Any, list[Any
 
 def _phase(projects: str, read: Any, sweep: Any) -> dict[str, float]:
     """One run of the phase, each part timed."""
-    from ctxrelay import _fastjson
     from ctxrelay.analyze._report import analyze_paths, report_json
 
     start = time.perf_counter()
@@ -76,7 +72,7 @@ def _phase(projects: str, read: Any, sweep: Any) -> dict[str, float]:
     analyzed = time.perf_counter()
     doc = report_json(reports, sweep)
     reported = time.perf_counter()
-    _fastjson.dumps(doc, ensure_ascii=False)  # what print_json writes
+    json.dumps(doc, ensure_ascii=False)  # what print_json writes
     done = time.perf_counter()
     return {
         "analyze": analyzed - start,
@@ -95,14 +91,12 @@ def _bare(responses: list[Any]) -> float:
 
 def _child(projects: str, sweep_spec: str | None) -> None:
     """A fresh process: the phase's first run, then the bare loop's first run."""
-    gc.disable()
     read, sweep, responses = _prepared(projects, sweep_spec)
     parts = _phase(projects, read, sweep)
     print(json.dumps({"parts": parts, "bare": _bare(responses), "responses": len(responses)}))
 
 
 def _warm(projects: str, sweep_spec: str | None, repeat: int) -> dict[str, Any]:
-    gc.disable()
     read, sweep, responses = _prepared(projects, sweep_spec)
     best = dict.fromkeys(PHASES, float("inf"))
     whole = bare = float("inf")
@@ -112,7 +106,6 @@ def _warm(projects: str, sweep_spec: str | None, repeat: int) -> dict[str, Any]:
         for name, seconds in parts.items():
             best[name] = min(best[name], seconds)
         bare = min(bare, _bare(responses))
-    gc.enable()
     return {"parts": best, "whole": whole, "bare": bare, "responses": len(responses)}
 
 

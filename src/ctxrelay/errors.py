@@ -233,4 +233,16 @@ class DispatchBlockedError(CtxrelayError):
 
 
 class TranscriptError(CtxrelayError):
-    """A Claude Code transcript cannot be read: missing, not a regular file, unreadable."""
+    """A Claude Code transcript cannot be read (missing, not a regular file, unreadable,
+    empty, not JSON lines), or ``lines`` of it were skipped (longer than the line cap).
+    ``path`` names the file, ``reason`` says why in a few words."""
+
+    def __init__(self, path: str, reason: str, lines: int | None = None) -> None:
+        self.path = path
+        self.reason = reason
+        self.lines = lines
+        what = f"{lines} line{'s' if lines != 1 else ''} of " if lines is not None else ""
+        super().__init__(f"cannot read {what}the transcript {path}: {reason}")
+
+    def __reduce__(self) -> tuple[type[TranscriptError], tuple[str, str, int | None]]:
+        return type(self), (self.path, self.reason, self.lines)  # crosses processes

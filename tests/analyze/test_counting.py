@@ -5,7 +5,6 @@ sidechain-only files, dedupe across files, synthetic lines, unknown models, and 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -215,45 +214,16 @@ def test_json_totals_reconcile_on_the_real_corpus() -> None:
     assert models["8463c716"] == {OPUS, HAIKU}
 
 
-def test_every_decoder_and_the_whole_line_decode_read_the_same_records(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The C pass, orjson, the stdlib ``json`` and whole lines (no content splice) all
-    give the same transcripts on the real corpus."""
-    import ctxrelay.transcripts._pass as reader
+def test_orjson_and_json_read_the_same_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """orjson and the standard ``json`` give the same transcripts on the real corpus."""
+    import ctxrelay.transcripts._scan as reader
 
     root = corpus_path("corpora/claude-code-transcripts")
     files = _files_of(sorted(str(p) for p in root.rglob("*.jsonl")))
-    c_pass = [scan(p, agent=a) for p, a in files]
-    if reader.has_c_pass():  # it decodes itself; orjson's import would only cost time
-        assert reader.decoder_for(reader.ORJSON_MIN_BYTES) is json.loads
-    monkeypatch.setattr(reader, "_native", None)  # the Python pass, with each decoder
     default = [scan(p, agent=a) for p, a in files]
-    assert default == c_pass
     assert any(t.responses for t in default)
-    big = reader.decoder_for(reader.ORJSON_MIN_BYTES)
-    assert big is not json.loads  # orjson is a core dependency
-    assert [scan(p, agent=a, loads=big) for p, a in files] == default
-    assert [scan(p, agent=a, loads=json.loads) for p, a in files] == default
-    monkeypatch.setattr(reader, "_spliced", lambda *args: reader._NO_RECORD)
+    monkeypatch.setattr(reader, "_loads", json.loads)
     assert [scan(p, agent=a) for p, a in files] == default
-
-
-def test_without_orjson_a_large_run_decodes_with_json() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; sys.modules['orjson'] = None\n"  # as if it were not installed
-        "import json, ctxrelay.transcripts._pass as p\n"
-        "print(p.decoder_for(p.ORJSON_MIN_BYTES) is json.loads)"
-    )
-    env = {**os.environ, "CTXRELAY_PURE_PYTHON": "1"}  # the Python pass chooses
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
-        env=env,
-    )  # fmt: skip
-    assert done.stdout.split() == ["True"]
 
 
 def test_reading_on_every_core_gives_what_one_reads() -> None:
@@ -282,66 +252,31 @@ def test_summed_pricing_equals_pricing_each_request() -> None:
     assert pricer.total([*items, ("nobody-knows-1", Usage(1, 0, 0, 1, 0))]) is None
 
 
-def test_a_read_started_early_gives_what_one_reader_gives(monkeypatch: pytest.MonkeyPatch) -> None:
-    import marshal
-    import types
-
+def test_a_started_read_gives_what_one_reader_gives(monkeypatch: pytest.MonkeyPatch) -> None:
     from ctxrelay.analyze import _parallel
     from ctxrelay.analyze._discover import discover
 
     root = str(corpus_path("corpora/claude-code-transcripts"))
     files = _files_of(discover([root]))
     serial = scan_all(files, workers=1)
-    away = _parallel.Reading(files, workers=1, away=True)
-    assert away._children  # a child took the whole read
-    assert not away._mine
-    assert away.result() == serial
     started = _parallel.start_reading([root])
     assert started.sessions == discover([root])
     assert started.result() == serial
+    monkeypatch.setattr(_parallel, "MIN_PARALLEL_BYTES", 0)  # workers even on a small corpus
     assert report_json(analyze_paths([root], reading=_parallel.start_reading([root]))) == (
         report_json(analyze_paths([root], workers=1))
     )
 
-    # A child that cannot deliver: this process reads its share itself.
-    def boom(value: object) -> bytes:
-        raise RuntimeError("no")
 
-    monkeypatch.setattr(
-        _parallel, "marshal", types.SimpleNamespace(dumps=boom, loads=marshal.loads)
-    )
-    assert _parallel.Reading(files, workers=1, away=True).result() == serial
-
-
-def test_an_early_read_forks_only_where_it_pays(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The C pass reads the 10 MB corpus faster than a child's fork and hand-back, so it
-    reads in this process; the Python pass hands it to a child (on two cores)."""
-    from ctxrelay.analyze import _parallel
-    from ctxrelay.transcripts import _pass
-
-    root = str(corpus_path("corpora/claude-code-transcripts"))
-    monkeypatch.setattr(_parallel, "cores", lambda: 2)
-    if _pass.has_c_pass():
-        here = _parallel.start_reading([root])
-        assert not here._children
-        here.result()
-    monkeypatch.setattr(_pass, "_native", None)
-    assert not _pass.has_c_pass()
-    away = _parallel.start_reading([root])
-    assert away._children
-    away.result()
-
-
-def test_a_read_given_up_leaves_no_child() -> None:
-    import os
-
+def test_a_read_given_up_stops_its_workers() -> None:
     from ctxrelay.analyze import _parallel
     from ctxrelay.analyze._discover import discover
 
     files = _files_of(discover([str(corpus_path("corpora/claude-code-transcripts"))]))
-    reading = _parallel.Reading(files, workers=1, away=True)
-    ((pid, _, _),) = reading._children
+    reading = _parallel.Reading(files, workers=2)
+    pool = reading._pool
+    assert pool is not None
     reading.close()
-    assert not reading._children
-    with pytest.raises(ChildProcessError):
-        os.waitpid(pid, 0)  # already reaped
+    assert reading._pool is None
+    with pytest.raises(RuntimeError):
+        pool.submit(print)  # shut down

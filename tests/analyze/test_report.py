@@ -134,7 +134,7 @@ def test_unknown_model_is_reported_unpriced(tmp_path: Path) -> None:
 
 
 def test_totals_claim_no_cost_for_sessions_that_could_not_be_priced(tmp_path: Path) -> None:
-    unparsable = write(tmp_path / "garbage.jsonl", [b"not json at all", {"also": "nothing"}])
+    unparsable = write(tmp_path / "garbage.jsonl", [{"also": "nothing"}, b"not json at all"])
     local = write(tmp_path / "local.jsonl", [assistant("m1", read=1000, model="llama-local")])
     priced = write(tmp_path / "priced.jsonl", [assistant("m2", read=1000, output=50)])
 

@@ -95,7 +95,6 @@ def test_manifest_and_marketplace_agree() -> None:
 # Numbers in code under src/ that equal a bound but mean something else, with the reason.
 # A new entry here is a decision; a new copy of a bound is a bug.
 _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
-    ("analyze/_parallel.py", 1_000_000): "PREFETCH_MIN_BYTES: a forked read pays from 1 MB",
     ("claude/guard/_shell.py", 20_000): "VISIT_MAX: the shell parser's node budget",
     ("claude/statusline.py", 1_000_000): "a million: the M of 1.2M",
     ("cli/sessions.py", 100_000): "how many sessions a prefix lookup lists",
@@ -105,6 +104,9 @@ _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
     ("store/conformance.py", 256 * 1024): "the size of a test row",
     ("store/conformance.py", 20_000): "the length of a test text",
     ("transcripts/_hot.py", 256 * 1024): "HOT_TAIL_BYTES: the transcript tail the hook reads",
+    ("transcripts/_hot.py", 64 * 1024 * 1024): "TAIL_MAX_BYTES: how far back a tail read looks",
+    ("transcripts/_since.py", 64 * 1024 * 1024): "SINCE_MAX_BYTES: how far a read after looks",
+    ("transcripts/_scan.py", 1024 * 1024): "BLOCK_BYTES: how much of a transcript one read takes",
 }
 # The bounds whose numbers are distinctive enough to find (counts and seconds below
 # 1,000 are everywhere); the two files that own numbers are not scanned.

@@ -151,17 +151,25 @@ def test_a_file_that_vanishes_mid_run_is_skipped_with_a_warning(
 
     good = corpus_path(f"{SPOTTER}/tool_heavy.jsonl")
     (tmp_path / "good.jsonl").write_bytes(good.read_bytes())
-    os.mkfifo(tmp_path / "pipe.jsonl")  # not a regular file: never read, never hangs
+    pipe = str(tmp_path / "pipe.jsonl")
+    os.mkfifo(pipe)  # not a regular file: listed, skipped with a warning, never hangs
     found = ctxrelay.analyze.discover([tmp_path])
-    assert found == [str(tmp_path / "good.jsonl")]
+    assert found == [str(tmp_path / "good.jsonl"), pipe]
     # A session deleted between the directory listing and its read (Claude Code running).
     gone = str(tmp_path / "gone.jsonl")
     monkeypatch.setattr(ctxrelay.analyze._parallel, "discover", lambda paths: [gone, *found])
     assert main(["analyze", str(tmp_path), "--json"]) == 0
     out, err = capsys.readouterr()
-    assert [s["requests"] for s in json.loads(out)["sessions"]] == [4]
-    assert "skipped" in err
-    assert "gone.jsonl" in err
+    doc = json.loads(out)
+    assert [s["requests"] for s in doc["sessions"]] == [4]
+    assert doc["skipped"] == [
+        {"path": gone, "reason": "no such file"},
+        {"path": pipe, "reason": "not a regular file (a FIFO)"},
+    ]
+    assert err.splitlines() == [
+        f"ctxrelay: warning: skipped {gone}: no such file",
+        f"ctxrelay: warning: skipped {pipe}: not a regular file (a FIFO)",
+    ]
     monkeypatch.undo()
     assert main(["analyze", str(tmp_path / "pipe.jsonl")]) == 1
     assert "not a regular file" in capsys.readouterr().err

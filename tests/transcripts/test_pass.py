@@ -1,24 +1,15 @@
-"""The forward pass decodes a response's line without its content: the same records as
-a whole-line decode, whatever the content holds."""
+"""The forward pass reads a response's line whatever its content holds, in any key
+order, and a truncated one as malformed."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import ctxrelay.transcripts._pass as reader
 from ctxrelay.transcripts import Usage, scan
 from tests.transcripts._lines import dumps, write
-
-
-@pytest.fixture(autouse=True)
-def _python_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests pin the Python reader, the reference (``test_native.py`` holds the C
-    reader to it)."""
-    monkeypatch.setattr(reader, "_native", None)
 
 
 def _line(message_id: str, content: list[Any], *, output: int = 5, **top: Any) -> dict[str, Any]:
@@ -71,38 +62,25 @@ _TRICKY = [
 
 
 @pytest.mark.parametrize("content", _TRICKY, ids=range(len(_TRICKY)))
-def test_a_splice_reads_what_a_whole_decode_reads(
-    tmp_path: Path, content: list[Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_any_content_reads_the_same_usage(tmp_path: Path, content: list[Any]) -> None:
     path = write(tmp_path / "t.jsonl", [_line("m1", content), _line("m1", content, output=9)])
-    spliced = scan(path)
-    assert spliced.requests == 1
-    assert spliced.responses[0].usage == Usage(3, 100, 1000, 9, 100)
-    assert spliced.request_ids == {"m1": "req-m1"}
-    monkeypatch.setattr(reader, "_spliced", lambda *args: reader._NO_RECORD)
-    assert scan(path) == spliced
+    transcript = scan(path)
+    assert transcript.requests == 1
+    assert transcript.responses[0].usage == Usage(3, 100, 1000, 9, 100)
+    assert transcript.request_ids == {"m1": "req-m1"}
 
 
-def test_the_splice_is_used_and_drops_only_the_content(tmp_path: Path) -> None:
-    content = [{"type": "text", "text": "x" * 10_000}]
-    record = _line("m1", content)
-    path = write(tmp_path / "t.jsonl", [record])
-    data = path.read_bytes()
-    needle = data.find(b'"output_tokens":')
-    got = reader._spliced(data, 0, len(data) - 1, needle, json.loads)
-    assert got == {**record, "message": {**record["message"], "content": []}}
-
-
-def test_a_splice_that_does_not_parse_falls_back_to_the_whole_line(tmp_path: Path) -> None:
-    # A usage object nested in the content comes first, with a "],"stop_reason":" before
-    # it: the splice cut there is unbalanced.
-    nested = {"a": [], "stop_reason": 1, "usage": {"output_tokens": 7}}
-    content = [{"type": "tool_use", "id": "t", "name": "x", "input": nested}]
-    path = write(tmp_path / "t.jsonl", [_line("m1", content)])
-    data = path.read_bytes()
-    needle = data.find(b'"output_tokens":')
-    assert reader._spliced(data, 0, len(data) - 1, needle, json.loads) is reader._NO_RECORD
-    assert scan(path).responses[0].usage == Usage(3, 100, 1000, 5, 100)
+def test_a_response_whose_content_is_not_json_is_malformed(tmp_path: Path) -> None:
+    good = dumps(_line("m1", [{"type": "text", "text": "hi"}]))
+    bad = dumps(_line("m2", [{"type": "text", "text": "hi"}])).replace(
+        b'"content":[', b'"content":["'
+    )
+    path = write(tmp_path / "t.jsonl", [good, bad])
+    transcript = scan(path)
+    assert ([r.message_id for r in transcript.responses], transcript.malformed_lines) == (
+        ["m1"],
+        1,
+    )
 
 
 def test_other_key_orders_read_the_same(tmp_path: Path) -> None:

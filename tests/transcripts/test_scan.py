@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,12 @@ from tests.conftest import corpus_path
 from tests.transcripts._lines import assistant, boundary, user, write
 
 SPOTTER = "corpora/claude-code-transcripts/spotter"
+USAGE_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+)
 
 # Unique message ids of each real transcript's main chain: facts of the fixed corpus,
 # cross-checked below against a naive reader that parses every line.
@@ -42,7 +47,7 @@ def naive(path: Path) -> tuple[dict[str, dict[str, int]], list[int]]:
         u = message["usage"]
         old = usage.get(message["id"])
         if old is None or u["output_tokens"] >= old["output_tokens"]:
-            usage[message["id"]] = {k: u[k] for k in (f.name for f in fields(Usage)) if k in u}
+            usage[message["id"]] = {k: u[k] for k in USAGE_KEYS if k in u}
     return usage, pre
 
 
@@ -192,13 +197,19 @@ def test_huge_line(tmp_path: Path) -> None:
 def test_empty_missing_and_not_a_file(tmp_path: Path) -> None:
     empty = tmp_path / "e.jsonl"
     empty.write_bytes(b"")
-    transcript = scan(empty)
-    assert (transcript.requests, transcript.peak_context_tokens, transcript.model) == (0, 0, None)
-    with pytest.raises(TranscriptError, match="no transcript"):
+    with pytest.raises(TranscriptError, match="empty") as caught:
+        scan(empty)
+    assert (caught.value.path, caught.value.reason) == (str(empty), "empty")
+    with pytest.raises(TranscriptError, match="no such file"):
         scan(tmp_path / "missing.jsonl")
-    with pytest.raises(TranscriptError, match="not a regular file"):
+    with pytest.raises(TranscriptError, match=r"not a regular file \(a directory\)"):
         scan(tmp_path)
     fifo = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo)
-    with pytest.raises(TranscriptError, match="not a regular file"):
+    with pytest.raises(TranscriptError, match=r"not a regular file \(a FIFO\)"):
         scan(fifo)
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    with pytest.raises(TranscriptError, match="symbolic links") as caught:
+        scan(loop)
+    assert str(caught.value).count(str(loop)) == 1

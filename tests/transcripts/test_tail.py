@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxrelay.errors import TranscriptError
-from ctxrelay.transcripts import agent_stats, latest_context, lines_backwards, scan
+from ctxrelay.transcripts import Transcript, agent_stats, latest_context, lines_backwards, scan
 from tests.conftest import corpus_path
 from tests.transcripts._lines import assistant, boundary, user, write
 
@@ -174,6 +174,14 @@ def test_lines_backwards_drops_a_line_cut_by_the_allowance() -> None:
     assert list(lines_backwards(io.BytesIO(data), first_chunk=4, max_bytes=50)) == [b"b" * 10]
 
 
+def _scanned(path: Path) -> Transcript | None:
+    """The full pass, ``None`` for a file it skips whole (empty, not JSON lines)."""
+    try:
+        return scan(path)
+    except TranscriptError:
+        return None
+
+
 @settings(max_examples=60, deadline=None)
 @given(cut=st.floats(0.0, 1.0))
 def test_any_truncation_of_a_real_transcript_reads_like_the_full_pass(cut: float) -> None:
@@ -183,8 +191,8 @@ def test_any_truncation_of_a_real_transcript_reads_like_the_full_pass(cut: float
         path = Path(tmp) / "t.jsonl"
         path.write_bytes(data)
         reading = latest_context(path, first_chunk=4096)
-        transcript = scan(path)
-    if not transcript.responses:
+        transcript = _scanned(path)
+    if transcript is None or not transcript.responses:
         assert reading is None
     else:
         assert reading is not None
@@ -225,9 +233,9 @@ def test_malformed_transcripts_never_raise(lines: list[bytes], chunk: int) -> No
         path.write_bytes(b"\n".join(lines))
         reading = latest_context(path, first_chunk=chunk)
         stats = agent_stats(path)
-        transcript = scan(path)
+        transcript = _scanned(path)
     assert stats is not None
     if reading is not None and reading.context_tokens is not None:
         assert reading.context_tokens >= 0
     assert stats.turns_used >= 0
-    assert transcript.requests >= 0
+    assert transcript is None or transcript.requests >= 0

@@ -1,18 +1,17 @@
 """Where ``ctxrelay analyze`` finds sessions: transcript files and their subagents.
 
-Paths are strings with :mod:`os.path`, not :mod:`pathlib`: ``import pathlib`` (with
-``fnmatch``, ``re`` and ``urllib.parse``) costs more than reading a small corpus, and
-``analyze --json`` starts its read from here before it imports the rest of the analyzer
-(``docs/analyze.md``, "How it reads").
+Every entry named ``*.jsonl`` is listed, regular file or not (a FIFO, a socket, a broken
+or looping symlink, a symlink to a folder): the reader skips what it cannot read with a
+warning that says why, instead of passing it over unseen. Real folders are searched.
 """
 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ctxrelay.errors import ConfigError
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
@@ -38,16 +37,21 @@ def _path_order(path: str) -> list[str]:
     return path.split(os.sep)  # as pathlib sorts: part by part
 
 
+def _is_folder(path: str) -> bool:
+    """A real folder (a symlink to one is listed as an entry, not searched)."""
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
 def _jsonl_under(root: str) -> list[str]:
-    """Every ``*.jsonl`` file under ``root`` (symlinked folders are not followed, as
-    ``Path.rglob``), sorted as paths."""
+    """Every entry named ``*.jsonl`` under ``root`` but real folders (symlinked folders
+    are not followed, as ``Path.rglob``), sorted as paths."""
     found = [
         os.path.join(folder, name)
-        for folder, _, names in os.walk(root)
-        for name in names
+        for folder, dirs, names in os.walk(root)
+        for name in (*names, *dirs)
         if name.endswith(".jsonl")
     ]
-    return sorted(found, key=_path_order)
+    return sorted((p for p in found if not _is_folder(p)), key=_path_order)
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -62,13 +66,11 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
             found[path] = None
         elif os.path.isdir(path):
             for candidate in _jsonl_under(path):
-                if not os.path.isfile(candidate):
-                    continue
                 if not _is_agent_file(candidate):
                     found[candidate] = None
                     continue
                 folder = os.path.dirname(os.path.dirname(candidate))
-                if not os.path.isfile(f"{folder}.jsonl"):
+                if not os.path.lexists(f"{folder}.jsonl"):
                     found[folder] = None
         elif os.path.exists(path):
             raise ConfigError(f"{os.fspath(raw)!r} is not a regular file or a directory")
@@ -89,7 +91,7 @@ def agent_files(session: str) -> list[str]:
     files = (
         os.path.join(folder, n) for n in names if n.startswith("agent-") and n.endswith(".jsonl")
     )
-    return sorted((f for f in files if os.path.isfile(f)), key=_path_order)
+    return sorted((f for f in files if not _is_folder(f)), key=_path_order)
 
 
 def files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
@@ -97,7 +99,7 @@ def files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
     agent files, with whether it is an agent's own file."""
     files: list[tuple[str, bool]] = []
     for session in sessions:
-        if not os.path.isdir(session):
+        if not _is_folder(session):
             files.append((session, False))
         files.extend((f, True) for f in agent_files(session))
     return files

@@ -640,11 +640,17 @@ def sweep_totals(reports: Sequence[SessionReport]) -> list[SweepPoint]:
     ]
 
 
-def report_json(reports: Sequence[SessionReport], sweep: Sweep | None = None) -> dict[str, Any]:
-    """The ``ctxrelay analyze --json`` document (``docs/contracts.md``, plus ``totals``)."""
+def report_json(
+    reports: Sequence[SessionReport],
+    sweep: Sweep | None = None,
+    skipped: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The ``ctxrelay analyze --json`` document (``docs/contracts.md``, plus ``totals``,
+    and ``skipped``: what :class:`~ctxrelay.analyze._skips.Skips` collected)."""
     return {
         "sessions": [r.as_json() for r in reports],
         "totals": totals_json(reports, sweep),
+        "skipped": list(skipped),
     }
 
 
@@ -684,7 +690,8 @@ def analyze_paths(
     oldest first, so a response present in several files counts in the earliest session
     that holds it.
     A file that cannot be read is passed to ``on_skip`` (raised when there is none or
-    when it is in ``named``)."""
+    when it is in ``named``), and so is each file read with lines over the line cap
+    (:func:`~ctxrelay.analyze._skips.long_lines`)."""
     from ctxrelay.analyze._parallel import scan_all
     from ctxrelay.errors import TranscriptError
 
@@ -699,6 +706,11 @@ def analyze_paths(
         if path in keep or on_skip is None:
             raise exc
         on_skip(path, exc)
+    if on_skip is not None:
+        from ctxrelay.analyze._skips import long_lines
+
+        for skip in long_lines(scanned.values()):
+            on_skip(skip.path, skip)
     skipped = frozenset(failed)
     # Each session's agent files, listed once for the ordering and the session.
     agents = {s: agent_files(s) for s in sessions if s not in failed}

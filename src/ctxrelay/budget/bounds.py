@@ -50,6 +50,7 @@ __all__ = [
     "RESERVE_WINDOW_DIVISOR",
     "RESULT_MAX_CHARS",
     "SUBAGENT_CONTEXT_MAX",
+    "TRANSCRIPT_LINE_MAX_BYTES",
     "TURNS_LEFT_AT",
     "MainHandover",
 ]
@@ -197,3 +198,9 @@ BASH_TIMEOUT_DEFAULT_S: Final = 120.0
 
 BASH_TIMEOUT_MAX_S: Final = 600.0
 """The longest timeout the ``bash`` tool accepts."""
+
+# -- the analyzer's reader -----------------------------------------------------------------
+
+TRANSCRIPT_LINE_MAX_BYTES: Final = 64 * 1024 * 1024
+"""The longest transcript line the analyzer reads (64 MiB): a longer one is skipped and
+reported, never held whole, so memory stays bounded on any file (``docs/analyze.md``)."""

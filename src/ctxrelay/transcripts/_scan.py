@@ -1,24 +1,210 @@
-"""The analyzer's view of one transcript: :class:`Transcript`, built from the one
-forward pass of :mod:`ctxrelay.transcripts._pass` (which reads plain data, so that a
-forked reader can send it through a pipe as it is)."""
+"""The analyzer's read of one transcript: :func:`read_raw` applies the rules of
+:mod:`ctxrelay.transcripts._pass` to a file, and :class:`Transcript` is what it found.
+
+How it reads (``docs/analyze.md``, "How it reads"):
+
+* The file is read in blocks, never whole. A byte search over each block finds the
+  candidate lines; the other lines are never split out. A line that goes on past a block
+  is carried into the next one, up to the line cap
+  (:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`): a longer line is dropped
+  as it is read and counted in ``long_lines``, so memory stays bounded on any file.
+* Each candidate line is decoded whole with orjson; a line orjson refuses is decoded
+  again with ``json`` (integers over 64 bits, ``NaN``, lone surrogates), so the records
+  are ``json``'s (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line
+  one). Decoding a response without its ``message.content`` (a splice of the bytes
+  around it) was measured no faster, and it would take a line whose content is not
+  valid JSON for a good one.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from ctxrelay.transcripts._pass import read_raw
+import orjson
+
+from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
+from ctxrelay.errors import TranscriptError
+from ctxrelay.transcripts._pass import (
+    BOUNDARY,
+    SUMMARY,
+    USAGE,
+    Pass,
+    RawTranscript,
+    first_line_problem,
+    open_fd,
+)
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 
-TYPE_CHECKING = False  # annotations only; mypy reads any constant named TYPE_CHECKING as true
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
+    from io import FileIO
 
-    from ctxrelay.transcripts._pass import RawTranscript
+__all__ = ["BLOCK_BYTES", "Transcript", "read_raw", "scan", "transcript_of"]
 
-__all__ = ["Transcript", "scan", "transcript_of"]
+BLOCK_BYTES = 1024 * 1024
+"""How much of a file one read takes (blocks from 64 KiB to 16 MiB read the corpus
+equally fast, within the shared machine's noise; ``docs/analyze.md``)."""
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+def _decoded(line: bytes) -> dict[str, Any] | None:
+    """The record of ``line``, or ``None`` when it is not a JSON object."""
+    if not line.rstrip().endswith(b"}"):
+        return None  # a line cut short (the usual malformed line): nothing to decode
+    try:
+        record = _loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+class _Read:
+    """One file's read in progress: the rules' state and the counts."""
+
+    def __init__(self, path: str, agent: bool) -> None:
+        self.path = path
+        self.rules = Pass(agent)
+        self.lines = 0
+        self.malformed = 0
+        self.long_lines = 0
+        self.boundary_seen = False
+        self.first_line_checked = False
+
+    def check_first_line(self, line: bytes, complete: bool) -> None:
+        problem = first_line_problem(line, complete)
+        if problem is not None:
+            raise TranscriptError(self.path, problem)
+
+    def skipped_long_line(self) -> None:
+        self.long_lines += 1
+        self.first_line_checked = True  # a long first line was checked by its start
+
+    def lines_of(self, data: bytes, lo: int, hi: int, final: bool = False) -> None:
+        """Read the candidate lines of ``data[lo:hi]``, whole lines (``final``: the last
+        one is the file's unterminated end)."""
+        if not self.first_line_checked:
+            self.first_line_checked = True
+            newline = data.find(b"\n", lo, hi)
+            self.check_first_line(data[lo : hi if newline == -1 else newline], newline != -1)
+        find, rfind = data.find, data.rfind
+        found: dict[int, tuple[int, bool]] = {}  # start: (end, has a usage object)
+        at = find(USAGE, lo, hi)
+        while at != -1:
+            start = max(rfind(b"\n", lo, at) + 1, lo)
+            end = find(b"\n", at, hi)
+            if end == -1:
+                end = hi
+            found[start] = (end, True)
+            at = find(USAGE, end, hi)
+        boundary = lo if self.boundary_seen else find(BOUNDARY, lo, hi)
+        if boundary != -1:
+            self.boundary_seen = True
+            for needle in (BOUNDARY, SUMMARY):
+                at = find(needle, boundary, hi)
+                while at != -1:
+                    start = max(rfind(b"\n", lo, at) + 1, lo)
+                    end = find(b"\n", at, hi)
+                    if end == -1:
+                        end = hi
+                    found.setdefault(start, (end, False))
+                    at = find(needle, end, hi)
+        if final:  # the unterminated last line is decoded whatever it holds
+            found.setdefault(max(rfind(b"\n", lo, hi) + 1, lo), (hi, False))
+        rules = self.rules
+        for start in sorted(found):
+            end, usage = found[start]
+            line = data[start:end]
+            # found for a boundary's name or a summary mark alone: a summary is read only
+            # after a boundary
+            if not usage and not (final and end == hi) and not rules.wants(line):
+                continue
+            self.lines += 1
+            record = _decoded(line)
+            if record is None:
+                self.malformed += 1
+                continue
+            rules.feed(record)
+
+
+def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
+    """Read ``f`` to its end, block by block; returns its size."""
+    size = 0
+    pending: list[bytes] = []  # the start of a line that goes on past the block
+    pending_len = 0
+    skipping = False  # inside a line longer than the cap
+    while chunk := f.read(block):
+        if not size:
+            newline = chunk.find(b"\n")
+            read.check_first_line(chunk[: len(chunk) if newline == -1 else newline], False)
+        size += len(chunk)
+        lo = 0
+        if skipping or pending:
+            newline = chunk.find(b"\n")
+            if newline == -1:
+                if not skipping:
+                    pending.append(chunk)
+                    pending_len += len(chunk)
+                    if pending_len > cap:
+                        pending, pending_len, skipping = [], 0, True
+                        read.skipped_long_line()
+                continue
+            if skipping:
+                skipping = False
+            elif pending_len + newline > cap:
+                read.skipped_long_line()
+            else:
+                line = b"".join((*pending, chunk[: newline + 1]))
+                read.lines_of(line, 0, len(line))
+            pending, pending_len = [], 0
+            lo = newline + 1
+        last = chunk.rfind(b"\n", lo)
+        if last != -1:
+            read.lines_of(chunk, lo, last + 1)
+            lo = last + 1
+        if lo < len(chunk):
+            pending, pending_len = [chunk[lo:]], len(chunk) - lo
+            if pending_len > cap:
+                pending, pending_len, skipping = [], 0, True
+                read.skipped_long_line()
+    if pending:
+        line = b"".join(pending)
+        read.lines_of(line, 0, len(line), final=True)
+    return size
+
+
+def read_raw(
+    path: str,
+    *,
+    agent: bool = False,
+    line_cap: int = TRANSCRIPT_LINE_MAX_BYTES,
+) -> RawTranscript:
+    """Read a whole transcript once (:class:`~ctxrelay.transcripts._pass.RawTranscript`).
+    ``agent=True`` for a subagent's own file; ``line_cap`` is the longest line read.
+
+    Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is not a
+    readable regular file, is empty or is not JSON lines."""
+    fd = open_fd(path)
+    if fd is None:
+        raise TranscriptError(path, "no such file")
+    read = _Read(path, agent)
+    with open(fd, "rb", buffering=0) as f:
+        try:
+            size = _read_blocks(read, f, line_cap, min(BLOCK_BYTES, line_cap))
+        except OSError as exc:
+            raise TranscriptError(path, (exc.strerror or str(exc)).lower()) from None
+    if size == 0:
+        raise TranscriptError(path, "empty")
+    return read.rules.result(
+        path, lines=read.lines, malformed=read.malformed, size=size, long_lines=read.long_lines
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,10 +215,11 @@ class Transcript:
     subagent file), deduplicated by ``message.id``, in order of first appearance.
     ``sidechain_responses`` are the inline subagent responses of old (< 2.0) session
     files. ``malformed_lines`` counts candidate lines that did not parse (a truncated
-    last line is one). ``synthetic_responses`` counts the responses Claude Code made up
-    itself (model ``<synthetic>``: no request was sent, nothing is priced).
-    ``request_ids`` maps a response's ``message.id`` to the ``requestId`` of its line,
-    where the line has one (the analyzer dedupes responses across files by both).
+    last line is one); ``long_lines`` the lines skipped for being longer than the cap.
+    ``synthetic_responses`` counts the responses Claude Code made up itself (model
+    ``<synthetic>``: no request was sent, nothing is priced). ``request_ids`` maps a
+    response's ``message.id`` to the ``requestId`` of its line, where the line has one
+    (the analyzer dedupes responses across files by both).
     """
 
     path: str
@@ -42,13 +229,14 @@ class Transcript:
     sidechain_responses: tuple[Response, ...] = ()
     compactions: tuple[Compaction, ...] = ()
     lines: int = 0
-    """The lines decoded: those that can hold a response, a boundary or a summary (the
-    file's other lines are never split out, so they are not counted)."""
+    """The candidate lines decoded (the file's other lines are never split out, so they
+    are not counted)."""
     malformed_lines: int = 0
     size_bytes: int = 0
-    models: tuple[str, ...] = field(default=())
+    models: tuple[str, ...] = ()
     synthetic_responses: int = 0
     request_ids: dict[str, str] = field(default_factory=dict, hash=False)
+    long_lines: int = 0
 
     @property
     def requests(self) -> int:
@@ -83,13 +271,21 @@ class Transcript:
 
 
 def transcript_of(raw: RawTranscript) -> Transcript:
-    """The :class:`Transcript` of :func:`~ctxrelay.transcripts._pass.read_raw`'s data."""
-    path, session_id, version, entries, compactions, lines, malformed, size, synthetic = raw
+    """The :class:`Transcript` of :func:`read_raw`'s data."""
     main: list[Response] = []
     side: list[Response] = []
     models: dict[str, None] = {}
     request_ids: dict[str, str] = {}
-    for message_id, model, usage, sidechain, segment, timestamp, agent_id, request_id in entries:
+    for (
+        message_id,
+        model,
+        usage,
+        sidechain,
+        segment,
+        timestamp,
+        agent_id,
+        request_id,
+    ) in raw.responses:
         if request_id:
             request_ids[message_id] = request_id
         response = Response(
@@ -99,32 +295,27 @@ def transcript_of(raw: RawTranscript) -> Transcript:
         if model and not sidechain:
             models[model] = None
     return Transcript(
-        path=path,
-        session_id=session_id,
-        version=version,
+        path=raw.path,
+        session_id=raw.session_id,
+        version=raw.version,
         responses=tuple(main),
         sidechain_responses=tuple(side),
-        compactions=tuple(Compaction(*c) for c in compactions),
-        lines=lines,
-        malformed_lines=malformed,
-        size_bytes=size,
+        compactions=tuple(Compaction(*c) for c in raw.compactions),
+        lines=raw.lines,
+        malformed_lines=raw.malformed,
+        size_bytes=raw.size,
         models=tuple(models),
-        synthetic_responses=synthetic,
+        synthetic_responses=raw.synthetic,
         request_ids=request_ids,
+        long_lines=raw.long_lines,
     )
 
 
-def scan(
-    path: str | os.PathLike[str],
-    *,
-    agent: bool = False,
-    loads: Callable[[bytes], Any] = json.loads,
-) -> Transcript:
+def scan(path: str | os.PathLike[str], *, agent: bool = False) -> Transcript:
     """Read a whole transcript once. ``agent=True`` for a subagent's own file (all of its
-    lines are sidechain lines, and all of them are its chain); ``loads`` decodes a line
-    (:func:`~ctxrelay.transcripts._pass.decoder_for`: json's C codec by default).
+    lines are sidechain lines, and all of them are its chain).
 
-    Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing or is not a
-    readable regular file.
+    Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is not a
+    readable regular file, is empty or is not JSON lines.
     """
-    return transcript_of(read_raw(os.fspath(path), agent=agent, loads=loads))
+    return transcript_of(read_raw(os.fspath(path), agent=agent))

@@ -58,7 +58,7 @@ def _document(result: Result, options: Options) -> dict[str, Any]:
     ``--apply`` changed and the report's rows, each when asked for."""
     from ctxrelay.analyze._report import report_json
 
-    doc = report_json(result.reports, options.sweep)
+    doc = report_json(result.reports, options.sweep, result.skipped)
     if options.sweep is not None:
         from ctxrelay.analyze._groups import recommendation
 

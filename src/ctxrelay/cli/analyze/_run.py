@@ -5,7 +5,6 @@ what the printing shows."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,11 +30,14 @@ class Result:
     by: Grouping
     applied: dict[str, Any] | None
     plotted: list[SessionReport] | None
+    skipped: list[dict[str, Any]]
+    """What could not be read, and why (each already warned about on stderr)."""
 
 
 def run(options: Options) -> Result:
     """Read, replay, apply and plot as ``options`` say; nothing is printed yet."""
     from ctxrelay.analyze._report import analyze_paths
+    from ctxrelay.analyze._skips import Skips
 
     args = options.args
     replay: dict[str, Any] = {
@@ -46,6 +48,7 @@ def run(options: Options) -> Result:
         "warm_prefix": args.warm_prefix,
     }
     reports: list[SessionReport] = []
+    skips = Skips()  # each warned about on stderr; listed in --json
     if options.paths:
         from ctxrelay.analyze._parallel import start_reading
 
@@ -53,9 +56,7 @@ def run(options: Options) -> Result:
         reading = start_reading(paths)
         try:
             named = {os.path.expanduser(p) for p in paths if os.path.isfile(os.path.expanduser(p))}
-            reports = analyze_paths(
-                paths, named=named, on_skip=_warn_skipped, reading=reading, **replay
-            )
+            reports = analyze_paths(paths, named=named, on_skip=skips, reading=reading, **replay)
         finally:
             reading.close()
     if args.db:
@@ -95,13 +96,7 @@ def run(options: Options) -> Result:
                 until=options.until,
             )
         plotted = plot_sessions(reports, args.plot, daily=daily)
-    return Result(reports, rows, by, applied, plotted)
-
-
-def _warn_skipped(path: str, exc: Exception) -> None:
-    """A file found while searching a directory that cannot be read is skipped, so one
-    bad file does not hide all the others (a file the user named is an error)."""
-    sys.stderr.write(f"ctxrelay: warning: skipped {os.fspath(path)}: {exc}\n")
+    return Result(reports, rows, by, applied, plotted, skips.entries)
 
 
 def recommended_slider(reports: Sequence[SessionReport]) -> Recommendation:
