@@ -11,12 +11,10 @@ usage in its stream gets a conservative size estimate instead of a zero.
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ctxrelay.errors import MalformedResponseError, ProviderStatusError
+from ctxrelay.errors import MalformedResponseError
 from ctxrelay.pricing import openai_usage
 from ctxrelay.runtime.model import (
     ModelRequest,
@@ -28,49 +26,23 @@ from ctxrelay.runtime.model import (
 )
 from ctxrelay.runtime.providers._common import (
     Attempt,
-    Endpoint,
-    Failure,
     RetryPolicy,
-    StatusReply,
-    api_message,
     estimate_request_tokens,
-    load_sdk,
     run_with_retries,
-    sdk_failure,
-    status_failure,
 )
-from ctxrelay.runtime.registry import ModelInfo, lookup_model
+from ctxrelay.runtime.providers._openai_common import (
+    INVALID_ARGUMENTS_KEY,
+    OpenAIBase,
+    model_defaults,
+    tool_arguments,
+)
 
 if TYPE_CHECKING:
     import openai as openai_sdk
 
 __all__ = ["INVALID_ARGUMENTS_KEY", "OpenAIProvider", "create", "model_defaults"]
 
-# A tool call whose arguments are not a JSON object (small local models do this) reaches
-# the tool as ``{INVALID_ARGUMENTS_KEY: raw}``; tools answer with an input error the model
-# can correct, instead of the session failing.
-INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
-
-_TOO_LONG = re.compile(
-    r"maximum context length|context length|context window|too many tokens|"
-    r"prompt is too long|exceeds? the (available )?context",
-    re.IGNORECASE,
-)
 _FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
-
-
-def _sdk() -> Any:
-    return load_sdk("openai", "the OpenAI provider")
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_ARGUMENTS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 def _call_index(part: Any, calls: Mapping[int, Mapping[str, str]]) -> int:
@@ -87,11 +59,12 @@ def _call_index(part: Any, calls: Mapping[int, Mapping[str, str]]) -> int:
     return last
 
 
-class OpenAIProvider:
-    """``openai:MODEL``. The key comes from ``api_key`` or ``OPENAI_API_KEY``; with a
-    ``base_url`` (or ``OPENAI_BASE_URL``) no key is needed for servers that check none.
-    ``max_tokens_field``: OpenAI's own API wants ``max_completion_tokens``; many local
-    servers only read ``max_tokens`` (the default when a base URL is given)."""
+class OpenAIProvider(OpenAIBase):
+    """Chat Completions, chosen as ``openai-chat:MODEL``
+    (:mod:`ctxrelay.runtime.providers.openai_chat`); the key and base URL as for
+    :class:`OpenAIBase`. ``max_tokens_field``: OpenAI's own
+    API wants ``max_completion_tokens``; many local servers only read ``max_tokens`` (the
+    default when a base URL is given)."""
 
     def __init__(
         self,
@@ -105,33 +78,18 @@ class OpenAIProvider:
         max_tokens_field: str | None = None,
         client: openai_sdk.AsyncOpenAI | None = None,
     ) -> None:
-        self.model = model
-        self.timeout = timeout
-        self.retry = RetryPolicy.resolve(retry, max_retries)
-        endpoint = Endpoint.of(base_url, env="OPENAI_BASE_URL", api="OpenAI")
-        self.base_url, self._who = endpoint.base_url, endpoint.who
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            retry=retry,
+            max_retries=max_retries,
+            client=client,
+        )
         self.max_tokens_field = max_tokens_field or (
             "max_tokens" if self.base_url else "max_completion_tokens"
         )
-        if client is not None:
-            self._client = client
-            return
-        sdk = _sdk()
-        key = endpoint.key(
-            api_key or os.environ.get("OPENAI_API_KEY"),
-            "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local server "
-            "that needs none)",
-        )
-        self._client = sdk.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
-        )
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model}"
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     # -- the request --------------------------------------------------------------------
 
@@ -255,7 +213,7 @@ class OpenAIProvider:
             ToolCall(
                 id=entry["id"] or f"call_{index}",
                 name=entry["name"],
-                input=_arguments(entry["args"]),
+                input=tool_arguments(entry["args"]),
             )
             for index, entry in sorted(calls.items())
         )
@@ -281,57 +239,8 @@ class OpenAIProvider:
             model=model,
         )
 
-    def _classify(self, exc: BaseException) -> Failure | None:
-        sdk = _sdk()
-        who = self._who
-        if isinstance(exc, sdk.APIStatusError):
-            reply = StatusReply.of(exc)
-            code = getattr(exc, "code", None)
-            if reply.status == 429 and code == "insufficient_quota":
-                return Failure(
-                    ProviderStatusError,
-                    f"{who} says this key has no quota left {reply.said}; check the account's "
-                    "billing",
-                    False,
-                    reply.status,
-                )
-            return status_failure(
-                reply,
-                who=who,
-                model=self.model,
-                key_env="OPENAI_API_KEY",
-                too_long=reply.status == 413
-                or (
-                    reply.status == 400
-                    and (code == "context_length_exceeded" or bool(_TOO_LONG.search(reply.detail)))
-                ),
-                busy="is rate-limiting this key" if reply.status == 429 else "failed",
-            )
-        cause = exc.__cause__
-        if (
-            isinstance(exc, sdk.APIConnectionError)
-            and not isinstance(exc, sdk.APITimeoutError)
-            and cause is not None
-            and not type(cause).__name__.startswith("Connect")
-        ):
-            # The SDK raises its connection error for a stream that broke after it connected.
-            return Failure(
-                MalformedResponseError, f"the response stream from {who} broke off ({cause})", True
-            )
-        if isinstance(exc, sdk.APIError) and not isinstance(exc, sdk.APIConnectionError):
-            # an error object inside the stream
-            return Failure(
-                ProviderStatusError, f"{who} failed mid-stream ({api_message(exc)})", True
-            )
-        return sdk_failure(sdk, exc, who, self.timeout)
-
 
 def create(model: str, **options: Any) -> OpenAIProvider:
-    """The provider for ``openai:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
-    ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
+    """The Chat Completions provider for ``MODEL``; ``options`` are the constructor's
+    keywords (``base_url``, ``api_key``, ``timeout``...)."""
     return OpenAIProvider(model, **options)
-
-
-def model_defaults(model: str) -> ModelInfo | None:
-    """The registry's window and output reserve for ``model``, or ``None``."""
-    return lookup_model("openai", model)

@@ -17,18 +17,10 @@ conservative size estimate instead of a zero.
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ctxrelay.errors import (
-    MalformedResponseError,
-    MissingExtraError,
-    ProviderAuthError,
-    ProviderConnectionError,
-    ProviderStatusError,
-)
+from ctxrelay.errors import MalformedResponseError, ProviderStatusError
 from ctxrelay.pricing import openai_usage
 from ctxrelay.runtime.model import (
     ModelRequest,
@@ -41,49 +33,20 @@ from ctxrelay.runtime.model import (
 from ctxrelay.runtime.providers._common import (
     Attempt,
     Failure,
-    RetryPolicy,
-    StatusReply,
-    api_message,
     estimate_request_tokens,
     run_with_retries,
-    status_failure,
-    timeout_failure,
-    transport_failure,
 )
-from ctxrelay.runtime.providers.openai import INVALID_ARGUMENTS_KEY
-from ctxrelay.runtime.registry import ModelInfo, lookup_model
-
-if TYPE_CHECKING:
-    import openai as openai_sdk
+from ctxrelay.runtime.providers._openai_common import (
+    OpenAIBase,
+    model_defaults,
+    tool_arguments,
+)
 
 __all__ = ["OpenAIResponsesProvider", "create", "model_defaults"]
 
-_TOO_LONG = re.compile(
-    r"maximum context length|context length|context window|too many tokens|"
-    r"prompt is too long|exceeds? the (available )?context",
-    re.IGNORECASE,
-)
 # incomplete_details.reason -> the runtime's stop reason
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete"})
-
-
-def _sdk() -> Any:
-    try:
-        import openai
-    except ImportError:
-        raise MissingExtraError("the OpenAI provider", "openai") from None
-    return openai
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_ARGUMENTS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 class StreamFailed(Exception):
@@ -94,54 +57,9 @@ class StreamFailed(Exception):
         self.code = code
 
 
-class OpenAIResponsesProvider:
-    """``openai:MODEL`` over the Responses API. The key comes from ``api_key`` or
-    ``OPENAI_API_KEY``; with a ``base_url`` (or ``OPENAI_BASE_URL``) no key is needed for
-    servers that check none. The SDK's own retries are off: this class retries as the
-    Chat Completions provider does."""
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-        retry: RetryPolicy | None = None,
-        max_retries: int | None = None,
-        client: openai_sdk.AsyncOpenAI | None = None,
-    ) -> None:
-        self.model = model
-        self.timeout = timeout
-        self.retry = RetryPolicy.resolve(retry, max_retries)
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._who = (
-            f"the OpenAI-compatible server at {self.base_url}"
-            if self.base_url
-            else "the OpenAI API"
-        )
-        if client is not None:
-            self._client = client
-            return
-        sdk = _sdk()
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not self.base_url:
-                raise ProviderAuthError(
-                    "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local "
-                    "server that needs none)"
-                )
-            key = "none"  # a local server that checks no key still needs the header
-        self._client = sdk.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
-        )
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model}"
-
-    async def aclose(self) -> None:
-        await self._client.close()
+class OpenAIResponsesProvider(OpenAIBase):
+    """``openai:MODEL`` over the Responses API; the key, base URL and retries as for
+    :class:`OpenAIBase` (the same as the Chat Completions provider's)."""
 
     # -- the request --------------------------------------------------------------------
 
@@ -253,7 +171,7 @@ class OpenAIResponsesProvider:
             ToolCall(
                 id=item.call_id or f"call_{index}",
                 name=item.name,
-                input=_arguments(item.arguments or ""),
+                input=tool_arguments(item.arguments or ""),
             )
             for index, item in enumerate(calls)
         )
@@ -288,56 +206,12 @@ class OpenAIResponsesProvider:
         )
 
     def _classify(self, exc: BaseException) -> Failure | None:
-        sdk = _sdk()
-        who = self._who
         if isinstance(exc, StreamFailed):
-            return Failure(ProviderStatusError, f"{who} failed mid-stream ({exc})", True)
-        if isinstance(exc, sdk.APIStatusError):
-            reply = StatusReply.of(exc)
-            code = getattr(exc, "code", None)
-            if reply.status == 429 and code == "insufficient_quota":
-                return Failure(
-                    ProviderStatusError,
-                    f"{who} says this key has no quota left {reply.said}; check the account's "
-                    "billing",
-                    False,
-                    reply.status,
-                )
-            return status_failure(
-                reply,
-                who=who,
-                model=self.model,
-                key_env="OPENAI_API_KEY",
-                too_long=reply.status == 413
-                or (
-                    reply.status == 400
-                    and (code == "context_length_exceeded" or bool(_TOO_LONG.search(reply.detail)))
-                ),
-                busy="is rate-limiting this key" if reply.status == 429 else "failed",
-            )
-        if isinstance(exc, sdk.APITimeoutError):
-            return timeout_failure(who, self.timeout)
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__
-            connect = cause is not None and type(cause).__name__.startswith("Connect")
-            if connect or cause is None:
-                return Failure(ProviderConnectionError, f"cannot reach {who}: {cause or exc}", True)
-            return Failure(
-                MalformedResponseError, f"the response stream from {who} broke off ({cause})", True
-            )
-        if isinstance(exc, sdk.APIError):
-            return Failure(
-                ProviderStatusError, f"{who} failed mid-stream ({api_message(exc)})", True
-            )
-        return transport_failure(exc, who, self.timeout)
+            return Failure(ProviderStatusError, f"{self._who} failed mid-stream ({exc})", True)
+        return super()._classify(exc)
 
 
 def create(model: str, **options: Any) -> OpenAIResponsesProvider:
     """The provider for ``openai:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
     ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
     return OpenAIResponsesProvider(model, **options)
-
-
-def model_defaults(model: str) -> ModelInfo | None:
-    """The registry's window and output reserve for ``model``, or ``None``."""
-    return lookup_model("openai", model)
