@@ -1,6 +1,7 @@
 """What both OpenAI providers share (``_openai_common``), run over real HTTP on each API
-of the local server: the key and base URL, how the SDK's errors become failures and
-which are retried, the size estimate without usage, and the tool-call argument parsing."""
+of the local server: streamed text, tool calls and usage with cached tokens, the key and
+base URL, how the SDK's errors become failures and which are retried, the size estimate
+without usage, and the tool-call argument parsing."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from ctxrelay.errors import (
     ProviderStatusError,
     ProviderTimeoutError,
 )
-from ctxrelay.runtime.model import Message, ModelRequest, TextBlock
-from ctxrelay.testing import Fault, OpenAIServer, Step
+from ctxrelay.runtime.model import Message, ModelProvider, ModelRequest, TextBlock
+from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
 from tests.runtime.providers._helpers import FAST, against, complete_once, tool_request
 
 pytest.importorskip("openai")
@@ -54,6 +55,43 @@ def api(request: pytest.FixtureRequest) -> Api:
 
 def complete(api: Api, server: OpenAIServer, request: ModelRequest = REQUEST, **kwargs: Any) -> Any:
     return complete_once(against(api.cls, MODEL, server, **kwargs), request)
+
+
+def test_streams_text_tool_calls_and_cached_usage(api: Api) -> None:
+    step = Step(
+        text="Searching.",
+        tool_calls=[
+            ToolUse("grep", {"pattern": "def main"}),
+            ToolUse("grep", {"pattern": "if __name__"}),
+        ],
+        input_tokens=700,
+        output_tokens=20,
+        cache_read_input_tokens=9_000,
+        cache_creation_input_tokens=300,
+    )
+    seen: list[str] = []
+    with OpenAIServer([step]) as server:
+        p = against(api.cls, MODEL, server)
+        assert isinstance(p, ModelProvider)
+        assert p.name == f"openai:{MODEL}"
+        response = complete_once(p, REQUEST, on_text=seen.append)
+        (sent,) = server.requests
+    assert sent.route == api.route
+    assert "".join(seen) == response.text == "Searching."
+    assert [dict(c.input) for c in response.tool_calls] == [
+        {"pattern": "def main"},
+        {"pattern": "if __name__"},
+    ]
+    assert all(c.id.startswith("call_") for c in response.tool_calls)
+    assert response.stop_reason == "tool_use"
+    assert response.model == MODEL
+    usage = response.usage
+    # Cached input tokens are reads, not fresh input; the context is the whole input
+    # (cache writes are input on OpenAI's wire, priced as input).
+    assert (usage.input_tokens, usage.cache_read_input_tokens) == (1_000, 9_000)
+    assert usage.cache_creation_input_tokens == 0
+    assert usage.output_tokens == 20
+    assert usage.context_tokens == 10_000
 
 
 def test_missing_key_without_base_url(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,30 +16,19 @@ conservative size estimate instead of a zero.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxrelay.errors import MalformedResponseError, ProviderStatusError
-from ctxrelay.pricing import openai_usage
-from ctxrelay.runtime.model import (
-    ModelRequest,
-    ModelResponse,
-    TextBlock,
-    ToolCall,
-    ToolResultBlock,
-    Usage,
-)
-from ctxrelay.runtime.providers._common import (
-    Attempt,
-    Failure,
-    estimate_request_tokens,
-    run_with_retries,
-)
+from ctxrelay.runtime.model import ModelRequest, ModelResponse, ToolCall
+from ctxrelay.runtime.providers._common import Failure
 from ctxrelay.runtime.providers._openai_common import (
     OpenAIBase,
+    StreamedText,
+    call_arguments,
     model_defaults,
-    tool_arguments,
+    tool_call,
+    usage_of,
 )
 
 __all__ = ["OpenAIResponsesProvider", "create", "model_defaults"]
@@ -67,39 +56,9 @@ class OpenAIResponsesProvider(OpenAIBase):
         """The ``responses.create`` arguments for ``request``: the system prompt as
         ``instructions``, the window as input items (messages, ``function_call`` and
         ``function_call_output``), nothing stored on the server."""
-        items: list[dict[str, Any]] = []
-        for message in request.messages:
-            texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
-            if message.role == "assistant":
-                if texts:
-                    items.append({"role": "assistant", "content": "".join(texts)})
-                items.extend(
-                    {
-                        "type": "function_call",
-                        "call_id": call.id,
-                        "name": call.name,
-                        "arguments": json.dumps(dict(call.input), ensure_ascii=False),
-                    }
-                    for call in message.tool_calls
-                )
-                continue
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    output = block.content or "(no output)"
-                    if block.is_error:
-                        output = f"ERROR: {output}"
-                    items.append(
-                        {
-                            "type": "function_call_output",
-                            "call_id": block.tool_call_id,
-                            "output": output,
-                        }
-                    )
-            if texts or not any(isinstance(b, ToolResultBlock) for b in message.content):
-                items.append({"role": "user", "content": "\n\n".join(texts) or "(empty)"})
         params: dict[str, Any] = {
             "model": self.model,
-            "input": items,
+            "input": self._window(request),
             "max_output_tokens": request.max_tokens,
             "store": False,
             "stream": True,
@@ -119,78 +78,70 @@ class OpenAIResponsesProvider(OpenAIBase):
             ]
         return params
 
+    def _assistant_items(self, text: str, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
+        items.extend(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call_arguments(call),
+            }
+            for call in calls
+        )
+        return items
+
+    def _result_item(self, call_id: str, output: str) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": call_id, "output": output}
+
     # -- the call -----------------------------------------------------------------------
 
-    async def complete(
-        self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
-    ) -> ModelResponse:
-        params = self.request_params(request)
-
-        async def attempt(state: Attempt) -> ModelResponse:
-            texts: list[str] = []
-            calls: list[Any] = []
-            final: Any = None
-            stream = await self._client.responses.create(**params)
-            try:
-                async for event in stream:
-                    kind = event.type
-                    if kind == "response.output_text.delta":
-                        texts.append(event.delta)
-                        if on_text is not None and event.delta:
-                            state.emitted = True
-                            on_text(event.delta)
-                    elif kind == "response.output_item.done":
-                        if event.item.type == "function_call":
-                            calls.append(event.item)
-                    elif kind in _FINAL_EVENTS:
-                        final = event.response
-                    elif kind == "response.failed":
-                        error = event.response.error
-                        raise StreamFailed(
-                            error.message if error else "the response failed",
-                            error.code if error else None,
-                        )
-                    elif kind == "error":
-                        raise StreamFailed(event.message, event.code)
-            finally:
-                await stream.close()
-            if final is None:
-                raise MalformedResponseError(
-                    f"the response stream from {self._who} ended without its final event"
-                )
-            return self._response(params, texts=texts, calls=calls, final=final)
-
-        return await run_with_retries(attempt, self._classify, self.retry)
+    async def _stream(self, params: dict[str, Any], text: StreamedText) -> ModelResponse:
+        calls: list[Any] = []
+        final: Any = None
+        stream = await self._client.responses.create(**params)
+        try:
+            async for event in stream:
+                kind = event.type
+                if kind == "response.output_text.delta":
+                    text.add(event.delta)
+                elif kind == "response.output_item.done":
+                    if event.item.type == "function_call":
+                        calls.append(event.item)
+                elif kind in _FINAL_EVENTS:
+                    final = event.response
+                elif kind == "response.failed":
+                    error = event.response.error
+                    raise StreamFailed(
+                        error.message if error else "the response failed",
+                        error.code if error else None,
+                    )
+                elif kind == "error":
+                    raise StreamFailed(event.message, event.code)
+        finally:
+            await stream.close()
+        if final is None:
+            raise MalformedResponseError(
+                f"the response stream from {self._who} ended without its final event"
+            )
+        return self._response(params, text=text.text, calls=calls, final=final)
 
     def _response(
-        self, params: Mapping[str, Any], *, texts: list[str], calls: list[Any], final: Any
+        self, params: Mapping[str, Any], *, text: str, calls: list[Any], final: Any
     ) -> ModelResponse:
         if not calls:  # a server that sends the items only in the final response
             calls = [item for item in final.output or () if item.type == "function_call"]
         tool_calls = tuple(
-            ToolCall(
-                id=item.call_id or f"call_{index}",
-                name=item.name,
-                input=tool_arguments(item.arguments or ""),
-            )
+            tool_call(index, item.call_id, item.name, item.arguments)
             for index, item in enumerate(calls)
         )
-        text = "".join(texts)
-        if final.usage is not None:
-            counts = openai_usage(final.usage.model_dump())
-        else:
-            counts = {
-                "input_tokens": estimate_request_tokens(
-                    {
-                        "instructions": params.get("instructions"),
-                        "input": params["input"],
-                        "tools": params.get("tools"),
-                    }
-                ),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "output_tokens": estimate_request_tokens([text, *(c.arguments for c in calls)]),
-            }
+        reported = final.usage.model_dump() if final.usage is not None else None
+        sent = {
+            "instructions": params.get("instructions"),
+            "input": params["input"],
+            "tools": params.get("tools"),
+        }
+        outputs = [text, *(c.arguments for c in calls)]
         if final.status == "incomplete":
             details = final.incomplete_details
             reason = getattr(details, "reason", None) or "max_output_tokens"
@@ -200,7 +151,7 @@ class OpenAIResponsesProvider(OpenAIBase):
         return ModelResponse(
             text=text,
             tool_calls=tool_calls,
-            usage=Usage(**counts),
+            usage=usage_of(reported, sent, outputs),
             stop_reason=stop,
             model=final.model or self.model,
         )
