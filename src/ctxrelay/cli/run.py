@@ -253,8 +253,7 @@ def _parser() -> ArgumentParser:
     provider = parser.add_argument_group("provider")
     provider.add_argument(
         "--base-url",
-        help="API base URL: a compatible server (openai-chat: for one without the "
-        "Responses API)",
+        help="API base URL: a compatible server (openai-chat: for one without the Responses API)",
     )
     provider.add_argument(
         "--timeout",
