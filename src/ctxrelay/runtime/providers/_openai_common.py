@@ -1,9 +1,9 @@
 """What the two OpenAI providers share, whichever API they speak (Chat Completions in
 ``openai``, Responses in ``openai_responses``): the SDK import, the client at its endpoint
 (key, ``base_url``, how errors name the server), the call with retries, how the SDK's
-errors map to failures (context overflow, quota, a stream that broke), how a user turn and
-a tool call's arguments are written and read, the usage (or its estimate), and the model
-table."""
+errors map to failures (context overflow, quota, a stream that broke), the order of a
+window's turns, how a tool call's arguments are written and read, the usage (or its
+estimate), and the model table."""
 
 from __future__ import annotations
 
@@ -162,12 +162,13 @@ class OpenAIBase(ABC):
         if client is not None:
             self._client = client
             return
+        openai = sdk()  # a missing extra is said before a missing key
         key = endpoint.key(
             api_key or os.environ.get("OPENAI_API_KEY"),
             "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local server "
             "that needs none)",
         )
-        self._client = sdk().AsyncOpenAI(
+        self._client = openai.AsyncOpenAI(
             api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
         )
 
