@@ -193,6 +193,29 @@ def test_the_script_runs_out_with_done() -> None:
     assert response.output_text == DONE_TEXT
 
 
+def test_route_by_content_reads_the_first_input_item() -> None:
+    from ctxrelay.testing import route_by_content
+
+    router = route_by_content(
+        {"AGENT-A": [Step(text="a1"), Step(text="a2")]},
+        default=[Step(text="main1")],
+    )
+    with OpenAIServer(router) as server:
+        sdk = client(server)
+
+        def ask(first: Any) -> str:
+            text: str = sdk.responses.create(model=MODEL, input=first).output_text
+            return text
+
+        assert ask("task for AGENT-A") == "a1"  # input as a string
+        assert ask([{"role": "user", "content": "the main task"}]) == "main1"
+        # only the first item counts, as messages[0] does for the other APIs
+        later = [{"role": "user", "content": "go"}, {"role": "user", "content": "AGENT-A"}]
+        assert ask(later) == DONE_TEXT
+        assert ask([{"role": "user", "content": "task for AGENT-A, again"}]) == "a2"
+        assert ask("task for AGENT-A, once more") == DONE_TEXT
+
+
 def test_max_tokens_ends_incomplete() -> None:
     with OpenAIServer([Step(text="cut", stop_reason="max_tokens")]) as server:
         events = list(client(server).responses.create(model=MODEL, input="hi", stream=True))

@@ -1,8 +1,10 @@
 """``ctxrelay demo --framework NAME``: the demo's session through a framework's own loop.
 
 The same scripted model steps as the built-in demo, served over real HTTP by the local
-OpenAI Chat Completions server (``ctxrelay.testing``), answer the framework's requests;
-ctxrelay's integration for that framework puts the policy in front of every model call.
+OpenAI server (``ctxrelay.testing``, no key), answer the framework's requests on the API
+its default OpenAI model speaks (Responses for the Agents SDK, Chat Completions for
+pydantic-ai and LangChain); ctxrelay's integration for that framework puts the policy in
+front of every model call.
 The events are the runtime's, so the timeline and ``--json`` lines are the same, and the
 session's rows (windows, lead-ins, seals) show in ``ctxrelay sessions show``.
 """
@@ -35,7 +37,7 @@ _MODEL = "gpt-4.1"
 
 
 async def _openai_agents(base_url: str, relay: AgentsRelay, task: str) -> None:
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, set_tracing_disabled
+    from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled
     from openai import AsyncOpenAI
 
     from ctxrelay.runtime import DEFAULT_SYSTEM
@@ -47,7 +49,8 @@ async def _openai_agents(base_url: str, relay: AgentsRelay, task: str) -> None:
             name="coder",
             instructions=DEFAULT_SYSTEM,
             tools=[*relay.tools],
-            model=OpenAIChatCompletionsModel(_MODEL, openai_client=client),
+            # the SDK's default model class, on its own client for the local server
+            model=OpenAIResponsesModel(_MODEL, openai_client=client),
         )
         await Runner.run(agent, task, max_turns=200, **relay.run_kwargs())
     finally:

@@ -60,7 +60,7 @@ Examples:
   ctxrelay run --model anthropic:claude-sonnet-4-6 "Fix the failing test"
   ctxrelay run --model anthropic:claude-sonnet-4-6 --threshold auto "task"  # from your sessions
   ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo to Bar"   # run commands unasked
-  ctxrelay run --model openai:qwen2.5-coder:7b --base-url http://localhost:11434/v1 \\
+  ctxrelay run --model openai-chat:qwen2.5-coder:7b --base-url http://localhost:11434/v1 \\
       --limit 32768 "task"                                  # a local server (docs/providers.md)
   ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
   ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
@@ -69,6 +69,10 @@ Examples:
 the sessions already in the store (the cheapest slider over them, replayed), says which
 it chose and why, and refuses when they had too little to go on (no stored session, or
 none that ever reached any slider's target).
+
+openai: speaks OpenAI's Responses API; openai-chat: speaks Chat Completions, which every
+OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio) serves: use it with
+--base-url for a server without the Responses API.
 
 --limit and --reserve default from the model registry (the model's context window and
 its output-reserve rule; see docs/providers.md). A model it does not know needs --limit;
@@ -194,7 +198,11 @@ def _parser() -> ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("message", nargs="?", help="the task (or, with --resume, a new message)")
-    parser.add_argument("--model", help="provider:model, e.g. scripted:steps.json")
+    parser.add_argument(
+        "--model",
+        help="provider:model, e.g. scripted:steps.json, anthropic:claude-sonnet-4-6, "
+        "openai:gpt-4.1 (Responses API), openai-chat:MODEL (Chat Completions)",
+    )
     parser.add_argument(
         "--resume",
         metavar="ID",
@@ -243,7 +251,10 @@ def _parser() -> ArgumentParser:
     controls.add_argument("--max-turns", type=_positive("--max-turns"), help="model responses")
     controls.add_argument("--max-cost", type=_number("--max-cost"), help="USD for the session")
     provider = parser.add_argument_group("provider")
-    provider.add_argument("--base-url", help="API base URL (OpenAI-compatible servers)")
+    provider.add_argument(
+        "--base-url",
+        help="API base URL: a compatible server (openai-chat: for one without the Responses API)",
+    )
     provider.add_argument(
         "--timeout",
         type=_number("--timeout"),

@@ -309,10 +309,22 @@ class Script:
         return Step(text=DONE_TEXT)
 
 
+def _first_message(body: Mapping[str, Any]) -> str:
+    """A request's first message as text to search (see :func:`route_by_content`)."""
+    messages = body.get("messages", body.get("input"))
+    if isinstance(messages, str):
+        return messages
+    if isinstance(messages, list) and messages:
+        return json.dumps(messages[0], ensure_ascii=False)
+    return ""
+
+
 def route_by_content(routes: Mapping[str, Iterable[Step]], default: Iterable[Step] = ()) -> Router:
     """A router for concurrent agents: a request whose first message contains a key of
     ``routes`` (e.g. a subagent's prompt) gets that key's steps in order; any other
     request gets the ``default`` steps in order. A queue that runs out answers "done".
+    The first message is ``messages[0]`` (Anthropic, Chat Completions) or the first item
+    of a Responses request's ``input`` (its ``input`` itself when that is a string).
 
     Claude Code runs subagents in the background, so the main thread and each subagent
     interleave unpredictably; each keeps its own order here."""
@@ -321,12 +333,7 @@ def route_by_content(routes: Mapping[str, Iterable[Step]], default: Iterable[Ste
     lock = threading.Lock()
 
     def route(body: Mapping[str, Any]) -> Step | None:
-        messages = body.get("messages")
-        first = (
-            json.dumps(messages[0], ensure_ascii=False)
-            if isinstance(messages, list) and messages
-            else ""
-        )
+        first = _first_message(body)
         with lock:
             for key, queue in queues.items():
                 if key in first:

@@ -1,6 +1,6 @@
 """What the server-backed provider tests share: fast retries, a provider pointed at a local
-server, a one-tool request, and one completion run to the end with the provider's client
-closed after it."""
+server, a one-tool request, a window with tool turns, and one completion run to the end
+with the provider's client closed after it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ctxrelay.runtime.model import Message, ModelRequest, TextBlock, ToolSpec
+from ctxrelay.runtime.model import (
+    Message,
+    ModelRequest,
+    TextBlock,
+    ToolCall,
+    ToolResultBlock,
+    ToolSpec,
+)
 from ctxrelay.runtime.providers._common import RetryPolicy
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.05)
@@ -38,6 +45,35 @@ def tool_request(
         messages=[Message("user", [TextBlock(ask)])],
         tools=[tool],
         max_tokens=max_tokens,
+    )
+
+
+def tool_turns(base: ModelRequest, *, system: str, said: str) -> ModelRequest:
+    """``base``'s tools under ``system``, and a window of three turns: the user's "go"; the
+    assistant saying ``said`` (maybe nothing) and calling ``grep`` twice (``call_1`` for
+    "x", ``call_2`` for "y"); the two results (the second an error, "boom") with "and?"."""
+    return ModelRequest(
+        system=system,
+        messages=[
+            Message("user", [TextBlock("go")]),
+            Message(
+                "assistant",
+                [TextBlock(said)] if said else [],
+                [
+                    ToolCall("call_1", "grep", {"pattern": "x"}),
+                    ToolCall("call_2", "grep", {"pattern": "y"}),
+                ],
+            ),
+            Message(
+                "user",
+                [
+                    ToolResultBlock("call_1", "a.py:1: x"),
+                    ToolResultBlock("call_2", "boom", is_error=True),
+                    TextBlock("and?"),
+                ],
+            ),
+        ],
+        tools=base.tools,
     )
 
 

@@ -10,67 +10,24 @@ usage in its stream gets a conservative size estimate instead of a zero.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ctxrelay.errors import MalformedResponseError, ProviderStatusError
-from ctxrelay.pricing import openai_usage
-from ctxrelay.runtime.model import (
-    ModelRequest,
-    ModelResponse,
-    TextBlock,
-    ToolCall,
-    ToolResultBlock,
-    Usage,
+from ctxrelay.errors import MalformedResponseError
+from ctxrelay.runtime.model import ModelRequest, ModelResponse, ToolCall
+from ctxrelay.runtime.providers._openai_common import (
+    INVALID_ARGUMENTS_KEY,
+    OpenAIBase,
+    StreamedText,
+    call_arguments,
+    model_defaults,
+    tool_call,
+    usage_of,
 )
-from ctxrelay.runtime.providers._common import (
-    Attempt,
-    Endpoint,
-    Failure,
-    RetryPolicy,
-    StatusReply,
-    api_message,
-    estimate_request_tokens,
-    load_sdk,
-    run_with_retries,
-    sdk_failure,
-    status_failure,
-)
-from ctxrelay.runtime.registry import ModelInfo, lookup_model
-
-if TYPE_CHECKING:
-    import openai as openai_sdk
 
 __all__ = ["INVALID_ARGUMENTS_KEY", "OpenAIProvider", "create", "model_defaults"]
 
-# A tool call whose arguments are not a JSON object (small local models do this) reaches
-# the tool as ``{INVALID_ARGUMENTS_KEY: raw}``; tools answer with an input error the model
-# can correct, instead of the session failing.
-INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
-
-_TOO_LONG = re.compile(
-    r"maximum context length|context length|context window|too many tokens|"
-    r"prompt is too long|exceeds? the (available )?context",
-    re.IGNORECASE,
-)
 _FINISH = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
-
-
-def _sdk() -> Any:
-    return load_sdk("openai", "the OpenAI provider")
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_ARGUMENTS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 def _call_index(part: Any, calls: Mapping[int, Mapping[str, str]]) -> int:
@@ -87,51 +44,18 @@ def _call_index(part: Any, calls: Mapping[int, Mapping[str, str]]) -> int:
     return last
 
 
-class OpenAIProvider:
-    """``openai:MODEL``. The key comes from ``api_key`` or ``OPENAI_API_KEY``; with a
-    ``base_url`` (or ``OPENAI_BASE_URL``) no key is needed for servers that check none.
-    ``max_tokens_field``: OpenAI's own API wants ``max_completion_tokens``; many local
-    servers only read ``max_tokens`` (the default when a base URL is given)."""
+class OpenAIProvider(OpenAIBase):
+    """Chat Completions, chosen as ``openai-chat:MODEL``
+    (:mod:`ctxrelay.runtime.providers.openai_chat`); ``options`` (key, base URL, timeout,
+    retries, client) as for :class:`OpenAIBase`. ``max_tokens_field``: OpenAI's own API
+    wants ``max_completion_tokens``; many local servers only read ``max_tokens`` (the
+    default when a base URL is given)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-        retry: RetryPolicy | None = None,
-        max_retries: int | None = None,
-        max_tokens_field: str | None = None,
-        client: openai_sdk.AsyncOpenAI | None = None,
-    ) -> None:
-        self.model = model
-        self.timeout = timeout
-        self.retry = RetryPolicy.resolve(retry, max_retries)
-        endpoint = Endpoint.of(base_url, env="OPENAI_BASE_URL", api="OpenAI")
-        self.base_url, self._who = endpoint.base_url, endpoint.who
+    def __init__(self, model: str, *, max_tokens_field: str | None = None, **options: Any) -> None:
+        super().__init__(model, **options)
         self.max_tokens_field = max_tokens_field or (
             "max_tokens" if self.base_url else "max_completion_tokens"
         )
-        if client is not None:
-            self._client = client
-            return
-        sdk = _sdk()
-        key = endpoint.key(
-            api_key or os.environ.get("OPENAI_API_KEY"),
-            "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local server "
-            "that needs none)",
-        )
-        self._client = sdk.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
-        )
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model}"
-
-    async def aclose(self) -> None:
-        await self._client.close()
 
     # -- the request --------------------------------------------------------------------
 
@@ -140,38 +64,8 @@ class OpenAIProvider:
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        for message in request.messages:
-            texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
-            if message.role == "assistant":
-                entry: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
-                if message.tool_calls:
-                    entry["tool_calls"] = [
-                        {
-                            "id": call.id,
-                            "type": "function",
-                            "function": {
-                                "name": call.name,
-                                "arguments": json.dumps(dict(call.input), ensure_ascii=False),
-                            },
-                        }
-                        for call in message.tool_calls
-                    ]
-                elif entry["content"] is None:
-                    entry["content"] = ""
-                messages.append(entry)
-                continue
-            # Tool results are messages of their own and must directly follow the
-            # assistant turn that called them, before any new user text.
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    content = block.content or "(no output)"
-                    if block.is_error:
-                        content = f"ERROR: {content}"
-                    messages.append(
-                        {"role": "tool", "tool_call_id": block.tool_call_id, "content": content}
-                    )
-            if texts or not any(isinstance(b, ToolResultBlock) for b in message.content):
-                messages.append({"role": "user", "content": "\n\n".join(texts) or "(empty)"})
+        # Tool results are messages of their own (role "tool").
+        messages.extend(self._window(request))
         params: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -193,145 +87,86 @@ class OpenAIProvider:
             ]
         return params
 
+    def _assistant_items(self, text: str, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+        entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            entry["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call_arguments(call)},
+                }
+                for call in calls
+            ]
+        elif entry["content"] is None:
+            entry["content"] = ""
+        return [entry]
+
+    def _result_item(self, call_id: str, output: str) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": call_id, "content": output}
+
     # -- the call -----------------------------------------------------------------------
 
-    async def complete(
-        self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
-    ) -> ModelResponse:
-        params = self.request_params(request)
-
-        async def attempt(state: Attempt) -> ModelResponse:
-            texts: list[str] = []
-            calls: dict[int, dict[str, str]] = {}
-            finish: str | None = None
-            usage: Mapping[str, Any] | None = None
-            model = self.model
-            stream = await self._client.chat.completions.create(**params)
-            try:
-                async for chunk in stream:
-                    model = chunk.model or model
-                    if chunk.usage is not None:
-                        usage = chunk.usage.model_dump()
-                    for choice in chunk.choices:
-                        delta = choice.delta
-                        if delta.content:
-                            texts.append(delta.content)
-                            if on_text is not None:
-                                state.emitted = True
-                                on_text(delta.content)
-                        for part in delta.tool_calls or ():
-                            entry = calls.setdefault(
-                                _call_index(part, calls), {"id": "", "name": "", "args": ""}
-                            )
-                            entry["id"] = part.id or entry["id"]
-                            if part.function is not None:
-                                entry["name"] += part.function.name or ""
-                                entry["args"] += part.function.arguments or ""
-                        if choice.finish_reason:
-                            finish = choice.finish_reason
-            finally:
-                await stream.close()
-            if finish is None:
-                raise MalformedResponseError(
-                    f"the response stream from {self._who} ended without a finish reason"
-                )
-            return self._response(
-                params, texts=texts, calls=calls, finish=finish, usage=usage, model=model
+    async def _stream(self, params: dict[str, Any], text: StreamedText) -> ModelResponse:
+        calls: dict[int, dict[str, str]] = {}
+        finish: str | None = None
+        usage: Mapping[str, Any] | None = None
+        model = self.model
+        stream = await self._client.chat.completions.create(**params)
+        try:
+            async for chunk in stream:
+                model = chunk.model or model
+                if chunk.usage is not None:
+                    usage = chunk.usage.model_dump()
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    text.add(delta.content)
+                    for part in delta.tool_calls or ():
+                        entry = calls.setdefault(
+                            _call_index(part, calls), {"id": "", "name": "", "args": ""}
+                        )
+                        entry["id"] = part.id or entry["id"]
+                        if part.function is not None:
+                            entry["name"] += part.function.name or ""
+                            entry["args"] += part.function.arguments or ""
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        finally:
+            await stream.close()
+        if finish is None:
+            raise MalformedResponseError(
+                f"the response stream from {self._who} ended without a finish reason"
             )
-
-        return await run_with_retries(attempt, self._classify, self.retry)
+        return self._response(
+            params, text=text.text, calls=calls, finish=finish, usage=usage, model=model
+        )
 
     def _response(
         self,
         params: Mapping[str, Any],
         *,
-        texts: list[str],
+        text: str,
         calls: Mapping[int, Mapping[str, str]],
         finish: str,
         usage: Mapping[str, Any] | None,
         model: str,
     ) -> ModelResponse:
         tool_calls = tuple(
-            ToolCall(
-                id=entry["id"] or f"call_{index}",
-                name=entry["name"],
-                input=_arguments(entry["args"]),
-            )
+            tool_call(index, entry["id"], entry["name"], entry["args"])
             for index, entry in sorted(calls.items())
         )
-        text = "".join(texts)
-        if usage is not None:
-            counts = openai_usage(usage)
-        else:
-            counts = {
-                "input_tokens": estimate_request_tokens(
-                    {"messages": params["messages"], "tools": params.get("tools")}
-                ),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "output_tokens": estimate_request_tokens(
-                    [text, *(c["args"] for c in calls.values())]
-                ),
-            }
+        sent = {"messages": params["messages"], "tools": params.get("tools")}
+        outputs = [text, *(c["args"] for c in calls.values())]
         return ModelResponse(
             text=text,
             tool_calls=tool_calls,
-            usage=Usage(**counts),
+            usage=usage_of(usage, sent, outputs),
             stop_reason=_FINISH.get(finish, finish),
             model=model,
         )
 
-    def _classify(self, exc: BaseException) -> Failure | None:
-        sdk = _sdk()
-        who = self._who
-        if isinstance(exc, sdk.APIStatusError):
-            reply = StatusReply.of(exc)
-            code = getattr(exc, "code", None)
-            if reply.status == 429 and code == "insufficient_quota":
-                return Failure(
-                    ProviderStatusError,
-                    f"{who} says this key has no quota left {reply.said}; check the account's "
-                    "billing",
-                    False,
-                    reply.status,
-                )
-            return status_failure(
-                reply,
-                who=who,
-                model=self.model,
-                key_env="OPENAI_API_KEY",
-                too_long=reply.status == 413
-                or (
-                    reply.status == 400
-                    and (code == "context_length_exceeded" or bool(_TOO_LONG.search(reply.detail)))
-                ),
-                busy="is rate-limiting this key" if reply.status == 429 else "failed",
-            )
-        cause = exc.__cause__
-        if (
-            isinstance(exc, sdk.APIConnectionError)
-            and not isinstance(exc, sdk.APITimeoutError)
-            and cause is not None
-            and not type(cause).__name__.startswith("Connect")
-        ):
-            # The SDK raises its connection error for a stream that broke after it connected.
-            return Failure(
-                MalformedResponseError, f"the response stream from {who} broke off ({cause})", True
-            )
-        if isinstance(exc, sdk.APIError) and not isinstance(exc, sdk.APIConnectionError):
-            # an error object inside the stream
-            return Failure(
-                ProviderStatusError, f"{who} failed mid-stream ({api_message(exc)})", True
-            )
-        return sdk_failure(sdk, exc, who, self.timeout)
-
 
 def create(model: str, **options: Any) -> OpenAIProvider:
-    """The provider for ``openai:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
-    ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
+    """The Chat Completions provider for ``MODEL``; ``options`` are the constructor's
+    keywords (``base_url``, ``api_key``, ``timeout``...)."""
     return OpenAIProvider(model, **options)
-
-
-def model_defaults(model: str) -> ModelInfo | None:
-    """The registry's window and output reserve for ``model``, or ``None``."""
-    return lookup_model("openai", model)

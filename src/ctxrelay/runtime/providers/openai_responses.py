@@ -16,74 +16,26 @@ conservative size estimate instead of a zero.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ctxrelay.errors import (
-    MalformedResponseError,
-    MissingExtraError,
-    ProviderAuthError,
-    ProviderConnectionError,
-    ProviderStatusError,
+from ctxrelay.errors import MalformedResponseError, ProviderStatusError
+from ctxrelay.runtime.model import ModelRequest, ModelResponse, ToolCall
+from ctxrelay.runtime.providers._common import Failure
+from ctxrelay.runtime.providers._openai_common import (
+    OpenAIBase,
+    StreamedText,
+    call_arguments,
+    model_defaults,
+    tool_call,
+    usage_of,
 )
-from ctxrelay.pricing import openai_usage
-from ctxrelay.runtime.model import (
-    ModelRequest,
-    ModelResponse,
-    TextBlock,
-    ToolCall,
-    ToolResultBlock,
-    Usage,
-)
-from ctxrelay.runtime.providers._common import (
-    Attempt,
-    Failure,
-    RetryPolicy,
-    StatusReply,
-    api_message,
-    estimate_request_tokens,
-    run_with_retries,
-    status_failure,
-    timeout_failure,
-    transport_failure,
-)
-from ctxrelay.runtime.providers.openai import INVALID_ARGUMENTS_KEY
-from ctxrelay.runtime.registry import ModelInfo, lookup_model
-
-if TYPE_CHECKING:
-    import openai as openai_sdk
 
 __all__ = ["OpenAIResponsesProvider", "create", "model_defaults"]
 
-_TOO_LONG = re.compile(
-    r"maximum context length|context length|context window|too many tokens|"
-    r"prompt is too long|exceeds? the (available )?context",
-    re.IGNORECASE,
-)
 # incomplete_details.reason -> the runtime's stop reason
 _INCOMPLETE = {"max_output_tokens": "max_tokens", "content_filter": "refusal"}
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete"})
-
-
-def _sdk() -> Any:
-    try:
-        import openai
-    except ImportError:
-        raise MissingExtraError("the OpenAI provider", "openai") from None
-    return openai
-
-
-def _arguments(raw: str) -> dict[str, Any]:
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {INVALID_ARGUMENTS_KEY: raw}
-    return value if isinstance(value, dict) else {INVALID_ARGUMENTS_KEY: raw}
 
 
 class StreamFailed(Exception):
@@ -94,54 +46,9 @@ class StreamFailed(Exception):
         self.code = code
 
 
-class OpenAIResponsesProvider:
-    """``openai:MODEL`` over the Responses API. The key comes from ``api_key`` or
-    ``OPENAI_API_KEY``; with a ``base_url`` (or ``OPENAI_BASE_URL``) no key is needed for
-    servers that check none. The SDK's own retries are off: this class retries as the
-    Chat Completions provider does."""
-
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-        retry: RetryPolicy | None = None,
-        max_retries: int | None = None,
-        client: openai_sdk.AsyncOpenAI | None = None,
-    ) -> None:
-        self.model = model
-        self.timeout = timeout
-        self.retry = RetryPolicy.resolve(retry, max_retries)
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        self._who = (
-            f"the OpenAI-compatible server at {self.base_url}"
-            if self.base_url
-            else "the OpenAI API"
-        )
-        if client is not None:
-            self._client = client
-            return
-        sdk = _sdk()
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if not self.base_url:
-                raise ProviderAuthError(
-                    "no OpenAI API key: set OPENAI_API_KEY (or pass --base-url for a local "
-                    "server that needs none)"
-                )
-            key = "none"  # a local server that checks no key still needs the header
-        self._client = sdk.AsyncOpenAI(
-            api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
-        )
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model}"
-
-    async def aclose(self) -> None:
-        await self._client.close()
+class OpenAIResponsesProvider(OpenAIBase):
+    """``openai:MODEL`` over the Responses API; the key, base URL and retries as for
+    :class:`OpenAIBase` (the same as the Chat Completions provider's)."""
 
     # -- the request --------------------------------------------------------------------
 
@@ -149,39 +56,9 @@ class OpenAIResponsesProvider:
         """The ``responses.create`` arguments for ``request``: the system prompt as
         ``instructions``, the window as input items (messages, ``function_call`` and
         ``function_call_output``), nothing stored on the server."""
-        items: list[dict[str, Any]] = []
-        for message in request.messages:
-            texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text]
-            if message.role == "assistant":
-                if texts:
-                    items.append({"role": "assistant", "content": "".join(texts)})
-                items.extend(
-                    {
-                        "type": "function_call",
-                        "call_id": call.id,
-                        "name": call.name,
-                        "arguments": json.dumps(dict(call.input), ensure_ascii=False),
-                    }
-                    for call in message.tool_calls
-                )
-                continue
-            for block in message.content:
-                if isinstance(block, ToolResultBlock):
-                    output = block.content or "(no output)"
-                    if block.is_error:
-                        output = f"ERROR: {output}"
-                    items.append(
-                        {
-                            "type": "function_call_output",
-                            "call_id": block.tool_call_id,
-                            "output": output,
-                        }
-                    )
-            if texts or not any(isinstance(b, ToolResultBlock) for b in message.content):
-                items.append({"role": "user", "content": "\n\n".join(texts) or "(empty)"})
         params: dict[str, Any] = {
             "model": self.model,
-            "input": items,
+            "input": self._window(request),
             "max_output_tokens": request.max_tokens,
             "store": False,
             "stream": True,
@@ -201,78 +78,70 @@ class OpenAIResponsesProvider:
             ]
         return params
 
+    def _assistant_items(self, text: str, calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = [{"role": "assistant", "content": text}] if text else []
+        items.extend(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call_arguments(call),
+            }
+            for call in calls
+        )
+        return items
+
+    def _result_item(self, call_id: str, output: str) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": call_id, "output": output}
+
     # -- the call -----------------------------------------------------------------------
 
-    async def complete(
-        self, request: ModelRequest, *, on_text: Callable[[str], None] | None = None
-    ) -> ModelResponse:
-        params = self.request_params(request)
-
-        async def attempt(state: Attempt) -> ModelResponse:
-            texts: list[str] = []
-            calls: list[Any] = []
-            final: Any = None
-            stream = await self._client.responses.create(**params)
-            try:
-                async for event in stream:
-                    kind = event.type
-                    if kind == "response.output_text.delta":
-                        texts.append(event.delta)
-                        if on_text is not None and event.delta:
-                            state.emitted = True
-                            on_text(event.delta)
-                    elif kind == "response.output_item.done":
-                        if event.item.type == "function_call":
-                            calls.append(event.item)
-                    elif kind in _FINAL_EVENTS:
-                        final = event.response
-                    elif kind == "response.failed":
-                        error = event.response.error
-                        raise StreamFailed(
-                            error.message if error else "the response failed",
-                            error.code if error else None,
-                        )
-                    elif kind == "error":
-                        raise StreamFailed(event.message, event.code)
-            finally:
-                await stream.close()
-            if final is None:
-                raise MalformedResponseError(
-                    f"the response stream from {self._who} ended without its final event"
-                )
-            return self._response(params, texts=texts, calls=calls, final=final)
-
-        return await run_with_retries(attempt, self._classify, self.retry)
+    async def _stream(self, params: dict[str, Any], text: StreamedText) -> ModelResponse:
+        calls: list[Any] = []
+        final: Any = None
+        stream = await self._client.responses.create(**params)
+        try:
+            async for event in stream:
+                kind = event.type
+                if kind == "response.output_text.delta":
+                    text.add(event.delta)
+                elif kind == "response.output_item.done":
+                    if event.item.type == "function_call":
+                        calls.append(event.item)
+                elif kind in _FINAL_EVENTS:
+                    final = event.response
+                elif kind == "response.failed":
+                    error = event.response.error
+                    raise StreamFailed(
+                        error.message if error else "the response failed",
+                        error.code if error else None,
+                    )
+                elif kind == "error":
+                    raise StreamFailed(event.message, event.code)
+        finally:
+            await stream.close()
+        if final is None:
+            raise MalformedResponseError(
+                f"the response stream from {self._who} ended without its final event"
+            )
+        return self._response(params, text=text.text, calls=calls, final=final)
 
     def _response(
-        self, params: Mapping[str, Any], *, texts: list[str], calls: list[Any], final: Any
+        self, params: Mapping[str, Any], *, text: str, calls: list[Any], final: Any
     ) -> ModelResponse:
         if not calls:  # a server that sends the items only in the final response
             calls = [item for item in final.output or () if item.type == "function_call"]
         tool_calls = tuple(
-            ToolCall(
-                id=item.call_id or f"call_{index}",
-                name=item.name,
-                input=_arguments(item.arguments or ""),
-            )
+            tool_call(index, item.call_id, item.name, item.arguments)
             for index, item in enumerate(calls)
         )
-        text = "".join(texts)
-        if final.usage is not None:
-            counts = openai_usage(final.usage.model_dump())
-        else:
-            counts = {
-                "input_tokens": estimate_request_tokens(
-                    {
-                        "instructions": params.get("instructions"),
-                        "input": params["input"],
-                        "tools": params.get("tools"),
-                    }
-                ),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
-                "output_tokens": estimate_request_tokens([text, *(c.arguments for c in calls)]),
-            }
+        reported = final.usage.model_dump() if final.usage is not None else None
+        sent = {
+            "instructions": params.get("instructions"),
+            "input": params["input"],
+            "tools": params.get("tools"),
+        }
+        outputs = [text, *(c.arguments for c in calls)]
         if final.status == "incomplete":
             details = final.incomplete_details
             reason = getattr(details, "reason", None) or "max_output_tokens"
@@ -282,62 +151,18 @@ class OpenAIResponsesProvider:
         return ModelResponse(
             text=text,
             tool_calls=tool_calls,
-            usage=Usage(**counts),
+            usage=usage_of(reported, sent, outputs),
             stop_reason=stop,
             model=final.model or self.model,
         )
 
     def _classify(self, exc: BaseException) -> Failure | None:
-        sdk = _sdk()
-        who = self._who
         if isinstance(exc, StreamFailed):
-            return Failure(ProviderStatusError, f"{who} failed mid-stream ({exc})", True)
-        if isinstance(exc, sdk.APIStatusError):
-            reply = StatusReply.of(exc)
-            code = getattr(exc, "code", None)
-            if reply.status == 429 and code == "insufficient_quota":
-                return Failure(
-                    ProviderStatusError,
-                    f"{who} says this key has no quota left {reply.said}; check the account's "
-                    "billing",
-                    False,
-                    reply.status,
-                )
-            return status_failure(
-                reply,
-                who=who,
-                model=self.model,
-                key_env="OPENAI_API_KEY",
-                too_long=reply.status == 413
-                or (
-                    reply.status == 400
-                    and (code == "context_length_exceeded" or bool(_TOO_LONG.search(reply.detail)))
-                ),
-                busy="is rate-limiting this key" if reply.status == 429 else "failed",
-            )
-        if isinstance(exc, sdk.APITimeoutError):
-            return timeout_failure(who, self.timeout)
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__
-            connect = cause is not None and type(cause).__name__.startswith("Connect")
-            if connect or cause is None:
-                return Failure(ProviderConnectionError, f"cannot reach {who}: {cause or exc}", True)
-            return Failure(
-                MalformedResponseError, f"the response stream from {who} broke off ({cause})", True
-            )
-        if isinstance(exc, sdk.APIError):
-            return Failure(
-                ProviderStatusError, f"{who} failed mid-stream ({api_message(exc)})", True
-            )
-        return transport_failure(exc, who, self.timeout)
+            return Failure(ProviderStatusError, f"{self._who} failed mid-stream ({exc})", True)
+        return super()._classify(exc)
 
 
 def create(model: str, **options: Any) -> OpenAIResponsesProvider:
     """The provider for ``openai:MODEL`` (the seam of ``ctxrelay.runtime.providers``);
     ``options`` are the constructor's keywords (``base_url``, ``api_key``, ``timeout``...)."""
     return OpenAIResponsesProvider(model, **options)
-
-
-def model_defaults(model: str) -> ModelInfo | None:
-    """The registry's window and output reserve for ``model``, or ``None``."""
-    return lookup_model("openai", model)
