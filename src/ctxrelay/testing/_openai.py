@@ -370,18 +370,26 @@ class OpenAIServer(LocalServer):
 
     # -- /v1/responses ------------------------------------------------------------------
 
+    def _model_body(self, handler: _Handler, record: RecordedRequest) -> Mapping[str, Any] | None:
+        """The JSON body of an authorized request that names a model; ``None`` when the
+        request was refused (the refusal is sent)."""
+        if not self._authorized(handler, record):
+            return None
+        body = record.body
+        if not isinstance(body, Mapping):
+            self._refuse(handler, "body", None)
+            return None
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            self._refuse(handler, "field", "model")
+            return None
+        return body
+
     def _serve_responses(self, handler: _Handler, record: RecordedRequest) -> None:
         """The Responses route, checked as the API checks it (key, JSON body, model,
         ``input``, stored state, tool turns, the model, the window), then answered from
         the script like the Chat route."""
-        if not self._authorized(handler, record):
-            return
-        body = record.body
-        if not isinstance(body, Mapping):
-            self._refuse(handler, "body", None)
-            return
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            self._refuse(handler, "field", "model")
+        body = self._model_body(handler, record)
+        if body is None:
             return
         history = self._history(handler, body)
         if history is None:
@@ -496,14 +504,8 @@ class OpenAIServer(LocalServer):
         handler.send_json(200, conversation, {"x-request-id": new_id("req_")})
 
     def _serve_compact(self, handler: _Handler, record: RecordedRequest) -> None:
-        if not self._authorized(handler, record):
-            return
-        body = record.body
-        if not isinstance(body, Mapping):
-            self._refuse(handler, "body", None)
-            return
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            self._refuse(handler, "field", "model")
+        body = self._model_body(handler, record)
+        if body is None:
             return
         history = self._history(handler, body)
         if history is None:
