@@ -19,7 +19,6 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,33 +29,10 @@ from ctxrelay.errors import SessionInUseError
 from ctxrelay.runtime.tools import ToolContext, ToolResult
 from ctxrelay.store import Store, open_store
 from ctxrelay.testing import Step, ToolUse, estimate_tokens
-from tests.integrations.harness import HARNESSES, Harness, installed
+from tests.integrations.harness import Harness
 
 BUDGET = Budget(limit=200_000, output_reserve=32_000, threshold=60)
 PROJECT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=HARNESSES, ids=lambda h: h.name)
-def harness(request: pytest.FixtureRequest) -> Harness:
-    h: Harness = request.param
-    if not installed(h):
-        pytest.skip(f"{h.name} is not installed (pip install 'ctxrelay[{h.extra}]')")
-    return h
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "README.md").write_text("# todo\n\nA tiny task list.\n")
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(str(tmp_path / "relay.db"))
-    yield s
-    s.close()
 
 
 class Gate:

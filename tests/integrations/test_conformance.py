@@ -14,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,37 +24,12 @@ from ctxrelay.integrations import DispatchBlockedError
 from ctxrelay.runtime.events import DispatchEvent, Event
 from ctxrelay.store import Store, open_store
 from ctxrelay.testing import Fault, Step, ToolUse, estimate_tokens
-from tests.integrations.harness import HARNESSES, Harness, WireServer, installed
+from tests.integrations.harness import Harness, WireServer
 
 BUDGET = Budget(limit=200_000, output_reserve=32_000, threshold=60)
 DECISION = "Decisions: output keys are exactly id, title, done (stable order)."
 NOTES = f"# Notes\n\nGoal: add --json.\n\n{DECISION}\n\nNext: README.\n"
 PROJECT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=HARNESSES, ids=lambda h: h.name)
-def harness(request: pytest.FixtureRequest) -> Harness:
-    h: Harness = request.param
-    if not installed(h):
-        pytest.skip(f"{h.name} is not installed (pip install 'ctxrelay[{h.extra}]')")
-    return h
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "README.md").write_text("# todo\n\nA tiny task list.\n")
-    (root / "todo.py").write_text("def main():\n    return 0\n")
-    (root / "big.log").write_text("".join(f"line {i:06d} PASSED\n" for i in range(5_000)))
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(str(tmp_path / "relay.db"))
-    yield s
-    s.close()
 
 
 def _bodies(server: WireServer) -> list[str]:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ctxrelay.errors import ConfigError, ServerStateError
-from ctxrelay.store import Store, open_store
+from ctxrelay.store import Store
 from ctxrelay.testing import OpenAIServer, Step, ToolUse
 from tests.integrations.harness import MODEL
 from tests.integrations.test_conformance import BUDGET, _handoff_steps
@@ -28,22 +27,6 @@ from ctxrelay.integrations.openai_agents import AgentsRelay
 from ctxrelay.runtime.tools import ReadFile, WriteFile
 
 ROUTE = "/v1/responses"
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "README.md").write_text("# todo\n\nA tiny task list.\n")
-    (root / "todo.py").write_text("def main():\n    return 0\n")
-    return root
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(str(tmp_path / "relay.db"))
-    yield s
-    s.close()
 
 
 def _relay(store: Store, workspace: Path, session_id: str = "s1") -> AgentsRelay:

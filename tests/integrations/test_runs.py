@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,6 @@ class TextCodec:
 
     def tool_output(self, call_id: str, name: str, text: str) -> Any:
         return text
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(tmp_path / "runs.db")
-    yield s
-    s.close()
 
 
 def _relay(store: Store, **options: Any) -> Relay:
