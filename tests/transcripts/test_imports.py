@@ -32,3 +32,28 @@ def test_only_the_reader_knows_the_transcript_line_format() -> None:
         if marker in path.read_text(encoding="utf-8")
     ]
     assert found == []
+
+
+def test_the_type_checkers_names_are_the_lazy_table() -> None:
+    # The package's one lazy loader: its names are written in its table, and once more
+    # for type checkers; the two lists are the same, name for name and module for module.
+    import ast
+    from pathlib import Path
+
+    import ctxrelay.transcripts as package
+
+    tree = ast.parse(Path(package.__file__).read_text())
+    guarded = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+        if node.test.id == "TYPE_CHECKING"
+    )
+    typed = {
+        alias.name: str(node.module).rsplit(".", 1)[1]
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert typed == package._HOME
+    assert sorted(typed) == package.__all__
