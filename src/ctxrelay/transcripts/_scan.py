@@ -48,14 +48,14 @@ BLOCK_BYTES = 1024 * 1024
 equally fast, within the shared machine's noise; ``docs/analyze.md``)."""
 
 
-def _loads(line: bytes) -> Any:
+def _loads(line: bytes | bytearray) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return json.loads(line)
 
 
-def _decoded(line: bytes) -> dict[str, Any] | None:
+def _decoded(line: bytes | bytearray) -> dict[str, Any] | None:
     """The record of ``line``, or ``None`` when it is not a JSON object."""
     if not line.rstrip().endswith(b"}"):
         return None  # a line cut short (the usual malformed line): nothing to decode
@@ -78,7 +78,7 @@ class _Read:
         self.boundary_seen = False
         self.first_line_checked = False
 
-    def check_first_line(self, line: bytes, complete: bool) -> None:
+    def check_first_line(self, line: bytes | bytearray, complete: bool) -> None:
         problem = first_line_problem(line, complete)
         if problem is not None:
             raise TranscriptError(self.path, problem)
@@ -87,7 +87,7 @@ class _Read:
         self.long_lines += 1
         self.first_line_checked = True  # a long first line was checked by its start
 
-    def lines_of(self, data: bytes, lo: int, hi: int, final: bool = False) -> None:
+    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         """Read the candidate lines of ``data[lo:hi]``, whole lines (``final``: the last
         one is the file's unterminated end)."""
         if not self.first_line_checked:
@@ -140,7 +140,11 @@ def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
     pending: list[bytes] = []  # the start of a line that goes on past the block
     pending_len = 0
     skipping = False  # inside a line longer than the cap
-    while chunk := f.read(block):
+    # one buffer read into again and again: a fresh block per read costs more than the
+    # copy (the new memory is faulted in page by page)
+    buffer = bytearray(block)
+    while n := f.readinto(buffer):
+        chunk = buffer if n == block else buffer[:n]
         if not size:
             newline = chunk.find(b"\n")
             read.check_first_line(chunk[: len(chunk) if newline == -1 else newline], False)
@@ -150,7 +154,7 @@ def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
             newline = chunk.find(b"\n")
             if newline == -1:
                 if not skipping:
-                    pending.append(chunk)
+                    pending.append(bytes(chunk))
                     pending_len += len(chunk)
                     if pending_len > cap:
                         pending, pending_len, skipping = [], 0, True
@@ -170,7 +174,7 @@ def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
             read.lines_of(chunk, lo, last + 1)
             lo = last + 1
         if lo < len(chunk):
-            pending, pending_len = [chunk[lo:]], len(chunk) - lo
+            pending, pending_len = [bytes(chunk[lo:])], len(chunk) - lo
             if pending_len > cap:
                 pending, pending_len, skipping = [], 0, True
                 read.skipped_long_line()
