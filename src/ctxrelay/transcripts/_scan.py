@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+import msgspec
 import orjson
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
@@ -48,6 +49,36 @@ BLOCK_BYTES = 1024 * 1024
 equally fast, within the shared machine's noise; ``docs/analyze.md``)."""
 
 
+class _Message(TypedDict, total=False):
+    """The keys of a ``message`` that :class:`Pass` reads, but for its content."""
+
+    id: Any
+    model: Any
+    usage: Any
+
+
+class _Line(TypedDict, total=False):
+    """The keys of a line that :class:`Pass` reads, but for ``message.content`` (read
+    only for a compact summary's length). msgspec decodes a line into a plain ``dict`` of
+    these keys alone, skipping the others without building them (the content is most of
+    a response's bytes)."""
+
+    type: Any
+    sessionId: Any
+    version: Any
+    isSidechain: Any
+    timestamp: Any
+    agentId: Any
+    requestId: Any
+    subtype: Any
+    compactMetadata: Any
+    isCompactSummary: Any
+    message: _Message | None
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+
+
 def _loads(line: bytes | bytearray) -> Any:
     try:
         return orjson.loads(line)
@@ -55,12 +86,31 @@ def _loads(line: bytes | bytearray) -> Any:
         return json.loads(line)
 
 
-def _decoded(line: bytes | bytearray) -> dict[str, Any] | None:
-    """The record of ``line``, or ``None`` when it is not a JSON object."""
-    if not line.rstrip().endswith(b"}"):
+def _fields(line: bytes | bytearray) -> dict[str, Any] | None:
+    """The record of ``line`` with only the keys :class:`Pass` reads; ``None`` when
+    msgspec refuses the line (a value out of its range, ``NaN``, a lone surrogate, a key
+    of the wrong type) or it is marked as a compact summary: then it is decoded whole."""
+    try:
+        record = _decode_line(line)
+    except (ValueError, RecursionError):
+        return None
+    if "isCompactSummary" in record:
+        return None
+    # msgspec does not check that the strings it skips are UTF-8; json refuses them
+    if not line.isascii():
+        line.decode("utf-8")
+    return cast("dict[str, Any]", record)
+
+
+def _decoded(line: bytes | bytearray, usage: bool) -> dict[str, Any] | None:
+    """The record of ``line``, or ``None`` when it is not a JSON object. ``usage``: the
+    line has a usage object (it is most likely a response)."""
+    if not (line.endswith(b"}") or line.rstrip().endswith(b"}")):
         return None  # a line cut short (the usual malformed line): nothing to decode
     try:
-        record = _loads(line)
+        record = _fields(line) if usage else None
+        if record is None:
+            record = _loads(line)
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
@@ -127,7 +177,7 @@ class _Read:
             if not usage and not (final and end == hi) and not rules.wants(line):
                 continue
             self.lines += 1
-            record = _decoded(line)
+            record = _decoded(line, usage)
             if record is None:
                 self.malformed += 1
                 continue
