@@ -3,17 +3,17 @@
 
 How it reads (``docs/analyze.md``, "How it reads"):
 
-* The file is read in blocks, never whole. A byte search over each block finds the
-  candidate lines; the other lines are never split out. A line that goes on past a block
-  is carried into the next one, up to the line cap
+* The file is read in blocks, never whole, into one buffer per file. A byte search over
+  each block finds the candidate lines; the other lines are never split out. A line that
+  goes on past a block is carried into the next one, up to the line cap
   (:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`): a longer line is dropped
   as it is read and counted in ``long_lines``, so memory stays bounded on any file.
-* Each candidate line is decoded whole with orjson; a line orjson refuses is decoded
-  again with ``json`` (integers over 64 bits, ``NaN``, lone surrogates), so the records
-  are ``json``'s (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line
-  one). Decoding a response without its ``message.content`` (a splice of the bytes
-  around it) was measured no faster, and it would take a line whose content is not
-  valid JSON for a good one.
+* A line with a usage object is decoded by msgspec into a ``dict`` of the keys the rules
+  read (:class:`_Line`); the content, most of its bytes, is skipped unbuilt. The other
+  candidates, a compact summary (its content is read) and whatever msgspec refuses are
+  decoded whole with orjson, and a line orjson refuses again with ``json`` (integers
+  over 64 bits, ``NaN``, lone surrogates), so the records are ``json``'s
+  (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line one).
 """
 
 from __future__ import annotations
