@@ -214,14 +214,17 @@ def test_json_totals_reconcile_on_the_real_corpus() -> None:
     assert models["8463c716"] == {OPUS, HAIKU}
 
 
-def test_orjson_and_json_read_the_same_records(monkeypatch: pytest.MonkeyPatch) -> None:
-    """orjson and the standard ``json`` give the same transcripts on the real corpus."""
+def test_msgspec_orjson_and_json_read_the_same_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    """msgspec (the keys the rules read), orjson and the standard ``json`` (whole lines)
+    give the same transcripts on the real corpus."""
     import ctxrelay.transcripts._scan as reader
 
     root = corpus_path("corpora/claude-code-transcripts")
     files = _files_of(sorted(str(p) for p in root.rglob("*.jsonl")))
     default = [scan(p, agent=a) for p, a in files]
     assert any(t.responses for t in default)
+    monkeypatch.setattr(reader, "_fields", lambda line: None)
+    assert [scan(p, agent=a) for p, a in files] == default
     monkeypatch.setattr(reader, "_loads", json.loads)
     assert [scan(p, agent=a) for p, a in files] == default
 

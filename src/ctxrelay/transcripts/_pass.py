@@ -98,7 +98,7 @@ def open_fd(path: str) -> int | None:
     return fd
 
 
-def first_line_problem(line: bytes, complete: bool) -> str | None:
+def first_line_problem(line: bytes | bytearray, complete: bool) -> str | None:
     """Why a file whose first line is ``line`` is not a transcript, or ``None``.
     ``complete=False``: ``line`` is the start of a longer first line."""
     if b"\0" in line:
@@ -190,7 +190,7 @@ class Pass:
         self.version: str | None = None
         self.synthetic: set[str] = set()
 
-    def wants(self, line: bytes) -> bool:
+    def wants(self, line: bytes | bytearray) -> bool:
         """Whether a candidate line found only for its summary mark needs decoding (a
         summary counts only after a boundary, once)."""
         return self.awaiting_summary or BOUNDARY in line

@@ -3,17 +3,17 @@
 
 How it reads (``docs/analyze.md``, "How it reads"):
 
-* The file is read in blocks, never whole. A byte search over each block finds the
-  candidate lines; the other lines are never split out. A line that goes on past a block
-  is carried into the next one, up to the line cap
+* The file is read in blocks, never whole, into one buffer per file. A byte search over
+  each block finds the candidate lines; the other lines are never split out. A line that
+  goes on past a block is carried into the next one, up to the line cap
   (:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`): a longer line is dropped
   as it is read and counted in ``long_lines``, so memory stays bounded on any file.
-* Each candidate line is decoded whole with orjson; a line orjson refuses is decoded
-  again with ``json`` (integers over 64 bits, ``NaN``, lone surrogates), so the records
-  are ``json``'s (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line
-  one). Decoding a response without its ``message.content`` (a splice of the bytes
-  around it) was measured no faster, and it would take a line whose content is not
-  valid JSON for a good one.
+* A line with a usage object is decoded by msgspec into a ``dict`` of the keys the rules
+  read (:class:`_Line`); the content, most of its bytes, is skipped unbuilt. The other
+  candidates, a compact summary (its content is read) and whatever msgspec refuses are
+  decoded whole with orjson, and a line orjson refuses again with ``json`` (integers
+  over 64 bits, ``NaN``, lone surrogates), so the records are ``json``'s
+  (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line one).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
+import msgspec
 import orjson
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
@@ -48,19 +49,68 @@ BLOCK_BYTES = 1024 * 1024
 equally fast, within the shared machine's noise; ``docs/analyze.md``)."""
 
 
-def _loads(line: bytes) -> Any:
+class _Message(TypedDict, total=False):
+    """The keys of a ``message`` that :class:`Pass` reads, but for its content."""
+
+    id: Any
+    model: Any
+    usage: Any
+
+
+class _Line(TypedDict, total=False):
+    """The keys of a line that :class:`Pass` reads, but for ``message.content`` (read
+    only for a compact summary's length). msgspec decodes a line into a plain ``dict`` of
+    these keys alone, skipping the others without building them (the content is most of
+    a response's bytes)."""
+
+    type: Any
+    sessionId: Any
+    version: Any
+    isSidechain: Any
+    timestamp: Any
+    agentId: Any
+    requestId: Any
+    subtype: Any
+    compactMetadata: Any
+    isCompactSummary: Any
+    message: _Message | None
+
+
+_decode_line = msgspec.json.Decoder(_Line).decode
+
+
+def _loads(line: bytes | bytearray) -> Any:
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
         return json.loads(line)
 
 
-def _decoded(line: bytes) -> dict[str, Any] | None:
-    """The record of ``line``, or ``None`` when it is not a JSON object."""
-    if not line.rstrip().endswith(b"}"):
+def _fields(line: bytes | bytearray) -> dict[str, Any] | None:
+    """The record of ``line`` with only the keys :class:`Pass` reads; ``None`` when
+    msgspec refuses the line (a value out of its range, ``NaN``, a lone surrogate, a key
+    of the wrong type) or it is marked as a compact summary: then it is decoded whole."""
+    try:
+        record = _decode_line(line)
+    except (ValueError, RecursionError):
+        return None
+    if "isCompactSummary" in record:
+        return None
+    # msgspec does not check that the strings it skips are UTF-8; json refuses them
+    if not line.isascii():
+        line.decode("utf-8")
+    return cast("dict[str, Any]", record)
+
+
+def _decoded(line: bytes | bytearray, usage: bool) -> dict[str, Any] | None:
+    """The record of ``line``, or ``None`` when it is not a JSON object. ``usage``: the
+    line has a usage object (it is most likely a response)."""
+    if not (line.endswith(b"}") or line.rstrip().endswith(b"}")):
         return None  # a line cut short (the usual malformed line): nothing to decode
     try:
-        record = _loads(line)
+        record = _fields(line) if usage else None
+        if record is None:
+            record = _loads(line)
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
@@ -78,7 +128,7 @@ class _Read:
         self.boundary_seen = False
         self.first_line_checked = False
 
-    def check_first_line(self, line: bytes, complete: bool) -> None:
+    def check_first_line(self, line: bytes | bytearray, complete: bool) -> None:
         problem = first_line_problem(line, complete)
         if problem is not None:
             raise TranscriptError(self.path, problem)
@@ -87,7 +137,7 @@ class _Read:
         self.long_lines += 1
         self.first_line_checked = True  # a long first line was checked by its start
 
-    def lines_of(self, data: bytes, lo: int, hi: int, final: bool = False) -> None:
+    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         """Read the candidate lines of ``data[lo:hi]``, whole lines (``final``: the last
         one is the file's unterminated end)."""
         if not self.first_line_checked:
@@ -127,7 +177,7 @@ class _Read:
             if not usage and not (final and end == hi) and not rules.wants(line):
                 continue
             self.lines += 1
-            record = _decoded(line)
+            record = _decoded(line, usage)
             if record is None:
                 self.malformed += 1
                 continue
@@ -140,7 +190,11 @@ def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
     pending: list[bytes] = []  # the start of a line that goes on past the block
     pending_len = 0
     skipping = False  # inside a line longer than the cap
-    while chunk := f.read(block):
+    # one buffer read into again and again: a fresh block per read costs more than the
+    # copy (the new memory is faulted in page by page)
+    buffer = bytearray(block)
+    while n := f.readinto(buffer):
+        chunk = buffer if n == block else buffer[:n]
         if not size:
             newline = chunk.find(b"\n")
             read.check_first_line(chunk[: len(chunk) if newline == -1 else newline], False)
@@ -150,7 +204,7 @@ def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
             newline = chunk.find(b"\n")
             if newline == -1:
                 if not skipping:
-                    pending.append(chunk)
+                    pending.append(bytes(chunk))
                     pending_len += len(chunk)
                     if pending_len > cap:
                         pending, pending_len, skipping = [], 0, True
@@ -170,7 +224,7 @@ def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
             read.lines_of(chunk, lo, last + 1)
             lo = last + 1
         if lo < len(chunk):
-            pending, pending_len = [chunk[lo:]], len(chunk) - lo
+            pending, pending_len = [bytes(chunk[lo:])], len(chunk) - lo
             if pending_len > cap:
                 pending, pending_len, skipping = [], 0, True
                 read.skipped_long_line()
