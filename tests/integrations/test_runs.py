@@ -80,7 +80,7 @@ def test_a_run_that_lost_its_lease_sends_nothing_more(store: Store, tmp_path: Pa
     run = relay.begin()
     run.prepare(["one"])
     # Another holder takes over (as after this process stalled past the expiry).
-    other = open_store(tmp_path / "runs.db")
+    other = open_store(tmp_path / "relay.db")  # the store fixture's file
     try:
         store.release_lease(run.lease)
         taken = other.acquire_lease("s1", label="other")
