@@ -46,6 +46,7 @@ from ctxrelay.errors import (
     SessionNotFoundError,
 )
 from ctxrelay.runtime import NewContextPolicy
+from ctxrelay.runtime._tools import interrupted_text
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
 from ctxrelay.runtime.events import (
     AdvisoryEvent,
@@ -557,10 +558,7 @@ class Run:
             if call.kind != "tool_call" or call_id in done:
                 continue
             name = str(call.metadata.get("name", ""))
-            text = (
-                f"{name} was interrupted by a restart before it finished; check whether "
-                "it took effect before calling it again"
-            )
+            text = interrupted_text(name)
             item = self.codec.tool_output(call_id, name, text)
             meta = {
                 "items": [self.codec.dump(item)],
