@@ -74,6 +74,13 @@ async def slow() -> str:
     return "slow part done"
 
 
+def slow_sync() -> str:
+    \"\"\"Do the slow part of the job.\"\"\"
+    if args["kill"] == "mid-tool":
+        stop_here()
+    return "slow part done"
+
+
 def holds_result(items):
     return any(
         (i.get("type") if isinstance(i, dict) else None) == "function_call_output"
@@ -165,9 +172,23 @@ async def langchain():
         model="gpt-4.1", base_url=args["base_url"], api_key=SecretStr("test"),
         stream_usage=True,
     )
-    with SqliteSaver.from_conn_string(str(memory)) as saver:
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import StructuredTool
+
+    class Saver(SqliteSaver):
+        def put(self, config, checkpoint, metadata, new_versions):
+            saved = super().put(config, checkpoint, metadata, new_versions)
+            messages = checkpoint["channel_values"].get("messages") or []
+            if args["kill"] == "after-result" and isinstance(
+                messages[-1] if messages else None, ToolMessage
+            ):
+                stop_here()
+            return saved
+
+    slow_tool = StructuredTool.from_function(func=slow_sync, name="slow")
+    with Saver.from_conn_string(str(memory)) as saver:
         graph = create_agent(
-            model, tools=[slow], system_prompt="You are a careful coding agent.",
+            model, tools=[slow_tool], system_prompt="You are a careful coding agent.",
             middleware=[relay.middleware], checkpointer=saver,
         )
         config = {"configurable": {"thread_id": "s1"}}
