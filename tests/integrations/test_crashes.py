@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget import Budget
+from ctxrelay.integrations import Relay
 from ctxrelay.store import open_store
 from ctxrelay.testing import OpenAIServer, Step, ToolUse, estimate_tokens
 
@@ -372,3 +373,44 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
     saved = child.store.read_bytes().decode("utf-8", "replace") if child.store.exists() else ""
     for ours in ["interrupted by a restart", *(r.text for r in advisories if r.text)]:
         assert ours not in saved
+
+
+# ---- the matching rule, without a framework -----------------------------------------
+
+
+def _texts_stored(store: Any) -> list[str]:
+    return [r.text or "" for r in store.rows("s1")]
+
+
+@pytest.mark.parametrize(
+    ("resent", "recorded"),
+    [
+        # a run given only new input: a repeated prompt is new, not an old row
+        (["continue"], ["continue"]),
+        # the framework's memory lost the stored tail (a crash): only what follows its
+        # last match with a stored item is new
+        (["task", "go on"], ["go on"]),
+        # ... and an item ctxrelay never saw after that match is recorded once, in order
+        (["task", "continue", "step 1", "a result", "go on"], ["a result", "go on"]),
+        # the whole history with nothing lost: as before, after the last stored item
+        (["task", "continue", "step 1", "step 2", "continue"], ["continue"]),
+    ],
+)
+def test_a_resent_history_is_matched_by_identity(
+    tmp_path: Path, resent: list[str], recorded: list[str]
+) -> None:
+    from tests.integrations.test_runs import TextCodec
+
+    store = open_store(tmp_path / "relay.db")
+    try:
+        relay = Relay(store, BUDGET, codec=TextCodec(), framework="test", session_id="s1")
+        first = relay.begin()
+        first.prepare(["task", "continue", "step 1", "step 2"])
+        first.release()
+        before = _texts_stored(store)
+        second = relay.begin()
+        second.prepare(resent)
+        second.release()
+        assert _texts_stored(store) == before + recorded
+    finally:
+        store.close()
