@@ -46,6 +46,7 @@ from ctxrelay.errors import (
     SessionNotFoundError,
 )
 from ctxrelay.runtime import NewContextPolicy
+from ctxrelay.runtime._tools import interrupted_text
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
 from ctxrelay.runtime.events import (
     AdvisoryEvent,
@@ -417,12 +418,14 @@ class Run:
         self._claims: set[str] = set()
         self._max_context = 0
         self._track(self._rows)
-        self._last_key: str | None = None
+        # The keys of every framework item the session stored, in order (all windows:
+        # a framework that keeps its own memory resends the sealed windows' items too).
+        self._keys: list[str] = []
         last_measured: Row | None = None
         for row in self.store.rows(self.id):
             keys = row.metadata.get("keys")
-            if isinstance(keys, list) and keys:
-                self._last_key = str(keys[-1])
+            if isinstance(keys, list):
+                self._keys += [str(k) for k in keys]
             if row.kind == "assistant" and "request_bytes" in row.metadata:
                 last_measured = row
         if last_measured is not None:
@@ -461,6 +464,10 @@ class Run:
         added = self.store.append(self.id, self.window.id, rows)
         self._rows.extend(added)
         self._track(added)
+        for row in added:
+            keys = row.metadata.get("keys")
+            if isinstance(keys, list):
+                self._keys += [str(k) for k in keys]
         return added
 
     def _calls(self) -> dict[str, str]:
@@ -474,15 +481,32 @@ class Run:
         return calls
 
     def _new_items(self, items: Sequence[Item]) -> Sequence[Item]:
-        """The items of ``items`` not yet stored: those after the last stored item (its
-        last occurrence), or all of them when it is absent (a run given only new input)."""
-        last = self._last_key
-        if last is None:
+        """The items of ``items`` not yet stored, matched to the stored ones by identity
+        (the codec's key), never by position alone:
+
+        - those after the last stored item (its last occurrence), the usual case;
+        - when it is absent but ``items`` opens with the session's first stored item,
+          the framework resent its own memory (a session, ``message_history``, a
+          checkpoint) which lost the tail ctxrelay stored (a crash): the items after the
+          last one that matches a stored item, in order, are new;
+        - otherwise all of them (a run given only new input)."""
+        if not self._keys or not items:
             return items
-        for j in range(len(items) - 1, -1, -1):
-            if self.codec.key(items[j]) == last:
+        keys = [self.codec.key(i) for i in items]
+        last = self._keys[-1]
+        for j in range(len(keys) - 1, -1, -1):
+            if keys[j] == last:
                 return items[j + 1 :]
-        return items
+        if keys[0] != self._keys[0]:
+            return items
+        stored, at, known = self._keys, 0, 0
+        for j, key in enumerate(keys):
+            try:
+                at = stored.index(key, at) + 1
+            except ValueError:
+                continue  # the framework's own item, not ctxrelay's to record
+            known = j + 1
+        return items[known:]
 
     def _part_row(self, d: ItemRow, meta: dict[str, Any], calls: Mapping[str, str]) -> NewRow:
         text = d.text
@@ -534,10 +558,7 @@ class Run:
             if call.kind != "tool_call" or call_id in done:
                 continue
             name = str(call.metadata.get("name", ""))
-            text = (
-                f"{name} was interrupted by a restart before it finished; check whether "
-                "it took effect before calling it again"
-            )
+            text = interrupted_text(name)
             item = self.codec.tool_output(call_id, name, text)
             meta = {
                 "items": [self.codec.dump(item)],
@@ -557,7 +578,6 @@ class Run:
         rows = self._interrupted(new)
         rows += [row for item in new for row in self._rows_for(item, calls)]
         added = self._append(rows)
-        self._last_key = self.codec.key(new[-1])
         for row in added:
             if row.kind == "tool_result":
                 meta = row.metadata
@@ -623,9 +643,6 @@ class Run:
             meta["request_bytes"] = sent
             self._estimator.observe(sent, context_tokens)
         self._append([NewRow("assistant", "\n".join(texts), meta), *parts])
-        keys = [self.codec.key(i) for i in items]
-        if keys:
-            self._last_key = keys[-1]
         self._turns += 1
         self._emit(
             ResponseEvent(

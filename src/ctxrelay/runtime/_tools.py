@@ -18,7 +18,7 @@ from typing import Any
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet
 from ctxrelay.store import NewRow, Row
 
-__all__ = ["Call", "Refusal", "result_row", "run_call", "run_calls"]
+__all__ = ["Call", "Refusal", "interrupted_text", "result_row", "run_call", "run_calls"]
 
 Refusal = Callable[[str, Mapping[str, Any]], str | None]
 """``(name, args) -> reason`` when the host refuses a call in this step, else ``None``."""
@@ -37,6 +37,15 @@ class Call:
         raw = row.metadata.get("input")
         args: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         return cls(str(row.metadata.get("id", "")), str(row.metadata.get("name", "")), args)
+
+
+def interrupted_text(name: str) -> str:
+    """The result of a call that a crash interrupted and that is not run again (the
+    runtime's and every integration's, for a call whose result was lost)."""
+    return (
+        f"{name} was interrupted by a restart before it finished; check whether "
+        "it took effect before calling it again"
+    )
 
 
 async def run_call(
@@ -64,11 +73,7 @@ async def run_call(
             is_error=True,
         )
     if replayed and not tool.replay_safe:
-        return ToolResult(
-            f"{name} was interrupted by a restart before it finished; check whether "
-            "it took effect before calling it again",
-            is_error=True,
-        )
+        return ToolResult(interrupted_text(name), is_error=True)
     try:
         return await tool.run(call.args, context)
     except Exception as exc:  # a tool's bug must not kill the session
