@@ -143,17 +143,14 @@ class OpenAIServer(LocalServer):
         if route == "/" and record.method in ("GET", "HEAD"):
             handler.send_json(200, {"status": "ok"})
             return
-        if record.method == "POST" and route == "/v1/chat/completions":
-            self._serve(handler, record)
-            return
-        if record.method == "POST" and route == "/v1/responses":
-            self._serve_responses(handler, record)
-            return
-        if record.method == "POST" and route == "/v1/responses/compact":
-            self._serve_compact(handler, record)
-            return
-        if record.method == "POST" and route == "/v1/conversations":
-            self._serve_new_conversation(handler, record)
+        posts = {
+            "/v1/chat/completions": self._serve,
+            "/v1/responses": self._serve_responses,
+            "/v1/responses/compact": self._serve_compact,
+            "/v1/conversations": self._serve_new_conversation,
+        }
+        if record.method == "POST" and route in posts:
+            posts[route](handler, record)
             return
         if record.method == "GET" and route == "/v1/models":
             ids = sorted(self.models) if self.models else [self.model or "gpt-4.1"]
