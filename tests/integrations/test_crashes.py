@@ -193,8 +193,14 @@ async def langchain():
             middleware=[relay.middleware], checkpointer=saver,
         )
         config = {"configurable": {"thread_id": "s1"}}
+        # durability="sync": each checkpoint is written before the next step starts (the
+        # default writes it beside the next step, which could call the model before the
+        # kill lands).
         state = await asyncio.to_thread(
-            graph.invoke, {"messages": [{"role": "user", "content": args["prompt"]}]}, config
+            graph.invoke,
+            {"messages": [{"role": "user", "content": args["prompt"]}]},
+            config,
+            durability="sync",
         )
     return state["messages"][-1].content
 
