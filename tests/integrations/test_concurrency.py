@@ -258,6 +258,22 @@ def _entered(read_fd: int, proc: subprocess.Popen[str]) -> None:
     assert os.read(read_fd, 64) == b"entered\n", proc.poll()
 
 
+def _holder(
+    harness: Harness, db: Path, workspace: Path, base_url: str, *, fd: int, output: int
+) -> subprocess.Popen[str]:
+    """The first driver, in a child process that reports on ``fd`` once its tool runs."""
+    return subprocess.Popen(
+        _child(harness, db, workspace, base_url, prompt="The first driver.", fd=fd),
+        cwd=PROJECT,
+        env=_env(),
+        stdin=subprocess.PIPE,
+        stdout=output,
+        stderr=output,
+        text=True,
+        pass_fds=(fd,),
+    )
+
+
 @pytest.mark.slow
 def test_a_second_process_fails_at_once_with_one_line(
     harness: Harness, tmp_path: Path, workspace: Path
@@ -265,17 +281,8 @@ def test_a_second_process_fails_at_once_with_one_line(
     db = tmp_path / "two.db"
     read_fd, write_fd = os.pipe()
     with harness.server(_gated_steps("First done.")) as server:
-        with subprocess.Popen(
-            _child(
-                harness, db, workspace, server.base_url, prompt="The first driver.", fd=write_fd
-            ),
-            cwd=PROJECT,
-            env=_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            pass_fds=(write_fd,),
+        with _holder(
+            harness, db, workspace, server.base_url, fd=write_fd, output=subprocess.PIPE
         ) as holder:
             try:
                 _entered(read_fd, holder)
@@ -324,17 +331,8 @@ def test_a_killed_holder_is_taken_over_by_the_next_run(
     read_fd, write_fd = os.pipe()
     steps = [_gated_steps()[0], Step(text="Taken over and done.", input_tokens=1_200)]
     with harness.server(steps) as server:
-        with subprocess.Popen(
-            _child(
-                harness, db, workspace, server.base_url, prompt="The first driver.", fd=write_fd
-            ),
-            cwd=PROJECT,
-            env=_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            pass_fds=(write_fd,),
+        with _holder(
+            harness, db, workspace, server.base_url, fd=write_fd, output=subprocess.DEVNULL
         ) as holder:
             try:
                 _entered(read_fd, holder)
