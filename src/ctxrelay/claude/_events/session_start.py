@@ -157,6 +157,16 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     )
 
 
+def _offered(data: dict[str, object], name: str, own: bool) -> None:
+    """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
+    resumed (after a crash) is not cleared by the mod after the user's next prompt: that
+    prompt would be lost to the fresh session. The user runs ``/clear``."""
+    data["offered"] = name
+    job = data.get("handoff")
+    if own and isinstance(job, dict) and os.path.basename(str(job.get("path"))) == name:
+        data["handoff"] = {**job, "phase": "ready", "automod": "offered"}
+
+
 def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if payload.get("agent_id"):
         return None
@@ -201,8 +211,8 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
         from ctxrelay.claude._state import session_state
 
-        session_state(session_id).set("offered", name)  # this session's /clear takes it
         own = writer is not None and writer.session_id == session_id
+        session_state(session_id).update(lambda data: _offered(data, name, own))
         return {"systemMessage": offer_text(path, writer=own)}
     found = handoff.read_handoff(path)
     if found is None:

@@ -321,6 +321,13 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
 
         if job is not None and job.get("phase") == "writing":
             done = _ready(job.get("path")) or written
+            if done is not None and handoff.consumed(project, done.name):
+                # Written, then a restart: another session started from it before this
+                # Stop saw it. Nothing is left to clear for.
+                _chain.record_written(project, done.name, me)
+                _end_episode(data)
+                data["handoff"] = {**job, "phase": "used", "path": str(done)}
+                return None
             if done is not None:
                 _chain.record_written(project, done.name, me)
                 _end_episode(data)
