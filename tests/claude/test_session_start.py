@@ -325,3 +325,15 @@ def test_the_writer_resumed_is_left_for_the_user_to_clear(
     assert offer == {"systemMessage": session_start.offer_text(path, writer=True)}
     job = _state.session_state(WRITER).get("handoff")
     assert (job["phase"], job["automod"]) == ("ready", "offered")  # the mod is not told
+
+
+def test_the_quick_project_lookup_is_the_configs(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude.config import project_dir_of
+
+    payload: dict[str, object] = {"cwd": str(project / "sub")}
+    assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
+    assert os.path.join(".ctxrelay", "handoff") == str(handoff.HANDOFF_DIR)
