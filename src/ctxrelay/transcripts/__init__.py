@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._agent import AgentReading as AgentReading
     from ctxrelay.transcripts._agent import read_agent as read_agent
+    from ctxrelay.transcripts._codex_tail import CodexContext as CodexContext
+    from ctxrelay.transcripts._codex_tail import codex_context as codex_context
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
 # forward pass (``_scan``, ``_pass``) into every hook process.
 _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
+    "_codex_tail": ("CodexContext", "codex_context"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_hot": (
         "CALL_SEARCH_MAX_BYTES",
