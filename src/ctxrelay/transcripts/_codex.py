@@ -124,6 +124,18 @@ class Rollout:
     long_lines: int = 0
     duplicate_responses: int = 0
 
+    @property
+    def session_id(self) -> str | None:
+        """The thread id, and for a later segment of the thread (a file Codex names
+        ``rollout-…-<thread>_<segment>.jsonl``, written by a revert) its segment too: one
+        id per file."""
+        thread = self.thread_id
+        if thread is None:
+            return None
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        _, found, segment = stem.partition(f"{thread}_")
+        return f"{thread}_{segment}" if found and segment else thread
+
     def transcript(self) -> Transcript:
         """The :class:`~ctxrelay.transcripts.Transcript` the analyzer prices and replays:
         each response under its response id, its usage in ctxrelay's categories (so its
@@ -131,7 +143,7 @@ class Rollout:
         models: dict[str, None] = {r.model: None for r in self.responses if r.model}
         return Transcript(
             path=self.path,
-            session_id=self.thread_id,
+            session_id=self.session_id,
             version=self.cli_version,
             responses=tuple(
                 Response(r.response_id, r.model, r.usage, False, r.segment, r.timestamp)
