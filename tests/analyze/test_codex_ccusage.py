@@ -107,8 +107,13 @@ def test_generated_rollouts_agree(tmp_path: Path) -> None:
     _write(home, main, THREAD)
     unknown = Rollout("01a2331b-a245-7a61-8072-a8d230c1125c").turn("probe-unknown-model")
     _write(home, unknown.response("resp_1", 15_000, 14_500), unknown.thread)
+    # an older rollout, with token_count events and no usage records
+    old = Rollout("01a2331b-9cb6-7b73-a7d2-3929955daed0").turn("gpt-5.4")
+    old.response("resp_1", 40_000, 30_000).response("resp_2", 45_000, 44_000)
+    old.lines = [line for line in old.lines if line["type"] != "token_usage_record"]
+    _write(home, old, old.thread)
     theirs, only_ours = _compare(home)
-    assert len(theirs) == 2
+    assert len(theirs) == 3
     assert only_ours == []
 
 

@@ -95,6 +95,11 @@ def test_a_sample_rollout_reads_as_the_rules_say_whole_cut_and_in_small_blocks()
         check(data, cap=cap)
     for cut in range(len(_lines()[0]) + 1, len(data), 97):
         check(data[:cut], cap=4096)  # cut mid-line, as while Codex writes it
+    # and without its usage records: counted from the token_count events
+    lines = [x for x in _lines() if b'"type":"token_usage_record"' not in x]
+    old = b"\n".join(lines) + b"\n"
+    for cut in range(len(lines[0]) + 1, len(old), 89):
+        check(old[:cut], cap=4096)
 
 
 _PIECES = [
@@ -113,6 +118,8 @@ _PIECES = [
     b'"type":"token_usage_record"',
     b'"type":"turn_context"',
     b'"type":"compacted"',
+    b'"type":"token_count"',
+    b'"total_token_usage":{"input_tokens":7}',
     b'"session_meta"',
     b'"usage":{"input_tokens":5}',
     b'"model":7',

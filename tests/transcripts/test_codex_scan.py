@@ -117,3 +117,30 @@ def test_a_rollout_is_told_from_a_claude_transcript(tmp_path: Path) -> None:
     claude = write(tmp_path / "c.jsonl", [user("hi"), assistant("m1", read=5)])
     assert not is_rollout(claude)
     assert not is_rollout(tmp_path / "missing.jsonl")
+
+
+def test_a_rollout_without_usage_records_is_counted_from_its_token_counts(
+    tmp_path: Path,
+) -> None:
+    # Codex before token_usage_record: each token_count whose total grew is a response.
+    rollout = Rollout().turn("gpt-5.4").response("resp_1", 10_000, 9_000)
+    rollout.lines.append(rollout.lines[-1])  # written twice: its total did not change
+    rollout.response("resp_2", 20_000, 19_000, output=70).compaction()
+    rollout.turn("gpt-5.5", "turn-2").response("resp_3", 5_000)
+    rollout.lines = [line for line in rollout.lines if line["type"] != "token_usage_record"]
+    read = read_rollout(rollout.write(tmp_path / "r.jsonl"))
+    assert [(r.response_id, r.model, r.input_tokens, r.output_tokens) for r in read.responses] == [
+        ("token_count-1", "gpt-5.4", 10_000, 40),
+        ("token_count-2", "gpt-5.4", 20_000, 70),
+        ("token_count-3", "gpt-5.5", 5_000, 40),
+    ]
+    assert [r.segment for r in read.responses] == [0, 0, 1]
+    (compaction,) = read.compactions
+    assert (compaction.pre_tokens, compaction.after_requests) == (20_070, 2)
+    # With its records, the same rollout counts them (and the compaction against them).
+    assert (
+        read_rollout(Rollout().turn().response("r", 1_000).write(tmp_path / "s.jsonl"))
+        .responses[0]
+        .response_id
+        == "r"
+    )

@@ -13,7 +13,11 @@ The rules (``docs/codex-facts.md``, "The rollout file"; ``docs/analyze.md``, "Co
   repeat is counted in ``duplicate_responses`` and left out). Its ``usage`` holds
   ``input_tokens`` (the cached part included), ``cached_input_tokens``,
   ``output_tokens`` (reasoning included) and ``reasoning_output_tokens``. The
-  ``token_count`` events are never summed (one was seen written twice).
+  ``token_count`` events are not summed beside them (one was seen written twice).
+* A rollout with no ``token_usage_record`` at all (Codex before it wrote them) is
+  counted from its ``token_count`` events instead: each one whose ``total_token_usage``
+  changed is a response of its ``last_token_usage`` (a repeat, and the zeros written
+  after a compaction, change no total). This is how ccusage counts every rollout.
 * ``compacted``: a compaction; the chain after it is a new segment.
 
 It reads as the Claude Code reader does (:mod:`ctxrelay.transcripts._scan`): in blocks,
@@ -32,7 +36,13 @@ import msgspec
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.errors import TranscriptError
-from ctxrelay.transcripts._codex_tail import COMPACTED, TURN_CONTEXT, USAGE_RECORD, codex_counts
+from ctxrelay.transcripts._codex_tail import (
+    COMPACTED,
+    TOKEN_COUNT,
+    TURN_CONTEXT,
+    USAGE_RECORD,
+    codex_counts,
+)
 from ctxrelay.transcripts._pass import first_line_problem, open_fd
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 from ctxrelay.transcripts._scan import BLOCK_BYTES, Transcript, loads, read_blocks
@@ -165,6 +175,8 @@ class _Payload(TypedDict, total=False):
     """The keys of a payload the rules read; the rest (base instructions, replacement
     history, content) is skipped unbuilt."""
 
+    type: Any
+    info: Any
     id: Any
     session_id: Any
     cwd: Any
@@ -229,10 +241,15 @@ class CodexPass:
         self.model: str | None = None
         self.seen: set[str] = set()
         self.responses: list[RawCodexEntry] = []
-        self.compactions: list[RawCodexCompaction] = []
+        # each with the same counts for token_count events: (context, responses before)
+        self.compactions: list[tuple[int | None, int, int, str | None, int | None, int]] = []
         self.segment = 0
         self.duplicates = 0
         self.last_context: int | None = None
+        # counted from token_count events, for a rollout without usage records
+        self.counted: list[RawCodexEntry] = []
+        self.counted_context: int | None = None
+        self.total: tuple[int, int, int, int] | None = None
 
     def feed(self, record: dict[str, Any]) -> None:
         payload = record.get("payload")
@@ -253,27 +270,55 @@ class CodexPass:
             self.last_context = counts[0] + counts[2]
         elif kind == "turn_context":
             self.model = _str(payload.get("model")) or self.model
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self._token_count(payload.get("info"), stamp)
         elif kind == "compacted":
             message = payload.get("message")
             chars = len(message) if isinstance(message, str) else 0
-            self.compactions.append((self.last_context, len(self.responses), chars, stamp))
+            self.compactions.append(
+                (
+                    self.last_context,
+                    len(self.responses),
+                    chars,
+                    stamp,
+                    self.counted_context,
+                    len(self.counted),
+                )
+            )
             self.segment += 1
-            self.last_context = None
+            self.last_context = self.counted_context = None
         elif kind == "session_meta" and self.meta is None:
             self.meta = payload
+
+    def _token_count(self, info: object, stamp: str | None) -> None:
+        if not isinstance(info, dict):
+            return
+        total = codex_counts(info.get("total_token_usage"))
+        last = codex_counts(info.get("last_token_usage"))
+        if total is None or total == self.total or last is None or not (last[0] or last[2]):
+            return
+        self.total = total
+        n = len(self.counted)
+        self.counted.append((f"token_count-{n + 1}", self.model, *last, self.segment, stamp))
+        self.counted_context = last[0] + last[2]
 
     def result(
         self, path: str, *, lines: int, malformed: int, size: int, long_lines: int
     ) -> RawRollout:
         meta = self.meta or {}
+        by_records = bool(self.responses) or not self.counted
+        compactions = [
+            (pre, after, chars, stamp) if by_records else (pre2, after2, chars, stamp)
+            for pre, after, chars, stamp, pre2, after2 in self.compactions
+        ]
         return RawRollout(
             path,
             _str(meta.get("id")) or _str(meta.get("session_id")),
             _str(meta.get("cli_version")),
             _str(meta.get("cwd")),
             _parent(meta),
-            self.responses,
-            self.compactions,
+            self.responses if by_records else self.counted,
+            compactions,
             lines,
             malformed,
             size,
@@ -282,7 +327,7 @@ class CodexPass:
         )
 
 
-_NEEDLES = (USAGE_RECORD, TURN_CONTEXT, COMPACTED)
+_NEEDLES = (USAGE_RECORD, TURN_CONTEXT, COMPACTED, TOKEN_COUNT)
 """A line naming one of these is decoded (and, until the session meta is read, a line
 naming ``session_meta``)."""
 
