@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from typing import TYPE_CHECKING
 
-from ctxrelay.transcripts import CodexContext, codex_context
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxrelay.transcripts import CodexContext, codex_context, read_rollout
 from tests.transcripts._codex_lines import Rollout
 
 if TYPE_CHECKING:
@@ -121,3 +125,55 @@ def test_the_hook_reader_needs_only_the_standard_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("turn"), st.sampled_from(["gpt-5.5", "gpt-5.4", "gpt-5.3-codex"])),
+        st.tuples(st.just("response"), st.integers(0, 300_000), st.integers(0, 5_000)),
+        st.tuples(st.just("compaction")),
+        st.tuples(st.just("user"), st.integers(0, 3_000)),
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(steps=_STEPS, cut=st.integers(0, 400))
+def test_the_tail_agrees_with_the_full_read(steps: list[tuple[object, ...]], cut: int) -> None:
+    # Whatever the rollout holds, and cut anywhere in its last lines as while Codex
+    # writes it, the tail reads what the analyzer's full pass ends with.
+    rollout = Rollout()
+    for n, step in enumerate(steps):
+        if step[0] == "turn":
+            rollout.turn(str(step[1]), f"turn-{n}")
+        elif step[0] == "response":
+            rollout.response(f"resp_{n}", int(str(step[1])), output=int(str(step[2])))
+        elif step[0] == "compaction":
+            rollout.compaction()
+        else:
+            rollout.message("user", "z" * int(str(step[1])))
+    data = rollout.data()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "r.jsonl")
+        with open(path, "wb") as f:
+            f.write(data[: max(len(data) - cut, 1)])
+        found = codex_context(path, first_chunk=512)
+        read = read_rollout(path)
+    models = [line["payload"]["model"] for line in rollout.lines if line["type"] == "turn_context"]
+    last = read.responses[-1] if read.responses else None
+    compacted = bool(read.compactions) and read.compactions[-1].after_requests == len(
+        read.responses
+    )
+    if last is None and not compacted:
+        assert found is None or (found.context_tokens is None and found.compacted)
+        return
+    assert found is not None
+    if compacted:
+        assert (found.context_tokens, found.compacted) == (None, True)
+        assert found.pre_tokens == read.compactions[-1].pre_tokens
+    else:
+        assert last is not None
+        assert (found.context_tokens, found.response_id) == (last.context_tokens, last.response_id)
+    # the newest turn_context the file still holds whole
+    assert found.model in {None, *models}

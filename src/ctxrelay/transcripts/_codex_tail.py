@@ -5,7 +5,8 @@ request is the newest response's ``input_tokens`` (cached included) plus its
 ``output_tokens``. The model is the ``model`` of the newest ``turn_context`` line. A
 compaction writes a ``compacted`` line and then a ``token_count`` whose
 ``last_token_usage`` is all zeros: after either, the context restarted and is not known
-until the next response (``docs/codex-facts.md``, "The rollout file").
+until the next response (``docs/codex-facts.md``, "The rollout file"). A zero
+``token_count`` that follows a response of zero tokens is that response's, not a reset.
 
 Like the Claude Code tail reader (:mod:`ctxrelay.transcripts._tail`) it reads chunks
 backwards from the end and decodes only the lines that name one of those types, with
@@ -122,15 +123,21 @@ def codex_context(
         return None
     model: str | None = None
     window: int | None = None
-    newest: CodexContext | None = None  # the newest response, or a compaction
+    # "open": looking for the newest response; "reset?": a zero token_count came first
+    # (a compaction's, or a response that used nothing); "before": after a compaction,
+    # looking for the response before it; "done"
+    state = "open"
+    context: int | None = None
+    response_id: str | None = None
+    pre_tokens: int | None = None
+    compacted = False
     with os.fdopen(fd, "rb") as f:
         for line in lines_backwards(f, first_chunk=first_chunk, max_bytes=max_bytes):
-            # after a compaction, the response before it (its size) is still wanted
-            open_usage = newest is None or (newest.compacted and newest.pre_tokens is None)
+            looking = state != "done"
             if not (
                 (model is None and TURN_CONTEXT in line)
-                or (open_usage and USAGE_RECORD in line)
-                or (newest is None and (COMPACTED in line or TOKEN_COUNT in line))
+                or (looking and (USAGE_RECORD in line or COMPACTED in line))
+                or (state == "open" and TOKEN_COUNT in line)
                 or (window is None and _WINDOW in line)
             ):
                 continue
@@ -142,35 +149,35 @@ def codex_context(
             if kind == "turn_context" and model is None:
                 value = payload.get("model")
                 model = value if isinstance(value, str) and value else None
-            elif kind == "event_msg" and window is None:
-                window = _window(payload)
-            if kind == "token_usage_record" and open_usage:
+            elif kind == "event_msg":
+                window = window if window is not None else _window(payload)
+                if state == "open" and is_reset(payload):
+                    state = "reset?"
+            elif kind == "compacted" and looking:
+                # a second compaction before any response: the size before it is unknown
+                state = "done" if state == "before" else "before"
+                compacted = True
+            elif kind == "token_usage_record" and looking:
                 counts = codex_counts(payload.get("usage"))
-                if counts is not None and newest is None:
+                if counts is None:
+                    continue
+                size = counts[0] + counts[2]
+                if state == "open" or (state == "reset?" and size == 0):
                     rid = payload.get("response_id")
-                    newest = CodexContext(
-                        counts[0] + counts[2], response_id=rid if isinstance(rid, str) else None
-                    )
-                elif counts is not None:
-                    newest = CodexContext(None, compacted=True, pre_tokens=counts[0] + counts[2])
-            elif newest is None and (
-                kind == "compacted" or (kind == "event_msg" and is_reset(payload))
-            ):
-                newest = CodexContext(None, compacted=True)
-            if (
-                newest is not None
-                and model is not None
-                and not (newest.compacted and newest.pre_tokens is None)
-            ):
+                    context, response_id = size, rid if isinstance(rid, str) else None
+                else:  # the response before a compaction
+                    compacted, pre_tokens = True, size
+                state = "done"
+            if state == "done" and model is not None:
                 break
-    found = newest
-    if found is None:
+    if state == "open":
         return None
+    compacted = compacted or state == "reset?"
     return CodexContext(
-        found.context_tokens,
+        None if compacted else context,
         model,
-        found.response_id,
+        None if compacted else response_id,
         window,
-        found.compacted,
-        found.pre_tokens,
+        compacted,
+        pre_tokens,
     )
