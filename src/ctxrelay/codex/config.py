@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.claude.config import Scope, config_path, parse_threshold
 from ctxrelay.errors import ConfigError
 
-__all__ = ["ENV_THRESHOLD", "SECTION", "CodexConfig", "load", "set_threshold"]
+__all__ = ["ENV_THRESHOLD", "SECTION", "CodexConfig", "codex_home", "load", "set_threshold"]
 
 ENV_THRESHOLD = "CTXRELAY_CODEX_THRESHOLD"
 SECTION = "codex"
@@ -43,6 +44,12 @@ class CodexConfig:
             "threshold_source": self.threshold_source,
             "problems": list(self.problems),
         }
+
+
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$CODEX_HOME``, else ``~/.codex``: where Codex keeps the user layer."""
+    value = (os.environ if env is None else env).get("CODEX_HOME")
+    return Path(value) if value else Path.home() / ".codex"
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -22,6 +22,8 @@ HANDLERS: dict[str, str] = {
     "PreToolUse": "ctxrelay.codex._events.pre_tool_use",
     "PostToolUse": "ctxrelay.codex._events.post_tool_use",
     "PostCompact": "ctxrelay.codex._events.post_compact",
+    "Stop": "ctxrelay.codex._events.stop",
+    "SessionStart": "ctxrelay.codex._events.session_start",
 }
 
 

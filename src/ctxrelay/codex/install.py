@@ -28,6 +28,7 @@ from typing import Any
 
 from ctxrelay.claude._snippet import HOOK_TIMEOUT_S
 from ctxrelay.codex.appserver import AppServer, HookEntry, trust_edit, untrust_edit
+from ctxrelay.codex.config import codex_home
 from ctxrelay.codex.launcher import is_ours
 from ctxrelay.errors import ConfigError
 
@@ -62,15 +63,11 @@ EVENTS: Mapping[str, str | None] = {
     "PreToolUse": "Bash",
     "PostToolUse": "Bash",
     "PostCompact": None,
+    "Stop": None,
+    "SessionStart": None,
 }
 """The events ctxrelay's hook answers on Codex, with their matcher (Codex matches the
 hook-visible tool name, ``Bash`` for its shell, by a full regex match)."""
-
-
-def codex_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$CODEX_HOME``, else ``~/.codex``: where Codex keeps the user layer."""
-    value = (os.environ if env is None else env).get("CODEX_HOME")
-    return Path(value) if value else Path.home() / ".codex"
 
 
 def codex_env(home: Path) -> dict[str, str]:

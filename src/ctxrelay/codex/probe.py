@@ -44,6 +44,10 @@ def sample_payload(event: str, root: Path, command: str = "cat big.txt") -> dict
         payload["tool_response"] = "hello\n"
     if event == "PostCompact":
         payload["trigger"] = "manual"
+    if event == "Stop":
+        payload |= {"stop_hook_active": False, "last_assistant_message": "done"}
+    if event == "SessionStart":
+        payload["source"] = "startup"
     return payload
 
 
