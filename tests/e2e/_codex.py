@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,7 @@ import pytest
 
 from ctxrelay.testing import OpenAIServer
 from tests.codex._cli import codex_cli
+from tests.conftest import need
 
 MODEL = "gpt-5.5"
 API_KEY_VARIABLE = "CTXRELAY_TEST_CODEX_KEY"
@@ -83,3 +88,71 @@ def tool_outputs(server: OpenAIServer) -> list[str]:
                     output if isinstance(output, str) else json.dumps(output),
                 )
     return list(seen.values())
+
+
+class Tmux:
+    """Codex's interactive UI in a detached tmux session of its own (tmux answers the
+    terminal queries the UI waits for; its own server socket under the test's folder)."""
+
+    def __init__(self, argv: list[str], cwd: Path, socket: Path) -> None:
+        if shutil.which("tmux") is None:
+            need("CODEX", "tmux is not installed: the Codex TUI tests drive it in tmux")
+        self.socket = socket
+        env = " ".join(
+            f"{k}={shlex.quote(v)}"
+            for k, v in os.environ.items()
+            if k
+            in (
+                "CODEX_HOME",
+                API_KEY_VARIABLE,
+                "CTXRELAY_STATE_DIR",
+                "XDG_CONFIG_HOME",
+                "PATH",
+                "HOME",
+            )
+        )
+        command = f"cd {shlex.quote(str(cwd))} && exec env {env} {shlex.join(argv)}"
+        self._tmux("new-session", "-d", "-x", "160", "-y", "50", command)
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p")
+
+    def wait(self, until: Callable[[], bool], what: str, timeout: float = 120) -> None:
+        """Poll the screen and the world until ``until()`` holds; fail naming ``what``."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.screen()}")
+            time.sleep(0.2)
+
+    def shows(self, text: str) -> bool:
+        return text in self.screen()
+
+    def type(self, text: str) -> None:
+        """Type ``text``, then Enter apart (together they are taken as a paste)."""
+        self._tmux("send-keys", "-l", text)
+        self.wait(lambda: self.shows(text), f"the typed text {text!r}")
+        self._tmux("send-keys", "Enter")
+
+    def key(self, name: str) -> None:
+        self._tmux("send-keys", name)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], check=False)
+
+
+def start_tui(project: Path, socket: Path) -> Tmux:
+    """``codex --no-daemon`` in ``project`` (a folder Codex trusts), past the model
+    announcement, at the prompt."""
+    tui = Tmux([str(codex_cli()), "--no-daemon"], project, socket)
+    tui.wait(lambda: tui.shows("Use existing model") or tui.shows("Ask Codex"), "the prompt")
+    if tui.shows("Use existing model"):
+        tui.key("2")
+    tui.wait(lambda: tui.shows("Ask Codex") and not tui.shows("Use existing model"), "the prompt")
+    return tui
