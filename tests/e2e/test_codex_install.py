@@ -1,7 +1,8 @@
 """``ctxrelay codex install | doctor | uninstall`` against the real Codex CLI, offline:
 after install (trust through ``codex app-server``, no bypass flag anywhere) a ``cat`` of
 a big file is denied by ctxrelay inside a real ``codex exec`` and the model is told
-what to run instead; doctor reports each hook's trust and exits 1 on an untrusted one;
+what to run instead, and a repeat print of an unchanged file is denied too; doctor
+reports each hook's trust and exits 1 on an untrusted one;
 uninstall leaves ``hooks.json`` and ``config.toml`` byte for byte as they were."""
 
 from __future__ import annotations
@@ -147,3 +148,29 @@ def test_a_project_codex_does_not_trust_gets_one_sentence_and_no_trust(
         assert ctxrelay(["codex", "uninstall", "--project-dir", str(project)]) == 0
         assert not (project / ".codex").exists()
         capsys.readouterr()
+
+
+def test_a_second_whole_print_of_an_unchanged_file_is_denied_as_a_repeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cat = {"cmd": "cat notes.txt"}
+    steps = [
+        Step(tool_calls=[ToolUse("exec_command", cat, id="call_1")]),
+        Step(tool_calls=[ToolUse("exec_command", cat, id="call_2")]),
+        Step(tool_calls=[ToolUse("exec_command", {"cmd": "head -n 1 notes.txt"}, id="call_3")]),
+        Step(text="done"),
+    ]
+    with OpenAIServer(steps) as server:
+        _, project = codex_home(tmp_path, server, monkeypatch)
+        (project / "notes.txt").write_text("the plan\nstep two\n", encoding="utf-8")
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+        run_exec(project, "read the notes")
+    first, again, part = tool_outputs(server)
+    assert "the plan" in first
+    notes = project / "notes.txt"
+    assert again.startswith(
+        f"Command blocked by PreToolUse hook: ctxrelay guard: you already printed {notes} in full"
+    )
+    assert again.endswith(". Command: cat notes.txt")
+    assert "the plan" in part  # a part of it is never a repeat
