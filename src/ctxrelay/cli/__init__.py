@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ctxrelay.cli.run", "run an agent session whose windows hand off"),
     "sessions": ("ctxrelay.cli.sessions", "list, show, search and reset stored sessions"),
     "claude": ("ctxrelay.cli.claude", "the Claude Code plugin: install, doctor, statusline, run"),
+    "codex": ("ctxrelay.cli.codex", "the Codex CLI host: install, uninstall, doctor, config"),
     "analyze": ("ctxrelay.cli.analyze", "price what a session cost and what a policy would have"),
 }
 
