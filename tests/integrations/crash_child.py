@@ -31,12 +31,12 @@ from ctxrelay.budget import Budget
 from ctxrelay.store import Store
 from ctxrelay.store.sqlite import SqliteStore
 
-# The first prompt is above the advisory's point, and two copies of it are above the
-# usable limit: a history recorded twice would show.
 BUDGET = Budget(limit=64_000, output_reserve=12_000, threshold=60)
 MODEL = "gpt-4.1"
 SESSION = "s1"
-SLOW_DONE = "slow part done"
+#: ``slow``'s result: large enough that the request which carries it passes the handoff
+#: advisory's point (the first prompt alone passes only the warning's).
+SLOW_DONE = "slow part done\n" + "a line of the slow part's output\n" * 2_000
 #: Long enough that only the dead holder's pid can free the lease before a resume.
 LEASE_TTL = 3600.0
 

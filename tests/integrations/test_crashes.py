@@ -44,12 +44,20 @@ from typing import Any
 import pytest
 
 from ctxrelay.integrations import Relay
+from ctxrelay.runtime.estimate import DEFAULT_BYTES_PER_TOKEN, SAFETY_MARGIN
 from ctxrelay.store import open_store
 from ctxrelay.testing import Hold, OpenAIServer, Step, ToolUse, estimate_tokens
 from tests.integrations import crash_child
 from tests.integrations.crash_child import BUDGET, SESSION, SLOW_DONE, Args
 
-BIG = "x" * (BUDGET.usable_limit * 4 * 2 // 3)
+# The first prompt is estimated (before any count of the provider's) between the warning's
+# point and the handoff's: its request gets the warning, the request that carries slow's
+# result gets the handoff.
+assert BUDGET.warning_at is not None
+assert BUDGET.handoff_target is not None
+BIG = "x" * int(
+    (BUDGET.warning_at + BUDGET.handoff_target) / 2 * DEFAULT_BYTES_PER_TOKEN / SAFETY_MARGIN
+)
 FIRST = f"Read this log: {BIG}"
 KILLED = "Now do the slow part."
 POINTS = ["mid-request", "mid-tool", "after-result", "mid-seal", "after-seal"]
@@ -325,7 +333,6 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
     finally:
         store.close()
     advisories = [r for r in rows if r.kind == "warning"]
-    assert advisories, "the first prompt is above the advisory's point"
     lead_ins = [r for r in rows if r.kind == "lead_in"]
     # The first run's request, the kill run's (two when it died mid-request), one for each
     # resume.
@@ -343,6 +350,16 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
     # Each advisory published once; each prompt stored once.
     stages = [(r.window_id, r.metadata.get("stage")) for r in advisories]
     assert len(stages) == len(set(stages))
+    published = [str(r.metadata.get("stage")) for r in advisories]
+    if at in ("mid-request", "after-result"):  # slow's result passed the handoff's point
+        assert published == ["warning", "handoff"]
+        (handoff,) = [r.text or "" for r in advisories if r.metadata.get("stage") == "handoff"]
+        # Published for the request the kill lost (mid-request) or the resume's first, and
+        # sent (once) with every request from there on.
+        sent = [i for i, b in enumerate(bodies) if any(handoff in t for t in _texts(b))]
+        assert sent == list(range(2, len(bodies)))
+    else:
+        assert published == ["warning"]
     prompts = [r.text for r in rows if r.kind == "user" and "trigger" not in r.metadata]
     assert prompts == [FIRST, KILLED, "continue", "continue"]
     results = [r for r in rows if r.kind == "tool_result"]
