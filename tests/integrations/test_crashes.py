@@ -5,6 +5,8 @@ Chat Completions model and on its default Responses model, pydantic-ai's
 ``message_history``, LangChain's ``SqliteSaver``; ``crash_child.py`` runs them), a child
 process is killed with SIGKILL at each point of a run:
 
+- ``mid-first-request``: the run's first request is in flight, and its prompt is the
+  resume's ("continue": a prompt that got no answer, sent again, which is stored once);
 - ``mid-request``: the model request after a tool's result is in flight (the server
   holds it until the process is dead);
 - ``mid-tool``: the tool runs;
@@ -60,7 +62,7 @@ BIG = "x" * int(
 )
 FIRST = f"Read this log: {BIG}"
 KILLED = "Now do the slow part."
-POINTS = ["mid-request", "mid-tool", "after-result", "mid-seal", "after-seal"]
+POINTS = ["mid-first-request", "mid-request", "mid-tool", "after-result", "mid-seal", "after-seal"]
 #: Seconds a child may take to reach a point or to finish (a bound on a hang, not a wait).
 PATIENCE = 180.0
 
@@ -205,9 +207,16 @@ def _copy(started: Started, into: Path) -> Args:
 
 
 def _reach(child: Child, at: str, server: OpenAIServer, first: Hold | None) -> Hold | None:
-    """Wait until ``child`` is at ``at``; for ``mid-request``, hold the request that
-    follows the run's first (the one after the tool's result) and return its hold."""
+    """Wait until ``child`` is at ``at`` and return the hold of the request in flight:
+    ``first`` for ``mid-first-request``; for ``mid-request``, the request that follows the
+    run's first (the one after the tool's result)."""
     deadline = time.monotonic() + PATIENCE
+    if at == "mid-first-request":
+        assert first is not None
+        while not first.arrived.wait(0.05):
+            assert child.process.is_alive(), child.said(0)
+            assert time.monotonic() < deadline, "the run's first request never arrived"
+        return first
     if at == "mid-request":
         assert first is not None
         assert first.arrived.wait(PATIENCE), "the run's first request never arrived"
@@ -248,6 +257,10 @@ def _killed_at(at: str, db: str) -> None:
         assert kinds == ["lead_in", "user"]
         return
     assert windows == [None]
+    if at == "mid-first-request":  # its prompt is stored, and nothing after it
+        assert rows[-1].kind == "user"
+        assert rows[-1].text == "continue"
+        return
     names = [r.metadata.get("name") for r in rows if r.kind == "tool_result"]
     # The kill run's reply (its tool call) is the last one stored: no answer came after.
     last = max(i for i, k in enumerate(kinds) if k == "assistant")
@@ -306,8 +319,9 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
     ]
     with OpenAIServer(steps) as server:
         args = replace(_copy(started, tmp_path / "files"), base_url=server.base_url)
-        first = server.hold() if at == "mid-request" else None
-        child = Child.start(replace(args, prompts=(KILLED,), kill=at))
+        first = server.hold() if at.startswith("mid-") and at.endswith("request") else None
+        killed = "continue" if at == "mid-first-request" else KILLED
+        child = Child.start(replace(args, prompts=(killed,), kill=at))
         try:
             held = _reach(child, at, server, first)
             child.kill()
@@ -334,9 +348,9 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
         store.close()
     advisories = [r for r in rows if r.kind == "warning"]
     lead_ins = [r for r in rows if r.kind == "lead_in"]
-    # The first run's request, the kill run's (two when it died mid-request), one for each
-    # resume.
-    assert len(bodies) == (5 if at == "mid-request" else 4)
+    # The first run's request, the kill run's, one for each resume; one more where a
+    # request was in flight (the kill run's second, or the first resume's call of slow).
+    assert len(bodies) == (5 if first is not None else 4)
     for body in bodies:
         assert _unanswered(body) == []
         assert estimate_tokens(body) <= BUDGET.usable_limit
@@ -351,17 +365,19 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
     stages = [(r.window_id, r.metadata.get("stage")) for r in advisories]
     assert len(stages) == len(set(stages))
     published = [str(r.metadata.get("stage")) for r in advisories]
-    if at in ("mid-request", "after-result"):  # slow's result passed the handoff's point
+    if not sealing and at != "mid-tool":  # slow's result passed the handoff's point
         assert published == ["warning", "handoff"]
         (handoff,) = [r.text or "" for r in advisories if r.metadata.get("stage") == "handoff"]
-        # Published for the request the kill lost (mid-request) or the resume's first, and
-        # sent (once) with every request from there on.
+        # Published for the request that first carried slow's result (the one the kill
+        # lost, mid-request), and sent (once) with every request from there on.
         sent = [i for i, b in enumerate(bodies) if any(handoff in t for t in _texts(b))]
-        assert sent == list(range(2, len(bodies)))
+        assert sent == list(range(3 if at == "mid-first-request" else 2, len(bodies)))
     else:
         assert published == ["warning"]
     prompts = [r.text for r in rows if r.kind == "user" and "trigger" not in r.metadata]
-    assert prompts == [FIRST, KILLED, "continue", "continue"]
+    # A prompt whose request was lost, sent again, is one prompt (as a retried dispatch).
+    retried = at == "mid-first-request"
+    assert prompts == [FIRST, killed, "continue"] + ([] if retried else ["continue"])
     results = [r for r in rows if r.kind == "tool_result"]
     if sealing:  # the seal completed on resume, or stood: window 2 is open either way
         assert [w.seal_reason for w in windows] == ["new_context", None]
@@ -406,6 +422,13 @@ def _texts_stored(store: Any) -> list[str]:
         (["task", "continue", "step 1", "a result", "go on"], ["a result", "go on"]),
         # the whole history with nothing lost: as before, after the last stored item
         (["task", "continue", "step 1", "step 2", "continue"], ["continue"]),
+        # the last stored prompt got no answer (its request was lost) and the next run
+        # sends the same text again: the retry is that prompt, recorded once, whether the
+        # memory kept the first (Agents SDK) ...
+        (["task", "continue", "step 1", "step 2", "step 2"], []),
+        # ... or lost it (pydantic-ai, saved after each run), or there is no memory
+        (["task", "continue", "step 1", "step 2"], []),
+        (["step 2"], []),
     ],
 )
 def test_a_resent_history_is_matched_by_identity(
