@@ -210,27 +210,27 @@ def _reach(child: Child, at: str, server: OpenAIServer, first: Hold | None) -> H
     """Wait until ``child`` is at ``at`` and return the hold of the request in flight:
     ``first`` for ``mid-first-request``; for ``mid-request``, the request that follows the
     run's first (the one after the tool's result)."""
-    deadline = time.monotonic() + PATIENCE
-    if at == "mid-first-request":
-        assert first is not None
-        while not first.arrived.wait(0.05):
-            assert child.process.is_alive(), child.said(0)
-            assert time.monotonic() < deadline, "the run's first request never arrived"
-        return first
-    if at == "mid-request":
-        assert first is not None
-        assert first.arrived.wait(PATIENCE), "the run's first request never arrived"
+    if first is not None:
+        _arrived(first, child, "the run's first request")
+        if at == "mid-first-request":
+            return first
         second = server.hold()  # queued before the first is answered: no race
         first.release()
-        while not second.arrived.wait(0.05):
-            assert child.process.is_alive(), child.said(0)
-            assert time.monotonic() < deadline, "the request after the result never arrived"
+        _arrived(second, child, "the request after the tool's result")
         return second
     said = child.said(PATIENCE)
     if said is not None and said[0] == "failed":
         pytest.fail(f"the child failed before {at}:\n{said[1]}")
     assert said == ("here", at), f"the child never reached {at}: {said}"
     return None
+
+
+def _arrived(hold: Hold, child: Child, what: str) -> None:
+    """Wait for the held request to arrive, failing at once if the child dies first."""
+    deadline = time.monotonic() + PATIENCE
+    while not hold.arrived.wait(0.05):
+        assert child.process.is_alive(), f"{what} never arrived: {child.said(0)}"
+        assert time.monotonic() < deadline, f"{what} never arrived"
 
 
 def _lease(db: str) -> tuple[int, float] | None:
