@@ -19,7 +19,9 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
-guard (a Read's result and no compaction after a byte offset).
+guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
+``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
+as text).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._agent import AgentReading as AgentReading
     from ctxrelay.transcripts._agent import read_agent as read_agent
+    from ctxrelay.transcripts._conversation import Message as Message
+    from ctxrelay.transcripts._conversation import MessageKind as MessageKind
+    from ctxrelay.transcripts._conversation import conversation as conversation
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
@@ -66,6 +71,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
 # forward pass (``_scan``, ``_pass``) into every hook process.
 _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
+    "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_hot": (
         "CALL_SEARCH_MAX_BYTES",
