@@ -134,7 +134,6 @@ def _call_response(call: str) -> str:
     record = {
         "type": "assistant",
         "sessionId": "ctxrelay-probe",
-        "isSidechain": False,
         "message": {
             "id": "msg_ctxrelay_probe",
             "type": "message",
