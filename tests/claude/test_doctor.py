@@ -212,7 +212,7 @@ def test_the_hook_is_timed_on_a_payload_that_needs_no_wait(tmp_path: Path) -> No
     path = tmp_path / "transcript.jsonl"
     path.write_text(probe._call_response("toolu_probe"))
     assert call_response(str(path), "toolu_probe", wait_s=0) == (
-        20_105,
+        9_105,
         "claude-sonnet-4-5",
         "msg_ctxrelay_probe",
     )

@@ -144,7 +144,7 @@ def _call_response(call: str) -> str:
             "usage": {
                 "input_tokens": 5,
                 "cache_creation_input_tokens": 100,
-                "cache_read_input_tokens": 20_000,
+                "cache_read_input_tokens": 9_000,
                 "output_tokens": 10,
             },
         },

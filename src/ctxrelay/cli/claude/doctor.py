@@ -87,7 +87,8 @@ def _show(report: Report) -> None:
             )
         out.print(table)
         for check in report.checks:
-            out.print(f"The {check.kind} runs: {check.command}", soft_wrap=True)
+            what = "MCP server" if check.kind == "mcp" else check.kind
+            out.print(f"The {what} runs: {check.command}", soft_wrap=True)
     hook, ratio = report.hook, report.hook_ratio
     if hook is not None and hook.ms is not None and ratio is not None:
         out.print(
