@@ -6,9 +6,10 @@ The project is trusted (as after the first-run dialog): under ``-p`` the tool of
 untrusted project was denied although its settings allow it. Three real sessions of one
 project: an unrelated one, one that held a decision and wrote
 a handoff, and the session that started from that handoff. The chain's links are set up
-the way the hooks record them (``ctxrelay.claude._chain``); a user ``SessionStart`` hook
-records which session each Claude Code process runs, as ctxrelay's own ``SessionStart``
-does once the handoff work records it. The model in the last session searches for the
+the way the hooks record them (``ctxrelay.claude._chain``): ctxrelay's ``SessionStart``
+records which session each Claude Code process runs, the test the handoff's writer and
+the session started from it (a user ``SessionStart`` hook tells the test each session's
+transcript). The model in the last session searches for the
 decision (found, from the session it was handed off from) and for the unrelated
 session's text (not found: the privacy floor).
 """
@@ -37,12 +38,9 @@ DECISION = "Decision: we chose the LALR parser over PEG, for its error messages.
 UNRELATED = "The unrelated secret is PLUM-42."
 HANDOFF = "handoff-20261201T000000Z.md"
 
-# What a SessionStart records once the handoff work wires it in: this process runs this
-# session (CLAUDE_PID is the Claude Code process, the MCP server's parent).
+# Each SessionStart payload, for the test to find the sessions' transcripts.
 _RECORD = (
-    "import json, os, sys; from ctxrelay.claude import _chain; p = json.load(sys.stdin); "
-    "_chain.record_process(int(os.environ['CLAUDE_PID']), os.environ['CLAUDE_PROJECT_DIR'], "
-    "p['session_id'], p['transcript_path']); "
+    "import json, os, sys; p = json.load(sys.stdin); "
     "open(os.environ['CTXRELAY_STATE_DIR'] + '/starts.jsonl', 'a').write(json.dumps(p) + '\\n')"
 )
 
