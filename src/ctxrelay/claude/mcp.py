@@ -16,7 +16,10 @@ and kept across ``/clear`` (seen on 2.1.332: the same server process before and 
 its environment's ``CLAUDE_CODE_SESSION_ID`` still the first session's), so at each call
 it asks :func:`ctxrelay.claude._chain.current` for the session its parent process runs
 now, as the ``SessionStart`` hook recorded it. The project is the process's
-``CLAUDE_PROJECT_DIR``.
+``CLAUDE_PROJECT_DIR``. Before it follows the chain it settles the handoffs
+(:func:`ctxrelay.claude.handoff.settle`): the fresh session's first request went out
+with the file, so the link from it to the session that wrote it holds already, though
+the hooks record it only at the turn's end.
 
 The privacy floor is the chain's: a session that started without a handoff (a fresh
 start, a plain ``/clear``) has no earlier window, and a chain never crosses projects.
@@ -204,14 +207,18 @@ _NO_SESSION = (
 
 async def history_call(history: ChainHistory, args: Mapping[str, Any]) -> ToolResult:
     """One tool call from the Claude Code process that started this server."""
-    from ctxrelay.claude import _chain
+    from ctxrelay.claude import _chain, handoff
     from ctxrelay.claude.config import project_dir_of
     from ctxrelay.runtime.tools import ToolResult
 
     link = _chain.current(os.getppid())
     if link is None:
         return ToolResult(_NO_SESSION, is_error=True)
-    return await history.call(args, _chain.chain(project_dir_of(), link))
+    project = project_dir_of()
+    # The hooks record that a session started from a handoff at its next Stop; a call in
+    # the fresh session's first turn (its request went out with the file) must see it now.
+    handoff.settle(project)
+    return await history.call(args, _chain.chain(project, link))
 
 
 def serve() -> None:
