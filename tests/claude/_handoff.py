@@ -55,6 +55,21 @@ class Transcript:
     def prompt(self, text: str) -> None:
         self._write({"type": "user", "message": {"role": "user", "content": text}})
 
+    def context(self, text: str) -> None:
+        """The line Claude Code 2.1.332 writes when a Stop hook answers
+        ``additionalContext`` (the turn goes on; no user message)."""
+        self._write(
+            {
+                "type": "attachment",
+                "attachment": {
+                    "type": "hook_additional_context",
+                    "content": [text],
+                    "hookName": "Stop",
+                    "hookEvent": "Stop",
+                },
+            }
+        )
+
     def feedback(self, text: str) -> None:
         """The user message Claude Code adds when a Stop hook blocks."""
         self._write(
@@ -123,6 +138,20 @@ class Transcript:
                     "message": {"role": "user", "content": [result]},
                 }
             )
+
+
+def continued(answer: Mapping[str, Any] | None) -> str | None:
+    """The text a Stop answer makes the turn go on with (its ``additionalContext``), or
+    ``None`` when the turn ends; never the old ``decision: block``."""
+    if answer is None:
+        return None
+    assert "decision" not in answer  # drawn as a problem, with the command line
+    extra = answer.get("hookSpecificOutput")
+    if not isinstance(extra, dict):
+        return None
+    assert extra["hookEventName"] == "Stop"
+    text = extra.get("additionalContext")
+    return text if isinstance(text, str) else None
 
 
 def run_hook(payload: Mapping[str, Any]) -> dict[str, Any] | None:

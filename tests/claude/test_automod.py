@@ -13,7 +13,14 @@ from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _mod_channel, _state, automod, handoff
 from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.install import install, uninstall
-from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
+from tests.claude._handoff import (
+    SESSION,
+    Transcript,
+    continued,
+    isolate,
+    run_hook,
+    stop_payload,
+)
 
 WINDOW = 200_000
 AT = WINDOW * CONTEXT_PERCENT // 100
@@ -49,8 +56,11 @@ def _signal(answer: dict[str, object] | None) -> dict[str, object] | None:
     assert out["hookEventName"] == "Stop"
     text = out["additionalContext"]
     assert isinstance(text, str)
-    assert text.startswith(_mod_channel.MARK)
-    decoded = json.loads(text[len(_mod_channel.MARK) :])
+    last = text.rsplit("\n", 1)[-1]  # the mod's line is the entry's last
+    if not last.startswith(_mod_channel.MARK):
+        assert _mod_channel.MARK not in text
+        return None
+    decoded = json.loads(last[len(_mod_channel.MARK) :])
     assert isinstance(decoded, dict)
     return decoded
 
@@ -62,10 +72,10 @@ def _to_ready(transcript: Transcript, project: Path) -> tuple[dict[str, object],
     transcript.assistant(context=AT, text="done")
     asked = run_hook(stop_payload(transcript, project))
     assert asked is not None
-    assert asked["decision"] == "block"
+    assert "Hand off now" in str(continued(asked))
     job = _state.session_state(SESSION).get("handoff")
     path = Path(job["path"])
-    transcript.feedback(str(asked["reason"]))
+    transcript.context(str(continued(asked)))
     path.write_text("# Handoff\n## Next step\nrun make test\n")
     transcript.assistant(context=AT + 900, tools=[("Write", {"file_path": str(path)})])
     transcript.assistant(context=AT + 1_000, text="written")
@@ -79,7 +89,11 @@ def test_with_the_mod_the_hook_asks_it_to_hold_then_to_clear_once(
     _interactive(monkeypatch, mod=True)
     asked, path = _to_ready(transcript, project)
     assert _signal(asked) == {"act": "hold"}
-    assert "Hand off now" in str(asked["reason"])  # the write prompt is unchanged
+    # The write prompt comes first in the same entry, and goes on to the model.
+    prompt, line = str(continued(asked)).rsplit("\n\n", 1)
+    assert prompt.startswith("[ctxrelay] Hand off now")
+    assert str(path) in prompt
+    assert line.startswith(_mod_channel.MARK)
     ready = run_hook(stop_payload(transcript, project, stop_hook_active=True))
     assert _signal(ready) == {
         "act": "clear",

@@ -22,7 +22,14 @@ from ctxrelay.claude.config import load, set_value
 from ctxrelay.claude.statusline import status_line
 from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.errors import ConfigError
-from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
+from tests.claude._handoff import (
+    SESSION,
+    Transcript,
+    continued,
+    isolate,
+    run_hook,
+    stop_payload,
+)
 
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import PreToolUsePayload
@@ -130,8 +137,8 @@ def test_auto_mode_starts_the_handoff_at_the_slider(project: Path, tmp_path: Pat
     t.assistant(context=AT_45, text="done")
     answer = run_hook(stop_payload(t, project))
     assert answer is not None
-    assert answer["decision"] == "block"
-    assert "(the handoff point is 45%)" in answer["reason"]
+    assert continued(answer) is not None
+    assert "(the handoff point is 45%)" in str(continued(answer))
 
 
 def test_the_env_override_wins(

@@ -128,6 +128,21 @@ def test_auto_handoff_progress_shows(project: Path) -> None:
     assert "writing the file" in _run(dict(AFTER, workspace={"project_dir": str(project)}))
 
 
+def test_clear_to_continue_only_while_clear_would_load_the_handoff(project: Path) -> None:
+    from ctxrelay.claude import handoff
+
+    path = handoff.new_handoff_path(project)
+    path.write_text("# Handoff\n")
+    _state.session_state(BEFORE["session_id"]).set("handoff", {"phase": "ready", "path": str(path)})
+    payload = dict(AFTER, workspace={"project_dir": str(project)})
+    assert "/clear to continue" in _run(payload)
+    handoff.mark_consumed(project, path)  # a session started from it (or it was dropped)
+    assert "/clear" not in _run(payload)
+    path.unlink()
+    handoff.new_handoff_path(project)  # gone: nothing to load either
+    assert "/clear" not in _run(payload)
+
+
 @pytest.mark.parametrize("bad", ["", "not json", "[1,2]", '{"context_window": 5}', "null"])
 def test_bad_input_prints_a_line_and_exits_zero(project: Path, bad: str) -> None:
     assert _run(bad)

@@ -20,7 +20,14 @@ from ctxrelay.budget.bounds import (
 from ctxrelay.claude import _state
 from ctxrelay.claude._limit import usable_limit
 from ctxrelay.claude.config import set_value
-from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
+from tests.claude._handoff import (
+    SESSION,
+    Transcript,
+    continued,
+    isolate,
+    run_hook,
+    stop_payload,
+)
 from tests.claude._session import Session
 
 WINDOW = 200_000
@@ -180,16 +187,16 @@ def test_auto_asks_for_the_file_and_marks_it_ready(
     _turn(transcript, AT)
     answer = run_hook(stop_payload(transcript, project))
     assert answer is not None
-    assert answer["decision"] == "block"
+    assert continued(answer) is not None
     job = _state.session_state(SESSION).get("handoff")
     assert job["phase"] == "writing"
     path = Path(job["path"])
     assert path.parent == project / ".ctxrelay" / "handoff"
-    assert str(path) in answer["reason"]
+    assert str(path) in str(continued(answer))
     for title in ("## Goal", "## State", "## Decisions", "## Files touched", "## Next step"):
-        assert title in answer["reason"]
+        assert title in str(continued(answer))
     # Claude continues ("Stop hook feedback") and writes the file.
-    transcript.feedback(answer["reason"])
+    transcript.context(str(continued(answer)))
     path.write_text("# Handoff\n## Next step\nrun make test\n")
     transcript.assistant(context=AT + 900, tools=[("Write", {"file_path": str(path)})])
     transcript.assistant(context=AT + 1_000, text=f"Handoff written to {path}")
@@ -207,15 +214,15 @@ def test_auto_waits_then_retries_once_then_gives_up(
     _turn(transcript, AT)
     first = run_hook(stop_payload(transcript, project))
     assert first is not None
-    assert first["decision"] == "block"
+    assert continued(first) is not None
     answers = []
     for _ in range(HANDOFF_WAIT_TURNS * (HANDOFF_RETRY_MAX + 1)):
         _turn(transcript, AT + 10)
         answers.append(run_hook(stop_payload(transcript, project)))
-    blocks = [a for a in answers if a and a.get("decision") == "block"]
+    blocks = [continued(a) for a in answers if continued(a) is not None]
     assert len(blocks) == HANDOFF_RETRY_MAX
-    assert "has not appeared yet" in blocks[0]["reason"]
-    assert answers[HANDOFF_WAIT_TURNS - 1] == blocks[0]  # after waiting the full turns
+    assert "has not appeared yet" in str(blocks[0])
+    assert continued(answers[HANDOFF_WAIT_TURNS - 1]) == blocks[0]  # after the full wait
     assert answers[-1] is not None
     assert "no handoff file appeared" in answers[-1]["systemMessage"]
     assert _state.session_state(SESSION).get("handoff")["phase"] == "failed"
@@ -247,8 +254,8 @@ def test_auto_task_done_starts_a_handoff_too(
     _turn(transcript, 5_000, [("TaskUpdate", {"taskId": "3", "status": "completed"})])
     answer = run_hook(stop_payload(transcript, project))
     assert answer is not None
-    assert answer["decision"] == "block"
-    assert "task was just marked completed" in answer["reason"]
+    assert continued(answer) is not None
+    assert "task was just marked completed" in str(continued(answer))
 
 
 def test_concurrent_stops_hint_once(project: Path, transcript: Transcript) -> None:
@@ -338,9 +345,9 @@ def test_the_notice_rides_with_the_auto_write_prompt(
     _turn(transcript, AT)
     answer = run_hook(stop_payload(transcript, project))
     assert answer is not None
-    assert answer["decision"] == "block"
+    assert continued(answer) is not None
     # Claude is continuing to write the handoff: it reads the notice and can say so there.
-    prompt, notice = answer["reason"].rsplit("\n\n", 1)
+    prompt, notice = str(continued(answer)).rsplit("\n\n", 1)
     assert "## Next step" in prompt
     assert notice.startswith("[ctxrelay] Subagent a1")
     assert str(session.agent_file("a1")) in notice

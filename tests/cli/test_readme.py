@@ -109,9 +109,8 @@ def test_claude_code_section_installs_shows_and_uninstalls(
 ) -> None:
     outputs = run_readme("Claude Code", tmp_path, capsys, monkeypatch)
     project = user_home / "src" / "app"
-    assert (project / ".claude").is_dir()
-    settings = project / ".claude" / "settings.json"
-    assert not settings.exists() or "ctxrelay" not in settings.read_text()
+    assert project.is_dir()
+    assert not (project / ".claude").exists()  # install made it; uninstall took it away
     assert any("installed into" in out for out in outputs.values())
     assert any("Everything works." in out for out in outputs.values())
     assert any("removed from" in out for out in outputs.values())

@@ -5,11 +5,15 @@ In auto mode the Stop hook asks Claude to write the handoff file and sees it wri
 ``/clear`` and submit a prompt: the mod ``plugin/hooks/automod.js``, a hooks module
 Claude Code 2.1.287 and later load. Every decision stays here, in the Stop hook's locked
 update of the session's state; the mod only carries out what one Stop answer says, in
-one entry of its ``additionalContext`` that the mod takes out before the model could
-read it (:data:`MARK` and a JSON object):
+the last line of its ``additionalContext`` (:data:`MARK` and a JSON object), which the
+mod takes out before the model could read it. One hook command gives the mod one entry,
+so the write prompt, when there is one, comes first in the same entry and the mod keeps
+it (the turn goes on with it); an entry that was only the mod's line is removed whole
+(the turn ends):
 
 - ``{"act": "hold"}`` while the write prompt goes out: the mod holds what the user types
-  until the turn is over (and, if a clear follows, until the resume prompt is in);
+  (and empties the prompt box) until the turn is over, and, if a clear follows, until
+  the resume prompt is in;
 - ``{"act": "clear", "id": <file>, "prompt": <text>}`` once, when the handoff is ready:
   the mod runs ``/clear`` when the turn completes, ``SessionStart`` injects the file into
   the fresh session, and the mod submits ``prompt``. The job's ``automod`` field records
@@ -84,7 +88,8 @@ def resume_text(path: str) -> str:
     injected the file (named here too, in case another session took it first)."""
     return (
         f"[ctxrelay] The context was cleared for a handoff. Continue the work from the "
-        f"handoff file {path}, starting with its next step."
+        f"handoff file {path}, starting with its next step. The earlier sessions stay "
+        "searchable with the mcp__ctxrelay__session_history tool."
     )
 
 
@@ -100,11 +105,19 @@ def not_loaded_text() -> str:
 
 def _signal(answer: HookAnswer | None, job: dict[str, Any]) -> HookAnswer:
     out: HookAnswer = answer.copy() if answer else {}
+    extra = out.get("hookSpecificOutput")
+    before = extra.get("additionalContext", "") if isinstance(extra, dict) else ""
+    line = MARK + json.dumps(job)
     out["hookSpecificOutput"] = {
         "hookEventName": "Stop",
-        "additionalContext": MARK + json.dumps(job),
+        "additionalContext": f"{before}\n\n{line}" if before else line,
     }
     return out
+
+
+def _continues(answer: HookAnswer | None) -> bool:
+    extra = answer.get("hookSpecificOutput") if answer else None
+    return isinstance(extra, dict) and bool(extra.get("additionalContext"))
 
 
 def _tell(answer: HookAnswer | None, text: str) -> HookAnswer:
@@ -123,7 +136,7 @@ def relay(data: dict[str, Any], answer: HookAnswer | None, mode: str) -> HookAns
         return answer
     phase = job.get("phase")
     path = job.get("path")
-    if phase == "writing" and answer is not None and answer.get("decision") == "block":
+    if phase == "writing" and _continues(answer):
         return _signal(answer, {"act": "hold"}) if loaded() else answer
     if phase != "ready" or job.get("automod") is not None or not isinstance(path, str):
         return answer

@@ -6,8 +6,14 @@ out by :func:`new_handoff_path`, which reserves each one under the project's sta
 two hooks (or a hook and the skill) in the same second get different names, and a name
 is never handed out twice, so no handoff overwrites another.
 
-A fresh session resumes from the newest *unconsumed* file (:func:`latest_unconsumed`,
-:func:`mark_consumed`); the resume prompt names the file and its next step.
+A fresh session resumes from the newest *unconsumed* file (:func:`latest_unconsumed`): one
+no session has started from. ``SessionStart`` injects it and records where
+(:func:`record_injected`); it is consumed (:func:`mark_consumed`) only once that session's
+first request has gone out with it, as its transcript shows (:func:`started_in`:
+the ``hook_additional_context`` line with the file, then an ``api-request`` line), so a
+crash between ``/clear`` and the first request leaves it for the next start
+(:func:`settle`). :func:`drop` sets one aside for good. The resume prompt names the file
+and its next step.
 
 Imported by the Stop and SessionStart hooks: stdlib only.
 """
@@ -22,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
-from ctxrelay.claude import _state
+from ctxrelay.claude import _chain, _state
 
 __all__ = [
     "HANDOFF_DIR",
@@ -32,15 +38,25 @@ __all__ = [
     "MAX_RESUME_AGE_S",
     "SECTIONS",
     "Handoff",
+    "consumed",
+    "drop",
     "handoff_dir",
+    "injected_into",
+    "injection_mark",
     "is_handoff_path",
     "latest_unconsumed",
     "list_handoffs",
     "mark_consumed",
     "new_handoff_path",
     "read_handoff",
+    "record_injected",
+    "record_reserved",
+    "reserved_by",
     "resume_prompt",
+    "session_history_note",
+    "settle",
     "skill_command",
+    "started_in",
     "write_prompt",
 ]
 
@@ -285,6 +301,140 @@ def mark_consumed(
     return doc.update(change)
 
 
+def drop(project_dir: str | os.PathLike[str], path: Path) -> bool:
+    """Set a handoff aside: no session is offered it again (it counts as consumed; the
+    file stays). ``False`` when it was consumed or dropped already."""
+    return mark_consumed(project_dir, path)
+
+
+def consumed(project_dir: str | os.PathLike[str], name: str) -> bool:
+    """Whether a session has started from the handoff ``name`` (or it was dropped)."""
+    value = _state.project_state(project_dir).get("consumed", [])
+    return isinstance(value, list) and name in value
+
+
+def record_reserved(project_dir: str | os.PathLike[str], path: Path, by: _chain.ChainLink) -> None:
+    """The Stop hook asked session ``by`` to write ``path``: its writer, should the Stop
+    that sees the file never run (a crash during the write)."""
+
+    def change(data: dict[str, Any]) -> None:
+        links = data.get("reserved_by")
+        links = links if isinstance(links, dict) else {}
+        links[path.name] = by.to_json()
+        data["reserved_by"] = dict(list(links.items())[-_RESERVED_KEEP:])
+
+    _state.project_state(project_dir).update(change)
+
+
+def reserved_by(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLink | None:
+    """The session asked to write the handoff ``name`` (see :func:`record_reserved`)."""
+    links = _state.project_state(project_dir).get("reserved_by")
+    return _chain.ChainLink.from_json(links.get(name)) if isinstance(links, dict) else None
+
+
+_INJECTED_KEEP = 8
+
+
+def record_injected(
+    project_dir: str | os.PathLike[str], path: Path, into: _chain.ChainLink
+) -> None:
+    """``SessionStart`` injected ``path`` into session ``into``; whether its first request
+    went out with it is read off its transcript later (:func:`settle`)."""
+
+    def change(data: dict[str, Any]) -> None:
+        table = data.get("injected")
+        table = table if isinstance(table, dict) else {}
+        links = table.get(path.name)
+        links = [x for x in links if isinstance(x, dict)] if isinstance(links, list) else []
+        if into.to_json() not in links:
+            links.append(into.to_json())
+        table[path.name] = links[-_INJECTED_KEEP:]
+        data["injected"] = dict(list(table.items())[-_INJECTED_KEEP:])
+
+    _state.project_state(project_dir).update(change)
+
+
+def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain.ChainLink]:
+    """The sessions ``SessionStart`` injected the handoff ``name`` into, oldest first."""
+    table = _state.project_state(project_dir).get("injected")
+    links = table.get(name) if isinstance(table, dict) else None
+    out = [_chain.ChainLink.from_json(x) for x in links] if isinstance(links, list) else []
+    return [x for x in out if x is not None]
+
+
+def injection_mark(path: Path) -> str:
+    """What opens the file's content in ``SessionStart``'s injection
+    (:func:`ctxrelay.claude._events.session_start.injection`)."""
+    return f'<handoff path="{path}">'
+
+
+def started_in(transcript_path: str, path: Path) -> bool:
+    """Whether the session of ``transcript_path`` has started from the handoff ``path``:
+    its transcript has the ``SessionStart`` injection of the file (an ``attachment`` line
+    ``hook_additional_context``) and, after it, an ``api-request`` line, written once the
+    request that carried it went out (Claude Code 2.1.332). A missing transcript, or one
+    cut before the request (a crash), has not."""
+    import json
+
+    mark = json.dumps(injection_mark(path))[1:-1].encode("utf-8", "surrogatepass")
+    seen = False
+    try:
+        with open(transcript_path, "rb") as fh:
+            for line in fh:
+                if not seen:
+                    seen = mark in line and b"hook_additional_context" in line
+                elif b'"api-request"' in line:
+                    try:
+                        item = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(item, dict) and item.get("type") == "api-request":
+                        return True
+    except OSError:
+        return False
+    return False
+
+
+def settle(project_dir: str | os.PathLike[str]) -> list[tuple[str, _chain.ChainLink]]:
+    """Mark consumed each injected handoff whose session has started from it (its first
+    request went out: :func:`started_in`), recording the chain link; returns those newly
+    settled as (name, session). Run at each start and at ``Stop``: a session killed after
+    its first request, before any hook of its own ran again, still consumes it."""
+    table = _state.project_state(project_dir).get("injected")
+    if not isinstance(table, dict) or not table:
+        return []
+    folder = handoff_dir(project_dir)
+    done: list[tuple[str, _chain.ChainLink]] = []
+    for name in list(table):
+        if not isinstance(name, str) or consumed(project_dir, name):
+            continue
+        for link in injected_into(project_dir, name):
+            if started_in(link.transcript_path, folder / name):
+                if mark_consumed(project_dir, folder / name):
+                    _chain.record_started(project_dir, name, link)
+                    done.append((name, link))
+                break
+
+    def prune(data: dict[str, Any]) -> None:
+        table = data.get("injected")
+        if isinstance(table, dict):
+            gone = set(data.get("consumed") or [])
+            data["injected"] = {k: v for k, v in table.items() if k not in gone}
+
+    _state.project_state(project_dir).update(prune)
+    return done
+
+
+def session_history_note() -> str:
+    """What the resume prompt and the lead-in say about the old sessions' transcripts."""
+    return (
+        "The earlier sessions of this chain stay searchable: the "
+        "mcp__ctxrelay__session_history tool lists them (action: list), searches them "
+        "(action: search, with a query) and reads a window of one (action: read); use it "
+        "when the handoff file leaves out something you need."
+    )
+
+
 def _display(project_dir: str | os.PathLike[str], path: Path) -> str:
     try:
         return str(path.relative_to(project_dir))
@@ -330,5 +480,6 @@ def resume_prompt(
         + ("Its content follows" if inline else "Read it first")
         + "; it holds the goal, the state, the decisions, the files touched and the "
         "commands that matter. "
-        f"{then} Do not redo finished work; check the files it names when unsure."
+        f"{then} Do not redo finished work; check the files it names when unsure. "
+        + session_history_note()
     )

@@ -120,6 +120,22 @@ def render(
     return f"\x1b[{code}m{line}\x1b[0m"
 
 
+def _clear_loads(job: dict[str, Any]) -> bool:
+    """Whether a ``/clear`` now would load the ready handoff of ``job``: the file is
+    there and no session has started from it (nor was it dropped)."""
+    import os
+
+    path = job.get("path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return False
+    from ctxrelay.claude.handoff import HANDOFF_DIR, consumed
+
+    project = path
+    for _ in range(len(HANDOFF_DIR.parts) + 1):  # <project>/.ctxrelay/handoff/<file>
+        project = os.path.dirname(project)
+    return not consumed(project, os.path.basename(path))
+
+
 def status_line(payload: Any) -> str:
     """The line Claude Code shows for one statusline payload (recording the window it
     reports on the way); never raises for a payload of the wrong shape."""
@@ -154,6 +170,8 @@ def status_line(payload: Any) -> str:
             current = doc.read()
             job = current.get("handoff")
             phase = job.get("phase") if isinstance(job, dict) else None
+            if phase == "ready" and isinstance(job, dict) and not _clear_loads(job):
+                phase = None  # /clear would load nothing: no "/clear to continue"
             from ctxrelay.claude._limit import refresh, usable_limit
 
             if (current.get("usable_limit"), current.get("mode")) != (

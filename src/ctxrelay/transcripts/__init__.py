@@ -23,7 +23,9 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
-guard (a Read's result and no compaction after a byte offset).
+guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
+``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
+as text).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._codex import read_rollout as read_rollout
     from ctxrelay.transcripts._codex_tail import CodexContext as CodexContext
     from ctxrelay.transcripts._codex_tail import codex_context as codex_context
+    from ctxrelay.transcripts._conversation import Message as Message
+    from ctxrelay.transcripts._conversation import MessageKind as MessageKind
+    from ctxrelay.transcripts._conversation import conversation as conversation
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._formats import scan_file as scan_file
@@ -79,6 +84,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
     "_codex": ("CodexResponse", "Rollout", "is_rollout", "read_rollout"),
     "_codex_tail": ("CodexContext", "codex_context"),
+    "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_formats": ("scan_file",),
     "_hot": (

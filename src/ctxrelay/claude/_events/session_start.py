@@ -1,12 +1,28 @@
-"""``SessionStart``: after ``/clear``, the fresh session resumes from the latest handoff.
+"""``SessionStart``: a session starts; an unfinished handoff of the project is offered.
 
-No hook can type ``/clear``; the user does (told by the Stop hook), and Claude Code then
-starts a new session with ``source: "clear"``. This hook answers it with the newest
-handoff file no session has resumed from yet (written within a day), as
-``additionalContext``: the resume prompt, which names the file and its next step, and the
-file's content (up to ``INJECT_MAX_BYTES``). The file is marked consumed under the
-project's lock, so two fresh sessions never both resume from it. Other sources (startup,
-resume, compact) and mode ``off`` add nothing.
+No settings hook can type ``/clear``; the user does (told by the Stop hook), or the
+auto-handoff mod does, and Claude Code then starts a new session with ``source: "clear"``.
+Every main-session start records which session its Claude Code process now runs
+(:func:`ctxrelay.claude._chain.record_process`, by ``CLAUDE_PID``), which after ``/clear``
+names the session that was cleared. Then the newest handoff file no session has started
+from (written within a day; :func:`ctxrelay.claude.handoff.latest_unconsumed`, after
+:func:`~ctxrelay.claude.handoff.settle` has marked the ones whose session did start) is
+offered:
+
+- at ``/clear``, when it belongs to the chain of the session cleared (written by it, or
+  asked of it, or offered to it at its own start): injected as ``additionalContext`` (the
+  resume prompt, which names the file and its next step, and the file's content, up to
+  ``INJECT_MAX_BYTES``), with one ``systemMessage`` line naming the file. An unrelated
+  session's ``/clear`` injects nothing.
+- at ``startup`` or ``resume`` (a restart after a crash, ``--continue``): in auto mode
+  injected the same way, with one line saying so; in manual mode one line on how to
+  continue from it (``/clear``) or drop it. When the session resumed is the one that
+  wrote the file, it is not injected into its own writer: the line says to ``/clear``.
+
+Injecting does not consume the file: the session that got it has started from it once its
+first request went out with it (read off its transcript at its ``Stop`` or at the next
+start), so a crash before that leaves the file for the next start. Mode ``off`` and
+``compact`` offer nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +36,7 @@ if TYPE_CHECKING:
     from ctxrelay.claude import handoff
     from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
 
-__all__ = ["handle", "injection"]
+__all__ = ["handle", "injection", "loaded_text", "offer_text"]
 
 
 def injection(found: handoff.Handoff, project: object) -> str:
@@ -38,7 +54,8 @@ def injection(found: handoff.Handoff, project: object) -> str:
         if found.truncated
         else ""
     )
-    return f'{prompt}\n\n<handoff path="{found.path}">\n{found.text.rstrip()}\n</handoff>{cut}'
+    mark = handoff.injection_mark(found.path)
+    return f"{prompt}\n\n{mark}\n{found.text.rstrip()}\n</handoff>{cut}"
 
 
 def _seed_path(cwd: str) -> str:
@@ -99,29 +116,105 @@ def _cache_limit(
         _state.update_document(_seed_path(cwd), lambda data: data.update(found))
 
 
+def loaded_text(path: object) -> str:
+    """The one line after ``/clear`` (or a start) that injected a handoff."""
+    return (
+        f"ctxrelay: continuing from the handoff {path}: it goes to Claude with the first "
+        "prompt of this session."
+    )
+
+
+def offer_text(path: object, *, writer: bool = False) -> str:
+    """The one line at a start that leaves a waiting handoff to the user."""
+    whose = "this session wrote" if writer else "no session has continued from"
+    return (
+        f"ctxrelay: a handoff {whose} is waiting: {path}. Run /clear to continue from it "
+        "in a fresh session, or 'ctxrelay claude handoff drop' to set it aside."
+    )
+
+
+def _claude_pid() -> int | None:
+    text = os.environ.get("CLAUDE_PID", "")
+    return int(text) if text.isdigit() else None
+
+
+def _belongs(project: object, name: str, previous: object, writer: object) -> bool:
+    """Whether the handoff ``name`` belongs to the chain of ``previous``, the session a
+    ``/clear`` just replaced: it wrote the file, was asked to, was offered it, or had it
+    injected and was cleared before its first request."""
+    from ctxrelay.claude._chain import ChainLink
+    from ctxrelay.claude._state import read_document, session_doc_path
+
+    if not isinstance(previous, ChainLink):
+        return False
+    if isinstance(writer, ChainLink) and writer.session_id == previous.session_id:
+        return True
+    doc = read_document(session_doc_path(previous.session_id))
+    job = doc.get("handoff")
+    asked = job.get("path") if isinstance(job, dict) else None
+    return name in (doc.get("offered"), doc.get("injected")) or (
+        isinstance(asked, str) and os.path.basename(asked) == name
+    )
+
+
 def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if payload.get("agent_id"):
         return None
-    if payload.get("source") != "clear" and _seeded(payload):
-        return None  # nothing to resume, and the seed stamp still holds
+    source = payload.get("source")
+    session_id, transcript = payload.get("session_id"), payload.get("transcript_path")
+    seeded = source != "clear" and _seeded(payload)
     from ctxrelay.claude import handoff
     from ctxrelay.claude.config import load, project_dir_of
 
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
-    cfg = load(project)
-    _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
-    if payload.get("source") != "clear" or cfg.main_handover == "off":
+    if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
         return None
+    from ctxrelay.claude import _chain
+
+    pid = _claude_pid()
+    previous = (
+        _chain.record_process(pid, project, session_id, transcript) if pid is not None else None
+    )
+    if not handoff.handoff_dir(project).is_dir():
+        if not seeded:
+            cfg = load(project)
+            _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
+        return None  # no handoff was ever written here: nothing to offer
+    cfg = load(project)
+    if not seeded:
+        _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
+    if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
+        return None
+    handoff.settle(project)
     path = handoff.latest_unconsumed(project)
     if path is None:
         return None
+    name = path.name
+    writer = _chain.written_by(project, name) or handoff.reserved_by(project, name)
+    if writer is not None and _chain.written_by(project, name) is None:
+        _chain.record_written(project, name, writer)  # the Stop that saw it never ran
+    me = _chain.ChainLink(session_id, transcript)
+    if source == "clear":
+        if not _belongs(project, name, previous, writer):
+            return None  # another chain's handoff: an unrelated /clear never takes it
+    elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
+        from ctxrelay.claude._state import session_state
+
+        session_state(session_id).set("offered", name)  # this session's /clear takes it
+        own = writer is not None and writer.session_id == session_id
+        return {"systemMessage": offer_text(path, writer=own)}
     found = handoff.read_handoff(path)
-    if found is None or not handoff.mark_consumed(project, path):
+    if found is None:
         return None
+    handoff.record_injected(project, path, me)
+    from ctxrelay.claude._state import session_state
+
+    session_state(session_id).set("injected", name)  # its Stop looks whether it started
     return {
+        "systemMessage": loaded_text(path),
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
             "additionalContext": injection(found, project),
-        }
+        },
     }

@@ -9,18 +9,25 @@ happens depends on the mode (:mod:`ctxrelay.claude.config`):
 - ``manual``: a ``systemMessage`` the user sees, asking to run the handoff skill (by the
   name that works here, :func:`ctxrelay.claude.handoff.skill_command`); once for each kind
   of trigger in an episode.
-- ``auto``: the hook answers ``{"decision": "block", "reason": <write prompt>}``, which
-  Claude Code turns into a "Stop hook feedback" user message: Claude keeps going and
-  writes the handoff file. The hook then waits up to ``HANDOFF_WAIT_TURNS`` turns for the
-  file, submits the write prompt again at most ``HANDOFF_RETRY_MAX`` times, and when the
-  file exists marks the handoff ready: ``ctxrelay claude run`` starts the fresh session
-  itself; interactively, the user is told to run ``/clear``.
+- ``auto``: the hook answers with the write prompt as ``hookSpecificOutput.
+  additionalContext`` (exit 0), which Claude Code draws as ``Stop hook says: …`` (no
+  problem label, no command line to the model) and sends as ``Stop hook additional
+  context``: Claude keeps going and writes the handoff file. The hook then waits up to
+  ``HANDOFF_WAIT_TURNS`` turns for the file, submits the write prompt again at most
+  ``HANDOFF_RETRY_MAX`` times, and when the file exists marks the handoff ready:
+  ``ctxrelay claude run`` starts the fresh session itself; interactively, the user is
+  told to run ``/clear`` (or the auto-handoff mod runs it).
 - ``off``: nothing.
 
 The Stop answer also carries the queued notices of subagents that stopped short
 (:func:`ctxrelay.claude._notices.main_thread_notice`), so they need not wait for the next
 prompt: in the ``systemMessage`` (to the user), or in the ``reason`` when the answer
 blocks (Claude reads it while it writes the handoff).
+
+The Stop that sees a handoff file written records its writer in the chain
+(:func:`ctxrelay.claude._chain.record_written`), and a fresh session's Stop checks whether
+its first request went out with the handoff injected at its start
+(:func:`ctxrelay.claude.handoff.settle`), which consumes the file.
 
 An episode ends at a handoff (a handoff file written in this session) or ``/clear`` (a new
 session id, so a new state document). All state is in the session's state document,
@@ -54,6 +61,7 @@ __all__ = [
     "reason_text",
     "still_ready_text",
     "with_notice",
+    "write_answer",
 ]
 
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
@@ -185,6 +193,8 @@ def _quiet(payload: StopPayload) -> bool:
         return False
     if doc.get("window") != stamp.get("recorded"):
         return False
+    if doc.get("injected"):
+        return False  # a fresh session: has its first request gone out with the handoff?
     job = doc.get("handoff")
     if isinstance(job, dict) and job.get("phase") == "writing":
         return False
@@ -199,8 +209,8 @@ def _quiet(payload: StopPayload) -> bool:
     from ctxrelay.transcripts._turn import turn_tool_calls
 
     tokens, model, found = tail_context(transcript)
-    if not found or model != stamp.get("model"):
-        return False
+    if not found or tokens is None or model is None or model != stamp.get("model"):
+        return False  # no reading to answer from (no response on disk yet): the full path
     calls = turn_tool_calls(transcript)
     if any(name in _WRITE_TOOLS for name, _ in calls):
         return False  # perhaps the handoff file: the full path looks
@@ -219,15 +229,31 @@ def _stopped_short_notice(payload: StopPayload) -> str | None:
     return main_thread_notice(payload)
 
 
+def write_answer(prompt: str) -> HookAnswer:
+    """The Stop answer that makes the turn go on with ``prompt``: ``additionalContext``,
+    drawn as ordinary hook output (``decision: block`` and exit 2 are drawn as a problem
+    and show the model the hook's command line; ``docs/claude-code-facts.md``)."""
+    return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": prompt}}
+
+
+def continues(answer: HookAnswer | None) -> bool:
+    """Whether ``answer`` makes the turn go on (carries the write prompt)."""
+    extra = answer.get("hookSpecificOutput") if answer else None
+    return isinstance(extra, dict) and bool(extra.get("additionalContext"))
+
+
 def with_notice(answer: HookAnswer | None, notice: str | None) -> HookAnswer | None:
-    """The Stop answer carrying ``notice`` too. A blocking answer (the auto write prompt)
-    gets it in its ``reason``: Claude is continuing and reads it; otherwise it goes to the
-    user in the ``systemMessage``, after any hint (Claude Code shows one message)."""
+    """The Stop answer carrying ``notice`` too. An answer that makes the turn go on (the
+    auto write prompt) gets it beside the prompt: Claude is continuing and reads it;
+    otherwise it goes to the user in the ``systemMessage``, after any hint (Claude Code
+    shows one message)."""
     if notice is None:
         return answer
     out: HookAnswer = answer.copy() if answer else {}
-    if out.get("decision") == "block":
-        out["reason"] = f"{out.get('reason', '')}\n\n{notice}".lstrip()
+    extra = out.get("hookSpecificOutput")
+    if continues(out) and extra is not None:
+        text = extra.get("additionalContext", "")
+        out["hookSpecificOutput"] = {**extra, "additionalContext": f"{text}\n\n{notice}"}
         return out
     shown = out.get("systemMessage")
     out["systemMessage"] = f"{shown}\n{notice}" if shown else notice
@@ -275,13 +301,25 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
     )
     written = _wrote_handoff(project, facts.tool_calls)
     mode = cfg.main_handover
+    from ctxrelay.claude import _chain
+
+    me = _chain.ChainLink(session_id, transcript)
+    if doc.get("injected"):
+        handoff.settle(project)
+        if handoff.consumed(project, str(doc.get("injected"))):
+            doc.reset("injected")
 
     target = None if budget.off else budget.handoff_target
     stamp = _stamp.stamp(cwd, project, model=facts.model, window=window, target=target, mode=mode)
 
     def decide(data: dict[str, Any]) -> HookAnswer | None:
         refresh(data, window, mode)
-        data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
+        if facts.context_tokens is None or facts.model is None:
+            # A read that found no response (not written yet) stamps nothing: the next
+            # Stop reads again rather than answering from a stamp of nothing.
+            data.pop("stop_quiet", None)
+        else:
+            data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
         job = data.get("handoff")
         if not isinstance(job, dict):
             job = None
@@ -289,6 +327,7 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
         if job is not None and job.get("phase") == "writing":
             done = _ready(job.get("path")) or written
             if done is not None:
+                _chain.record_written(project, done.name, me)
                 _end_episode(data)
                 data["handoff"] = {**job, "phase": "ready", "path": str(done)}
                 return {"systemMessage": ready_text(done)}
@@ -304,12 +343,13 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
                     reason=str(job.get("reason", "the handoff is due")),
                     retry=True,
                 )
-                return {"decision": "block", "reason": prompt}
+                return write_answer(prompt)
             data["handoff"] = {**job, "phase": "failed", "waited": waited}
             return {"systemMessage": failed_text(retries + 1)}
 
         if written is not None:
             # A handoff this turn (the skill, or Claude on its own) ends the episode.
+            _chain.record_written(project, written.name, me)
             _end_episode(data)
             data["handoff"] = {"phase": "ready", "path": str(written)}
             return None
@@ -334,10 +374,8 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
             "retries": 0,
             "triggers": [t.value for t in new],
         }
-        return {
-            "decision": "block",
-            "reason": handoff.write_prompt(path, reason=reason),
-        }
+        handoff.record_reserved(project, path, me)
+        return write_answer(handoff.write_prompt(path, reason=reason))
 
     # The auto-handoff mod, where it runs, carries out what this decided.
     from ctxrelay.claude import _mod_channel

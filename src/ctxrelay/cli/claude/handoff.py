@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ctxrelay.claude.config import project_dir_of
-from ctxrelay.claude.handoff import handoff_dir, list_handoffs, new_handoff_path
+from ctxrelay.claude.handoff import (
+    drop,
+    handoff_dir,
+    latest_unconsumed,
+    list_handoffs,
+    new_handoff_path,
+)
 from ctxrelay.cli._common import ArgumentParser, error, handle_errors, print_json
 
 __all__ = ["main"]
@@ -25,6 +31,8 @@ examples:
   ctxrelay claude handoff new-path      reserve and print a fresh handoff path
   ctxrelay claude handoff list --json   the project's handoff files, oldest first
   ctxrelay claude handoff latest        the newest handoff file's path
+  ctxrelay claude handoff drop          set aside the handoff waiting for a session, so
+                                        no start or /clear offers it again (the file stays)
 """
 
 
@@ -37,8 +45,8 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument(
         "action",
-        choices=("new-path", "list", "latest"),
-        help="reserve a fresh path, list the files, or print the newest",
+        choices=("new-path", "list", "latest", "drop"),
+        help="reserve a fresh path, list the files, print the newest, or drop the waiting one",
     )
     parser.add_argument("--project-dir", metavar="DIR", help="the project (default: .)")
     parser.add_argument("--json", action="store_true", help="print only JSON")
@@ -50,6 +58,16 @@ def main(argv: Sequence[str]) -> int:
             print_json({"path": str(path)})
         else:
             sys.stdout.write(f"{path}\n")
+        return 0
+    if args.action == "drop":
+        waiting = latest_unconsumed(project)
+        if waiting is None:
+            return error(f"no handoff in {handoff_dir(project)} is waiting for a session")
+        drop(project, waiting)
+        if args.json:
+            print_json({"dropped": str(waiting)})
+        else:
+            sys.stdout.write(f"dropped {waiting}: no session will be offered it\n")
         return 0
     files = list_handoffs(project)
     if args.action == "latest":

@@ -1,18 +1,22 @@
 // ctxrelay's auto-handoff mod: a Claude Code hooks module (Claude Code 2.1.287 or later).
 //
 // It decides nothing. ctxrelay's Stop hook (Python) decides when a handoff is in flight
-// and when it is ready, and says so in one entry of the Stop answer's
+// and when it is ready, and says so in the last line of its entry in the Stop answer's
 // additionalContext, "[ctxrelay-automod] {json}", which this module takes out before
-// the answer goes on, so the model never reads it. The module only carries it out:
+// the answer goes on, so the model never reads it (what comes before that line, the
+// write prompt, goes on to the model). The module only carries it out:
 //
 //   {"act": "hold"}                     a handoff file is being written this turn
 //   {"act": "clear", "id", "prompt"}    the file is written: when the turn completes,
 //                                       run /clear, then submit `prompt`
 //
 // While a handoff is in flight, what the user types is held (and kept in this
-// plugin's store, so a restart of Claude Code does not lose it) and submitted as the
-// user's own words after the resume prompt, or at the end of the turn when no clear
-// follows. A handoff id it has acted on is stored too: one handoff, one clear.
+// plugin's store, so a restart of Claude Code does not lose it), the prompt box is
+// emptied, and the held prompts are submitted, in order, after the resume prompt, or at
+// the end of the turn when no clear follows. Claude Code draws each as "Prompt from the
+// ctxrelay-automod plugin" (the model gets the plain text). A handoff id it has acted on
+// is stored too: one handoff, one clear. After a restart the held prompts come back into
+// the prompt box, for the user to send where they choose.
 //
 // Python only sends these entries when it sees CTXRELAY_AUTOMOD equal to
 // CLAUDE_PID in a hook's environment, which this module sets in an interactive
@@ -28,13 +32,22 @@ let held = [] // the prompts held meanwhile, oldest first
 
 const entries = result =>
   Array.isArray(result.additionalContext) ? result.additionalContext : []
-const ours = result => entries(result).filter(text => text.startsWith(MARK))
+const lines = text => (typeof text === 'string' ? text.split('\n') : [])
+// The jobs for this module: each entry's lines that start with the mark.
+const ours = result =>
+  entries(result).flatMap(text => lines(text).filter(line => line.startsWith(MARK)))
+// An entry without this module's lines; null when nothing else was in it.
+const strip = text => {
+  if (!lines(text).some(line => line.startsWith(MARK))) return text
+  const rest = lines(text).filter(line => !line.startsWith(MARK)).join('\n').trimEnd()
+  return rest.length > 0 ? rest : null
+}
 
-// The Stop answer without the entries for this module.
+// The Stop answer without this module's lines (an entry that was only that is removed).
 const without = result => {
   if (ours(result).length === 0) return result
   const { additionalContext, ...kept } = result
-  const rest = entries(result).filter(text => !text.startsWith(MARK))
+  const rest = entries(result).map(strip).filter(text => text !== null)
   return rest.length > 0 ? { ...kept, additionalContext: rest } : kept
 }
 
@@ -103,6 +116,13 @@ export function register(on) {
   on('prompt.submit', async ($, e, next) => {
     if (!holding || e.command !== undefined || e.origin?.kind !== 'composer') return next(e)
     await heldNow($, [...held, e.text])
+    // The drop puts the text back in the box once this handler returns; emptied just
+    // after, or the next prompt would be appended to it (and sent twice).
+    setTimeout(() => {
+      Promise.resolve()
+        .then(() => $.prompt.fill({ text: '', mode: 'replace' }))
+        .catch(() => {})
+    }, 0)
     return { drop: 'ctxrelay: held until the fresh session has resumed from the handoff' }
   }).catch(($, e, next) => next(e)) // a failed hold lets the prompt through
 }

@@ -1,0 +1,223 @@
+"""The handoff chain of Claude Code sessions: which session wrote a handoff file, which one
+started from it, and which session a Claude Code process runs now.
+
+Claude Code names nothing that links a fresh session to the one it replaced: ``/clear``
+starts a new ``session_id`` whose ``SessionStart`` payload does not name the old one. The
+link seen is the process: the cleared session's hooks and the fresh one's run under the
+same ``CLAUDE_PID`` (``docs/claude-code-facts.md``). So every
+main-session ``SessionStart`` records here which session its process runs
+(:func:`record_process`), the ``Stop`` hook that sees a handoff file written records its
+writer (:func:`record_written`), and the hook that sees a fresh session's first request go
+out with the file records that session as started from it (:func:`record_started`).
+
+:func:`chain` follows those links back: a session, the session that wrote the handoff it
+started from, and so on, oldest first. A session that did not start from a handoff (a
+plain ``/clear``, a fresh start) has no predecessor, which is the privacy floor of
+``session_history``: nothing before a ``/clear`` the user made without a handoff, nothing
+of another project.
+
+State lives in :mod:`ctxrelay.claude._state`, under its locks: the project's document
+holds the ``written`` and ``started`` links (bounded), and one small document per Claude
+Code process id holds the session it runs, with the process's start time where the system
+tells it (so a recycled pid is not taken for the old process).
+
+Imported by the hooks and by the MCP server: stdlib only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ctxrelay.claude import _state
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = [
+    "KEEP",
+    "ChainLink",
+    "chain",
+    "current",
+    "record_process",
+    "record_started",
+    "record_written",
+    "started_by",
+    "started_from",
+    "written_by",
+]
+
+KEEP = 200
+"""Most handoff links kept per project (the oldest are dropped first)."""
+
+_MAX_DEPTH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One session of a chain."""
+
+    session_id: str
+    transcript_path: str
+    """The session's JSONL, as Claude Code's payload names it."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"session_id": self.session_id, "transcript_path": self.transcript_path}
+
+    @classmethod
+    def from_json(cls, value: object) -> ChainLink | None:
+        if not isinstance(value, dict):
+            return None
+        session_id, transcript = value.get("session_id"), value.get("transcript_path")
+        if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
+            return None
+        return cls(session_id, transcript)
+
+
+# -- the process ------------------------------------------------------------------------
+
+
+def _process_path(claude_pid: int) -> str:
+    return os.path.join(_state.state_dir(), "processes", f"{int(claude_pid)}.json")
+
+
+def _started_at(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux ``/proc``), else ``None``."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", encoding="ascii", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _same_process(data: dict[str, Any], claude_pid: int) -> bool:
+    started = _started_at(claude_pid)
+    return started is None or data.get("started_at") in (None, started)
+
+
+def record_process(
+    claude_pid: int,
+    project_dir: str | os.PathLike[str],
+    session_id: str,
+    transcript_path: str,
+) -> ChainLink | None:
+    """At every main-session ``SessionStart``: the session this Claude Code process runs
+    now. Returns the one it ran before (after ``/clear``: the session cleared), or ``None``
+    when this process ran none, ran it in another project, or it is the same session."""
+    project = os.path.realpath(os.fspath(project_dir))
+    started = _started_at(claude_pid)
+    link = ChainLink(session_id, transcript_path)
+
+    def change(data: dict[str, Any]) -> ChainLink | None:
+        before = ChainLink.from_json(data.get("session"))
+        same = _same_process(data, claude_pid) and data.get("project") == project
+        data.clear()
+        data.update({"session": link.to_json(), "project": project, "started_at": started})
+        if not same or before is None or before.session_id == session_id:
+            return None
+        return before
+
+    return _state.update_document(_process_path(claude_pid), change)
+
+
+def current(claude_pid: int) -> ChainLink | None:
+    """The session this Claude Code process runs now (recorded at its last
+    ``SessionStart``), or ``None``."""
+    data = _state.read_document(_process_path(claude_pid))
+    if not data or not _same_process(data, claude_pid):
+        return None
+    return ChainLink.from_json(data.get("session"))
+
+
+# -- handoff links ----------------------------------------------------------------------
+
+
+def _record(
+    project_dir: str | os.PathLike[str], key: str, handoff_name: str, by: ChainLink
+) -> None:
+    def change(data: dict[str, Any]) -> None:
+        links = data.get(key)
+        if not isinstance(links, dict):
+            links = {}
+        if ChainLink.from_json(links.get(handoff_name)) == by:
+            return
+        links.pop(handoff_name, None)
+        links[handoff_name] = by.to_json()  # insertion order: the oldest go first
+        data[key] = dict(list(links.items())[-KEEP:])
+
+    _state.project_state(project_dir).update(change)
+
+
+def record_written(project_dir: str | os.PathLike[str], handoff_name: str, by: ChainLink) -> None:
+    """The ``Stop`` hook saw the handoff file ``handoff_name`` written by session ``by``."""
+    _record(project_dir, "written", handoff_name, by)
+
+
+def record_started(project_dir: str | os.PathLike[str], handoff_name: str, by: ChainLink) -> None:
+    """Session ``by`` has started from the handoff ``handoff_name``: its first request went
+    out with the file."""
+    _record(project_dir, "started", handoff_name, by)
+
+
+def _links(project_dir: str | os.PathLike[str] | Path, key: str) -> dict[str, ChainLink]:
+    raw = _state.project_state(project_dir).get(key)
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, ChainLink] = {}
+    for name, value in raw.items():
+        link = ChainLink.from_json(value)
+        if isinstance(name, str) and link is not None:
+            out[name] = link
+    return out
+
+
+def written_by(project_dir: str | os.PathLike[str], handoff_name: str) -> ChainLink | None:
+    """The session that wrote the handoff ``handoff_name``, if the Stop hook saw it."""
+    return _links(project_dir, "written").get(handoff_name)
+
+
+def started_by(project_dir: str | os.PathLike[str], handoff_name: str) -> ChainLink | None:
+    """The session that started from the handoff ``handoff_name``, if one has."""
+    return _links(project_dir, "started").get(handoff_name)
+
+
+def started_from(project_dir: str | os.PathLike[str], session_id: str) -> str | None:
+    """The handoff file a session started from, or ``None``."""
+    for name, link in reversed(_links(project_dir, "started").items()):
+        if link.session_id == session_id:
+            return name
+    return None
+
+
+def chain(project_dir: str | os.PathLike[str], session: str | ChainLink) -> list[ChainLink]:
+    """The session and the sessions it was handed off from, oldest first, ending with
+    ``session``: started-from then written-by links, within this project only.
+
+    ``session`` is a session id or, better, its :class:`ChainLink` (from
+    :func:`current`): a session that no link names (a fresh start, a plain ``/clear``)
+    is then its own chain of one; given only an id, such a session gives ``[]``."""
+    written = _links(project_dir, "written")
+    started = _links(project_dir, "started")
+    by_session = {link.session_id: name for name, link in started.items()}
+    known = {link.session_id: link for link in (*written.values(), *started.values())}
+    if isinstance(session, ChainLink):
+        known.setdefault(session.session_id, session)
+        session_id = session.session_id
+    else:
+        session_id = session
+    if session_id not in known:
+        return []
+    out = [known[session_id]]
+    seen = {session_id}
+    while len(out) < _MAX_DEPTH:
+        name = by_session.get(out[-1].session_id)
+        writer = written.get(name) if name is not None else None
+        if writer is None or writer.session_id in seen:
+            break
+        seen.add(writer.session_id)
+        out.append(writer)
+    out.reverse()
+    return out
