@@ -1,40 +1,14 @@
-"""What the ``ctxrelay codex`` subcommands share: the scope options and a quiet exit
-when the reader of stdout goes away (``ctxrelay codex doctor | head -1``)."""
+"""What the ``ctxrelay codex`` subcommands share: the scope options. (A closed stdout is
+handled once for every command, in ``ctxrelay.cli.main``.)"""
 
 from __future__ import annotations
 
 import argparse
-import functools
-import os
-import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ctxrelay.cli._common import ArgumentParser
 
-__all__ = ["EXIT_PIPE", "quiet_pipe", "scope_of", "scope_parser"]
-
-EXIT_PIPE = 141
-"""What a shell reports for a program stopped by a closed pipe (128 + SIGPIPE)."""
-
-
-def quiet_pipe(main: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
-    """``main`` exiting quietly, with :data:`EXIT_PIPE`, when stdout is closed under it."""
-
-    @functools.wraps(main)
-    def wrapper(argv: Sequence[str]) -> int:
-        try:
-            code = main(argv)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            # Point stdout at /dev/null so the interpreter's flush at exit cannot fail again.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-            return EXIT_PIPE
-        return code
-
-    return wrapper
+__all__ = ["scope_of", "scope_parser"]
 
 
 def scope_parser(name: str, description: str) -> ArgumentParser:

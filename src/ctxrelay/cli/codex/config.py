@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
-from ctxrelay.cli.codex._options import quiet_pipe
 from ctxrelay.codex.config import ENV_THRESHOLD, load, set_threshold
 
 __all__ = ["main"]
@@ -52,7 +51,6 @@ def _parser() -> ArgumentParser:
 
 
 @handle_errors
-@quiet_pipe
 def main(argv: Sequence[str]) -> int:
     opts = _parser().parse_args(list(argv))
     project = (opts.project_dir or Path.cwd()).resolve()

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ctxrelay.cli._common import handle_errors, print_json
-from ctxrelay.cli.codex._options import quiet_pipe, scope_of, scope_parser
+from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.codex.binary import cli_path
 from ctxrelay.codex.doctor import Report, doctor
 from ctxrelay.codex.install import codex_home
@@ -53,7 +53,6 @@ def _show(report: Report) -> None:
 
 
 @handle_errors
-@quiet_pipe
 def main(argv: Sequence[str]) -> int:
     parser = scope_parser("doctor", _DESCRIPTION)
     opts = parser.parse_args(list(argv))

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ctxrelay.cli._common import handle_errors, print_json
-from ctxrelay.cli.codex._options import quiet_pipe, scope_of, scope_parser
+from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.codex.binary import cli_path
 from ctxrelay.codex.install import InstallResult, choose_command, codex_home, install_hooks
 
@@ -54,7 +54,6 @@ def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
 
 
 @handle_errors
-@quiet_pipe
 def main(argv: Sequence[str]) -> int:
     parser = scope_parser("install", _DESCRIPTION)
     parser.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ctxrelay.cli._common import handle_errors
-from ctxrelay.cli.codex._options import quiet_pipe, scope_of, scope_parser
+from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.cli.codex.install import print_result
 from ctxrelay.codex.binary import cli_path
 from ctxrelay.codex.install import codex_home, uninstall_hooks
@@ -26,7 +26,6 @@ hooks leave it. A config.toml that install's trust created goes once it is empty
 
 
 @handle_errors
-@quiet_pipe
 def main(argv: Sequence[str]) -> int:
     opts = scope_parser("uninstall", _DESCRIPTION).parse_args(list(argv))
     scope, project = scope_of(opts)
