@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.ctxrelay-installed
+# The Codex CLI the Codex host's tests drive, pinned in scripts/codex/package.json.
+CODEX_STAMP := $(VENV)/codex/.installed
 
 .PHONY: setup demo test lint typecheck format check bench services clean
 
@@ -15,7 +17,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m compileall -q src >/dev/null
 	touch $(STAMP)
 
-setup: $(STAMP)
+# ensure-codex.sh writes the stamp only once the pinned CLI runs; without npm it says so
+# and the Codex tests skip.
+$(CODEX_STAMP): scripts/codex/package.json
+	@bash scripts/ensure-codex.sh $(VENV)/codex
+
+setup: $(STAMP) $(CODEX_STAMP)
 
 demo: setup
 	$(BIN)/ctxrelay demo

@@ -40,6 +40,9 @@ from tests import _claude_catalog as catalog
         ("openai/gpt-4.1-nano", "GPT-4.1 nano"),
         ("gpt-5-mini", "GPT-5 mini"),
         ("gpt-5.1-codex", "GPT-5"),
+        ("gpt-5.5", "GPT-5.5"),
+        ("gpt-5.4-2026-03-05", "GPT-5.4"),
+        ("gpt-5.3-codex", "GPT-5.3 Codex"),
         ("o3-mini", "o3-mini"),
         ("o3-2025-04-16", "o3"),
         ("O4-MINI", "o4-mini"),
@@ -206,3 +209,20 @@ def test_a_file_entry_wins_over_a_longer_builtin_prefix(tmp_path: Path) -> None:
 def test_long_prompt_rates_need_their_threshold() -> None:
     with pytest.raises(ConfigError, match="long-prompt"):
         Prices(1.0, 2.0, 1.0, 1.0, 0.1, long_prompt=Prices(2.0, 4.0, 2.0, 2.0, 0.2))
+
+
+def test_the_codex_price_table_of_the_facts_page_is_the_table() -> None:
+    # docs/codex-facts.md lists what ccusage charges Codex's models; the table is the same.
+    doc = (Path(__file__).parents[1] / "docs" / "codex-facts.md").read_text(encoding="utf-8")
+    rows = [
+        line.split("|")[1:5]
+        for line in doc.splitlines()
+        if line.startswith("| `gpt-") and line.count("$") == 3
+    ]
+    assert len(rows) == 3
+    for model, fresh, cached, output in rows:
+        prices = DEFAULT_PRICES.lookup(model.strip().strip("`"))
+        assert prices is not None, model
+        got = (prices.input, prices.cache_read, prices.output, prices.cache_write_5m)
+        want = tuple(float(v.strip().lstrip("$")) for v in (fresh, cached, output, fresh))
+        assert got == pytest.approx(want), model

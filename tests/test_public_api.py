@@ -85,6 +85,7 @@ PUBLIC: dict[str, list[str]] = {
         "AnthropicServer",
         "Fault",
         "FaultKind",
+        "Hold",
         "LocalServer",
         "OpenAIServer",
         "RecordedRequest",

@@ -144,7 +144,11 @@ _DEFAULTS: dict[str, Prices] = {
     "claude-mythos-5-2": _anthropic("Claude Mythos 5.2", 8.0, 40.0, 0.2),
     "claude-mythos-5-1": _anthropic("Claude Mythos 5.1", 10.0, 50.0, 0.25),
     "claude-mythos-5": _anthropic("Claude Mythos 5", 10.0, 50.0),
-    # OpenAI
+    # OpenAI; the GPT-5.3 to 5.5 prices are the ones ccusage 20.0.24 gives Codex's
+    # sessions offline (``docs/codex-facts.md``), cached input at 10% of input
+    "gpt-5.5": _openai("GPT-5.5", 5.0, 30.0, 0.5),
+    "gpt-5.4": _openai("GPT-5.4", 2.5, 15.0, 0.25),
+    "gpt-5.3-codex": _openai("GPT-5.3 Codex", 1.75, 14.0, 0.175),
     "gpt-5": _openai("GPT-5", 1.25, 10.0, 0.125),
     "gpt-5-mini": _openai("GPT-5 mini", 0.25, 2.0, 0.025),
     "gpt-5-nano": _openai("GPT-5 nano", 0.05, 0.40, 0.005),
@@ -230,8 +234,8 @@ class PriceTable(Mapping[str, Prices]):
 DEFAULT_PRICES = PriceTable(_DEFAULTS)
 """List prices, standard tier: Claude as the Claude Code CLI's model catalog prices it
 (Claude 3.5 to 5.5, Haiku 5.5's long-prompt rates included), OpenAI as published (GPT-4o
-to GPT-5). Long-context surcharges the catalog does not carry (Sonnet 4.x above 200k in
-Anthropic's price list) are not modelled."""
+to GPT-5.5, the Codex models included). Long-context surcharges the catalog does not
+carry (Sonnet 4.x above 200k in Anthropic's price list) are not modelled."""
 
 
 def _entry(key: str, raw: object, source: str) -> Prices:

@@ -225,7 +225,7 @@ def test_msgspec_orjson_and_json_read_the_same_records(monkeypatch: pytest.Monke
     assert any(t.responses for t in default)
     monkeypatch.setattr(reader, "_fields", lambda line: None)
     assert [scan(p, agent=a) for p, a in files] == default
-    monkeypatch.setattr(reader, "_loads", json.loads)
+    monkeypatch.setattr(reader, "loads", json.loads)
     assert [scan(p, agent=a) for p, a in files] == default
 
 

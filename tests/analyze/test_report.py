@@ -17,7 +17,8 @@ from tests.transcripts._lines import assistant, write
 SPOTTER = "corpora/claude-code-transcripts/spotter"
 
 SESSION_KEYS = {
-    "session_id", "kind", "project", "path", "first_timestamp", "last_timestamp", "model",
+    "session_id", "kind", "format", "parent_session_id", "project", "path", "first_timestamp",
+    "last_timestamp", "model",
     "requests", "peak_context_tokens", "final_context_tokens", "compactions", "usage",
     "total", "cost_usd", "synthetic_responses", "duplicate_responses", "subagents", "whatif",
 }  # fmt: skip

@@ -122,3 +122,22 @@ def test_the_table_matches_the_bundled_cli_catalog() -> None:
     assert len(found) >= 20, "the catalog's layout changed: update tests/_claude_catalog.py"
     ours = {m: (w, out) for m, (p, w, out, _) in MODELS.items() if p == "anthropic"}
     assert ours == {m: (c.window, c.max_output_tokens) for m, c in found.items()}
+
+
+def test_the_codex_models_have_the_raw_windows_codex_reports_95_percent_of() -> None:
+    # docs/codex-facts.md: with no model_context_window set, Codex 0.171.0 reported
+    # 258,400 (95% of 272,000) for these models; the table holds the raw window.
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "codex-facts.md").read_text(encoding="utf-8")
+    found = re.search(
+        r"no setting gave ([\d,]+) \(95% of ([\d,]+)\)\s+for ((?:`[^`]+`,?\s*)+)", doc
+    )
+    assert found is not None
+    effective, raw = (int(found.group(k).replace(",", "")) for k in (1, 2))
+    models = re.findall(r"`([^`]+)`", found.group(3))
+    assert models == ["gpt-5.5", "gpt-5.4", "gpt-5.3-codex"]
+    for model in models:
+        assert context_window(model) == raw, model
+        assert int(raw * 0.95) == effective

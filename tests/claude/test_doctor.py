@@ -46,11 +46,17 @@ def test_a_working_install_is_proved_and_exits_0(
     assert report["problems"] == []
     assert (code, report["ok"]) == (0, True)
     kinds = {c["kind"]: c for c in report["checks"]}
-    assert set(kinds) == {"hook", "statusline", "skill"}
+    assert set(kinds) == {"hook", "statusline", "skill", "mcp"}
     assert all(c["ok"] for c in report["checks"])
     assert "denied" in kinds["hook"]["detail"]
+    assert kinds["mcp"]["detail"] == "the server ctxrelay starts and lists session_history"
+    assert kinds["mcp"]["command"].endswith(" claude mcp")
     assert report["hook_ms"] > 0
-    assert report["hook_ratio"] > 0
+    if shutil.which("node"):  # the hooks' peer, as bench/hooks.py compares them
+        assert report["hook_ratio"] == round(report["hook_ms"] / report["node_ms"], 2)
+    else:
+        assert report["hook_ratio"] is None
+    assert (report["mode"], report["mode_source"]) == ("manual", "default")
     version = tuple(int(p) for p in report["claude_version"].split("."))
     assert report["mods"] is (version >= MODS_MIN_VERSION)
     assert [f["where"] for f in report["installed"]] == ["project"]
@@ -109,7 +115,9 @@ def test_the_human_report_is_sentences_and_a_table_never_a_repr(
         assert repr_mark not in out, repr_mark
     assert re.search(r"^ctxrelay is installed in the project settings ", out, re.M)
     assert re.search(r"^hook +│ yes", out, re.M)
-    assert re.search(r"^The hook takes \d+ ms, [\d.]+ times a bare python start", out, re.M)
+    if shutil.which("node"):
+        assert re.search(r"^The hook takes \d+ ms, [\d.]+ times a bare Node start", out, re.M)
+    assert re.search(r"^The handoff mode is manual \(the default\)\.$", out, re.M)
 
 
 def _bundled() -> bool:
@@ -193,3 +201,18 @@ def test_a_settings_install_without_its_auto_handoff_mod_is_a_problem(
     code, report = _doctor(project, capsys)
     assert code == 1
     assert any("auto-handoff mod is not in" in p for p in report["problems"])
+
+
+def test_the_hook_is_timed_on_a_payload_that_needs_no_wait(tmp_path: Path) -> None:
+    # The probe's transcript holds the response that made its call, so the hook's read of
+    # it (the one reader's rule) finds it at once instead of waiting its bound.
+    from ctxrelay.claude import probe
+    from ctxrelay.transcripts import call_response
+
+    path = tmp_path / "transcript.jsonl"
+    path.write_text(probe._call_response("toolu_probe"))
+    assert call_response(str(path), "toolu_probe", wait_s=0) == (
+        9_105,
+        "claude-sonnet-4-5",
+        "msg_ctxrelay_probe",
+    )

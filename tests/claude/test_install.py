@@ -25,6 +25,7 @@ from ctxrelay.claude.install import (
     settings_path,
     unmerge_settings,
 )
+from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.cli import main as cli_main
 from ctxrelay.cli.claude import main
 
@@ -67,7 +68,7 @@ def test_install_merges_keeps_a_backup_and_is_idempotent(project: Path) -> None:
     merged = settings_of(project)
     assert merged["env"] == {"FOO": "1", "BASH_MAX_OUTPUT_LENGTH": "4000", "DISABLE_COMPACT": "1"}
     assert merged["model"] == "opus"
-    assert merged["permissions"] == USER_SETTINGS["permissions"]
+    assert merged["permissions"] == {"allow": ["Bash(git *)", MODEL_TOOL_NAME]}
     assert merged["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
     for event, groups in installed_snippet(project)["hooks"].items():
         assert groups[0] in merged["hooks"][event]
@@ -99,9 +100,10 @@ def test_install_into_a_new_project_then_uninstall_leaves_no_settings_keys(
 ) -> None:
     assert main(["install", "--project-dir", str(project)]) == 0
     assert settings_of(project) == installed_snippet(project)
+    assert (project / ".mcp.json").is_file()
     assert main(["uninstall", "--project-dir", str(project)]) == 0
-    assert settings_of(project) == {}
-    assert not (project / ".claude" / "agents").exists()
+    # The files install created are gone; .claude/ was there before, and stays.
+    assert sorted(project.rglob("*")) == [project / ".claude"]
 
 
 def test_a_value_changed_after_install_survives_uninstall(project: Path) -> None:
@@ -180,7 +182,7 @@ def test_the_project_is_named_like_every_other_subcommand(
     assert settings_of(project)["hooks"] == installed_snippet(project)["hooks"]
     assert not (tmp_path / ".claude").exists()  # not the current directory
     assert main(["uninstall", flag, str(project)]) == 0
-    assert "hooks" not in settings_of(project)
+    assert not (project / ".claude" / "settings.json").exists()
 
 
 # -- the commands install writes -------------------------------------------------------
@@ -315,4 +317,90 @@ def test_an_install_by_an_older_version_with_bare_commands_is_upgraded(project: 
     assert "!`ctxrelay claude handoff" not in skill.read_text()  # the copy was updated too
     assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == USER_SETTINGS
-    assert snippet() == BARE.snippet()
+    assert BARE.snippet() == {
+        **snippet(),
+        "enabledMcpjsonServers": [SERVER_NAME],
+        "permissions": {"allow": [MODEL_TOOL_NAME]},
+    }
+
+
+# -- leaving the project as found, and saying what changed ----------------------------
+
+
+def test_a_project_without_claude_settings_is_left_without_them(tmp_path: Path) -> None:
+    root = tmp_path / "bare"
+    root.mkdir()
+    (root / "main.py").write_text("print(1)\n")
+    assert main(["install", "--project-dir", str(root)]) == 0
+    assert (root / ".claude" / "settings.json").is_file()
+    assert main(["uninstall", "--project-dir", str(root)]) == 0
+    assert sorted(p.name for p in root.rglob("*")) == ["main.py"]
+
+
+def test_two_cycles_leave_the_users_file_byte_for_byte_and_no_backup(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    # the user's own formatting: compact arrays, two-space objects, no final newline
+    text = '{\n  "model": "opus",\n  "permissions": {"allow": ["Bash(git *)", "Read"]}\n}'
+    path.write_text(text)
+    mcp = project / ".mcp.json"
+    mcp_text = '{"mcpServers": {"db": {"command": "db-mcp", "args": ["--ro"]}}}'
+    mcp.write_text(mcp_text)
+    for _ in range(2):
+        assert main(["install", "--project-dir", str(project)]) == 0
+        servers = json.loads(mcp.read_text())["mcpServers"]
+        assert set(servers) == {"db", SERVER_NAME}
+        assert servers[SERVER_NAME]["args"][-2:] == ["claude", "mcp"]
+        assert len(list(path.parent.glob("settings.json.ctxrelay-backup-*"))) == 1
+        assert main(["install", "--project-dir", str(project)]) == 0  # again: no new backup
+        assert len(list(path.parent.glob("settings.json.ctxrelay-backup-*"))) == 1
+        assert main(["uninstall", "--project-dir", str(project)]) == 0
+        assert path.read_text() == text
+        assert mcp.read_text() == mcp_text
+        assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_uninstall_keeps_one_backup_when_the_file_cannot_go_back_as_it_was(
+    project: Path,
+) -> None:
+    path = project / ".claude" / "settings.json"
+    write_settings(project, USER_SETTINGS)
+    assert main(["install", "--project-dir", str(project)]) == 0
+    data = settings_of(project)
+    data["model"] = "sonnet"  # the user's change after install
+    write_settings(project, data)
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
+    assert settings_of(project) == {**USER_SETTINGS, "model": "sonnet"}
+    backups = list(path.parent.glob("settings.json.ctxrelay-backup-*"))
+    assert len(backups) == 1
+    assert json.loads(backups[0].read_text()) == USER_SETTINGS
+
+
+def test_install_says_what_it_changed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_settings(
+        project,
+        {
+            "statusLine": {"type": "command", "command": "my-status"},
+            "env": {"DISABLE_COMPACT": "0"},
+        },
+    )
+    assert main(["install", "--project-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert "changed: statusLine replaced (yours was my-status; uninstall restores it)" in out
+    assert "changed: env DISABLE_COMPACT set (it was '0')" in out
+    assert f"changed: permissions.allow: added {MODEL_TOOL_NAME}" in out
+    assert f"changed: the MCP server {SERVER_NAME} named in {project / '.mcp.json'}" in out
+    assert main(["install", "--project-dir", str(project)]) == 0
+    assert "changed:" not in capsys.readouterr().out  # nothing changed the second time
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
+    assert settings_of(project)["statusLine"]["command"] == "my-status"
+
+
+def test_a_user_install_says_how_to_register_the_mcp_server(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli_main(["claude", "install", "--user"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("to do: "))
+    assert f"claude mcp add --scope user {SERVER_NAME} -- " in line
+    assert line.endswith(" claude mcp")
+    assert not (project / ".mcp.json").exists()

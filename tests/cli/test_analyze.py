@@ -62,6 +62,7 @@ def test_default_path_is_the_claude_projects_dir(
     project.mkdir(parents=True)
     (project / "s.jsonl").write_bytes(source.read_bytes())
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex"))
     assert main(["analyze", "--json"]) == 0
     (session,) = json.loads(capsys.readouterr().out)["sessions"]
     assert session["requests"] == 4
@@ -111,6 +112,7 @@ def test_json_errors_are_the_same_one_sentence(
     assert out == ""
     assert err.strip() == f"ctxrelay: error: no transcript or directory at '{tmp_path}/gone.jsonl'"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nothing"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "nothing"))
     assert main(["analyze", "--json"]) == 1
     assert "no Claude Code projects directory" in capsys.readouterr().err
 

@@ -49,3 +49,49 @@ def test_cli_run_names_only_the_run_subcommand_module() -> None:
     from ctxrelay.cli import run
 
     assert run is run_module
+
+
+def _into_a_closed_pipe(*args: str, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``ctxrelay ARGS`` whose stdout is a pipe nobody reads any more (as after ``| head``
+    has exited): every write fails with ``EPIPE``."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [str(Path(sys.executable).parent / "ctxrelay"), *args],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "HOME": str(home)} if home else None,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write)
+
+
+def test_a_closed_pipe_ends_every_command_quietly(tmp_path: Path) -> None:
+    for args in (
+        ("--help",),
+        ("claude", "--help"),
+        ("policy", "plan", "--limit", "200000", "--reserve", "32000", "--threshold", "60"),
+    ):
+        done = _into_a_closed_pipe(*args)
+        assert (done.returncode, done.stderr) == (1, ""), args
+
+
+def test_install_and_uninstall_into_a_closed_pipe_are_quiet_and_do_their_work(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    done = _into_a_closed_pipe("claude", "install", "--project-dir", str(project), home=home)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert (project / ".claude" / "settings.json").is_file()
+    done = _into_a_closed_pipe("claude", "uninstall", "--project-dir", str(project), home=home)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert list(project.iterdir()) == []

@@ -1,5 +1,5 @@
 """The README's commands run as written: the two-command quick start, then one section for
-each kind of user (Claude Code, Python agents, costs), each at most five commands, each
+each kind of user (Claude Code, Codex, Python agents, costs), each at most five commands, each
 run here (``make`` targets as a dry run, the Anthropic model on the local wire server)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.transcripts._lines import assistant, user, write
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTIONS = ("Quick start", "Claude Code", "Python agents", "Your costs")
+SECTIONS = ("Quick start", "Claude Code", "Codex", "Python agents", "Your costs")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -109,9 +109,8 @@ def test_claude_code_section_installs_shows_and_uninstalls(
 ) -> None:
     outputs = run_readme("Claude Code", tmp_path, capsys, monkeypatch)
     project = user_home / "src" / "app"
-    assert (project / ".claude").is_dir()
-    settings = project / ".claude" / "settings.json"
-    assert not settings.exists() or "ctxrelay" not in settings.read_text()
+    assert project.is_dir()
+    assert not (project / ".claude").exists()  # install made it; uninstall took it away
     assert any("installed into" in out for out in outputs.values())
     assert any("Everything works." in out for out in outputs.values())
     assert any("removed from" in out for out in outputs.values())
@@ -127,6 +126,25 @@ def test_claude_code_section_installs_shows_and_uninstalls(
     monkeypatch.setattr(sys, "stdin", io.StringIO(payload))
     assert main(["claude", "statusline"]) == 0
     assert ANSI.sub("", capsys.readouterr().out).strip() == shown.group(1)
+
+
+def test_codex_section_installs_trusts_checks_and_uninstalls(
+    user_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.codex._cli import codex_cli
+
+    monkeypatch.setenv("PATH", f"{codex_cli().parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "state"))
+    outputs = run_readme("Codex", tmp_path, capsys, monkeypatch)
+    assert any("Codex trusts all" in out for out in outputs.values())
+    assert any("Everything works." in out for out in outputs.values())
+    home = user_home / ".codex"
+    assert not (home / "hooks.json").exists()
+    assert not (home / "config.toml").exists()  # install's trust made it; uninstall took it
 
 
 def test_python_agents_section_runs_on_the_anthropic_wire(

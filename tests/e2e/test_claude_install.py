@@ -104,7 +104,7 @@ def test_an_install_from_a_venv_not_on_path_runs_the_hooks_and_doctor_proves_it(
     assert claude_main(["doctor", "--project-dir", str(project), "--runs", "1", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True
-    assert {c["kind"] for c in report["checks"]} == {"hook", "statusline", "skill"}
+    assert {c["kind"] for c in report["checks"]} == {"hook", "statusline", "skill", "mcp"}
 
     # The venv install ran from is gone (moved, deleted): doctor says so and exits 1.
     settings = project / ".claude" / "settings.json"

@@ -1,384 +1,406 @@
-"""A crash under a framework that keeps its own memory, for each integration.
+"""A crash under a framework that keeps its own memory: the kill matrix.
 
-A child process runs the framework's agent with its memory in use (the Agents SDK's
-``SQLiteSession``, pydantic-ai's ``message_history`` saved to a file, LangChain's
-``SqliteSaver``) against a local wire server, and is killed with SIGKILL at a point it
-reports through a pipe: while a tool runs, or after a tool's result reached the
-framework's memory and before the next model call. Then the same session resumes, twice,
-with "continue". Each resume completes; no request the server received carries a tool
-call without its result or exceeds the usable limit; no advisory is sent twice in one
-request or published twice; the framework's memory holds nothing of ctxrelay's.
+For each framework with its own memory in use (the Agents SDK's ``SQLiteSession`` on its
+Chat Completions model and on its default Responses model, pydantic-ai's
+``message_history``, LangChain's ``SqliteSaver``; ``crash_child.py`` runs them), a child
+process is killed with SIGKILL at each point of a run:
+
+- ``mid-first-request``: the run's first request is in flight, and its prompt is the
+  resume's ("continue": a prompt that got no answer, sent again, which is stored once);
+- ``mid-request``: the model request after a tool's result is in flight (the server
+  holds it until the process is dead);
+- ``mid-tool``: the tool runs;
+- ``after-result``: the tool's result reached the framework's memory, the next model
+  call has not begun;
+- ``mid-seal``: ``new_context``'s result row is stored and the window not sealed yet
+  (between the seal's two writes);
+- ``after-seal``: the window is sealed, the fresh window's first request not sent.
+
+Then a fresh process resumes the same session with the same memory, twice ("continue").
+Each resume finishes; the dead process's lease (its TTL an hour) is taken over at once;
+no request the server received carries a tool call without its result, exceeds the usable
+limit or repeats an advisory; nothing is recorded twice; the framework's memory holds
+nothing of ctxrelay's (no advisory, lead-in, trigger or interrupted answer).
+
+The children are forked from one server process that imported the frameworks once
+(``multiprocessing``'s forkserver), so each of the matrix's processes starts fresh
+without paying the frameworks' imports again; the first run of each framework (the big
+prompt) runs once and each case starts from a copy of its files.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import select
+import multiprocessing
+import shutil
 import signal
-import subprocess
-import sys
+import sqlite3
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxrelay.budget import Budget
 from ctxrelay.integrations import Relay
+from ctxrelay.runtime.estimate import DEFAULT_BYTES_PER_TOKEN, SAFETY_MARGIN
 from ctxrelay.store import open_store
-from ctxrelay.testing import OpenAIServer, Step, ToolUse, estimate_tokens
+from ctxrelay.testing import Hold, OpenAIServer, Step, ToolUse, estimate_tokens
+from tests.integrations import crash_child
+from tests.integrations.crash_child import BUDGET, SESSION, SLOW_DONE, Args
 
-PROJECT = Path(__file__).resolve().parents[2]
-# The first prompt is above the advisory's point, and two copies of it are above the
-# usable limit: a history recorded twice would show.
-BUDGET = Budget(limit=64_000, output_reserve=12_000, threshold=60)
-BIG = "x" * (BUDGET.usable_limit * 4 * 2 // 3)
+# The first prompt is estimated (before any count of the provider's) between the warning's
+# point and the handoff's: its request gets the warning, the request that carries slow's
+# result gets the handoff.
+assert BUDGET.warning_at is not None
+assert BUDGET.handoff_target is not None
+BIG = "x" * int(
+    (BUDGET.warning_at + BUDGET.handoff_target) / 2 * DEFAULT_BYTES_PER_TOKEN / SAFETY_MARGIN
+)
+FIRST = f"Read this log: {BIG}"
+KILLED = "Now do the slow part."
+POINTS = ["mid-first-request", "mid-request", "mid-tool", "after-result", "mid-seal", "after-seal"]
+#: Seconds a child may take to reach a point or to finish (a bound on a hang, not a wait).
+PATIENCE = 180.0
 
 
 @dataclass(frozen=True)
-class Memory:
+class Framework:
     name: str
     module: str
     extra: str
 
 
-MEMORIES = [
-    Memory("openai-agents", "agents", "openai-agents"),
-    Memory("pydantic-ai", "pydantic_ai", "pydantic-ai"),
-    Memory("langchain", "langgraph.checkpoint.sqlite", "langchain"),
+FRAMEWORKS = [
+    Framework("openai-agents", "agents", "openai-agents"),
+    Framework("openai-agents-responses", "agents", "openai-agents"),
+    Framework("pydantic-ai", "pydantic_ai", "pydantic-ai"),
+    Framework("langchain", "langgraph.checkpoint.sqlite", "langchain"),
 ]
 
-_CHILD = """
-import asyncio, json, os, sys
-from pathlib import Path
-from ctxrelay.store import open_store
-from tests.integrations.test_crashes import BUDGET
-
-args = json.loads(Path(sys.argv[1]).read_text())
-memory = Path(args["memory"])
-
-
-def stop_here():
-    # Tell the test where this process is, then wait for its SIGKILL.
-    os.write(args["fd"], b"here\\n")
-    os.read(args["hold"], 1)
-    raise SystemExit("the test never killed this process")
+_FORK = multiprocessing.get_context("forkserver")
+_FORK.set_forkserver_preload(
+    [
+        "tests.integrations.crash_child",
+        "openai",
+        "agents",
+        "pydantic_ai",
+        "pydantic_ai.models.openai",
+        "langchain.agents",
+        "langchain_openai",
+        "langgraph.checkpoint.sqlite",
+    ]
+)
 
 
-async def slow() -> str:
-    \"\"\"Do the slow part of the job.\"\"\"
-    if args["kill"] == "mid-tool":
-        await asyncio.to_thread(stop_here)
-    return "slow part done"
-
-
-def slow_sync() -> str:
-    \"\"\"Do the slow part of the job.\"\"\"
-    if args["kill"] == "mid-tool":
-        stop_here()
-    return "slow part done"
-
-
-def holds_result(items):
-    return any(
-        (i.get("type") if isinstance(i, dict) else None) == "function_call_output"
-        for i in items
-    )
-
-
-async def agents():
-    from agents import (
-        Agent, OpenAIChatCompletionsModel, Runner, SQLiteSession, function_tool,
-        set_tracing_disabled,
-    )
-    from openai import AsyncOpenAI
-    from ctxrelay.integrations.openai_agents import AgentsRelay
-
-    class Session(SQLiteSession):
-        async def add_items(self, items):
-            await super().add_items(items)
-            if args["kill"] == "after-result" and holds_result(items):
-                await asyncio.to_thread(stop_here)
-
-    set_tracing_disabled(True)
-    relay = AgentsRelay.open(
-        open_store(args["db"]), session_id="s1", budget=BUDGET, model="gpt-4.1",
-        workspace=Path(args["ws"]),
-    )
-    client = AsyncOpenAI(base_url=args["base_url"], api_key="test")
-    agent = Agent(
-        name="coder", instructions="You are a careful coding agent.",
-        tools=[function_tool(slow), *relay.tools],
-        model=OpenAIChatCompletionsModel("gpt-4.1", openai_client=client),
-    )
-    result = await Runner.run(
-        agent, args["prompt"], session=Session("s1", str(memory)), **relay.run_kwargs()
-    )
-    return result.final_output
-
-
-async def pydantic_ai():
-    from openai import AsyncOpenAI
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, ToolReturnPart
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-    from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
-
-    relay = PydanticAIRelay.open(
-        open_store(args["db"]), session_id="s1", budget=BUDGET, model="gpt-4.1",
-        workspace=Path(args["ws"]),
-    )
-    client = AsyncOpenAI(base_url=args["base_url"], api_key="test")
-    model = OpenAIChatModel("gpt-4.1", provider=OpenAIProvider(openai_client=client))
-    agent = Agent(
-        model, instructions="You are a careful coding agent.", tools=[slow],
-        capabilities=[relay.capability],
-    )
-    history = None
-    if memory.exists():
-        history = ModelMessagesTypeAdapter.validate_json(memory.read_bytes())
-    # The history is saved at the end of each run, and, where the test kills the run
-    # after a tool's result, once that result is ready to be sent as well.
-    async with agent.iter(args["prompt"], message_history=history) as run:
-        async for node in run:
-            request = getattr(node, "request", None)
-            if (
-                args["kill"] == "after-result"
-                and isinstance(request, ModelRequest)
-                and any(isinstance(p, ToolReturnPart) for p in request.parts)
-            ):
-                saved = [*run.all_messages(), request]
-                memory.write_bytes(ModelMessagesTypeAdapter.dump_json(saved))
-                await asyncio.to_thread(stop_here)
-    memory.write_bytes(ModelMessagesTypeAdapter.dump_json(run.result.all_messages()))
-    return run.result.output
-
-
-async def langchain():
-    from langchain.agents import create_agent
-    from langchain_openai import ChatOpenAI
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from pydantic import SecretStr
-    from ctxrelay.integrations.langchain import LangChainRelay
-
-    relay = LangChainRelay.open(
-        open_store(args["db"]), session_id="s1", budget=BUDGET, model="gpt-4.1",
-        workspace=Path(args["ws"]),
-    )
-    model = ChatOpenAI(
-        model="gpt-4.1", base_url=args["base_url"], api_key=SecretStr("test"),
-        stream_usage=True,
-    )
-    from langchain_core.messages import ToolMessage
-    from langchain_core.tools import StructuredTool
-
-    class Saver(SqliteSaver):
-        def put(self, config, checkpoint, metadata, new_versions):
-            saved = super().put(config, checkpoint, metadata, new_versions)
-            messages = checkpoint["channel_values"].get("messages") or []
-            if args["kill"] == "after-result" and isinstance(
-                messages[-1] if messages else None, ToolMessage
-            ):
-                stop_here()
-            return saved
-
-    slow_tool = StructuredTool.from_function(func=slow_sync, name="slow")
-    with Saver.from_conn_string(str(memory)) as saver:
-        graph = create_agent(
-            model, tools=[slow_tool], system_prompt="You are a careful coding agent.",
-            middleware=[relay.middleware], checkpointer=saver,
-        )
-        config = {"configurable": {"thread_id": "s1"}}
-        # durability="sync": each checkpoint is written before the next step starts (the
-        # default writes it beside the next step, which could call the model before the
-        # kill lands).
-        state = await asyncio.to_thread(
-            graph.invoke,
-            {"messages": [{"role": "user", "content": args["prompt"]}]},
-            config,
-            durability="sync",
-        )
-    return state["messages"][-1].content
-
-
-run = {"openai-agents": agents, "pydantic-ai": pydantic_ai, "langchain": langchain}
-print(asyncio.run(run[args["framework"]]()))
-"""
-
-
-@pytest.fixture(params=MEMORIES, ids=lambda m: m.name)
-def memory(request: pytest.FixtureRequest) -> Memory:
-    m: Memory = request.param
+def _installed(module: str) -> bool:
     try:
-        found = importlib.util.find_spec(m.module) is not None
+        return importlib.util.find_spec(module) is not None
     except ModuleNotFoundError:
-        found = False
-    if not found:
-        if m.name == "langchain":
-            pytest.skip(
-                "langgraph's SqliteSaver is not installed (pip install "
-                "langgraph-checkpoint-sqlite); InMemorySaver does not outlive a killed process"
-            )
-        pytest.skip(f"{m.name} is not installed (pip install 'ctxrelay[{m.extra}]')")
-    return m
+        return False
 
 
 @dataclass
 class Child:
-    memory: Memory
-    db: Path
-    store: Path
-    ws: Path
-    base_url: str
+    """A child process and its end of the pipe."""
 
-    def argv(self, prompt: str, kill: str, fd: int, hold: int) -> list[str]:
-        arg = {
-            "framework": self.memory.name,
-            "db": str(self.db),
-            "memory": str(self.store),
-            "ws": str(self.ws),
-            "base_url": self.base_url,
-            "prompt": prompt,
-            "kill": kill,
-            "fd": fd,
-            "hold": hold,
-        }
-        # A file, not an argument: the first prompt is longer than a command line may be.
-        path = self.db.with_name("child.json")
-        path.write_text(json.dumps(arg))
-        return [sys.executable, "-c", _CHILD, str(path)]
+    process: Any
+    conn: Connection
 
-    def run(self, prompt: str) -> str:
-        done = subprocess.run(
-            self.argv(prompt, "none", -1, -1),
-            cwd=PROJECT,
-            env=_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=180,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout.strip()
+    @classmethod
+    def start(cls, args: Args) -> Child:
+        mine, theirs = _FORK.Pipe()
+        process = _FORK.Process(target=crash_child.main, args=(args, theirs), daemon=True)
+        process.start()
+        theirs.close()
+        return cls(process, mine)
 
-    def kill(self, prompt: str, at: str) -> None:
-        """Run ``prompt`` and SIGKILL the process where ``at`` says (it reports there)."""
-        read_fd, write_fd = os.pipe()
-        hold_r, hold_w = os.pipe()  # never written: the child waits on it to be killed
+    def said(self, timeout: float) -> Any:
+        """What the child sent within ``timeout`` seconds (``None``: nothing yet)."""
+        if not self.conn.poll(timeout):
+            return None
         try:
-            with subprocess.Popen(
-                self.argv(prompt, at, write_fd, hold_r),
-                cwd=PROJECT,
-                env=_env(),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-                pass_fds=(write_fd, hold_r),
-            ) as proc:
-                os.close(write_fd)
-                write_fd = -1
-                try:
-                    ready, _, _ = select.select([read_fd], [], [], 180)
-                    assert ready, "the child never reached its kill point"
-                    said = os.read(read_fd, 64)
-                    if said != b"here\n":  # it ended (EOF) without getting there
-                        proc.wait(60)
-                        err = proc.stderr.read() if proc.stderr else ""
-                        pytest.fail(f"the child never reached {at}: {err}")
-                    proc.send_signal(signal.SIGKILL)
-                    assert proc.wait(60) == -signal.SIGKILL
-                finally:
-                    if proc.poll() is None:
-                        proc.kill()
+            return self.conn.recv()
+        except EOFError:  # it died without a word
+            self.process.join(PATIENCE)
+            pytest.fail(f"the child died (exit code {self.process.exitcode})")
+
+    def finish(self) -> tuple[list[str], list[str]]:
+        """Its answers and the strings of the framework's memory, once it ends."""
+        try:
+            said = self.said(PATIENCE)
+            assert said is not None, "the child did not finish"
+            if said[0] == "failed":
+                pytest.fail(f"the child failed:\n{said[1]}")
+            self.process.join(PATIENCE)
+            assert self.process.exitcode == 0
+            return said[1], said[2]
         finally:
-            for fd in (read_fd, write_fd, hold_r, hold_w):
-                if fd >= 0:
-                    os.close(fd)
+            self.close()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join(PATIENCE)
+        assert self.process.exitcode == -signal.SIGKILL
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(PATIENCE)
+        self.conn.close()
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(PROJECT)}
+def run(args: Args) -> tuple[list[str], list[str]]:
+    return Child.start(args).finish()
+
+
+@dataclass(frozen=True)
+class Started:
+    """A framework's session after its first run (the big prompt): its files, the
+    request that run sent, and the arguments that run more of it."""
+
+    files: Path
+    body: Any
+    args: Args
+
+
+@pytest.fixture(scope="module", params=FRAMEWORKS, ids=lambda f: f.name)
+def started(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Started:
+    framework: Framework = request.param
+    if not _installed(framework.module):
+        if framework.name == "langchain":
+            pytest.skip(
+                "langgraph's SqliteSaver is not installed (pip install "
+                "langgraph-checkpoint-sqlite); InMemorySaver does not outlive a killed process"
+            )
+        extra = framework.extra
+        pytest.skip(f"{framework.name} is not installed (pip install 'ctxrelay[{extra}]')")
+    root = tmp_path_factory.mktemp(framework.name)
+    workspace = root / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# todo\n")
+    files = root / "files"
+    files.mkdir()
+    with OpenAIServer([Step(text="Read it.")]) as server:
+        args = Args(
+            framework=framework.name,
+            db=str(files / "relay.db"),
+            memory=str(files / "memory"),
+            workspace=str(workspace),
+            base_url=server.base_url,
+            prompts=(FIRST,),
+        )
+        answers, _ = run(args)
+        (body,) = [r.body for r in server.requests]
+    assert answers == ["Read it."]
+    return Started(files, body, args)
+
+
+def _copy(started: Started, into: Path) -> Args:
+    into.mkdir()
+    for f in started.files.iterdir():
+        shutil.copy2(f, into / f.name)
+    return replace(started.args, db=str(into / "relay.db"), memory=str(into / "memory"))
+
+
+def _reach(child: Child, at: str, server: OpenAIServer, first: Hold | None) -> Hold | None:
+    """Wait until ``child`` is at ``at`` and return the hold of the request in flight:
+    ``first`` for ``mid-first-request``; for ``mid-request``, the request that follows the
+    run's first (the one after the tool's result)."""
+    if first is not None:
+        _arrived(first, child, "the run's first request")
+        if at == "mid-first-request":
+            return first
+        second = server.hold()  # queued before the first is answered: no race
+        first.release()
+        _arrived(second, child, "the request after the tool's result")
+        return second
+    said = child.said(PATIENCE)
+    if said is not None and said[0] == "failed":
+        pytest.fail(f"the child failed before {at}:\n{said[1]}")
+    assert said == ("here", at), f"the child never reached {at}: {said}"
+    return None
+
+
+def _arrived(hold: Hold, child: Child, what: str) -> None:
+    """Wait for the held request to arrive, failing at once if the child dies first."""
+    deadline = time.monotonic() + PATIENCE
+    while not hold.arrived.wait(0.05):
+        assert child.process.is_alive(), f"{what} never arrived: {child.said(0)}"
+        assert time.monotonic() < deadline, f"{what} never arrived"
+
+
+def _lease(db: str) -> tuple[int, float] | None:
+    with sqlite3.connect(db) as conn:
+        got = conn.execute(
+            "SELECT pid, expires_at FROM ctx_leases WHERE session_id = ?", (SESSION,)
+        ).fetchone()
+    conn.close()
+    return None if got is None else (int(got[0]), float(got[1]))
+
+
+def _killed_at(at: str, db: str) -> None:
+    """The store as the kill at ``at`` left it: the process died where it was meant to."""
+    store = open_store(db)
+    try:
+        windows = [w.seal_reason for w in store.windows(SESSION)]
+        window = store.current_window(SESSION)
+        rows = store.rows(SESSION, window_id=window.id)
+    finally:
+        store.close()
+    kinds = [r.kind for r in rows]
+    if at == "after-seal":  # sealed; the fresh window holds its opening and nothing else
+        assert windows == ["new_context", None]
+        assert kinds == ["lead_in", "user"]
+        return
+    assert windows == [None]
+    if at == "mid-first-request":  # its prompt is stored, and nothing after it
+        assert rows[-1].kind == "user"
+        assert rows[-1].text == "continue"
+        return
+    names = [r.metadata.get("name") for r in rows if r.kind == "tool_result"]
+    # The kill run's reply (its tool call) is the last one stored: no answer came after.
+    last = max(i for i, k in enumerate(kinds) if k == "assistant")
+    assert kinds[last + 1] == "tool_call"
+    assert rows[-1].kind != "assistant"
+    if at == "mid-seal":  # the seal's first write, not its second
+        assert names == ["new_context"]
+        assert rows[-1].metadata.get("new_context") is True
+    elif at == "mid-request":  # the request after the result went out
+        assert names == ["slow"]
+    else:  # the tool ran, or its result is in the framework's memory only
+        assert names == []
+
+
+# ---- what a request carries, in either wire format -----------------------------------
 
 
 def _unanswered(body: Any) -> list[str]:
-    """The tool calls of a Chat Completions request that no tool message answers."""
+    """The tool calls of a request (Chat Completions or Responses) that no result
+    answers, and the results that answer no call."""
     calls: list[str] = []
-    answered: set[str] = set()
-    for message in body.get("messages", []):
+    answered: list[str] = []
+    for message in body.get("messages") or body.get("input") or []:
         for call in message.get("tool_calls") or []:
             calls.append(str(call["id"]))
         if message.get("role") == "tool":
-            answered.add(str(message.get("tool_call_id")))
-    return [c for c in calls if c not in answered]
+            answered.append(str(message.get("tool_call_id")))
+        if message.get("type") == "function_call":
+            calls.append(str(message.get("call_id")))
+        if message.get("type") == "function_call_output":
+            answered.append(str(message.get("call_id")))
+    return [c for c in calls if c not in answered] + [a for a in answered if a not in calls]
 
 
 def _texts(body: Any) -> Iterator[str]:
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, str):
-            yield content
-        elif isinstance(content, list):
-            yield from (str(p.get("text", "")) for p in content if isinstance(p, dict))
+    for message in body.get("messages") or body.get("input") or []:
+        for key in ("content", "output"):
+            content = message.get(key)
+            if isinstance(content, str):
+                yield content
+            elif isinstance(content, list):
+                yield from (str(p.get("text", "")) for p in content if isinstance(p, dict))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("at", ["mid-tool", "after-result"])
+@pytest.mark.parametrize("at", POINTS)
 def test_a_killed_run_resumes_with_the_frameworks_memory(
-    memory: Memory, tmp_path: Path, workspace: Path, at: str
+    started: Started, tmp_path: Path, at: str
 ) -> None:
+    sealing = at.endswith("-seal")
+    tool = "new_context" if sealing else "slow"
     steps = [
-        Step(text="Read it."),
-        Step(text="Starting the slow part.", tool_calls=[ToolUse("slow")]),
+        Step(text="Starting the slow part.", tool_calls=[ToolUse(tool)]),
         Step(text="Resumed and done."),
         Step(text="Still done."),
     ]
     with OpenAIServer(steps) as server:
-        child = Child(
-            memory, tmp_path / "relay.db", tmp_path / "memory.db", workspace, server.base_url
-        )
-        assert child.run(f"Read this log: {BIG}") == "Read it."
-        child.kill("Now do the slow part.", at)
-        assert child.run("continue") == "Resumed and done."
-        assert child.run("continue") == "Still done."
-        bodies = [r.body for r in server.requests if r.body]
+        args = replace(_copy(started, tmp_path / "files"), base_url=server.base_url)
+        first = server.hold() if at.startswith("mid-") and at.endswith("request") else None
+        killed = "continue" if at == "mid-first-request" else KILLED
+        child = Child.start(replace(args, prompts=(killed,), kill=at))
+        try:
+            held = _reach(child, at, server, first)
+            child.kill()
+        finally:
+            child.close()
+        if held is not None:  # the held request's client is gone: it took no step
+            assert held.hung_up.wait(PATIENCE)
+        _killed_at(at, args.db)
+        # The dead process still holds the lease, for an hour unless taken over.
+        lease = _lease(args.db)
+        assert lease is not None
+        assert lease[0] == child.process.pid
+        assert lease[1] > time.time() + 600
+        answers, memory = run(replace(args, prompts=("continue", "continue")))
+        bodies = [started.body, *(r.body for r in server.requests)]
 
-    assert len(bodies) == 4
-    store = open_store(tmp_path / "relay.db")
+    assert answers == ["Resumed and done.", "Still done."]
+    store = open_store(args.db)
     try:
-        windows = store.windows("s1")
-        rows = store.rows("s1")
+        assert store.lease(SESSION) is None  # the resumes took it over and gave it up
+        windows = store.windows(SESSION)
+        rows = store.rows(SESSION)
     finally:
         store.close()
     advisories = [r for r in rows if r.kind == "warning"]
-    assert advisories, "the first prompt is above the advisory's point"
+    lead_ins = [r for r in rows if r.kind == "lead_in"]
+    # The first run's request, the kill run's, one for each resume; one more where a
+    # request was in flight (the kill run's second, or the first resume's call of slow).
+    assert len(bodies) == (5 if first is not None else 4)
     for body in bodies:
         assert _unanswered(body) == []
         assert estimate_tokens(body) <= BUDGET.usable_limit
         texts = list(_texts(body))
         for advisory in advisories:
             assert sum(advisory.text in t for t in texts if advisory.text) <= 1
-        # The big prompt went out once per request: nothing was recorded twice.
-        assert sum(BIG in t for t in texts) == 1
-    # One window, each advisory published once, each prompt stored once.
-    assert [w.seal_reason for w in windows] == [None]
-    stages = [r.metadata.get("stage") for r in advisories]
+        # The big prompt went out once per request of window 1, never in window 2:
+        # nothing was recorded twice.
+        fresh = any("[ctxrelay] This is context window 2" in t for t in texts)
+        assert sum(BIG in t for t in texts) == (0 if fresh else 1)
+    # Each advisory published once; each prompt stored once.
+    stages = [(r.window_id, r.metadata.get("stage")) for r in advisories]
     assert len(stages) == len(set(stages))
-    prompts = [r.text for r in rows if r.kind == "user"]
-    assert prompts == [f"Read this log: {BIG}", "Now do the slow part.", "continue", "continue"]
+    published = [str(r.metadata.get("stage")) for r in advisories]
+    if not sealing and at != "mid-tool":  # slow's result passed the handoff's point
+        assert published == ["warning", "handoff"]
+        (handoff,) = [r.text or "" for r in advisories if r.metadata.get("stage") == "handoff"]
+        # Published for the request that first carried slow's result (the one the kill
+        # lost, mid-request), and sent (once) with every request from there on.
+        sent = [i for i, b in enumerate(bodies) if any(handoff in t for t in _texts(b))]
+        assert sent == list(range(3 if at == "mid-first-request" else 2, len(bodies)))
+    else:
+        assert published == ["warning"]
+    prompts = [r.text for r in rows if r.kind == "user" and "trigger" not in r.metadata]
+    # A prompt whose request was lost, sent again, is one prompt (as a retried dispatch).
+    retried = at == "mid-first-request"
+    assert prompts == [FIRST, killed, "continue"] + ([] if retried else ["continue"])
     results = [r for r in rows if r.kind == "tool_result"]
-    if at == "mid-tool":  # the result was lost: the call is answered as interrupted
-        (result,) = results
-        assert "slow was interrupted by a restart" in (result.text or "")
-        assert "interrupted by a restart" in json.dumps(bodies[2])
-    else:  # the framework kept the result: it is the call's answer, once
-        assert [r.text for r in results] == ["slow part done"]
-    saved = child.store.read_bytes().decode("utf-8", "replace") if child.store.exists() else ""
-    for ours in ["interrupted by a restart", *(r.text for r in advisories if r.text)]:
-        assert ours not in saved
+    if sealing:  # the seal completed on resume, or stood: window 2 is open either way
+        assert [w.seal_reason for w in windows] == ["new_context", None]
+        assert [r.metadata.get("name") for r in results] == ["new_context"]
+        assert len(lead_ins) == 1
+        assert any("[ctxrelay] This is context window 2" in t for t in _texts(bodies[-2]))
+    else:
+        assert [w.seal_reason for w in windows] == [None]
+        assert not lead_ins
+        if at == "mid-tool":  # the result was lost: the call is answered as interrupted
+            (result,) = results
+            assert "slow was interrupted by a restart" in (result.text or "")
+            assert "interrupted by a restart" in json.dumps(bodies[2])
+        else:  # the framework or ctxrelay kept the result: it is the call's answer, once
+            assert [r.text for r in results] == [SLOW_DONE]
+    # The framework's memory holds its own conversation and nothing of ctxrelay's.
+    assert any(BIG in m for m in memory)
+    assert "Still done." in memory
+    for held_text in memory:
+        assert "[ctxrelay]" not in held_text
+        assert "interrupted by a restart" not in held_text
+        for r in [*advisories, *lead_ins]:
+            assert not r.text or r.text not in held_text
 
 
 # ---- the matching rule, without a framework -----------------------------------------
@@ -400,6 +422,13 @@ def _texts_stored(store: Any) -> list[str]:
         (["task", "continue", "step 1", "a result", "go on"], ["a result", "go on"]),
         # the whole history with nothing lost: as before, after the last stored item
         (["task", "continue", "step 1", "step 2", "continue"], ["continue"]),
+        # the last stored prompt got no answer (its request was lost) and the next run
+        # sends the same text again: the retry is that prompt, recorded once, whether the
+        # memory kept the first (Agents SDK) ...
+        (["task", "continue", "step 1", "step 2", "step 2"], []),
+        # ... or lost it (pydantic-ai, saved after each run), or there is no memory
+        (["task", "continue", "step 1", "step 2"], []),
+        (["step 2"], []),
     ],
 )
 def test_a_resent_history_is_matched_by_identity(

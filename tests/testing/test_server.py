@@ -1,17 +1,20 @@
 """What both wire-format servers share (``LocalServer``): a non-streamed answer that
-breaks as its step's fault says, read with a plain client to see the raw bytes."""
+breaks as its step's fault says, read with a plain client to see the raw bytes; a held
+request."""
 
 from __future__ import annotations
 
 import http.client
 import json
+import socket
+import threading
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from ctxrelay.testing import AnthropicServer, Fault, OpenAIServer, Step
+from ctxrelay.testing import AnthropicServer, Fault, Hold, OpenAIServer, Step
 from ctxrelay.testing._server import LocalServer
 
 # Each server with a non-streamed request its route accepts.
@@ -200,3 +203,77 @@ def test_leaving_the_with_block_raises_the_servers_failure() -> None:
 def test_a_server_without_failures_stops_quietly() -> None:
     with AnthropicServer([Step(text="ok")]) as server:
         assert server.failure is None
+
+
+# ---- a held request ------------------------------------------------------------------
+
+
+def _send(wire: str, server: LocalServer) -> socket.socket:
+    """Send ``wire``'s request on a raw socket, leaving the answer unread."""
+    _, route, body = SERVERS[wire]
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {route} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(data)}\r\n\r\n"
+    )
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(head.encode() + data)
+    return sock
+
+
+@pytest.mark.parametrize("wire", sorted(SERVERS))
+def test_a_held_request_is_answered_once_released(wire: str) -> None:
+    make, _, body = SERVERS[wire]
+    with make([Step(text="first"), Step(text="second")]) as server:
+        hold = server.hold()
+        answers: list[tuple[int, bytes]] = []
+        client = threading.Thread(target=lambda: answers.append(_post(wire, server)))
+        client.start()
+        try:
+            assert hold.arrived.wait(10)
+            assert hold.body == body
+            # In, recorded and held: its step is not taken until the release.
+            assert len(server.requests) == 1
+            assert server.script.served == 0
+            assert answers == []
+        finally:
+            hold.release()
+            client.join(10)
+        (answer,) = answers
+        assert answer[0] == 200
+        assert b"first" in answer[1]
+        assert not hold.hung_up.is_set()
+        # Only the held request was held.
+        assert b"second" in _post(wire, server)[1]
+
+
+@pytest.mark.parametrize("wire", sorted(SERVERS))
+def test_a_held_request_whose_client_hangs_up_takes_no_step(wire: str) -> None:
+    make, _, _ = SERVERS[wire]
+    with make([Step(text="first")]) as server:
+        hold: Hold = server.hold()
+        sock = _send(wire, server)
+        try:
+            assert hold.arrived.wait(10)
+        finally:
+            sock.close()  # as a killed client's socket is closed
+        assert hold.hung_up.wait(10)
+        assert server.script.served == 0
+        # The script's first step is the next request's.
+        status, data = _post(wire, server)
+        assert status == 200
+        assert b"first" in data
+        assert len(server.requests) == 2
+
+
+def _post(wire: str, server: LocalServer) -> tuple[int, bytes]:
+    _, route, body = SERVERS[wire]
+    parts = urlsplit(server.url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=10)
+    try:
+        data = json.dumps(body).encode()
+        conn.request("POST", route, body=data, headers={"content-type": "application/json"})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()

@@ -23,7 +23,14 @@ def test_only_the_reader_knows_the_transcript_line_format() -> None:
     import ctxrelay
 
     package = Path(ctxrelay.__file__).parent
-    markers = ("isSidechain", "compact_boundary", "<synthetic>", "lines_backwards(")
+    markers: tuple[str, ...] = (
+        "isSidechain",
+        "compact_boundary",
+        "<synthetic>",
+        "lines_backwards(",
+    )
+    # and of Codex's rollouts
+    markers += ("token_usage_record", "turn_context", "last_token_usage")
     found = [
         f"{path.relative_to(package)}: {marker}"
         for path in sorted(package.rglob("*.py"))

@@ -1,4 +1,5 @@
-"""Where ``ctxrelay analyze`` finds sessions: transcript files and their subagents.
+"""Where ``ctxrelay analyze`` finds sessions: transcript files and their subagents, and
+Codex rollouts (each its own session: a Codex subagent writes a rollout of its own).
 
 Every entry named ``*.jsonl`` is listed, regular file or not (a FIFO, a socket, a broken
 or looping symlink, a symlink to a folder): the reader skips what it cannot read with a
@@ -15,7 +16,13 @@ from ctxrelay.errors import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-__all__ = ["agent_files", "default_projects_dir", "discover", "files_of"]
+__all__ = [
+    "agent_files",
+    "default_codex_sessions_dir",
+    "default_projects_dir",
+    "discover",
+    "files_of",
+]
 
 
 def default_projects_dir() -> str:
@@ -26,6 +33,14 @@ def default_projects_dir() -> str:
         os.path.expanduser(config) if config else os.path.join(os.path.expanduser("~"), ".claude")
     )
     return os.path.join(root, "projects")
+
+
+def default_codex_sessions_dir() -> str:
+    """Where the Codex CLI keeps its rollouts: ``$CODEX_HOME/sessions`` or
+    ``~/.codex/sessions``."""
+    home = os.environ.get("CODEX_HOME")
+    root = os.path.expanduser(home) if home else os.path.join(os.path.expanduser("~"), ".codex")
+    return os.path.join(root, "sessions")
 
 
 def _is_agent_file(path: str) -> bool:

@@ -1,7 +1,8 @@
 """Reading many transcripts on every core: the read is CPU-bound (decoding), and a corpus
 is many files, so from :data:`MIN_PARALLEL_BYTES` on the files are split by size between
 this process and worker processes (:class:`concurrent.futures.ProcessPoolExecutor`),
-each worker sending back :func:`~ctxrelay.transcripts._scan.read_raw`'s plain data.
+each worker sending back :func:`~ctxrelay.transcripts._formats.read_file`'s plain data
+(a Claude Code transcript's or a Codex rollout's).
 """
 
 from __future__ import annotations
@@ -11,17 +12,17 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from ctxrelay.analyze._discover import discover, files_of
 from ctxrelay.errors import TranscriptError
-from ctxrelay.transcripts._scan import read_raw, transcript_of
+from ctxrelay.transcripts._formats import read_file, transcript_from
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    from ctxrelay.transcripts._pass import RawTranscript
+    from ctxrelay.transcripts._formats import RawFile
     from ctxrelay.transcripts._scan import Transcript
 
 Files: TypeAlias = "list[tuple[str, bool]]"
-RawResult: TypeAlias = "tuple[list[RawTranscript], list[TranscriptError]]"
+RawResult: TypeAlias = "tuple[list[RawFile], list[TranscriptError]]"
 Result: TypeAlias = "tuple[dict[str, Transcript], dict[str, TranscriptError]]"
 
 __all__ = ["MIN_PARALLEL_BYTES", "Reading", "cores", "scan_all", "start_reading"]
@@ -59,11 +60,11 @@ def _split(files: Files, parts: int, sizes: dict[str, int]) -> list[Files]:
 
 
 def _read_files(files: Files) -> RawResult:
-    done: list[RawTranscript] = []
+    done: list[RawFile] = []
     failed: list[TranscriptError] = []
     for path, agent in files:
         try:
-            done.append(read_raw(path, agent=agent))
+            done.append(read_file(path, agent=agent))
         except TranscriptError as exc:
             failed.append(exc)
     return done, failed
@@ -72,7 +73,7 @@ def _read_files(files: Files) -> RawResult:
 def _into(result: Result, raw: RawResult) -> None:
     done, failed = raw
     for t in done:
-        result[0][t.path] = transcript_of(t)
+        result[0][t.path] = transcript_from(t)
     for exc in failed:
         result[1][exc.path] = exc
 

@@ -14,6 +14,11 @@ What is counted where (``docs/analyze.md`` has the same in words):
   those left out of a later one. Synthetic responses are no requests and are
   counted apart (``synthetic_responses``).
 * Every response is priced at its own model's prices (:mod:`ctxrelay.analyze._bill`).
+* A **Codex rollout** (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``) is a session
+  of its own, as ccusage counts it: a thread's later segment (after a revert) and each
+  subagent's rollout are separate rows (a subagent's names its ``parent_session_id``),
+  its ``project`` is its working directory, and its responses are never deduplicated
+  against other files (Codex's response ids are unique to a file only).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from ctxrelay.transcripts import (
     Response,
     Transcript,
     Usage,
-    scan,
+    scan_file,
 )
 
 if TYPE_CHECKING:
@@ -272,6 +277,8 @@ class SessionReport:
         return {
             "session_id": self.session_id,
             "kind": self.kind,
+            "format": t.format,
+            "parent_session_id": t.parent_id,
             "project": self.project,
             "path": t.path,
             "first_timestamp": first,
@@ -427,11 +434,14 @@ def analyze_session(
 
     def read(file: str, agent: bool) -> Transcript:
         found = scanned.get(file)
-        return found if found is not None else scan(file, agent=agent)
+        return found if found is not None else scan_file(file, agent=agent)
 
     orphan = os.path.isdir(session)
     transcript = _empty_transcript(session) if orphan else read(session, False)
-    transcript, dropped = seen.fresh(transcript)
+    codex = transcript.format == "codex"
+    # A Codex response id is unique to its file only (a revert's segment repeats ids of
+    # the thread's first file for other responses): each rollout counts as written.
+    transcript, dropped = (transcript, 0) if codex else seen.fresh(transcript)
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
     summary_files: list[tuple[Response, ...]] = []
@@ -470,7 +480,7 @@ def analyze_session(
         warm_prefix=warm_prefix,
         pricer=pricer,
         kind=kind,
-        project=_project(session),
+        project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
     )

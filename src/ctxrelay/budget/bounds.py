@@ -21,6 +21,8 @@ __all__ = [
     "CALL_LINE_WAIT_S",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
+    "CODEX_PRINT_MAX_BYTES",
+    "CODEX_PRINT_MAX_LINES",
     "CONTEXT_PERCENT",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAIN_HANDOVER",
@@ -110,6 +112,16 @@ READ_MAX_BYTES: Final = 4 * 1024 * 1024
 
 BASH_MAX_OUTPUT_LENGTH: Final = 4_000
 """Characters of Bash output Claude Code keeps in context (the rest goes to a file)."""
+
+CODEX_PRINT_MAX_BYTES: Final = 32 * 1024
+"""Codex has no Read tool: its shell is how it reads a file. A command may print a file
+this large whole; a larger one only by a line range (``sed -n 'A,Bp'``) of at most
+``CODEX_PRINT_MAX_LINES`` lines. Below Codex's own cut of a long command output, so the
+model pages a big file instead of getting its middle cut out."""
+
+CODEX_PRINT_MAX_LINES: Final = 400
+"""The longest line range a Codex shell command may print of a file over
+``CODEX_PRINT_MAX_BYTES``: the page the deny reason offers."""
 
 DISABLE_COMPACT: Final = 1
 """The settings snippet disables auto-compaction: the handoff replaces it."""

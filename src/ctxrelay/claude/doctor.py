@@ -4,9 +4,11 @@ It proves the chain Claude Code will run rather than guessing at it: every comma
 ctxrelay installed — the hooks and statusline of the project's and the user's
 ``settings.json``, the handoff skill's ``!`` line, the hooks of an enabled ctxrelay
 plugin — is started as Claude Code starts it, with a real payload
-(:mod:`ctxrelay.claude.probe`): ``cat`` of a big file must come back denied. It also
-reports the hook's latency against a bare interpreter start, the Claude Code version,
-and whether that version loads mods (:data:`MODS_MIN_VERSION`).
+(:mod:`ctxrelay.claude.probe`): ``cat`` of a big file must come back denied. The MCP
+server ``ctxrelay`` (``session_history``) is started where it is registered and asked
+``initialize`` and ``tools/list``. It also reports the hook's latency against a bare
+Node start (the hooks' peer, as ``bench/hooks.py`` compares them), the handoff mode, the
+Claude Code version, and whether that version loads mods (:data:`MODS_MIN_VERSION`).
 
 A report is :attr:`Report.ok` when ctxrelay is installed somewhere and every command it
 found works, and a Claude Code CLI is there.
@@ -27,7 +29,14 @@ from ctxrelay.claude import probe
 from ctxrelay.claude._snippet import PLUGIN_LAUNCHER
 from ctxrelay.claude.binary import cli_path
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.install import MANIFEST_NAME, load_settings, settings_path
+from ctxrelay.claude.install import (
+    MANIFEST_NAME,
+    MCP_JSON,
+    load_settings,
+    mcp_add_command,
+    settings_path,
+)
+from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.errors import ConfigError
 
 __all__ = ["MODS_MIN_VERSION", "Found", "Report", "claude_version", "doctor", "find_installed"]
@@ -76,6 +85,10 @@ class Report:
     slider: str | None = None
     """Where the main session hands off here, in a sentence (the configured slider)."""
     threshold: float | None = None
+    mode: str | None = None
+    """The main-session handoff mode here (``manual``, ``auto``, ``off``)."""
+    mode_source: str | None = None
+    """Where the mode was set: ``env``, ``project``, ``user`` or ``default``."""
 
     @property
     def ok(self) -> bool:
@@ -94,11 +107,12 @@ class Report:
 
     @property
     def hook_ratio(self) -> float | None:
-        """The hook's start against a bare ``python -c pass`` timed between its runs."""
+        """The hook against a bare ``node -e 0`` timed between its runs (the peer
+        ``bench/hooks.py`` compares with); ``None`` without ``node``."""
         hook = self.hook
-        if hook is None or not hook.ms or not hook.python_ms:
+        if hook is None or not hook.ms or not hook.node_ms:
             return None
-        return round(hook.ms / hook.python_ms, 2)
+        return round(hook.ms / hook.node_ms, 2)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +122,7 @@ class Report:
             "hook_ms": self.hook_ms,
             "python_ms": self.python_ms,
             "hook_ratio": self.hook_ratio,
+            "node_ms": None if self.hook is None else self.hook.node_ms,
             "claude_cli": self.claude_cli,
             "claude_version": self.claude_version,
             "mods": self.mods,
@@ -116,6 +131,8 @@ class Report:
             "notes": list(self.notes),
             "slider": self.slider,
             "threshold": self.threshold,
+            "mode": self.mode,
+            "mode_source": self.mode_source,
         }
 
 
@@ -254,8 +271,9 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
-def _slider(project: Path) -> tuple[str, float]:
-    """The handoff point the hooks use in ``project``, in a sentence, and the slider."""
+def _slider(project: Path) -> tuple[str, float, str, str]:
+    """The handoff point the hooks use in ``project``, in a sentence, the slider, and the
+    mode with where it was set."""
     from ctxrelay.claude.config import load
 
     cfg = load(project)
@@ -267,7 +285,77 @@ def _slider(project: Path) -> tuple[str, float]:
     )
     if cfg.threshold_source == "env":
         where = "set by CTXRELAY_THRESHOLD"
-    return f"the main session's handoff point is {cfg.slider_text()} ({where})", cfg.threshold
+    sentence = f"the main session's handoff point is {cfg.slider_text()} ({where})"
+    return sentence, cfg.threshold, cfg.main_handover, cfg.main_handover_source
+
+
+def _registered_server(project: Path, home: Path) -> tuple[str, dict[str, Any]] | None:
+    """Where the MCP server ``ctxrelay`` is named for ``project`` and its entry: the
+    project's ``.mcp.json``, else Claude Code's own registry (``~/.claude.json``: the
+    project's local servers, then the user's)."""
+    try:
+        servers = load_settings(project / MCP_JSON).get("mcpServers")
+    except ConfigError:
+        servers = None
+    if isinstance(servers, dict) and isinstance(servers.get(SERVER_NAME), dict):
+        return str(project / MCP_JSON), servers[SERVER_NAME]
+    try:
+        registry = load_settings(home / ".claude.json")
+    except ConfigError:
+        return None
+    projects = registry.get("projects")
+    mine = projects.get(str(project)) if isinstance(projects, dict) else None
+    for where, holder in (("local", mine), ("user", registry)):
+        found = holder.get("mcpServers") if isinstance(holder, dict) else None
+        if isinstance(found, dict) and isinstance(found.get(SERVER_NAME), dict):
+            return f"{home / '.claude.json'} ({where})", found[SERVER_NAME]
+    return None
+
+
+def _check_mcp(
+    project: Path, home: Path, installed: list[Found], problems: list[str], notes: list[str]
+) -> probe.Check | None:
+    """Start the registered MCP server and list its tools; say what is missing."""
+    from ctxrelay.claude.mcp import check_server
+
+    registered = _registered_server(project, home)
+    if registered is None:
+        ctxrelay = next(
+            (f.statusline.rsplit(" claude statusline", 1)[0] for f in installed if f.statusline),
+            "ctxrelay",
+        )
+        sentence = (
+            f"the MCP server {SERVER_NAME} is not registered for this project, so "
+            f"{MODEL_TOOL_NAME} is missing; register it with: {mcp_add_command(ctxrelay)}"
+        )
+        settings_here = any(f.where == "project" for f in installed)
+        (problems if settings_here else notes).append(sentence)
+        return None
+    where, entry = registered
+    command = entry.get("command")
+    args = entry.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list):
+        problems.append(f"the MCP server {SERVER_NAME} in {where} has no command")
+        return None
+    shown = " ".join([command, *map(str, args)])
+    found = check_server(command, [str(a) for a in args], cwd=project)
+    if not found.ok:
+        problems.append(f"the MCP server {SERVER_NAME} ({shown}, in {where}) {found.detail}")
+    if not any(_allows(f.path) for f in installed if f.where != "plugin"):
+        notes.append(
+            f"no settings allow {MODEL_TOOL_NAME} (permissions.allow), so Claude Code asks "
+            "before each call"
+        )
+    return probe.Check("mcp", shown, found.ok, found.detail)
+
+
+def _allows(path: Path) -> bool:
+    try:
+        permissions = load_settings(path).get("permissions")
+    except ConfigError:
+        return False
+    allowed = permissions.get("allow") if isinstance(permissions, dict) else None
+    return isinstance(allowed, list) and MODEL_TOOL_NAME in allowed
 
 
 def doctor(project: Path, home: Path, runs: int = 5) -> Report:
@@ -334,10 +422,16 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
         )
     elif version is None:
         problems.append(f"the Claude Code CLI {cli} does not report its version")
-    slider, threshold = _slider(project)
+    if installed:
+        mcp = _check_mcp(project, home, installed, problems, notes)
+        if mcp is not None:
+            checks.append(mcp)
+    slider, threshold, mode, mode_source = _slider(project)
     return Report(
         slider=slider,
         threshold=threshold,
+        mode=mode,
+        mode_source=mode_source,
         installed=tuple(installed),
         checks=tuple(checks),
         python_ms=next((c.python_ms for c in checks if c.python_ms is not None), None)

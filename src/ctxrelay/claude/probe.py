@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,6 +62,9 @@ class Check:
     ms: float | None = None
     python_ms: float | None = None
     """A bare ``python -c pass`` timed between the command's runs (load hits both)."""
+    node_ms: float | None = None
+    """A bare ``node -e 0`` timed the same way, when ``node`` is on ``PATH``: the hooks'
+    peer, what every Node-based Claude Code hook pays at least (``bench/hooks.py``)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +74,7 @@ class Check:
             "detail": self.detail,
             "ms": self.ms,
             "python_ms": self.python_ms,
+            "node_ms": self.node_ms,
         }
 
 
@@ -122,15 +127,44 @@ def _denied(stdout: str) -> bool:
     return isinstance(out, dict) and out.get("permissionDecision") == "deny"
 
 
+def _call_response(call: str) -> str:
+    """A main-session response whose ``tool_use`` block is ``call``: what the transcript
+    holds when Claude Code has written the response that made the call (the hook then
+    reads it at once and waits for nothing, as in ``bench/hooks.py``)."""
+    record = {
+        "type": "assistant",
+        "sessionId": "ctxrelay-probe",
+        "message": {
+            "id": "msg_ctxrelay_probe",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "tool_use", "id": call, "name": "Bash", "input": {}}],
+            "stop_reason": "tool_use",
+            "usage": {
+                "input_tokens": 5,
+                "cache_creation_input_tokens": 100,
+                "cache_read_input_tokens": 9_000,
+                "output_tokens": 10,
+            },
+        },
+    }
+    return json.dumps(record) + "\n"
+
+
 def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = None) -> Check:
     """Send ``command`` a ``PreToolUse`` payload for ``cat`` of a big file: it must come
     back denied, and malformed input must exit 0 with nothing on stdout (fail open).
-    ``ms`` is the median of ``runs`` runs of the payload; ``env`` adds variables (a
-    plugin's hooks get ``CLAUDE_PLUGIN_ROOT``)."""
+    The payload's transcript holds the response that made the call, so the hook has
+    nothing to wait for. ``ms`` is the median of ``runs`` runs of the payload, with a
+    bare Python start and (where ``node`` is) a bare Node start timed between them;
+    ``env`` adds variables (a plugin's hooks get ``CLAUDE_PLUGIN_ROOT``)."""
     extra = dict(env or {})
+    node = shutil.which("node")
     with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
         root = Path(tmp)
         (root / "big.txt").write_text("".join(f"line {i}\n" for i in range(BIG_FILE_LINES)))
+        (root / "transcript.jsonl").write_text(_call_response("toolu_probe"))
         env = {**_scratch_env(root), **extra}
         payload = json.dumps(
             {
@@ -145,8 +179,11 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
         )
         times: list[float] = []
         bare: list[float] = []
+        peer: list[float] = []
         for _ in range(max(runs, 1)):
             bare.append(_bare_python())
+            if node is not None:
+                peer.append(_bare([node, "-e", "0"]))
             ran = run_as_claude_code(command, payload, cwd=root, env=env)
             if ran.returncode != 0:
                 why = _first_line(ran.stderr) or "no message"
@@ -160,12 +197,25 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
         garbage = run_as_claude_code(command, "{not json", cwd=root, env=env)
         ms = round(statistics.median(times) * 1000, 1)
         base = round(statistics.median(bare) * 1000, 1)
+        node_ms = round(statistics.median(peer) * 1000, 1) if peer else None
         if garbage.returncode != 0 or garbage.stdout.strip():
             return Check(
-                "hook", command, False, "it does not fail open on malformed input", ms, base
+                "hook",
+                command,
+                False,
+                "it does not fail open on malformed input",
+                ms,
+                base,
+                node_ms,
             )
     return Check(
-        "hook", command, True, "'cat big.txt' came back denied; bad input is ignored", ms, base
+        "hook",
+        command,
+        True,
+        "'cat big.txt' came back denied; bad input is ignored",
+        ms,
+        base,
+        node_ms,
     )
 
 
@@ -211,10 +261,14 @@ def check_skill(command: str) -> Check:
     return Check("skill", command, True, "it reserves a handoff path", _ms(ran))
 
 
-def _bare_python() -> float:
+def _bare(argv: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=False)
+    subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
+
+
+def _bare_python() -> float:
+    return _bare([sys.executable, "-c", "pass"])
 
 
 def baseline_ms(runs: int = 5) -> float:

@@ -3,6 +3,7 @@ only when it runs, so ``ctxrelay policy`` never pays for the provider SDKs."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -17,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("ctxrelay.cli.run", "run an agent session whose windows hand off"),
     "sessions": ("ctxrelay.cli.sessions", "list, show, search and reset stored sessions"),
     "claude": ("ctxrelay.cli.claude", "the Claude Code plugin: install, doctor, statusline, run"),
+    "codex": ("ctxrelay.cli.codex", "the Codex CLI host: install, uninstall, doctor, config"),
     "analyze": ("ctxrelay.cli.analyze", "price what a session cost and what a policy would have"),
 }
 
@@ -37,8 +39,25 @@ Run 'ctxrelay COMMAND --help' for a command's options.
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI in-process and return its exit code (``argv``: ``sys.argv[1:]``)."""
+    """Run the CLI in-process and return its exit code (``argv``: ``sys.argv[1:]``).
+
+    A reader that closes the pipe early (``ctxrelay … | head -2``) ends the command
+    quietly: the rest of the output goes nowhere and the exit code is 1, never a
+    ``BrokenPipeError`` traceback (the recipe of the ``signal`` module's documentation)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _run(args)
+        sys.stdout.flush()  # piped output is buffered: the write can fail only here
+    except BrokenPipeError:
+        # Python flushes stdout again at exit; point it at /dev/null so that is quiet too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return 1
+    return code
+
+
+def _run(args: list[str]) -> int:
     if args and args[0] == "--version":
         from ctxrelay import __version__
 

@@ -489,7 +489,11 @@ class Run:
           the framework resent its own memory (a session, ``message_history``, a
           checkpoint) which lost the tail ctxrelay stored (a crash): the items after the
           last one that matches a stored item, in order, are new;
-        - otherwise all of them (a run given only new input)."""
+        - otherwise all of them (a run given only new input).
+
+        A prompt whose request was lost (the last stored item, with no answer after it)
+        that the next run sends again matches that item: it is the same prompt, retried,
+        and is recorded once."""
         if not self._keys or not items:
             return items
         keys = [self.codec.key(i) for i in items]

@@ -4,7 +4,8 @@
 ``OpenAIServer`` (Chat Completions) run on 127.0.0.1 on a free port in a background thread,
 answer from a script of ``Step`` values (or a routing callable that sees each request's
 body), inject ``Fault`` values (HTTP errors in the real shapes, truncated or garbled streams,
-stalls), and record every request for assertions::
+stalls), hold a request until the test releases it (``server.hold()``, a ``Hold``), and
+record every request for assertions::
 
     from ctxrelay.testing import AnthropicServer, Step, ToolUse
 
@@ -38,7 +39,7 @@ from ctxrelay.testing._script import (
     load_steps,
     route_by_content,
 )
-from ctxrelay.testing._server import LocalServer, RecordedRequest, estimate_tokens
+from ctxrelay.testing._server import Hold, LocalServer, RecordedRequest, estimate_tokens
 
 __all__ = [
     "ANTHROPIC_ERROR_TYPES",
@@ -46,6 +47,7 @@ __all__ = [
     "AnthropicServer",
     "Fault",
     "FaultKind",
+    "Hold",
     "LocalServer",
     "OpenAIServer",
     "RecordedRequest",

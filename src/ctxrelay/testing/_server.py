@@ -7,7 +7,11 @@ script step that cannot be served) is recorded; that request and every later one
 answered ``400`` with the exception's text (an error the SDKs and the Claude Code CLI do
 not retry), and :meth:`LocalServer.stop` (so leaving the ``with`` block) raises the
 exception in the test. A test never waits out a client's retries of a dropped
-connection."""
+connection.
+
+A test can hold a model request (:meth:`LocalServer.hold`): the server takes it in and
+answers nothing until the test releases it, so a test sees a request in flight (to kill
+its client, for example) without sleeping."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import contextlib
 import gzip
 import json
 import math
+import select
 import socket
 import threading
 import time
@@ -28,7 +33,7 @@ from typing import Any, ClassVar, Literal, Self
 
 from ctxrelay.testing._script import Fault, Router, Script, Step
 
-__all__ = ["LocalServer", "RecordedRequest", "Refusal"]
+__all__ = ["Hold", "LocalServer", "RecordedRequest", "Refusal"]
 
 Refusal = Literal["body", "field", "conversation", "model", "too_long"]
 """Why a request is refused before it reaches the script (see ``LocalServer._refuse``)."""
@@ -71,6 +76,51 @@ def estimate_tokens(value: Any) -> int:
     the count open (a real tokenizer would be no more "true" for a scripted model)."""
     size = len(value.encode("utf-8") if isinstance(value, str) else json.dumps(value))
     return max(1, (size + 3) // 4)
+
+
+class Hold:
+    """One model request the server holds (from :meth:`LocalServer.hold`).
+
+    :attr:`arrived` is set once the request is in (recorded, checked, its step not yet
+    taken). Its answer then waits until :meth:`release` (it takes its step and is answered
+    as usual), until its client hangs up (a killed process: no step is taken, so the
+    script's next step is the next request's), or until the server stops."""
+
+    def __init__(self) -> None:
+        self.arrived = threading.Event()
+        self.body: Mapping[str, Any] | None = None
+        """The held request's JSON body, once it arrived."""
+        self.hung_up = threading.Event()
+        """Set when the client went away while its request was held."""
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        """Let the held request (or, if none arrived yet, the next one) be answered."""
+        self._released.set()
+
+    def _wait(self, handler: _Handler, body: Mapping[str, Any], stopping: threading.Event) -> bool:
+        """Hold ``handler``'s request; True when it is to be answered now."""
+        self.body = body
+        self.arrived.set()
+        while not self._released.is_set():
+            if stopping.is_set():
+                return False
+            if _hung_up(handler.connection, 0.05):
+                self.hung_up.set()
+                handler.close_connection = True
+                return False
+        return True
+
+
+def _hung_up(conn: socket.socket, timeout: float) -> bool:
+    """Whether the peer closed ``conn`` (waiting up to ``timeout`` for it to say so)."""
+    readable, _, _ = select.select([conn], [], [], timeout)
+    if not readable:
+        return False
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 class _Stream:
@@ -238,6 +288,7 @@ class LocalServer:
         self.model = model
         self._requests: list[RecordedRequest] = []
         self._unknown: list[RecordedRequest] = []
+        self._holds: list[Hold] = []
         self._lock = threading.Lock()
         self._failure: Exception | None = None
         self._stopping = threading.Event()
@@ -344,6 +395,14 @@ class LocalServer:
         with self._lock:
             self._unknown.append(record)
 
+    def hold(self) -> Hold:
+        """Hold the next model request that arrives (after those already held): see
+        :class:`Hold`. Each call holds one more request."""
+        hold = Hold()
+        with self._lock:
+            self._holds.append(hold)
+        return hold
+
     # -- helpers for subclasses ---------------------------------------------------------
 
     def sleep(self, seconds: float) -> bool:
@@ -433,8 +492,13 @@ class LocalServer:
 
     def _take_step(self, handler: _Handler, body: Mapping[str, Any]) -> Step | None:
         """The script's next step for a valid request, after its delay; ``None`` when the
-        request is already answered: the server is stopping, the step's fault is an error
-        status (sent), or a stall (waited out, then the connection is dropped)."""
+        request is already answered: the server is stopping, the request was held and its
+        client hung up, the step's fault is an error status (sent), or a stall (waited
+        out, then the connection is dropped)."""
+        with self._lock:
+            hold = self._holds.pop(0) if self._holds else None
+        if hold is not None and not hold._wait(handler, body, self._stopping):
+            return None
         step = self.script.next_step(body)
         if self.sleep(step.delay_s):
             return None

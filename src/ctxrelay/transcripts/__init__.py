@@ -13,13 +13,19 @@ a ``system``/``compact_boundary`` line restarts the chain; unknown line types an
 truncated last line are skipped. Subagents have their own files, found with
 :func:`subagent_transcript`.
 
+Codex rollouts are read here too, by their own rules (``docs/codex-facts.md``):
+:func:`codex_context` for a Codex hook (the context now, stdlib only), :func:`read_rollout`
+for the analyzer, and :func:`scan_file` reads either kind of file.
+
 The readers: the hooks' hot path (:func:`tail_context`, and :func:`call_response`: the
 response that made a tool call, waited for while Claude Code has not written it yet;
 :func:`read_agent`: a subagent's file, incrementally from a cursor),
 :func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
-guard (a Read's result and no compaction after a byte offset).
+guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
+``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
+as text).
 """
 
 from __future__ import annotations
@@ -30,8 +36,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._agent import AgentReading as AgentReading
     from ctxrelay.transcripts._agent import read_agent as read_agent
+    from ctxrelay.transcripts._codex import CodexResponse as CodexResponse
+    from ctxrelay.transcripts._codex import Rollout as Rollout
+    from ctxrelay.transcripts._codex import is_rollout as is_rollout
+    from ctxrelay.transcripts._codex import read_rollout as read_rollout
+    from ctxrelay.transcripts._codex_tail import CodexContext as CodexContext
+    from ctxrelay.transcripts._codex_tail import codex_context as codex_context
+    from ctxrelay.transcripts._conversation import Message as Message
+    from ctxrelay.transcripts._conversation import MessageKind as MessageKind
+    from ctxrelay.transcripts._conversation import conversation as conversation
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
+    from ctxrelay.transcripts._formats import scan_file as scan_file
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
     from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES as FIRST_CHUNK_BYTES
     from ctxrelay.transcripts._hot import HOT_TAIL_BYTES as HOT_TAIL_BYTES
@@ -66,7 +82,11 @@ if TYPE_CHECKING:  # the same names, for type checkers
 # forward pass (``_scan``, ``_pass``) into every hook process.
 _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
+    "_codex": ("CodexResponse", "Rollout", "is_rollout", "read_rollout"),
+    "_codex_tail": ("CodexContext", "codex_context"),
+    "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
+    "_formats": ("scan_file",),
     "_hot": (
         "CALL_SEARCH_MAX_BYTES",
         "FIRST_CHUNK_BYTES",

@@ -64,6 +64,7 @@ TAIL_MAX_BYTES = 64 * 1024 * 1024
 _POLL_S = 0.01  # between two looks while the call's line is not written yet
 _USAGE = b'"usage"'
 _BOUNDARY = b"compact_boundary"
+_SUBTYPE = "compact_boundary"  # a system line that only mentions it is no boundary
 
 
 def open_regular(path: str) -> int | None:
@@ -225,7 +226,7 @@ def tail_context(
         record = _record(line)
         if record is None or record.get("isSidechain") is True:
             continue
-        if boundary and record.get("type") == "system":
+        if boundary and record.get("type") == "system" and record.get("subtype") == _SUBTYPE:
             return None, None, True  # the context restarted
         found = _response(record)
         if found is not None:

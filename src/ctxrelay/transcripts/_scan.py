@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 import msgspec
 import orjson
@@ -42,7 +42,16 @@ from ctxrelay.transcripts._records import Compaction, Response, Usage
 if TYPE_CHECKING:
     from io import FileIO
 
-__all__ = ["BLOCK_BYTES", "Transcript", "read_raw", "scan", "transcript_of"]
+__all__ = [
+    "BLOCK_BYTES",
+    "LineSink",
+    "Transcript",
+    "loads",
+    "read_blocks",
+    "read_raw",
+    "scan",
+    "transcript_of",
+]
 
 BLOCK_BYTES = 1024 * 1024
 """How much of a file one read takes (blocks from 64 KiB to 16 MiB read the corpus
@@ -79,7 +88,8 @@ class _Line(TypedDict, total=False):
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
-def _loads(line: bytes | bytearray) -> Any:
+def loads(line: bytes | bytearray) -> Any:
+    """A line decoded whole: orjson, or ``json`` for what orjson refuses."""
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -110,7 +120,7 @@ def _decoded(line: bytes | bytearray, usage: bool) -> dict[str, Any] | None:
     try:
         record = _fields(line) if usage else None
         if record is None:
-            record = _loads(line)
+            record = loads(line)
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
@@ -184,8 +194,19 @@ class _Read:
             rules.feed(record)
 
 
-def _read_blocks(read: _Read, f: FileIO, cap: int, block: int) -> int:
-    """Read ``f`` to its end, block by block; returns its size."""
+class LineSink(Protocol):
+    """What :func:`read_blocks` hands a file's bytes to (one reader per format)."""
+
+    def check_first_line(self, line: bytes | bytearray, complete: bool) -> None: ...
+
+    def skipped_long_line(self) -> None: ...
+
+    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None: ...
+
+
+def read_blocks(read: LineSink, f: FileIO, cap: int, block: int) -> int:
+    """Read ``f`` to its end, block by block, handing ``read`` whole lines up to ``cap``
+    bytes; returns its size."""
     size = 0
     pending: list[bytes] = []  # the start of a line that goes on past the block
     pending_len = 0
@@ -251,7 +272,7 @@ def read_raw(
     read = _Read(path, agent)
     with open(fd, "rb", buffering=0) as f:
         try:
-            size = _read_blocks(read, f, line_cap, min(BLOCK_BYTES, line_cap))
+            size = read_blocks(read, f, line_cap, min(BLOCK_BYTES, line_cap))
         except OSError as exc:
             raise TranscriptError(path, (exc.strerror or str(exc)).lower()) from None
     if size == 0:
@@ -291,6 +312,13 @@ class Transcript:
     synthetic_responses: int = 0
     request_ids: dict[str, str] = field(default_factory=dict, hash=False)
     long_lines: int = 0
+    format: str = "claude"
+    """Whose file it is: ``"claude"`` (a Claude Code transcript) or ``"codex"`` (a Codex
+    rollout, read by :mod:`ctxrelay.transcripts._codex`)."""
+    cwd: str | None = None
+    """A Codex rollout's working directory (its ``session_meta``)."""
+    parent_id: str | None = None
+    """A Codex subagent's parent thread id."""
 
     @property
     def requests(self) -> int:

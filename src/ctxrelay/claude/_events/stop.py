@@ -209,8 +209,8 @@ def _quiet(payload: StopPayload) -> bool:
     from ctxrelay.transcripts._turn import turn_tool_calls
 
     tokens, model, found = tail_context(transcript)
-    if not found or model != stamp.get("model"):
-        return False
+    if not found or tokens is None or model is None or model != stamp.get("model"):
+        return False  # no reading to answer from (no response on disk yet): the full path
     calls = turn_tool_calls(transcript)
     if any(name in _WRITE_TOOLS for name, _ in calls):
         return False  # perhaps the handoff file: the full path looks
@@ -314,7 +314,12 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
 
     def decide(data: dict[str, Any]) -> HookAnswer | None:
         refresh(data, window, mode)
-        data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
+        if facts.context_tokens is None or facts.model is None:
+            # A read that found no response (not written yet) stamps nothing: the next
+            # Stop reads again rather than answering from a stamp of nothing.
+            data.pop("stop_quiet", None)
+        else:
+            data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
         job = data.get("handoff")
         if not isinstance(job, dict):
             job = None

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 __all__ = ["Options", "parse", "parser"]
 
 _DESCRIPTION = """\
-Measure Claude Code sessions from their transcripts and replay them under other
-context policies.
+Measure Claude Code and Codex sessions from their transcripts and rollouts and replay
+them under other context policies.
 
 For each session (and each of its subagents): requests (unique message ids), peak and
 final context, compactions, usage by category and cost. Then a what-if replay of the
@@ -49,7 +49,10 @@ most expensive rows. Each row shows the recorded cost and beside it what every
 cost by day.
 
 PATH is a transcript or a directory searched recursively (default: Claude Code's
-projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects). --db reads
+projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, and Codex's
+sessions, $CODEX_HOME/sessions or ~/.codex/sessions, whichever exist). Each file is read
+as what it is: a Claude Code transcript, or a Codex rollout (one session per rollout
+file, as ccusage counts them; a Codex subagent's rollout names its parent). --db reads
 ctxrelay's own sessions from a store instead (a file path, sqlite:/// or postgresql://
 URL; add PATHs to read both).
 
@@ -62,6 +65,7 @@ it. It refuses, writing nothing, when no session ever reached any slider's targe
 Examples:
   ctxrelay analyze
   ctxrelay analyze ~/.claude/projects/-home-me-src-app --sweep 30..90
+  ctxrelay analyze ~/.codex/sessions --by project
   ctxrelay analyze ~/.claude/projects/-home-me-src-app --sweep 30..90 --apply
   ctxrelay analyze session.jsonl --policy none,compact,handoff:50 --plot curves.png
   ctxrelay analyze --json --sweep 30..90:1 > report.json
@@ -182,7 +186,7 @@ class Options:
 def parse(argv: Sequence[str]) -> Options:
     """Parse and check ``argv``; a :class:`ConfigError` (or a usage error) names the first
     mistake."""
-    from ctxrelay.analyze._discover import default_projects_dir
+    from ctxrelay.analyze._discover import default_codex_sessions_dir, default_projects_dir
     from ctxrelay.analyze._policies import DEFAULT_POLICIES, parse_policies, parse_sweep
     from ctxrelay.pricing import DEFAULT_PRICES, load_prices
 
@@ -214,10 +218,11 @@ def parse(argv: Sequence[str]) -> Options:
         raise ConfigError("--user and --project-dir say where --apply writes; add --apply")
     paths: list[str] = list(args.paths)
     if not paths and not args.db:
-        paths = [default_projects_dir()]
-        if not os.path.isdir(paths[0]):
+        claude, codex = default_projects_dir(), default_codex_sessions_dir()
+        paths = [p for p in (claude, codex) if os.path.isdir(p)]
+        if not paths:
             raise ConfigError(
-                f"no Claude Code projects directory at {os.fspath(paths[0])}; give a "
-                "transcript or a directory"
+                f"no Claude Code projects directory at {claude} and no Codex sessions at "
+                f"{codex}; give a transcript or a directory"
             )
     return Options(args, paths, policies, sweep, prices, since, until)

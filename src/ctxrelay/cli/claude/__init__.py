@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "statusline": ("ctxrelay.cli.claude.statusline", "print the statusline (Claude Code runs it)"),
     "run": ("ctxrelay.cli.claude.run", "run a task headless, handing off to fresh sessions"),
     "handoff": ("ctxrelay.cli.claude.handoff", "reserve a handoff file path, list handoff files"),
+    "mcp": ("ctxrelay.cli.claude.mcp", "serve session_history to Claude Code (MCP, stdio)"),
 }
 
 _USAGE = """usage: ctxrelay claude SUBCOMMAND [ARGS...]

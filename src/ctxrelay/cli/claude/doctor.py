@@ -17,8 +17,10 @@ Prove that Claude Code can run what ctxrelay installed: each hook command, the
 statusline and the handoff skill's command found in this project's and your
 settings (and the hooks of an enabled ctxrelay plugin) is started as Claude Code
 starts it (sh -c, with a real JSON payload): 'cat' of a big file must come back
-denied, and bad input must be ignored. It reports the hook's latency against a bare
-python start, the Claude Code version, and whether that version loads mods.
+denied, and bad input must be ignored. The MCP server 'ctxrelay' (session_history) is
+started and must list its tool. It reports the hook's latency against a bare Node
+start (what every Node-based hook pays at least), the handoff mode and point, the
+Claude Code version, and whether that version loads mods.
 
 It exits 0 when everything works, 1 when something is wrong (each problem is one
 sentence saying what to do), or when ctxrelay is not installed at all.
@@ -85,14 +87,25 @@ def _show(report: Report) -> None:
             )
         out.print(table)
         for check in report.checks:
-            out.print(f"The {check.kind} runs: {check.command}", soft_wrap=True)
+            what = "MCP server" if check.kind == "mcp" else check.kind
+            out.print(f"The {what} runs: {check.command}", soft_wrap=True)
     hook, ratio = report.hook, report.hook_ratio
     if hook is not None and hook.ms is not None and ratio is not None:
         out.print(
-            f"The hook takes {hook.ms:.0f} ms, {ratio:.2f} times a bare python start "
-            f"({hook.python_ms:.0f} ms) timed between its runs.",
+            f"The hook takes {hook.ms:.0f} ms, {ratio:.2f} times a bare Node start "
+            f"({hook.node_ms:.0f} ms, what every Node-based hook pays at least) timed "
+            "between its runs.",
             soft_wrap=True,
         )
+    elif hook is not None and hook.ms is not None:
+        out.print(f"The hook takes {hook.ms:.0f} ms (no node on PATH to compare with).")
+    if report.mode:
+        where = "the default" if report.mode_source == "default" else f"{report.mode_source}"
+        if report.mode_source == "env":
+            where = "set by CTXRELAY_MAIN_HANDOVER"
+        elif report.mode_source in ("project", "user"):
+            where = f"set in the {report.mode_source} config"
+        out.print(f"The handoff mode is {report.mode} ({where}).", soft_wrap=True)
     if report.slider:
         out.print(f"{report.slider[0].upper()}{report.slider[1:]}.", soft_wrap=True)
     for note in report.notes:

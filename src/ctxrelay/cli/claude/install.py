@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude.install import InstallResult, choose_commands, install, settings_path
+from ctxrelay.claude.install import (
+    MCP_JSON,
+    InstallResult,
+    choose_commands,
+    install,
+    settings_path,
+)
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 
 __all__ = ["main", "print_result", "scope_parser", "settings_of"]
@@ -22,10 +28,13 @@ examples:
   ctxrelay claude install --project-dir ../app     # another project
   ctxrelay claude install --user                   # every project: ~/.claude/settings.json
 
-Idempotent; keeps a backup (settings.json.ctxrelay-backup-<time>); refuses a settings
-file it cannot parse. Also copies the plugin's agents and skills into .claude/agents/
-and .claude/skills/ (a file of yours with the same name is kept); the handoff skill is
-then /ctxrelay-handoff.
+Idempotent; keeps one backup (settings.json.ctxrelay-backup-<time>) of the file as it
+found it; refuses a settings file it cannot parse; lists what it changed (a statusline
+of yours it replaced, the environment it set). Also copies the plugin's agents and
+skills into .claude/agents/ and .claude/skills/ (a file of yours with the same name is
+kept); the handoff skill is then /ctxrelay-handoff. A project install names the MCP
+server 'ctxrelay' (session_history) in the project's .mcp.json, approved and allowed in
+the settings; a user install prints the one command that registers it.
 
 The hooks, the statusline and the skill run the ctxrelay of the environment that runs
 install, by absolute path, so they work whatever PATH Claude Code sees; the hook starts
@@ -83,8 +92,12 @@ def print_result(
         sys.stdout.write(f"added: {path.parent / rel}\n")
     for rel in result.files_removed:
         sys.stdout.write(f"removed: {path.parent / rel}\n")
+    for line in result.changes:
+        sys.stdout.write(f"changed: {line}\n")
     for rel in result.files_kept:
         sys.stdout.write(f"kept (not ctxrelay's, or changed since install): {rel}\n")
+    for line in result.todo:
+        sys.stdout.write(f"to do: {line}\n")
 
 
 @handle_errors
@@ -102,9 +115,9 @@ def main(argv: Sequence[str]) -> int:
         "environment's)",
     )
     opts = parser.parse_args(list(argv))
-    _, path = settings_of(opts)
+    project, path = settings_of(opts)
     commands = choose_commands(opts.command, opts.ctxrelay)
-    result = install(path, commands)
+    result = install(path, commands, mcp_json=None if opts.user else project / MCP_JSON)
     chosen = {"hook": commands.hook, "ctxrelay": commands.ctxrelay}
     print_result(result, "installed into", opts.json, {"commands": chosen})
     if not opts.json:

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install the pinned Codex CLI (scripts/codex/package.json) into DIR (.venv/codex) with
+# npm: quiet, from npm's own cache when it has the packages. Without npm it installs
+# nothing and says so; the Codex tests then skip with a visible reason (CI sets
+# CTXRELAY_REQUIRE_CODEX=1 to make them fail). A failed install is an error that names
+# npm's log, never a silent skip.
+set -euo pipefail
+dir=$1
+here="$(cd "$(dirname "$0")" && pwd)"
+if ! command -v npm >/dev/null 2>&1; then
+  echo "ensure-codex: npm is not installed: the Codex CLI is not installed and its tests will skip" >&2
+  exit 0
+fi
+mkdir -p "$dir"
+cp "$here/codex/package.json" "$dir/package.json"
+log="$dir/npm-install.log"
+if ! npm install --prefix "$dir" --prefer-offline --no-audit --no-fund --no-package-lock \
+    --loglevel=error >"$log" 2>&1; then
+  echo "ensure-codex: ERROR: npm could not install the Codex CLI ($(grep -o '"@openai/codex": "[^"]*"' "$here/codex/package.json")); npm's output:" >&2
+  sed 's/^/  /' "$log" >&2
+  exit 1
+fi
+version="$("$dir/node_modules/.bin/codex" --version 2>&1)" || {
+  echo "ensure-codex: ERROR: the Codex CLI was installed but does not run: $version" >&2
+  exit 1
+}
+touch "$dir/.installed"
+echo "ensure-codex: $version in $dir"

@@ -1,0 +1,38 @@
+"""``ctxrelay claude mcp``: the MCP server Claude Code starts for ``session_history``
+(the server and the tool: :mod:`ctxrelay.claude.mcp`)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from ctxrelay.cli._common import ArgumentParser, handle_errors
+
+__all__ = ["main"]
+
+_DESCRIPTION = """\
+Serve the session_history tool to Claude Code over stdio (MCP). Claude Code starts
+it itself: 'ctxrelay claude install' registers it as the MCP server 'ctxrelay', so
+the model can call mcp__ctxrelay__session_history to list, search and read the
+earlier sessions of the current handoff chain (the sessions this one was handed off
+from; never a session before a /clear made without a handoff, never another project).
+
+Each result is bounded like the runtime's session_history (16 KiB, 500 rows, 2 MiB
+of text searched). 'ctxrelay claude doctor' starts it and lists its tool.
+
+examples:
+  claude mcp add --scope local ctxrelay -- ctxrelay claude mcp   # what install runs
+  ctxrelay claude mcp            # speaks MCP on stdin/stdout until the pipe closes"""
+
+
+@handle_errors
+def main(argv: Sequence[str]) -> int:
+    ArgumentParser(
+        prog="ctxrelay claude mcp",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    ).parse_args(list(argv))
+    from ctxrelay.claude.mcp import serve
+
+    serve()
+    return 0

@@ -1,0 +1,40 @@
+"""What the ``ctxrelay codex`` subcommands share: the scope options. (A closed stdout is
+handled once for every command, in ``ctxrelay.cli.main``.)"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ctxrelay.cli._common import ArgumentParser
+
+__all__ = ["scope_of", "scope_parser"]
+
+
+def scope_parser(name: str, description: str) -> ArgumentParser:
+    """The options install, uninstall and doctor share: which layer, which project."""
+    parser = ArgumentParser(
+        prog=f"ctxrelay codex {name}",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project", action="store_true", help="the project's .codex/hooks.json (the default)"
+    )
+    scope.add_argument("--user", action="store_true", help="the user's $CODEX_HOME/hooks.json")
+    parser.add_argument(
+        "--project-dir",
+        dest="project_dir",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="the project (default: the current directory)",
+    )
+    parser.add_argument("--json", action="store_true", help="print only JSON")
+    return parser
+
+
+def scope_of(opts: argparse.Namespace) -> tuple[str, Path]:
+    """The scope and the project directory the options name."""
+    return ("user" if opts.user else "project"), (opts.project_dir or Path.cwd()).resolve()

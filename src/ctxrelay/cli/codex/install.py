@@ -1,0 +1,69 @@
+"""``ctxrelay codex install``: ctxrelay's hooks into Codex's ``hooks.json``, trusted
+through Codex's app-server (what is written and how: :mod:`ctxrelay.codex.install`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ctxrelay.cli._common import handle_errors, print_json
+from ctxrelay.cli.codex._options import scope_of, scope_parser
+from ctxrelay.codex.binary import cli_path
+from ctxrelay.codex.install import InstallResult, choose_command, codex_home, install_hooks
+
+__all__ = ["main", "print_result"]
+
+_DESCRIPTION = """\
+Add ctxrelay's hooks (the guard on Codex's shell tool) to Codex's hooks.json, and trust
+them the way Codex's own /hooks screen does: through 'codex app-server', handing back the
+hash Codex reports for each hook. No bypass flag, and no hash computed by ctxrelay.
+
+examples:
+  ctxrelay codex install                          # this project: .codex/hooks.json
+  ctxrelay codex install --project-dir ../app     # another project
+  ctxrelay codex install --user                   # every project: $CODEX_HOME/hooks.json
+
+The hooks run this environment's ctxrelay by absolute path; install runs each on a real
+payload first and changes nothing when one does not work (--command overrides it). Our
+groups are appended, so your own hooks and their trust stay as they are; the file as it
+was is recorded beside it (ctxrelay-install.json) for uninstall. Codex loads a project's
+.codex/ only in a project you trust in Codex: ctxrelay never trusts a project for you.
+Exit 1 when the hooks are written but Codex does not trust them yet, with the one
+sentence that says what to trust and where."""
+
+
+def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
+    """What install or uninstall changed, in sentences (or one JSON object)."""
+    if as_json:
+        print_json(result.as_json())
+        return
+    if result.changed:
+        sys.stdout.write(f"ctxrelay {verb} {result.hooks}\n")
+    else:
+        sys.stdout.write(f"nothing to do: {result.hooks} is already as it should be\n")
+    if result.command:
+        sys.stdout.write(f"hooks run: {result.command}\n")
+    trust = result.trust
+    if trust is not None:
+        if trust.ok:
+            sys.stdout.write(f"Codex trusts all {len(trust.hooks)} of ctxrelay's hooks\n")
+        else:
+            sys.stdout.write(f"not trusted: {trust.problem}\n")
+    for note in result.notes:
+        sys.stdout.write(f"note: {note}\n")
+
+
+@handle_errors
+def main(argv: Sequence[str]) -> int:
+    parser = scope_parser("install", _DESCRIPTION)
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the command every hook runs (default: this environment's, the fastest way)",
+    )
+    opts = parser.parse_args(list(argv))
+    scope, project = scope_of(opts)
+    command = choose_command(opts.command)
+    result = install_hooks(scope, project, codex_home(), command, cli_path())
+    print_result(result, "installed into", opts.json)
+    return 0 if result.trust is not None and result.trust.ok else 1

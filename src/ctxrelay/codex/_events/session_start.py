@@ -1,0 +1,21 @@
+"""SessionStart on Codex (fired right before the first prompt of a thread): a fresh
+session (``startup``, or ``clear`` after ``/clear``) is pointed at the newest handoff
+file (:func:`ctxrelay.codex.handoff.resume_note`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
+
+__all__ = ["handle"]
+
+
+def handle(payload: SessionStartPayload) -> HookAnswer | None:
+    from ctxrelay.codex.handoff import resume_note
+
+    note = resume_note(payload)
+    if note is None:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}

@@ -1,0 +1,151 @@
+"""``ctxrelay analyze`` against ccusage on the same Codex rollouts, file by file: tokens
+equal, costs equal, and the one difference ``docs/analyze.md`` explains (ccusage leaves
+out a subagent's rollout whose token counts all come within about a second).
+
+ccusage is its pinned native binary, as ``bench/analyze.py`` installs it (into the temp
+directory's cache) or wherever ``CTXRELAY_CCUSAGE`` points; without it these tests skip
+and say so. ``CTXRELAY_CODEX_ROLLOUTS`` names a Codex home (or its ``sessions``) of real
+rollouts to compare as well."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.analyze import analyze_paths, report_json
+from tests.transcripts._codex_lines import THREAD, Rollout
+
+pytestmark = pytest.mark.e2e
+
+CCUSAGE_VERSION = "20.0.24"  # bench/analyze.py's pin
+
+
+def _binary() -> Path:
+    named = os.environ.get("CTXRELAY_CCUSAGE")
+    if named:
+        return Path(named)
+    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower(), "unknown"
+    )
+    package = f"ccusage-{sys.platform}-{arch}"
+    cache = Path(tempfile.gettempdir()) / f"ctxrelay-bench-ccusage-{CCUSAGE_VERSION}"
+    binary = cache / "node_modules" / "@ccusage" / package / "bin" / "ccusage"
+    if not binary.is_file():
+        pytest.skip(
+            f"ccusage {CCUSAGE_VERSION}'s native binary is not at {binary}: run "
+            "bench/analyze.py once to install it, or set CTXRELAY_CCUSAGE"
+        )
+    return binary
+
+
+def _ccusage(home: Path) -> dict[str, dict[str, Any]]:
+    done = subprocess.run(
+        [str(_binary()), "codex", "session", "--json", "--offline"],
+        env={**os.environ, "CODEX_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return {s["sessionFile"]: s for s in json.loads(done.stdout)["sessions"]}
+
+
+def _ours(home: Path) -> dict[str, dict[str, Any]]:
+    doc = report_json(analyze_paths([home / "sessions"]))
+    return {Path(s["path"]).stem: s for s in doc["sessions"]}
+
+
+def _compare(home: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """ccusage's sessions and the files only ctxrelay counted; every file both counted
+    has the same tokens and the same cost."""
+    theirs, ours = _ccusage(home), _ours(home)
+    assert set(theirs) <= set(ours)
+    for name, c in theirs.items():
+        usage = ours[name]["total"]["usage"]
+        assert (
+            usage["input_tokens"],
+            usage["cache_read_input_tokens"],
+            usage["cache_creation_input_tokens"],
+            usage["output_tokens"],
+        ) == (
+            c["inputTokens"],
+            c["cacheReadTokens"],
+            c["cacheCreationTokens"],
+            c["outputTokens"],
+        ), name
+        cost = ours[name]["cost_usd"]
+        if c["models"].keys() & set(
+            json.loads(json.dumps(ours[name]["whatif"]["unpriced_models"]))
+        ):
+            assert cost is None, name  # ccusage prices an unknown model at 0; ctxrelay names it
+        else:
+            assert cost == pytest.approx(c["costUSD"], abs=1e-6), name
+    return theirs, sorted(set(ours) - set(theirs))
+
+
+def _write(home: Path, rollout: Rollout, name: str) -> Path:
+    day = home / "sessions" / "2026" / "12" / "01"
+    day.mkdir(parents=True, exist_ok=True)
+    return rollout.write(day / f"rollout-2026-12-01T19-00-00-{name}.jsonl")
+
+
+def test_generated_rollouts_agree(tmp_path: Path) -> None:
+    home = tmp_path / "codex"
+    main = Rollout().turn("gpt-5.5").response("resp_1", 25_000, 24_500)
+    main.response("resp_2", 30_000, 29_500, output=300, reasoning=120)
+    main.compaction().turn("gpt-5.4", "turn-2").response("resp_3", 9_000, 4_000)
+    main.turn("gpt-5.3-codex", "turn-3").response("resp_4", 12_000, 11_000, output=900)
+    _write(home, main, THREAD)
+    unknown = Rollout("01a2331b-a245-7a61-8072-a8d230c1125c").turn("probe-unknown-model")
+    _write(home, unknown.response("resp_1", 15_000, 14_500), unknown.thread)
+    # an older rollout, with token_count events and no usage records
+    old = Rollout("01a2331b-9cb6-7b73-a7d2-3929955daed0").turn("gpt-5.4")
+    old.response("resp_1", 40_000, 30_000).response("resp_2", 45_000, 44_000)
+    old.lines = [line for line in old.lines if line["type"] != "token_usage_record"]
+    _write(home, old, old.thread)
+    theirs, only_ours = _compare(home)
+    assert len(theirs) == 3
+    assert only_ours == []
+
+
+def test_ccusage_leaves_out_a_subagent_whose_counts_come_in_one_burst(tmp_path: Path) -> None:
+    # The subagent rollout ccusage left out on the real CLI: two responses whose
+    # token_count lines were written 93 ms apart. Spread a second apart, it counts them.
+    home = tmp_path / "codex"
+    child = "01a23321-3468-7a32-a69f-4a86e8c6782d"
+    burst = Rollout(child, parent=THREAD).turn().response("resp_3", 25_000, 24_500)
+    burst.response("resp_4", 30_000, 29_500)
+    counts = [line for line in burst.lines if line["payload"].get("type") == "token_count"]
+    counts[0]["timestamp"] = "2026-12-01T19:42:25.559Z"
+    counts[1]["timestamp"] = "2026-12-01T19:42:25.652Z"
+    _write(home, burst, child)
+    _, only_ours = _compare(home)
+    assert only_ours == [f"rollout-2026-12-01T19-00-00-{child}"]
+    counts[1]["timestamp"] = "2026-12-01T19:42:27.000Z"
+    _write(home, burst, child)
+    assert _compare(home)[1] == []
+
+
+def test_real_rollouts_agree(tmp_path: Path) -> None:
+    named = os.environ.get("CTXRELAY_CODEX_ROLLOUTS")
+    if not named:
+        pytest.skip("no real Codex rollouts: set CTXRELAY_CODEX_ROLLOUTS to a Codex home")
+    source = Path(named)
+    sessions = source if source.name == "sessions" else source / "sessions"
+    home = tmp_path / "codex"
+    shutil.copytree(sessions, home / "sessions")  # ccusage and ctxrelay read the same copy
+    theirs, only_ours = _compare(home)
+    assert theirs
+    for name in only_ours:  # each left out by ccusage is a subagent's, or sent nothing
+        head = (home / "sessions").rglob(f"{name}.jsonl")
+        meta = json.loads(next(head).read_bytes().split(b"\n", 1)[0])["payload"]
+        assert isinstance(meta.get("source"), dict), name

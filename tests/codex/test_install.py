@@ -1,0 +1,89 @@
+"""What ``ctxrelay codex install`` writes into ``hooks.json`` and how uninstall takes it
+out again, without Codex (trust is the e2e tests' part: ``tests/e2e/test_codex_install.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.codex.install import (
+    EVENTS,
+    MANIFEST_NAME,
+    choose_command,
+    hooks_config,
+    install,
+    uninstall,
+)
+from ctxrelay.codex.launcher import hook_candidates, is_ours
+from ctxrelay.errors import ConfigError
+
+MINE = """{"hooks": {"PreToolUse": [
+  {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]}
+]}}
+"""
+
+
+def test_the_chosen_command_is_this_environments_and_works_for_every_event() -> None:
+    command = choose_command()
+    assert command in hook_candidates()
+    assert is_ours(command)
+
+
+def test_a_command_that_does_not_work_is_refused_before_anything_is_written() -> None:
+    with pytest.raises(ConfigError, match="does not work"):
+        choose_command("/bin/true")
+
+
+def test_our_groups_are_appended_so_the_users_hooks_keep_their_place(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.json"
+    path.write_text(MINE)
+    result = install(path, "python -m ctxrelay.codex.hook")
+    assert result.changed
+    data = json.loads(path.read_text())
+    assert data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "mine"
+    for event, groups in hooks_config("python -m ctxrelay.codex.hook").items():
+        assert data["hooks"][event][-1] == groups[0]
+    assert set(EVENTS) <= set(data["hooks"])
+    # Again, and with another command: replaced, never doubled.
+    assert not install(path, "python -m ctxrelay.codex.hook").changed
+    install(path, "/other/python -m ctxrelay.codex.hook")
+    data = json.loads(path.read_text())
+    assert len(data["hooks"]["PreToolUse"]) == 2
+    assert "/other/python" in data["hooks"]["PreToolUse"][1]["hooks"][0]["command"]
+    uninstall(path)
+    assert path.read_text() == MINE  # the bytes it found
+    assert not (tmp_path / MANIFEST_NAME).exists()
+
+
+def test_a_file_changed_since_install_keeps_the_change(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.json"
+    install(path, "python -m ctxrelay.codex.hook")
+    data = json.loads(path.read_text())
+    data["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "mine"}]}]
+    path.write_text(json.dumps(data))
+    result = uninstall(path)
+    assert result.notes
+    assert json.loads(path.read_text()) == {
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}]}
+    }
+
+
+def test_a_project_layer_install_created_goes_entirely(tmp_path: Path) -> None:
+    path = tmp_path / "project" / ".codex" / "hooks.json"
+    (tmp_path / "project").mkdir()
+    install(path, "python -m ctxrelay.codex.hook")
+    assert path.exists()
+    uninstall(path)
+    assert not path.parent.exists()
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", '{"hooks": {"Stop": {}}}'])
+def test_a_file_that_is_not_a_hooks_file_is_refused_unchanged(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "hooks.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match="nothing was changed"):
+        install(path, "python -m ctxrelay.codex.hook")
+    assert path.read_text() == text
+    assert not (tmp_path / MANIFEST_NAME).exists()

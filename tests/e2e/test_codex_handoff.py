@@ -1,0 +1,87 @@
+"""The Codex main-session handoff on the real CLI, offline: ``codex exec`` below the
+slider gets no ask; at the slider ``Stop`` asks once for a handoff file, the model
+writes it in the same turn, and the next fresh session is pointed at it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.cli import main as ctxrelay
+from ctxrelay.testing import OpenAIServer, Step, ToolUse
+from tests.e2e._codex import MODEL, codex_home, run_exec
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+TARGET = main_budget(context_window_for(MODEL)).handoff_target or 0
+HANDOFF = "# Handoff\n\n## Goal\nShip the parser.\n\n## Next step\nRun make test.\n"
+ASK = "[ctxrelay] Hand off now"
+
+
+def texts(body: Mapping[str, Any]) -> list[str]:
+    """Every text of the request's input items, in order."""
+    out: list[str] = []
+    for item in body.get("input") or ():
+        content = item.get("content") if isinstance(item, dict) else None
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                out.append(part["text"])
+    return out
+
+
+def route(body: Mapping[str, Any]) -> Step:
+    items = body.get("input") or []
+    last = items[-1] if items else {}
+    seen = texts(body)
+    if isinstance(last, dict) and last.get("type") == "function_call_output":
+        return Step(text="wrote the handoff file", input_tokens=TARGET)
+    if seen and ASK in seen[-1]:
+        path = seen[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
+        write = f"printf %s {shlex.quote(HANDOFF)} > {shlex.quote(path)}"
+        return Step(tool_calls=[ToolUse("exec_command", {"cmd": write})], input_tokens=TARGET)
+    if any("BIG" in t for t in seen[-1:]):
+        return Step(text="worked a lot", input_tokens=TARGET)
+    return Step(text="worked a little", input_tokens=1_000)
+
+
+def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer(route) as server:
+        _, project = codex_home(tmp_path, server, monkeypatch)
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+
+        run_exec(project, "SMALL: a little work")
+        small = server.requests_to("/v1/responses")
+        assert len(small) == 1  # below the slider: no ask, no second request
+
+        server.clear()
+        events = run_exec(project, "BIG: a lot of work")
+        asked = [r.body for r in server.requests_to("/v1/responses")]
+        # The whole history is resent each time: the last request holds every ask.
+        hints = [t for t in texts(asked[-1]) if ASK in t]
+        assert len(hints) == 1  # asked once: the Stop after writing had stop_hook_active
+        assert hints[0].startswith('<hook_prompt hook_run_id="stop:')
+        assert len(asked) == 3  # the answer, the write, the line naming the file
+        replies = [
+            e["item"]["text"] for e in events if e.get("item", {}).get("type") == "agent_message"
+        ]
+        assert replies == ["worked a lot", "wrote the handoff file"]
+        files = sorted((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
+        assert [f.read_text() for f in files] == [HANDOFF]
+
+        server.clear()
+        run_exec(project, "SMALL: carry on")
+        first = server.requests_to("/v1/responses")[0].body
+        resume = [t for t in texts(first) if t.startswith("[ctxrelay] Resume the work")]
+        assert len(resume) == 1
+        assert str(files[0]) in resume[0]
+        assert "Run make test." in resume[0]
+        assert json.dumps(first).count(str(files[0])) >= 1

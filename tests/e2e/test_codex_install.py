@@ -1,0 +1,176 @@
+"""``ctxrelay codex install | doctor | uninstall`` against the real Codex CLI, offline:
+after install (trust through ``codex app-server``, no bypass flag anywhere) a ``cat`` of
+a big file is denied by ctxrelay inside a real ``codex exec`` and the model is told
+what to run instead, and a repeat print of an unchanged file is denied too; doctor
+reports each hook's trust and exits 1 on an untrusted one;
+uninstall leaves ``hooks.json`` and ``config.toml`` byte for byte as they were."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES
+from ctxrelay.cli import main as ctxrelay
+from ctxrelay.codex.install import EVENTS
+from ctxrelay.testing import OpenAIServer, Step, ToolUse
+from tests.e2e._codex import codex_home, run_exec, tool_outputs
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+USER_HOOKS = """{
+    "hooks": {
+        "SessionStart": [ { "hooks": [ { "type": "command", "command": "true" } ] } ]
+    }
+}
+"""
+
+
+def json_of(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    code = ctxrelay(list(argv))
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def big_file(project: Path) -> Path:
+    path = project / "big.log"
+    lines = CODEX_PRINT_MAX_BYTES // 10 + 100
+    path.write_text("".join(f"line {i:05d}\n" for i in range(lines)), encoding="utf-8")
+    return path
+
+
+def test_install_trusts_the_hooks_and_codex_exec_denies_a_big_cat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    steps = [
+        Step(tool_calls=[ToolUse("exec_command", {"cmd": "cat big.log"}, id="call_cat")]),
+        Step(tool_calls=[ToolUse("exec_command", {"cmd": "cat small.txt"}, id="call_small")]),
+        Step(text="read it"),
+    ]
+    with OpenAIServer(steps) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        big = big_file(project)
+        (project / "small.txt").write_text("hello\n", encoding="utf-8")
+        code, installed = json_of(capsys, "codex", "install", "--user", "--json")
+        assert code == 0, installed
+        assert installed["trust"]["ok"] is True
+        assert {h["trust"] for h in installed["trust"]["hooks"]} == {"trusted"}
+        config = (home / "config.toml").read_text(encoding="utf-8")
+        assert "[hooks.state." in config  # Codex wrote the trust, with its own hash
+
+        events = run_exec(project, "read the log")  # no --dangerously-bypass-hook-trust
+
+    denied, small = tool_outputs(server)
+    assert denied.startswith("Command blocked by PreToolUse hook: ctxrelay guard: ")
+    assert f"sed -n '1,{CODEX_PRINT_MAX_LINES}p' {big}" in denied
+    # Codex appends ". Command: <cmd>" once: the reason left the period and the command out.
+    assert denied.endswith(f"rg -n PATTERN {big}. Command: cat big.log")
+    assert "hello" in small  # a small file prints
+    ran = [e["item"] for e in events if e.get("type") == "item.completed"]
+    commands = [i["command"] for i in ran if i.get("type") == "command_execution"]
+    assert commands == ["/bin/bash -lc 'cat small.txt'"]  # the big cat never ran
+
+
+def test_doctor_reports_each_hooks_trust_and_fails_on_an_untrusted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        monkeypatch.chdir(project)
+        code, _ = json_of(capsys, "codex", "install", "--user", "--json")
+        assert code == 0
+        code, report = json_of(capsys, "codex", "doctor", "--json")
+        assert code == 0, report["problems"]
+        assert sorted((h["event"], h["trust"]) for h in report["trust"]) == sorted(
+            (event[0].lower() + event[1:], "trusted") for event in EVENTS
+        )
+        assert all(c["ok"] for c in report["checks"])
+        # The user edits ctxrelay's PreToolUse hook: Codex no longer trusts it and would
+        # skip it without a word; doctor says so and exits 1.
+        hooks = home / "hooks.json"
+        data = json.loads(hooks.read_text(encoding="utf-8"))
+        data["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] = 20
+        hooks.write_text(json.dumps(data), encoding="utf-8")
+        code, report = json_of(capsys, "codex", "doctor", "--json")
+        assert code == 1
+        assert ("preToolUse", "modified") in [(h["event"], h["trust"]) for h in report["trust"]]
+        assert any("/hooks" in p and str(hooks) in p for p in report["problems"])
+        # Install again: trusted again.
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        assert ctxrelay(["codex", "doctor"]) == 0
+        out = capsys.readouterr().out
+        assert "preToolUse: trusted" in out
+        assert out.rstrip().endswith("Everything works.")
+
+
+def test_uninstall_leaves_the_files_as_they_were_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, _ = codex_home(tmp_path, server, monkeypatch)
+        hooks, config = home / "hooks.json", home / "config.toml"
+        hooks.write_text(USER_HOOKS, encoding="utf-8")
+        before = {p: p.read_bytes() for p in (hooks, config)}
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        assert hooks.read_bytes() != before[hooks]
+        assert ctxrelay(["codex", "uninstall", "--user"]) == 0
+        assert {p: p.read_bytes() for p in (hooks, config)} == before
+        assert not (home / "ctxrelay-install.json").exists()
+        # Installed where there was no hooks.json and no config.toml: neither is left.
+        hooks.unlink()
+        config.unlink()
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        assert config.exists()
+        assert ctxrelay(["codex", "uninstall", "--user"]) == 0
+        assert not hooks.exists()
+        assert not config.exists()
+        capsys.readouterr()
+
+
+def test_a_project_codex_does_not_trust_gets_one_sentence_and_no_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        before = (home / "config.toml").read_bytes()
+        code, result = json_of(capsys, "codex", "install", "--project-dir", str(project), "--json")
+        assert code == 1
+        assert result["trust"]["problem"].startswith(
+            f"Codex loads {project / '.codex'} only in a trusted project"
+        )
+        assert (home / "config.toml").read_bytes() == before  # no project trust set
+        code, report = json_of(capsys, "codex", "doctor", "--project-dir", str(project), "--json")
+        assert code == 1
+        assert any("trusted project" in p for p in report["problems"])
+        assert ctxrelay(["codex", "uninstall", "--project-dir", str(project)]) == 0
+        assert not (project / ".codex").exists()
+        capsys.readouterr()
+
+
+def test_a_second_whole_print_of_an_unchanged_file_is_denied_as_a_repeat(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cat = {"cmd": "cat notes.txt"}
+    steps = [
+        Step(tool_calls=[ToolUse("exec_command", cat, id="call_1")]),
+        Step(tool_calls=[ToolUse("exec_command", cat, id="call_2")]),
+        Step(tool_calls=[ToolUse("exec_command", {"cmd": "head -n 1 notes.txt"}, id="call_3")]),
+        Step(text="done"),
+    ]
+    with OpenAIServer(steps) as server:
+        _, project = codex_home(tmp_path, server, monkeypatch)
+        (project / "notes.txt").write_text("the plan\nstep two\n", encoding="utf-8")
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+        run_exec(project, "read the notes")
+    first, again, part = tool_outputs(server)
+    assert "the plan" in first
+    notes = project / "notes.txt"
+    assert again.startswith(
+        f"Command blocked by PreToolUse hook: ctxrelay guard: you already printed {notes} in full"
+    )
+    assert again.endswith(". Command: cat notes.txt")
+    assert "the plan" in part  # a part of it is never a repeat

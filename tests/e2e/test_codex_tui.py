@@ -1,0 +1,69 @@
+"""``/clear`` in Codex's interactive UI continues from the handoff file: at the slider
+the ``Stop`` hook asks for the file and the model writes it in the same turn; after
+``/clear`` (a new thread, ``SessionStart`` source ``clear``) the first request carries
+the note that points at it. Driven in tmux, offline, without the app-server daemon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxrelay.cli import main as ctxrelay
+from ctxrelay.testing import OpenAIServer
+from tests.e2e._codex import codex_home, start_tui
+from tests.e2e.test_codex_handoff import HANDOFF, route, texts
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+RESUME = "[ctxrelay] Resume the work"
+SEEN_DIALOGS = """
+[tui]
+screen_reader_detection_done = true
+
+[tui.model_availability_nux]
+"gpt-6.1-sol" = 1
+
+[projects."{project}"]
+trust_level = "trusted"
+
+[notice.model_migrations]
+"gpt-5.5" = "gpt-6-sol"
+"""
+
+
+def test_clear_continues_from_the_handoff_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer(route) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        # As Codex records the first-run dialogs once the user answered them: this folder
+        # trusted, the new-model announcement seen.
+        with (home / "config.toml").open("a", encoding="utf-8") as config:
+            config.write(SEEN_DIALOGS.format(project=project))
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+        folder = project / ".ctxrelay" / "handoff"
+        tui = start_tui(project, tmp_path / "tmux.sock")
+        try:
+            tui.type("BIG: a lot of work")
+            tui.wait(lambda: tui.shows("wrote the handoff file"), "the handoff to be written")
+            tui.wait(lambda: tui.shows("Worked for"), "the end of the turn")  # /clear waits
+            files = sorted(folder.glob("handoff-*.md"))
+            assert [f.read_text() for f in files] == [HANDOFF]
+            assert tui.shows("Blocked by hook") or tui.shows("Hand off now")
+            before = len(server.requests_to("/v1/responses"))
+            tui.type("/clear")
+            tui.wait(lambda: not tui.shows("wrote the handoff file"), "the cleared screen")
+            tui.type("SMALL: carry on")
+
+            def resumed() -> list[str]:
+                later = server.requests_to("/v1/responses")[before:]
+                return [t for r in later for t in texts(r.body) if t.startswith(RESUME)]
+
+            tui.wait(lambda: bool(resumed()), "a request with the resume note")
+        finally:
+            tui.close()
+    note = resumed()[0]
+    assert str(files[0]) in note
+    assert "Run make test." in note
