@@ -196,3 +196,18 @@ def test_cli_new_path_list_latest(project: Path) -> None:
     empty = project / "sub"
     empty.mkdir()
     assert cli.main(["handoff", "latest", "--project-dir", str(empty)]) == 1
+
+
+def test_cli_drop_sets_the_waiting_handoff_aside(project: Path) -> None:
+    from ctxrelay.cli import claude as cli
+
+    assert cli.main(["handoff", "drop", "--project-dir", str(project)]) == 1  # none waits
+    path = new_handoff_path(project.resolve())
+    path.write_text("# Handoff\n")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli.main(["handoff", "drop", "--json", "--project-dir", str(project)]) == 0
+    assert json.loads(out.getvalue()) == {"dropped": str(path)}
+    assert path.is_file()  # the file stays
+    assert latest_unconsumed(project) is None
+    assert cli.main(["handoff", "drop", "--project-dir", str(project)]) == 1

@@ -287,3 +287,53 @@ def test_started_in_reads_only_an_injection_followed_by_a_request(tmp_path: Path
         fh.write(request)
     assert handoff.started_in(str(t), path)
     assert not handoff.started_in(str(t), tmp_path / "handoff-other.md")
+
+
+def test_a_writer_resumed_after_another_session_used_its_handoff_does_not_clear(
+    project: Path, pid: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude import _state
+
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    path = handoff.new_handoff_path(project)
+    _state.session_state(WRITER).set("handoff", {"phase": "writing", "path": str(path)})
+    path.write_text("# Handoff\n")  # killed during the write, before the Stop
+    assert handoff.mark_consumed(project, path)  # a plain `claude` started from it
+    (project / "w.jsonl").write_text('{"type": "mode"}\n')
+    stop = {
+        "session_id": WRITER,
+        "transcript_path": str(project / "w.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    assert run_hook(stop) is None  # no "handoff written", no clear for the mod
+    assert _state.session_state(WRITER).get("handoff")["phase"] == "used"
+
+
+def test_the_writer_resumed_is_left_for_the_user_to_clear(
+    project: Path, pid: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude import _state
+
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    path = handoff.new_handoff_path(project)
+    handoff.record_reserved(project, path, _chain.ChainLink(WRITER, "w.jsonl"))
+    _state.session_state(WRITER).set("handoff", {"phase": "writing", "path": str(path)})
+    path.write_text("# Handoff\n")  # killed during the write
+    offer = _start(project, "resume", WRITER)
+    assert offer == {"systemMessage": session_start.offer_text(path, writer=True)}
+    job = _state.session_state(WRITER).get("handoff")
+    assert (job["phase"], job["automod"]) == ("ready", "offered")  # the mod is not told
+
+
+def test_the_quick_project_lookup_is_the_configs(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude.config import project_dir_of
+
+    payload: dict[str, object] = {"cwd": str(project / "sub")}
+    assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
+    assert os.path.join(".ctxrelay", "handoff") == str(handoff.HANDOFF_DIR)

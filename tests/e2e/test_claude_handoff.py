@@ -221,7 +221,7 @@ def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
         tail = after_last_assistant(body)
         if "[ctxrelay] Resume" in first:
             return Step(text="Resumed; part two written. All done.", **usage(12_000))
-        if "Stop hook feedback" in tail and "Hand off now" in tail:
+        if "Stop hook additional context" in tail and "Hand off now" in tail:
             path = HANDOFF_RE.search(tail)
             assert path is not None, tail[:2000]
             write = ToolUse("Write", {"file_path": path.group(1), "content": handoff_body})

@@ -97,7 +97,7 @@ class Plan:
         if "[ctxrelay] Resume" in _first_user_text(body):
             return _step(12_000, text="Resumed from the handoff.")
         tail = after_last_assistant(body)
-        if "Stop hook feedback" in tail and "Hand off now" in tail:
+        if "Stop hook additional context" in tail and "Hand off now" in tail:
             found = HANDOFF_RE.search(tail)
             assert found is not None, tail[:2000]
             self.writing.set()
@@ -143,6 +143,8 @@ def _hand_off(project: Path, env: dict[str, str], server: AnthropicServer, plan:
     term.type("TASK-WIDGET build the widget")
     term.wait(plan.writing.is_set, "the write prompt to reach the model")
     term.type("TYPED-MEANWHILE also add a docstring")
+    term.wait(lambda: term.shows("ctxrelay: held until"), "the first prompt held")
+    term.type("TYPED-AGAIN and a test")  # into an emptied box: held alone
     plan.typed.set()
     term.wait(lambda: bool(_resumed(server)), "the fresh session's first request")
     return term
@@ -162,7 +164,15 @@ def test_auto_mode_clears_and_resumes_by_itself(setup: tuple[Path, dict[str, str
                 ),
                 "the held prompt in the fresh session",
             )
+            term.wait(
+                lambda: any("TYPED-AGAIN" in _everything(b) for b in bodies(server)),
+                "the second held prompt in the fresh session",
+            )
             told = term.shows("Clearing the context")
+            # The write prompt drawn as hook output (the UI redraws it in pieces, so a
+            # line of its layout is what can be looked for).
+            says = term.shows("What is finished, what is half-done (where exactly)")
+            alarmed = term.shows("problem") or term.shows("blocking error")
         finally:
             term.kill()
         requests = bodies(server)
@@ -189,8 +199,20 @@ def test_auto_mode_clears_and_resumes_by_itself(setup: tuple[Path, dict[str, str
     old = [b for b in requests if "TASK-WIDGET build the widget" in _everything(b)]
     assert old
     assert not any("TYPED-MEANWHILE" in _everything(b) for b in old)
-    # The mod's entries never reached the model.
+    # Each held prompt reached the fresh session once, alone, in order.
+    last = _everything(requests[-1])
+    assert last.count("TYPED-MEANWHILE also add a docstring") == 1
+    assert last.count("TYPED-AGAIN and a test") == 1
+    assert "docstringTYPED-AGAIN" not in last
+    assert last.index("TYPED-MEANWHILE") < last.index("TYPED-AGAIN")
+    assert not any("TYPED-AGAIN" in _everything(b) for b in old)
+    # The mod's entries never reached the model, nor the hook's command line.
     assert all(_mod_channel.MARK not in json.dumps(b) for b in requests)
+    assert not any("Stop hook feedback" in json.dumps(b) for b in requests)
+    # A normal handoff looks normal: the write prompt as hook output, no problem label.
+    assert says
+    assert not alarmed
+    assert "blocking error" not in json.dumps(requests)
     # The user was told, and had nothing to type.
     assert told
 

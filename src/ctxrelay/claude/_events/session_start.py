@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ctxrelay.claude import handoff
     from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
 
-__all__ = ["handle", "injection", "loaded_text", "offer_text"]
+__all__ = ["handle", "injection", "loaded_text", "offer_text", "project_of"]
 
 
 def injection(found: handoff.Handoff, project: object) -> str:
@@ -157,30 +157,60 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     )
 
 
+def _offered(data: dict[str, object], name: str, own: bool) -> None:
+    """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
+    resumed (after a crash) is not cleared by the mod after the user's next prompt: that
+    prompt would be lost to the fresh session. The user runs ``/clear``."""
+    data["offered"] = name
+    job = data.get("handoff")
+    if own and isinstance(job, dict) and os.path.basename(str(job.get("path"))) == name:
+        data["handoff"] = {**job, "phase": "ready", "automod": "offered"}
+
+
+def project_of(payload: SessionStartPayload) -> str:
+    """The project directory, as :func:`ctxrelay.claude.config.project_dir_of` finds it,
+    without loading the config (a seeded start with no handoff files needs none)."""
+    explicit = os.environ.get("CLAUDE_PROJECT_DIR")
+    if explicit and os.path.isabs(explicit):
+        return explicit
+    cwd = payload.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else os.getcwd()
+
+
 def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if payload.get("agent_id"):
         return None
     source = payload.get("source")
     session_id, transcript = payload.get("session_id"), payload.get("transcript_path")
     seeded = source != "clear" and _seeded(payload)
-    from ctxrelay.claude import handoff
-    from ctxrelay.claude.config import load, project_dir_of
+    project_text = project_of(payload)
+    pid = _claude_pid()
+    previous = None
+    if (
+        pid is not None
+        and isinstance(session_id, str)
+        and session_id
+        and isinstance(transcript, str)
+    ):
+        from ctxrelay.claude import _chain
 
-    cwd = payload.get("cwd")
-    project = project_dir_of(cwd if isinstance(cwd, str) else None)
+        previous = _chain.record_process(pid, project_text, session_id, transcript)
+    # ``handoff.HANDOFF_DIR``, spelled with ``os`` (tests/claude/test_session_start.py).
+    has_handoffs = os.path.isdir(os.path.join(project_text, ".ctxrelay", "handoff"))
+    if seeded and not has_handoffs:
+        return None  # the seed stamp holds, and no handoff was ever written here
+    from pathlib import Path
+
+    from ctxrelay.claude import _chain, handoff
+    from ctxrelay.claude.config import load
+
+    project = Path(project_text)
     if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
         return None
-    from ctxrelay.claude import _chain
-
-    pid = _claude_pid()
-    previous = (
-        _chain.record_process(pid, project, session_id, transcript) if pid is not None else None
-    )
-    if not handoff.handoff_dir(project).is_dir():
-        if not seeded:
-            cfg = load(project)
-            _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
-        return None  # no handoff was ever written here: nothing to offer
+    if not has_handoffs:
+        cfg = load(project)
+        _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
+        return None
     cfg = load(project)
     if not seeded:
         _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
@@ -201,8 +231,8 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
         from ctxrelay.claude._state import session_state
 
-        session_state(session_id).set("offered", name)  # this session's /clear takes it
         own = writer is not None and writer.session_id == session_id
+        session_state(session_id).update(lambda data: _offered(data, name, own))
         return {"systemMessage": offer_text(path, writer=own)}
     found = handoff.read_handoff(path)
     if found is None:

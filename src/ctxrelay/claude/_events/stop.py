@@ -21,8 +21,8 @@ happens depends on the mode (:mod:`ctxrelay.claude.config`):
 
 The Stop answer also carries the queued notices of subagents that stopped short
 (:func:`ctxrelay.claude._notices.main_thread_notice`), so they need not wait for the next
-prompt: in the ``systemMessage`` (to the user), or in the ``reason`` when the answer
-blocks (Claude reads it while it writes the handoff).
+prompt: in the ``systemMessage`` (to the user), or after the write prompt when the
+answer makes the turn go on (Claude reads it while it writes the handoff).
 
 The Stop that sees a handoff file written records its writer in the chain
 (:func:`ctxrelay.claude._chain.record_written`), and a fresh session's Stop checks whether
@@ -326,6 +326,13 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
 
         if job is not None and job.get("phase") == "writing":
             done = _ready(job.get("path")) or written
+            if done is not None and handoff.consumed(project, done.name):
+                # Written, then a restart: another session started from it before this
+                # Stop saw it. Nothing is left to clear for.
+                _chain.record_written(project, done.name, me)
+                _end_episode(data)
+                data["handoff"] = {**job, "phase": "used", "path": str(done)}
+                return None
             if done is not None:
                 _chain.record_written(project, done.name, me)
                 _end_episode(data)
