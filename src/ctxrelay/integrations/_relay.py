@@ -29,6 +29,7 @@ its items. Nothing here imports a framework.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import weakref
@@ -44,6 +45,9 @@ from ctxrelay.errors import (
     RequestTooLargeError,
     SessionInUseError,
     SessionNotFoundError,
+    StoreError,
+    StoreUnavailableError,
+    UnsupportedSchemaError,
 )
 from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime._tools import interrupted_text
@@ -172,7 +176,7 @@ class Relay:
         codec: Codec,
         framework: str,
         session_id: str | None = None,
-        workspace: Path = Path("."),
+        workspace: Path | str = Path("."),
         notes_file: str = DEFAULT_NOTES_FILE,
         new_context: NewContextPolicy = "offered",
         model: str = "",
@@ -189,7 +193,7 @@ class Relay:
         self.budget = budget
         self.codec = codec
         self.framework = framework
-        self.workspace = workspace.resolve()
+        self.workspace = Path(workspace).resolve()
         self.notes_file = notes_file
         self.new_context = new_context
         self.model = model
@@ -200,6 +204,15 @@ class Relay:
         self.lease_ttl = lease_ttl
         self.id = self._open_session(session_id, task)
         self._runs: weakref.WeakSet[Run] = weakref.WeakSet()
+        self.seam = "call Relay.begin() and hand each model call to Run.prepare"
+        """What to pass so ctxrelay sees the framework's model calls (the integration's
+        own words: ``pass **relay.run_kwargs() to Runner.run``)."""
+        self.expected_model: str | None = None
+        """The model whose window set the budget, when the model table set it: the
+        framework's model is checked against it at each run's first call."""
+        self.warned: set[str] = set()
+        """The warnings this relay gave (each is given once)."""
+        self._checked: set[str] = set()
 
     @classmethod
     def connect(
@@ -299,6 +312,42 @@ class Relay:
         for run in list(self._runs):
             run.release()
 
+    def running(self) -> bool:
+        """Whether a run of this relay is under way (its seams saw the model calls)."""
+        return any(not run.released for run in self._runs)
+
+    def _unseen(self, tool: str) -> bool:
+        """Warn once, and say so, when one of ctxrelay's tools runs while no run of this
+        relay is under way: the framework was given the tools without the seam, so ctxrelay
+        sees no model call, stores nothing and seals nothing."""
+        if self.running():
+            return False
+        from ctxrelay.integrations._support import warn_once
+
+        warn_once(
+            self.warned,
+            "seam",
+            f"ctxrelay's {tool} tool ran but ctxrelay saw none of the agent's model calls, "
+            f"so nothing is stored or sealed: {self.seam}",
+        )
+        return True
+
+    def check_model(self, actual: str | None) -> None:
+        """Raise :class:`ConfigError` when ``actual`` (the model the framework is about to
+        call) is not the model whose window set the budget."""
+        expected = self.expected_model
+        if not expected or not actual or actual in self._checked:
+            return
+        from ctxrelay.budget.models import canonical_model
+
+        if canonical_model(actual) != canonical_model(expected):
+            raise ConfigError(
+                f"the agent calls {actual} but ctxrelay was opened with model={expected!r}, "
+                f"whose window sets the budget; open it with model={actual!r} (or pass the "
+                "agent's model itself as model=)"
+            )
+        self._checked.add(actual)
+
     # -- capability --------------------------------------------------------------------
 
     @property
@@ -330,6 +379,11 @@ class Relay:
         (once the framework has settled the step's other tool calls)."""
         if not self.offer_new_context:
             return _NOT_OFFERED
+        if self._unseen(NEW_CONTEXT):
+            return (
+                "new_context failed: ctxrelay sees none of this agent's model calls, so no "
+                f"window is sealed and nothing was stored; {self.seam}"
+            )
         result = await NewContext().run({}, self._context(call_id))
         return result.content
 
@@ -339,6 +393,7 @@ class Relay:
         back as an error result, as in the runtime."""
         if tool.name == NEW_CONTEXT:
             return ToolResult(await self.run_new_context(call_id))
+        self._unseen(tool.name)
         try:
             return await tool.run(args, self._context(call_id))
         except Exception as exc:  # a tool's bug must not kill the session
@@ -346,6 +401,7 @@ class Relay:
 
     async def run_session_history(self, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
         """Run ``session_history`` for the agent (list, search or read earlier windows)."""
+        self._unseen("session_history")
         return await SessionHistory().run(args, self._context(call_id))
 
 
@@ -382,6 +438,7 @@ class Run:
         self._resumed = bool(every)
         self._turns = sum(1 for r in every if r.kind == "assistant")
         self._started = False
+        self._begin_view()
 
     @property
     def lease(self) -> Lease:
@@ -729,7 +786,114 @@ class Run:
                 texts.append(lead_in_text(row) if row.kind == "lead_in" else row.text or "")
         flush()
         # "[" + the items joined by "," + "]"
-        return out, self.fixed_bytes + size + max(len(out) - 1, 0) + 2
+        total = self.fixed_bytes + size + max(len(out) - 1, 0) + 2
+        if self._view is not None and rows is self._rows:
+            return self._follow(out, total)
+        return out, total
+
+    # -- the framework's memory and the user's processing ------------------------------
+
+    def _begin_view(self) -> None:
+        self._view: tuple[Sequence[Item], Sequence[Item] | None] | None = None
+        self._before = frozenset(self._keys)  # what the store held when the run began
+        self._known: set[str] = set()
+        self._known_of: tuple[int, int] = (0, 0)
+        self._held_keys: set[str] | None = None  # what the framework held at its last call
+        self._dropped: set[str] = set()
+        self._key_of: dict[int, tuple[Item, str]] = {}
+
+    def _key(self, item: Item) -> str:
+        """The codec's key, once per item object of the run (the frameworks hand the same
+        objects back at every call)."""
+        hit = self._key_of.get(id(item))
+        if hit is not None and hit[0] is item:
+            return hit[1]
+        key = self.codec.key(item)
+        self._key_of[id(item)] = (item, key)
+        return key
+
+    def _stored_keys(self) -> set[str]:
+        """The keys of every framework item the session stored (kept as rows are added)."""
+        keys = self._keys
+        if self._known_of[0] != id(keys) or self._known_of[1] > len(keys):
+            self._known = set(keys)
+        else:
+            self._known.update(keys[self._known_of[1] :])
+        self._known_of = (id(keys), len(keys))
+        return self._known
+
+    def _follow(self, out: list[Item], size: int) -> tuple[list[Item], int]:
+        """The open window's request ``out`` (of ``size`` bytes) as the framework's memory
+        and the user's processing have it:
+
+        - items the framework held at an earlier call of this run and holds no longer
+          (a history processor or a summarization rewrote its memory), or that it did not
+          hold when the run began (it resumed from a memory cut short at its head), are
+          not sent; they stay in the store and ``session_history`` finds them;
+        - items of that memory ctxrelay never stored, ahead of the first it did (the
+          summary that replaced them), are sent in their place, while that item is one of
+          the open window's;
+        - with ``processed``: its changes to the items (an output trimmed), its removals
+          and its additions (in their place among the window's items).
+
+        ctxrelay's own rows (lead-in, advisories, triggering messages) are always sent."""
+        assert self._view is not None
+        items, processed = self._view
+        known = self._stored_keys()
+        keys = [self._key(i) for i in items]
+        held = set(keys)
+        outkeys = [self._key(i) for i in out]
+        inwindow = {k for k in outkeys if k in known}
+        # The framework's own memory: where it starts, and what it let go of.
+        first = next((j for j, k in enumerate(keys) if k in known), None)
+        head: set[str] = set()
+        if first is not None and keys[first] in inwindow:
+            head = {k for k in keys[:first] if k not in known}
+            if self._held_keys is None and keys[first] in self._before:
+                ours = [k for k in outkeys if k in known]
+                self._dropped |= set(ours[: ours.index(keys[first])])
+        if self._held_keys is not None:
+            self._dropped |= self._held_keys - held
+        self._held_keys = held
+        dropped = self._dropped - held
+        # The user's processing of this request.
+        sent = items if processed is None else processed
+        sentkeys = keys if processed is None else [self._key(i) for i in processed]
+        if processed is not None:
+            dropped |= held - set(sentkeys)
+        dropped &= inwindow
+        added = {k for k in sentkeys if k not in known and (k not in held or k in head)}
+        changed = (
+            {}
+            if processed is None
+            else {k: f for k, f in zip(sentkeys, sent, strict=True) if k in inwindow}
+        )
+        if not dropped and not added and not changed:
+            return out, size
+        # Each addition goes before the next item of the window that follows it.
+        anchors: dict[str, list[Item]] = {}
+        pending: list[Item] = []
+        for k, item in zip(sentkeys, sent, strict=True):
+            if k in added:
+                pending.append(item)
+            elif k in inwindow and k not in dropped and pending:
+                anchors.setdefault(k, []).extend(pending)
+                pending = []
+        result: list[Item] = []
+        last = -1
+        for k, item in zip(outkeys, out, strict=True):
+            if k in dropped:
+                continue
+            result += anchors.pop(k, [])
+            result.append(changed.get(k, item))
+            if k in held:
+                last = len(result)
+        at = last if last >= 0 else len(result)
+        result[at:at] = pending  # after the last of the window's items the framework holds
+        if len(result) == len(out) and all(a is b for a, b in zip(result, out, strict=True)):
+            return out, size
+        total = self.fixed_bytes + sum(_size(self.codec.dump(i)) for i in result)
+        return result, total + max(len(result) - 1, 0) + 2
 
     def _last_response(self, rows: Sequence[Row]) -> LastResponse | None:
         for row in reversed(rows):
@@ -796,14 +960,23 @@ class Run:
         notes = lead.metadata.get("notes_bytes")
         self._emit(RolloverEvent(old.index, self.window.index, reason, notes))
 
-    def prepare(self, items: Sequence[Item]) -> SentRequest:
+    def prepare(
+        self, items: Sequence[Item], processed: Sequence[Item] | None = None
+    ) -> SentRequest:
         """Record ``items`` (the framework's whole input for this call), apply the policy
         and return what to send instead. Raises :class:`DispatchBlockedError` when
-        nothing may be sent."""
+        nothing may be sent.
+
+        The open window is sent as the framework's memory holds it (see
+        :meth:`_follow`); ``processed`` is ``items`` after the user's own processing of
+        this request (a model-input filter, a history processor), whose changes the
+        request carries: an item it changed is sent changed, one it removed is not sent,
+        one it added is sent in its place. What the policy measures is that request."""
         self._held()
         if not self._started:
             self.start()
         self._record_input(items)
+        self._view = (items, processed)
         if self._pending_new_context():
             self._rollover("new_context")
         self._dispatch()
@@ -877,10 +1050,15 @@ _NOT_OFFERED = (
 
 class FrameworkRelay:
     """What the three integrations share: :meth:`open` and :attr:`session_id`. A subclass
-    names its framework and its codec, and is built as ``cls(relay, tools)`` from a
-    :class:`Relay` and the ctxrelay tools to offer."""
+    names its framework, its extra and its codec, says what to pass so ctxrelay sees the
+    model calls, and is built as ``cls(relay, tools)`` from a :class:`Relay` and the
+    ctxrelay tools to offer."""
 
     FRAMEWORK: ClassVar[str]
+    EXTRA: ClassVar[str]
+    FEATURE: ClassVar[str]
+    SEAM: ClassVar[str]
+    """What to pass so ctxrelay sees the model calls, in the framework's words."""
     CODEC: ClassVar[Callable[[], Codec]]
     """The framework's codec; making one raises
     :class:`~ctxrelay.errors.MissingExtraError` when the framework is not installed."""
@@ -890,15 +1068,25 @@ class FrameworkRelay:
         raise NotImplementedError
 
     @classmethod
+    def model_of(cls, model: Any) -> tuple[str | None, str]:
+        """``(provider or None, model name)`` of a framework's model or agent given as
+        ``model=`` (a subclass reads its framework's objects); a string is a name."""
+        if isinstance(model, str):
+            return None, model
+        raise ConfigError(
+            f"model must be a model name or the framework's model or agent, not {model!r}"
+        )
+
+    @classmethod
     def open(
         cls,
         store: Store | str | Path,
         *,
         session_id: str | None = None,
-        model: str = "",
-        provider: str = "openai",
+        model: Any = "",
+        provider: str | None = None,
         budget: Budget | None = None,
-        workspace: Path = Path("."),
+        workspace: Path | str = Path("."),
         notes_file: str = DEFAULT_NOTES_FILE,
         new_context: NewContextPolicy = "offered",
         task: str | None = None,
@@ -908,30 +1096,58 @@ class FrameworkRelay:
         lease_ttl: float = LEASE_TTL_S,
     ) -> Self:
         """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
-        SQLite path or a ``postgresql://`` URL). The budget comes from the model table
-        for ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
-        example ``ReadFile()``) to offer the agent beside ``new_context`` and
-        ``session_history``. Each run of the agent holds the session's lease: a run that
-        finds another holding it fails with ``SessionInUseError``, or waits up to
-        ``wait`` seconds for it; ``lease_ttl`` is how long a lease outlives a holder that
-        stopped renewing it (a crash on another machine)."""
+        SQLite path or a ``postgresql://`` URL, as a ``str`` or a ``Path``).
+
+        ``model`` is the model's name, or the framework's own model or agent, from which
+        the name is read. The budget comes from the model table for ``provider:model``
+        unless ``budget`` is given; ``provider`` defaults to the model's own prefix
+        (``anthropic:claude-sonnet-4-5``) or to the vendor the table lists it under, and
+        the agent's model is checked against it at each run's first model call.
+        ``tools``: ctxrelay tools (for example ``ReadFile()``) to offer the agent beside
+        ``new_context`` and ``session_history``. Each run of the agent holds the
+        session's lease: a run that finds another holding it fails with
+        ``SessionInUseError``, or waits up to ``wait`` seconds for it; ``lease_ttl`` is
+        how long a lease outlives a holder that stopped renewing it (a crash on another
+        machine).
+
+        Raises ``MissingExtraError`` without the framework, ``UnsupportedFrameworkError``
+        when its version is outside the extra's range, ``UnknownModelError`` for a model
+        the table does not know (pass ``budget=``), and ``StoreUnavailableError`` when
+        the store cannot be written."""
+        from ctxrelay.integrations._support import check_versions, provider_of
+
         codec = cls.CODEC()  # the framework's check, before anything is stored
-        relay = Relay.connect(
-            store,
-            codec=codec,
-            framework=cls.FRAMEWORK,
-            model=model,
-            provider=provider,
-            budget=budget,
-            session_id=session_id,
-            workspace=workspace,
-            notes_file=notes_file,
-            new_context=new_context,
-            task=task,
-            on_event=on_event,
-            wait=wait,
-            lease_ttl=lease_ttl,
-        )
+        check_versions(cls.FEATURE, cls.EXTRA)
+        found, name = cls.model_of(model)
+        provider, name = provider_of(name, provider or found)
+        try:
+            relay = Relay.connect(
+                store,
+                codec=codec,
+                framework=cls.FRAMEWORK,
+                model=name,
+                provider=provider,
+                budget=budget,
+                session_id=session_id,
+                workspace=workspace,
+                notes_file=notes_file,
+                new_context=new_context,
+                task=task,
+                on_event=on_event,
+                wait=wait,
+                lease_ttl=lease_ttl,
+            )
+            _probe_writable(relay)
+        except (SessionInUseError, StoreUnavailableError, UnsupportedSchemaError):
+            raise
+        except StoreError as exc:
+            raise StoreUnavailableError(
+                f"the store {store} cannot be written ({exc}); a relay records every "
+                "model call, so open it on a store this process can write"
+            ) from exc
+        relay.seam = cls.SEAM
+        if budget is None:
+            relay.expected_model = name
         return cls(relay, tools)
 
     @property
@@ -942,3 +1158,13 @@ class FrameworkRelay:
         """Release the session's lease if a run of this relay still holds it (a run the
         framework stopped without ctxrelay seeing its end)."""
         self.relay.close()
+
+
+def _probe_writable(relay: Relay) -> None:
+    """Take the session's lease and give it up at once: a store that cannot be written
+    fails here, at ``open()``, not at the first model call. A lease someone else holds
+    proves the store writable too (the run itself waits for it or fails then)."""
+    with contextlib.suppress(SessionInUseError):
+        relay.store.release_lease(
+            relay.store.acquire_lease(relay.id, ttl=relay.lease_ttl, label=relay.framework)
+        )
