@@ -334,13 +334,14 @@ class Relay:
 
     def check_model(self, actual: str | None) -> None:
         """Raise :class:`ConfigError` when ``actual`` (the model the framework is about to
-        call) is not the model whose window set the budget."""
+        call) is another model of the table than the one whose window set the budget (a
+        name the table does not know, a fallback chain say, is not compared)."""
         expected = self.expected_model
         if not expected or not actual or actual in self._checked:
             return
-        from ctxrelay.budget.models import canonical_model
+        from ctxrelay.budget.models import canonical_model, model_facts
 
-        if canonical_model(actual) != canonical_model(expected):
+        if model_facts(actual) is not None and canonical_model(actual) != canonical_model(expected):
             raise ConfigError(
                 f"the agent calls {actual} but ctxrelay was opened with model={expected!r}, "
                 f"whose window sets the budget; open it with model={actual!r} (or pass the "
