@@ -795,17 +795,21 @@ class Run:
     # -- the framework's memory and the user's processing ------------------------------
 
     def _begin_view(self) -> None:
-        self._view: tuple[Sequence[Item], Sequence[Item] | None] | None = None
+        self._view: _View | None = None
+        self._view_items: Sequence[Item] = ()
         self._before = frozenset(self._keys)  # what the store held when the run began
         self._known: set[str] = set()
         self._known_of: tuple[int, int] = (0, 0)
-        self._held_keys: set[str] | None = None  # what the framework held at its last call
+        self._holds: set[str] | None = None  # the keys the framework held at its last call
+        self._held_sig: tuple[int, str, str] | None = None
+        self._head = 0  # how many items the framework's memory holds ahead of ctxrelay's
         self._dropped: set[str] = set()
         self._key_of: dict[int, tuple[Item, str]] = {}
+        self._same: dict[int, tuple[Item, bool]] = {}
 
     def _key(self, item: Item) -> str:
-        """The codec's key, once per item object of the run (the frameworks hand the same
-        objects back at every call)."""
+        """The codec's key, once per item object of the run (pydantic-ai and LangChain
+        hand the same objects back at every call)."""
         hit = self._key_of.get(id(item))
         if hit is not None and hit[0] is item:
             return hit[1]
@@ -823,78 +827,118 @@ class Run:
         self._known_of = (id(keys), len(keys))
         return self._known
 
-    def _follow(self, out: list[Item], size: int) -> tuple[list[Item], int]:
-        """The open window's request ``out`` (of ``size`` bytes) as the framework's memory
-        and the user's processing have it:
+    def _window_keys(self) -> list[str]:
+        """The keys of the open window's framework items, in order."""
+        return [str(k) for r in self._rows for k in r.metadata.get("keys") or ()]
 
-        - items the framework held at an earlier call of this run and holds no longer
-          (a history processor or a summarization rewrote its memory), or that it did not
-          hold when the run began (it resumed from a memory cut short at its head), are
-          not sent; they stay in the store and ``session_history`` finds them;
+    def _look(self, items: Sequence[Item], processed: Sequence[Item] | None) -> _View | None:
+        """What the framework's memory and the user's processing change in the open
+        window's request this call (``None``: nothing), the rules of :meth:`prepare`:
+
+        - items the framework held at an earlier call of this run and holds no longer (a
+          history processor or a summarization rewrote its memory), or that come before
+          the first item it holds at the run's start (it resumed from a memory cut short
+          at its head), are not sent; they stay in the store, for ``session_history``;
         - items of that memory ctxrelay never stored, ahead of the first it did (the
           summary that replaced them), are sent in their place, while that item is one of
           the open window's;
-        - with ``processed``: its changes to the items (an output trimmed), its removals
-          and its additions (in their place among the window's items).
+        - ``processed is items``: an item the framework replaced by another object under
+          the same key (a tool return a processor stubbed) is sent as it is now;
+        - another ``processed``: its changes, removals and additions (in their place).
 
         ctxrelay's own rows (lead-in, advisories, triggering messages) are always sent."""
-        assert self._view is not None
-        items, processed = self._view
         known = self._stored_keys()
-        keys = [self._key(i) for i in items]
-        held = set(keys)
-        outkeys = [self._key(i) for i in out]
-        inwindow = {k for k in outkeys if k in known}
-        # The framework's own memory: where it starts, and what it let go of.
-        first = next((j for j, k in enumerate(keys) if k in known), None)
-        head: set[str] = set()
-        if first is not None and keys[first] in inwindow:
-            head = {k for k in keys[:first] if k not in known}
-            if self._held_keys is None and keys[first] in self._before:
-                ours = [k for k in outkeys if k in known]
-                self._dropped |= set(ours[: ours.index(keys[first])])
-        if self._held_keys is not None:
-            self._dropped |= self._held_keys - held
-        self._held_keys = held
-        dropped = self._dropped - held
-        # The user's processing of this request.
-        sent = items if processed is None else processed
-        sentkeys = keys if processed is None else [self._key(i) for i in processed]
-        if processed is not None:
-            dropped |= held - set(sentkeys)
-        dropped &= inwindow
-        added = {k for k in sentkeys if k not in known and (k not in held or k in head)}
-        changed = (
-            {}
-            if processed is None
-            else {k: f for k, f in zip(sentkeys, sent, strict=True) if k in inwindow}
+        n = len(items)
+        sig = self._held_sig
+        grew = (
+            sig is not None
+            and n >= sig[0]
+            and self._key(items[0]) == sig[1]
+            and self._key(items[sig[0] - 1]) == sig[2]
         )
-        if not dropped and not added and not changed:
-            return out, size
-        # Each addition goes before the next item of the window that follows it.
+        if grew and self._holds is not None and sig is not None:  # it only appended
+            self._holds.update(self._key(i) for i in items[sig[0] :])
+        else:
+            keys = [self._key(i) for i in items]
+            held = set(keys)
+            first = next((j for j, k in enumerate(keys) if k in known), None)
+            window = self._window_keys()
+            self._head = 0
+            if first is not None and keys[first] in window:
+                self._head = first if all(k not in known for k in keys[:first]) else 0
+                if self._holds is None and keys[first] in self._before:
+                    self._dropped |= set(window[: window.index(keys[first])])
+            if self._holds is not None:
+                self._dropped |= self._holds - held
+            self._holds = held
+        self._held_sig = (n, self._key(items[0]), self._key(items[-1])) if n else None
+        held = self._holds or set()
+        dropped = self._dropped - held
         anchors: dict[str, list[Item]] = {}
+        if self._head and self._head < n:
+            anchors[self._key(items[self._head])] = list(items[: self._head])
+        if processed is None or processed is items:
+            if not dropped and not anchors and processed is None:
+                return None
+            return _View(dropped, anchors, [], {}, replaced=processed is items)
+        # The user's own processing of this request: what it removed, changed and added.
+        sentkeys = [self._key(i) for i in processed]
+        dropped |= held - set(sentkeys)
+        inwindow = set(self._window_keys())
+        changed = {k: f for k, f in zip(sentkeys, processed, strict=True) if k in inwindow}
         pending: list[Item] = []
-        for k, item in zip(sentkeys, sent, strict=True):
-            if k in added:
-                pending.append(item)
+        for k, f in zip(sentkeys, processed, strict=True):
+            if k not in known and k not in held:
+                pending.append(f)
             elif k in inwindow and k not in dropped and pending:
                 anchors.setdefault(k, []).extend(pending)
                 pending = []
+        return _View(dropped, anchors, pending, changed, replaced=False)
+
+    def _follow(self, out: list[Item], size: int) -> tuple[list[Item], int]:
+        """``out`` (the open window's request, of ``size`` bytes) with this call's
+        :class:`_View` applied, and its size."""
+        view = self._view
+        assert view is not None
+        changed = view.changed
+        if view.replaced:  # the framework's objects that are not the ones ctxrelay sends
+            items = self._view_items
+            sent = {id(i) for i in out}
+            changed = {self._key(i): i for i in items if id(i) not in sent}
+        if not view.dropped and not view.anchors and not view.trailing and not changed:
+            return out, size
         result: list[Item] = []
         last = -1
-        for k, item in zip(outkeys, out, strict=True):
-            if k in dropped:
+        for item in out:
+            k = self._key(item)
+            if k in view.dropped:
+                size -= _size(self.codec.dump(item)) + 1
                 continue
-            result += anchors.pop(k, [])
-            result.append(changed.get(k, item))
-            if k in held:
+            for extra in view.anchors.get(k, ()):
+                result.append(extra)
+                size += _size(self.codec.dump(extra)) + 1
+            new = changed.get(k)
+            if new is not None and new is not item and not self._equal(new, item):
+                size += _size(self.codec.dump(new)) - _size(self.codec.dump(item))
+                result.append(new)
+            else:
+                result.append(item)
+            if self._holds is not None and k in self._holds:
                 last = len(result)
         at = last if last >= 0 else len(result)
-        result[at:at] = pending  # after the last of the window's items the framework holds
-        if len(result) == len(out) and all(a is b for a, b in zip(result, out, strict=True)):
-            return out, size
-        total = self.fixed_bytes + sum(_size(self.codec.dump(i)) for i in result)
-        return result, total + max(len(result) - 1, 0) + 2
+        result[at:at] = view.trailing  # after the last of the window's items it holds
+        size += sum(_size(self.codec.dump(i)) + 1 for i in view.trailing)
+        return result, size
+
+    def _equal(self, new: Item, old: Item) -> bool:
+        """Whether the framework's ``new`` object is ``old`` as JSON (asked once per
+        object: a history resent after a restart is equal, a stubbed output is not)."""
+        hit = self._same.get(id(new))
+        if hit is not None and hit[0] is new:
+            return hit[1]
+        same = bool(self.codec.dump(new) == self.codec.dump(old))
+        self._same[id(new)] = (new, same)
+        return same
 
     def _last_response(self, rows: Sequence[Row]) -> LastResponse | None:
         for row in reversed(rows):
@@ -977,7 +1021,8 @@ class Run:
         if not self._started:
             self.start()
         self._record_input(items)
-        self._view = (items, processed)
+        self._view_items = items
+        self._view = self._look(items, processed)
         if self._pending_new_context():
             self._rollover("new_context")
         self._dispatch()
@@ -1038,6 +1083,20 @@ class Run:
             notes_file=self.notes_file,
             estimate_text=self._estimator.estimate,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What one call's framework memory and user processing change in the open window's
+    request (:meth:`Run._look`): keys not to send, items to send before a key's item,
+    items to send after the window's last held item, and items to send instead of the
+    window's of the same key (``replaced``: the framework's current objects)."""
+
+    dropped: set[str]
+    anchors: dict[str, list[Item]]
+    trailing: list[Item]
+    changed: dict[str, Item]
+    replaced: bool
 
 
 NEW_CONTEXT = NewContext().name

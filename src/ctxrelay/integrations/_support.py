@@ -6,7 +6,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import warnings
+import weakref
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from ctxrelay.budget import Budget
 from ctxrelay.budget.models import model_facts
@@ -15,6 +18,7 @@ from ctxrelay.runtime.registry import resolve_model
 
 __all__ = [
     "IntegrationWarning",
+    "KeyCache",
     "budget_for",
     "check_versions",
     "provider_of",
@@ -29,6 +33,31 @@ _DIST = "ctxrelay"
 class IntegrationWarning(UserWarning):
     """A framework integration is wired or configured so that ctxrelay cannot do its work
     fully (a seam missing, a stream without usage); each is given once per relay."""
+
+
+class KeyCache:
+    """A codec's keys by object identity, for the frameworks that hand the same message
+    objects back at every model call (pydantic-ai, LangChain): the relay matches the
+    whole input to the store at every call, and a key that hashes a message's text would
+    otherwise be computed again each time. An entry goes when its object does; objects
+    that cannot be weakly referenced are not cached."""
+
+    def __init__(self, compute: Callable[[Any], str]) -> None:
+        self._compute = compute
+        self._keys: dict[int, tuple[weakref.ref[Any], str]] = {}
+
+    def __call__(self, item: Any) -> str:
+        hit = self._keys.get(id(item))
+        if hit is not None and hit[0]() is item:
+            return hit[1]
+        key = self._compute(item)
+        at = id(item)
+        try:
+            ref = weakref.ref(item, lambda _ref: self._keys.pop(at, None))
+        except TypeError:
+            return key
+        self._keys[at] = (ref, key)
+        return key
 
 
 def require(module: str, feature: str, extra: str) -> ModuleType:

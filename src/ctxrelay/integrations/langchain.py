@@ -40,7 +40,7 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import require, warn_once
+from ctxrelay.integrations._support import KeyCache, require, warn_once
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
@@ -82,8 +82,14 @@ class LangChainCodec:
         from langchain_core import messages
 
         self._m = messages
+        self._keys = KeyCache(self._key)
 
     def key(self, item: Any) -> str:
+        """A tool message by its call id, any other by its type, text and calls' ids, once
+        per message object (the graph's state hands the same ones back at every call)."""
+        return self._keys(item)
+
+    def _key(self, item: Any) -> str:
         m = self._m
         if isinstance(item, m.ToolMessage):
             return f"tool:{item.tool_call_id}"

@@ -44,7 +44,7 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import require
+from ctxrelay.integrations._support import KeyCache, require
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
@@ -87,8 +87,15 @@ class PydanticAICodec:
         m = _messages()
         self._m = m
         self._adapter = m.ModelMessagesTypeAdapter
+        self._keys = KeyCache(self._key)
 
     def key(self, item: Any) -> str:
+        """A message's kind and its parts' (a tool part by its call id, any other by a
+        digest of its content), once per message object (pydantic-ai hands the same ones
+        back at every request)."""
+        return self._keys(item)
+
+    def _key(self, item: Any) -> str:
         parts = []
         for part in item.parts:
             kind = getattr(part, "part_kind", type(part).__name__)
