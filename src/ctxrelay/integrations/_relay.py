@@ -865,7 +865,7 @@ class Run:
             window = self._window_keys()
             self._head = 0
             if first is not None and keys[first] in window:
-                self._head = first if all(k not in known for k in keys[:first]) else 0
+                self._head = first  # the items ahead of it are none of the store's
                 if self._holds is None and keys[first] in self._before:
                     self._dropped |= set(window[: window.index(keys[first])])
             if self._holds is not None:
