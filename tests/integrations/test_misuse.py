@@ -212,6 +212,15 @@ def test_an_unknown_model_names_the_argument_not_a_flag(
 
 
 @pytest.mark.parametrize("cls", RELAYS, ids=IDS)
+def test_no_model_and_no_budget_names_both_arguments(
+    cls: type[FrameworkRelay], store: Store
+) -> None:
+    with pytest.raises(ConfigError, match=r"pass model= .* or budget=budget_for"):
+        cls.open(store)
+    assert store.list_sessions() == []
+
+
+@pytest.mark.parametrize("cls", RELAYS, ids=IDS)
 def test_a_claude_model_gets_its_own_provider(cls: type[FrameworkRelay], store: Store) -> None:
     facts = model_facts("claude-sonnet-4-5")
     assert facts is not None

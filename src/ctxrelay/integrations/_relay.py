@@ -1179,6 +1179,11 @@ class FrameworkRelay:
         codec = cls.CODEC()  # the framework's check, before anything is stored
         check_versions(cls.FEATURE, cls.EXTRA)
         found, name = cls.model_of(model)
+        if not name and budget is None:
+            raise ConfigError(
+                "pass model= (the model's name, or the framework's model or agent), whose "
+                "window sets the budget, or budget=budget_for(provider, model, limit=TOKENS)"
+            )
         provider, name = provider_of(name, provider or found)
         try:
             relay = Relay.connect(
