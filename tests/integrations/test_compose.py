@@ -141,6 +141,57 @@ def test_agents_sdk_merges_your_hooks_run_config_and_trimmer(
     assert len(full) > 50_000
 
 
+def test_agents_sdk_sends_what_your_filter_adds_once_and_stores_none_of_it(
+    store: Store, workspace: Path
+) -> None:
+    pytest.importorskip("agents")
+    from agents import Agent, Runner
+    from agents.run_config import CallModelData, ModelInputData
+    from openai import AsyncOpenAI
+
+    from ctxrelay.integrations.openai_agents import AgentsRelay
+
+    note: Any = {"role": "developer", "content": "Answer tersely."}
+
+    async def remind(data: CallModelData[Any]) -> ModelInputData:  # an async filter
+        model_data = data.model_data
+        return ModelInputData(input=[note, *model_data.input], instructions=model_data.instructions)
+
+    relay = AgentsRelay.open(
+        store, session_id="s1", budget=BUDGET, workspace=workspace, tools=[ReadFile()]
+    )
+    steps = [
+        Step(text="Reading.", tool_calls=[ToolUse("read_file", {"path": "todo.py"})]),
+        Step(text="Done."),
+        Step(text="Again done."),
+    ]
+
+    async def go(server: OpenAIServer) -> None:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test")
+        tools: list[Any] = [*relay.tools]
+        agent: Agent[Any] = Agent(
+            name="coder", tools=tools, model=OpenAIAgentsHarness().model(client)
+        )
+        try:
+            for prompt in ("Read todo.py.", "And now?"):  # no session: ctxrelay's window
+                kwargs = relay.run_kwargs(call_model_input_filter=remind)
+                await Runner.run(agent, prompt, **kwargs)
+        finally:
+            await client.close()
+
+    with OpenAIServer(steps) as server:
+        asyncio.run(go(server))
+    bodies = _bodies(server)
+    assert len(bodies) == 3
+    for body in bodies:
+        assert body.count("Answer tersely.") == 1
+    # The second run's request: the first run's items (ctxrelay's window), then the
+    # note the filter put ahead of this run's prompt, then the prompt.
+    last = bodies[2]
+    assert last.index("Read todo.py.") < last.index("Answer tersely.") < last.index("And now?")
+    assert all("Answer tersely." not in (r.text or "") for r in store.rows("s1"))
+
+
 # -- pydantic-ai --------------------------------------------------------------------------
 
 
