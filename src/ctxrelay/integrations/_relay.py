@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
+from ctxrelay.budget.models import canonical_model, model_facts
 from ctxrelay.errors import (
     ConfigError,
     DispatchBlockedError,
@@ -49,6 +50,7 @@ from ctxrelay.errors import (
     StoreUnavailableError,
     UnsupportedSchemaError,
 )
+from ctxrelay.integrations._support import check_versions, provider_of, warn_once
 from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime._tools import interrupted_text
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
@@ -322,8 +324,6 @@ class Relay:
         sees no model call, stores nothing and seals nothing."""
         if self.running():
             return False
-        from ctxrelay.integrations._support import warn_once
-
         warn_once(
             self.warned,
             "seam",
@@ -339,8 +339,6 @@ class Relay:
         expected = self.expected_model
         if not expected or not actual or actual in self._checked:
             return
-        from ctxrelay.budget.models import canonical_model, model_facts
-
         if model_facts(actual) is not None and canonical_model(actual) != canonical_model(expected):
             raise ConfigError(
                 f"the agent calls {actual} but ctxrelay was opened with model={expected!r}, "
@@ -1174,8 +1172,6 @@ class FrameworkRelay:
         when its version is outside the extra's range, ``UnknownModelError`` for a model
         the table does not know (pass ``budget=``), and ``StoreUnavailableError`` when
         the store cannot be written."""
-        from ctxrelay.integrations._support import check_versions, provider_of
-
         codec = cls.CODEC()  # the framework's check, before anything is stored
         check_versions(cls.FEATURE, cls.EXTRA)
         found, name = cls.model_of(model)
