@@ -63,10 +63,10 @@ def _timed_run(relay: Any, inner: list[float]) -> None:
     prepare, record = relay.prepare, relay.record_response
     spent = {"record": 0.0}
 
-    def timed_prepare(items: Any) -> Any:
+    def timed_prepare(items: Any, *args: Any) -> Any:
         start = time.perf_counter()
         try:
-            return prepare(items)
+            return prepare(items, *args)
         finally:
             inner.append(time.perf_counter() - start + spent["record"])
             spent["record"] = 0.0

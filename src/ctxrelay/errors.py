@@ -34,6 +34,7 @@ __all__ = [
     "StoreUnavailableError",
     "TranscriptError",
     "UnknownModelError",
+    "UnsupportedFrameworkError",
     "UnsupportedSchemaError",
     "WindowNotFoundError",
 ]
@@ -55,6 +56,24 @@ class MissingExtraError(CtxrelayError, ImportError):
         self.extra = extra
         super().__init__(
             f"{feature} needs the optional dependencies of the '{extra}' extra: "
+            f"pip install 'ctxrelay[{extra}]'"
+        )
+
+
+class UnsupportedFrameworkError(MissingExtraError):
+    """An integration's framework is installed at a version outside the range ctxrelay
+    supports (the extra's range): ``distribution``, ``version`` and ``supported`` say which."""
+
+    def __init__(
+        self, feature: str, extra: str, distribution: str, version: str, supported: str
+    ) -> None:
+        self.feature = feature
+        self.extra = extra
+        self.distribution = distribution
+        self.version = version
+        self.supported = supported
+        super(MissingExtraError, self).__init__(
+            f"{feature} supports {distribution}{supported}, not the installed {version}: "
             f"pip install 'ctxrelay[{extra}]'"
         )
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from ctxrelay.errors import DispatchBlockedError
 from ctxrelay.integrations._relay import Codec, ItemRow, Relay, SentRequest
-from ctxrelay.integrations._support import budget_for, require
+from ctxrelay.integrations._support import IntegrationWarning, budget_for, require
 
 __all__ = [
     "Codec",
     "DispatchBlockedError",
+    "IntegrationWarning",
     "ItemRow",
     "Relay",
     "SentRequest",

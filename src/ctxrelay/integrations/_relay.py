@@ -29,6 +29,7 @@ its items. Nothing here imports a framework.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import weakref
@@ -38,13 +39,18 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
+from ctxrelay.budget.models import canonical_model, model_facts
 from ctxrelay.errors import (
     ConfigError,
     DispatchBlockedError,
     RequestTooLargeError,
     SessionInUseError,
     SessionNotFoundError,
+    StoreError,
+    StoreUnavailableError,
+    UnsupportedSchemaError,
 )
+from ctxrelay.integrations._support import check_versions, provider_of, warn_once
 from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime._tools import interrupted_text
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
@@ -172,7 +178,7 @@ class Relay:
         codec: Codec,
         framework: str,
         session_id: str | None = None,
-        workspace: Path = Path("."),
+        workspace: Path | str = Path("."),
         notes_file: str = DEFAULT_NOTES_FILE,
         new_context: NewContextPolicy = "offered",
         model: str = "",
@@ -189,7 +195,7 @@ class Relay:
         self.budget = budget
         self.codec = codec
         self.framework = framework
-        self.workspace = workspace.resolve()
+        self.workspace = Path(workspace).resolve()
         self.notes_file = notes_file
         self.new_context = new_context
         self.model = model
@@ -200,6 +206,15 @@ class Relay:
         self.lease_ttl = lease_ttl
         self.id = self._open_session(session_id, task)
         self._runs: weakref.WeakSet[Run] = weakref.WeakSet()
+        self.seam = "call Relay.begin() and hand each model call to Run.prepare"
+        """What to pass so ctxrelay sees the framework's model calls (the integration's
+        own words: ``pass **relay.run_kwargs() to Runner.run``)."""
+        self.expected_model: str | None = None
+        """The model whose window set the budget, when the model table set it: the
+        framework's model is checked against it at each run's first call."""
+        self.warned: set[str] = set()
+        """The warnings this relay gave (each is given once)."""
+        self._checked: set[str] = set()
 
     @classmethod
     def connect(
@@ -299,6 +314,39 @@ class Relay:
         for run in list(self._runs):
             run.release()
 
+    def running(self) -> bool:
+        """Whether a run of this relay is under way (its seams saw the model calls)."""
+        return any(not run.released for run in self._runs)
+
+    def _unseen(self, tool: str) -> bool:
+        """Warn once, and say so, when one of ctxrelay's tools runs while no run of this
+        relay is under way: the framework was given the tools without the seam, so ctxrelay
+        sees no model call, stores nothing and seals nothing."""
+        if self.running():
+            return False
+        warn_once(
+            self.warned,
+            "seam",
+            f"ctxrelay's {tool} tool ran but ctxrelay saw none of the agent's model calls, "
+            f"so nothing is stored or sealed: {self.seam}",
+        )
+        return True
+
+    def check_model(self, actual: str | None) -> None:
+        """Raise :class:`ConfigError` when ``actual`` (the model the framework is about to
+        call) is another model of the table than the one whose window set the budget (a
+        name the table does not know, a fallback chain say, is not compared)."""
+        expected = self.expected_model
+        if not expected or not actual or actual in self._checked:
+            return
+        if model_facts(actual) is not None and canonical_model(actual) != canonical_model(expected):
+            raise ConfigError(
+                f"the agent calls {actual} but ctxrelay was opened with model={expected!r}, "
+                f"whose window sets the budget; open it with model={actual!r} (or pass the "
+                "agent's model itself as model=)"
+            )
+        self._checked.add(actual)
+
     # -- capability --------------------------------------------------------------------
 
     @property
@@ -330,6 +378,11 @@ class Relay:
         (once the framework has settled the step's other tool calls)."""
         if not self.offer_new_context:
             return _NOT_OFFERED
+        if self._unseen(NEW_CONTEXT):
+            return (
+                "new_context failed: ctxrelay sees none of this agent's model calls, so no "
+                f"window is sealed and nothing was stored; {self.seam}"
+            )
         result = await NewContext().run({}, self._context(call_id))
         return result.content
 
@@ -339,6 +392,7 @@ class Relay:
         back as an error result, as in the runtime."""
         if tool.name == NEW_CONTEXT:
             return ToolResult(await self.run_new_context(call_id))
+        self._unseen(tool.name)
         try:
             return await tool.run(args, self._context(call_id))
         except Exception as exc:  # a tool's bug must not kill the session
@@ -346,6 +400,7 @@ class Relay:
 
     async def run_session_history(self, args: Mapping[str, Any], call_id: str = "") -> ToolResult:
         """Run ``session_history`` for the agent (list, search or read earlier windows)."""
+        self._unseen("session_history")
         return await SessionHistory().run(args, self._context(call_id))
 
 
@@ -382,6 +437,7 @@ class Run:
         self._resumed = bool(every)
         self._turns = sum(1 for r in every if r.kind == "assistant")
         self._started = False
+        self._begin_view()
 
     @property
     def lease(self) -> Lease:
@@ -733,7 +789,158 @@ class Run:
                 texts.append(lead_in_text(row) if row.kind == "lead_in" else row.text or "")
         flush()
         # "[" + the items joined by "," + "]"
-        return out, self.fixed_bytes + size + max(len(out) - 1, 0) + 2
+        total = self.fixed_bytes + size + max(len(out) - 1, 0) + 2
+        if self._view is not None and rows is self._rows:
+            return self._follow(out, total)
+        return out, total
+
+    # -- the framework's memory and the user's processing ------------------------------
+
+    def _begin_view(self) -> None:
+        self._view: _View | None = None
+        self._view_items: Sequence[Item] = ()
+        self._before = frozenset(self._keys)  # what the store held when the run began
+        self._known: set[str] = set()
+        self._known_of: tuple[int, int] = (0, 0)
+        self._holds: set[str] | None = None  # the keys the framework held at its last call
+        self._held_sig: tuple[int, str, str] | None = None
+        self._head = 0  # how many items the framework's memory holds ahead of ctxrelay's
+        self._dropped: set[str] = set()
+        self._key_of: dict[int, tuple[Item, str]] = {}
+        self._same: dict[int, tuple[Item, bool]] = {}
+
+    def _key(self, item: Item) -> str:
+        """The codec's key, once per item object of the run (pydantic-ai and LangChain
+        hand the same objects back at every call)."""
+        hit = self._key_of.get(id(item))
+        if hit is not None and hit[0] is item:
+            return hit[1]
+        key = self.codec.key(item)
+        self._key_of[id(item)] = (item, key)
+        return key
+
+    def _stored_keys(self) -> set[str]:
+        """The keys of every framework item the session stored (kept as rows are added)."""
+        keys = self._keys
+        if self._known_of[0] != id(keys) or self._known_of[1] > len(keys):
+            self._known = set(keys)
+        else:
+            self._known.update(keys[self._known_of[1] :])
+        self._known_of = (id(keys), len(keys))
+        return self._known
+
+    def _window_keys(self) -> list[str]:
+        """The keys of the open window's framework items, in order."""
+        return [str(k) for r in self._rows for k in r.metadata.get("keys") or ()]
+
+    def _look(self, items: Sequence[Item], processed: Sequence[Item] | None) -> _View | None:
+        """What the framework's memory and the user's processing change in the open
+        window's request this call (``None``: nothing), the rules of :meth:`prepare`:
+
+        - items the framework held at an earlier call of this run and holds no longer (a
+          history processor or a summarization rewrote its memory), or that come before
+          the first item it holds at the run's start (it resumed from a memory cut short
+          at its head), are not sent; they stay in the store, for ``session_history``;
+        - items of that memory ctxrelay never stored, ahead of the first it did (the
+          summary that replaced them), are sent in their place, while that item is one of
+          the open window's;
+        - ``processed is items``: an item the framework replaced by another object under
+          the same key (a tool return a processor stubbed) is sent as it is now;
+        - another ``processed``: its changes, removals and additions (in their place).
+
+        ctxrelay's own rows (lead-in, advisories, triggering messages) are always sent."""
+        known = self._stored_keys()
+        n = len(items)
+        sig = self._held_sig
+        grew = (
+            sig is not None
+            and n >= sig[0]
+            and self._key(items[0]) == sig[1]
+            and self._key(items[sig[0] - 1]) == sig[2]
+        )
+        if grew and self._holds is not None and sig is not None:  # it only appended
+            self._holds.update(self._key(i) for i in items[sig[0] :])
+        else:
+            keys = [self._key(i) for i in items]
+            held = set(keys)
+            first = next((j for j, k in enumerate(keys) if k in known), None)
+            window = self._window_keys()
+            self._head = 0
+            if first is not None and keys[first] in window:
+                self._head = first  # the items ahead of it are none of the store's
+                if self._holds is None and keys[first] in self._before:
+                    self._dropped |= set(window[: window.index(keys[first])])
+            if self._holds is not None:
+                self._dropped |= self._holds - held
+            self._holds = held
+        self._held_sig = (n, self._key(items[0]), self._key(items[-1])) if n else None
+        held = self._holds or set()
+        dropped = self._dropped - held
+        anchors: dict[str, list[Item]] = {}
+        if self._head and self._head < n:
+            anchors[self._key(items[self._head])] = list(items[: self._head])
+        if processed is None or processed is items:
+            if not dropped and not anchors and processed is None:
+                return None
+            return _View(dropped, anchors, [], {}, replaced=processed is items)
+        # The user's own processing of this request: what it removed, changed and added.
+        sentkeys = [self._key(i) for i in processed]
+        dropped |= held - set(sentkeys)
+        inwindow = set(self._window_keys())
+        changed = {k: f for k, f in zip(sentkeys, processed, strict=True) if k in inwindow}
+        pending: list[Item] = []
+        for k, f in zip(sentkeys, processed, strict=True):
+            if k not in known and k not in held:
+                pending.append(f)
+            elif k in inwindow and k not in dropped and pending:
+                anchors.setdefault(k, []).extend(pending)
+                pending = []
+        return _View(dropped, anchors, pending, changed, replaced=False)
+
+    def _follow(self, out: list[Item], size: int) -> tuple[list[Item], int]:
+        """``out`` (the open window's request, of ``size`` bytes) with this call's
+        :class:`_View` applied, and its size."""
+        view = self._view
+        assert view is not None
+        changed = view.changed
+        if view.replaced:  # the framework's objects that are not the ones ctxrelay sends
+            items = self._view_items
+            sent = {id(i) for i in out}
+            changed = {self._key(i): i for i in items if id(i) not in sent}
+        if not view.dropped and not view.anchors and not view.trailing and not changed:
+            return out, size
+        result: list[Item] = []
+        last = -1
+        for item in out:
+            k = self._key(item)
+            if k in view.dropped:
+                size -= _size(self.codec.dump(item)) + 1
+                continue
+            for extra in view.anchors.get(k, ()):
+                result.append(extra)
+                size += _size(self.codec.dump(extra)) + 1
+            new = changed.get(k)
+            if new is not None and new is not item and not self._equal(new, item):
+                size += _size(self.codec.dump(new)) - _size(self.codec.dump(item))
+                result.append(new)
+            else:
+                result.append(item)
+            if self._holds is not None and k in self._holds:
+                last = len(result)
+        at = last if last >= 0 else len(result)
+        result[at:at] = view.trailing  # after the last of the window's items it holds
+        size += sum(_size(self.codec.dump(i)) + 1 for i in view.trailing)
+        return result, size
+
+    def _equal(self, new: Item, old: Item) -> bool:
+        """Whether the framework's ``new`` object is ``old`` as JSON (asked once per
+        object: a history resent after a restart is equal, a stubbed output is not)."""
+        hit = self._same.get(id(new))
+        if hit is not None and hit[0] is new:
+            return hit[1]
+        same = bool(self.codec.dump(new) == self.codec.dump(old))
+        self._same[id(new)] = (new, same)
+        return same
 
     def _last_response(self, rows: Sequence[Row]) -> LastResponse | None:
         for row in reversed(rows):
@@ -800,14 +1007,24 @@ class Run:
         notes = lead.metadata.get("notes_bytes")
         self._emit(RolloverEvent(old.index, self.window.index, reason, notes))
 
-    def prepare(self, items: Sequence[Item]) -> SentRequest:
+    def prepare(
+        self, items: Sequence[Item], processed: Sequence[Item] | None = None
+    ) -> SentRequest:
         """Record ``items`` (the framework's whole input for this call), apply the policy
         and return what to send instead. Raises :class:`DispatchBlockedError` when
-        nothing may be sent."""
+        nothing may be sent.
+
+        The open window is sent as the framework's memory holds it (see
+        :meth:`_follow`); ``processed`` is ``items`` after the user's own processing of
+        this request (a model-input filter, a history processor), whose changes the
+        request carries: an item it changed is sent changed, one it removed is not sent,
+        one it added is sent in its place. What the policy measures is that request."""
         self._held()
         if not self._started:
             self.start()
         self._record_input(items)
+        self._view_items = items
+        self._view = self._look(items, processed)
         if self._pending_new_context():
             self._rollover("new_context")
         self._dispatch()
@@ -870,6 +1087,20 @@ class Run:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What one call's framework memory and user processing change in the open window's
+    request (:meth:`Run._look`): keys not to send, items to send before a key's item,
+    items to send after the window's last held item, and items to send instead of the
+    window's of the same key (``replaced``: the framework's current objects)."""
+
+    dropped: set[str]
+    anchors: dict[str, list[Item]]
+    trailing: list[Item]
+    changed: dict[str, Item]
+    replaced: bool
+
+
 NEW_CONTEXT = NewContext().name
 NEW_CONTEXT_DESCRIPTION = NewContext().description
 _SEALING = "window "
@@ -881,10 +1112,15 @@ _NOT_OFFERED = (
 
 class FrameworkRelay:
     """What the three integrations share: :meth:`open` and :attr:`session_id`. A subclass
-    names its framework and its codec, and is built as ``cls(relay, tools)`` from a
-    :class:`Relay` and the ctxrelay tools to offer."""
+    names its framework, its extra and its codec, says what to pass so ctxrelay sees the
+    model calls, and is built as ``cls(relay, tools)`` from a :class:`Relay` and the
+    ctxrelay tools to offer."""
 
     FRAMEWORK: ClassVar[str]
+    EXTRA: ClassVar[str]
+    FEATURE: ClassVar[str]
+    SEAM: ClassVar[str]
+    """What to pass so ctxrelay sees the model calls, in the framework's words."""
     CODEC: ClassVar[Callable[[], Codec]]
     """The framework's codec; making one raises
     :class:`~ctxrelay.errors.MissingExtraError` when the framework is not installed."""
@@ -894,15 +1130,25 @@ class FrameworkRelay:
         raise NotImplementedError
 
     @classmethod
+    def model_of(cls, model: Any) -> tuple[str | None, str]:
+        """``(provider or None, model name)`` of a framework's model or agent given as
+        ``model=`` (a subclass reads its framework's objects); a string is a name."""
+        if isinstance(model, str):
+            return None, model
+        raise ConfigError(
+            f"model must be a model name or the framework's model or agent, not {model!r}"
+        )
+
+    @classmethod
     def open(
         cls,
         store: Store | str | Path,
         *,
         session_id: str | None = None,
-        model: str = "",
-        provider: str = "openai",
+        model: Any = "",
+        provider: str | None = None,
         budget: Budget | None = None,
-        workspace: Path = Path("."),
+        workspace: Path | str = Path("."),
         notes_file: str = DEFAULT_NOTES_FILE,
         new_context: NewContextPolicy = "offered",
         task: str | None = None,
@@ -912,30 +1158,61 @@ class FrameworkRelay:
         lease_ttl: float = LEASE_TTL_S,
     ) -> Self:
         """Open (or create) the ctxrelay session ``session_id`` in ``store`` (a store, a
-        SQLite path or a ``postgresql://`` URL). The budget comes from the model table
-        for ``provider:model`` unless ``budget`` is given. ``tools``: ctxrelay tools (for
-        example ``ReadFile()``) to offer the agent beside ``new_context`` and
-        ``session_history``. Each run of the agent holds the session's lease: a run that
-        finds another holding it fails with ``SessionInUseError``, or waits up to
-        ``wait`` seconds for it; ``lease_ttl`` is how long a lease outlives a holder that
-        stopped renewing it (a crash on another machine)."""
+        SQLite path or a ``postgresql://`` URL, as a ``str`` or a ``Path``).
+
+        ``model`` is the model's name, or the framework's own model or agent, from which
+        the name is read. The budget comes from the model table for ``provider:model``
+        unless ``budget`` is given; ``provider`` defaults to the model's own prefix
+        (``anthropic:claude-sonnet-4-5``) or to the vendor the table lists it under, and
+        the agent's model is checked against it at each run's first model call.
+        ``tools``: ctxrelay tools (for example ``ReadFile()``) to offer the agent beside
+        ``new_context`` and ``session_history``. Each run of the agent holds the
+        session's lease: a run that finds another holding it fails with
+        ``SessionInUseError``, or waits up to ``wait`` seconds for it; ``lease_ttl`` is
+        how long a lease outlives a holder that stopped renewing it (a crash on another
+        machine).
+
+        Raises ``MissingExtraError`` without the framework, ``UnsupportedFrameworkError``
+        when its version is outside the extra's range, ``UnknownModelError`` for a model
+        the table does not know (pass ``budget=``), and ``StoreUnavailableError`` when
+        the store cannot be written."""
         codec = cls.CODEC()  # the framework's check, before anything is stored
-        relay = Relay.connect(
-            store,
-            codec=codec,
-            framework=cls.FRAMEWORK,
-            model=model,
-            provider=provider,
-            budget=budget,
-            session_id=session_id,
-            workspace=workspace,
-            notes_file=notes_file,
-            new_context=new_context,
-            task=task,
-            on_event=on_event,
-            wait=wait,
-            lease_ttl=lease_ttl,
-        )
+        check_versions(cls.FEATURE, cls.EXTRA)
+        found, name = cls.model_of(model)
+        if not name and budget is None:
+            raise ConfigError(
+                "pass model= (the model's name, or the framework's model or agent), whose "
+                "window sets the budget, or budget=budget_for(provider, model, limit=TOKENS)"
+            )
+        provider, name = provider_of(name, provider or found)
+        try:
+            relay = Relay.connect(
+                store,
+                codec=codec,
+                framework=cls.FRAMEWORK,
+                model=name,
+                provider=provider,
+                budget=budget,
+                session_id=session_id,
+                workspace=workspace,
+                notes_file=notes_file,
+                new_context=new_context,
+                task=task,
+                on_event=on_event,
+                wait=wait,
+                lease_ttl=lease_ttl,
+            )
+            _probe_writable(relay)
+        except (SessionInUseError, StoreUnavailableError, UnsupportedSchemaError):
+            raise
+        except StoreError as exc:
+            raise StoreUnavailableError(
+                f"the store {store} cannot be written ({exc}); a relay records every "
+                "model call, so open it on a store this process can write"
+            ) from exc
+        relay.seam = cls.SEAM
+        if budget is None:
+            relay.expected_model = name
         return cls(relay, tools)
 
     @property
@@ -946,3 +1223,13 @@ class FrameworkRelay:
         """Release the session's lease if a run of this relay still holds it (a run the
         framework stopped without ctxrelay seeing its end)."""
         self.relay.close()
+
+
+def _probe_writable(relay: Relay) -> None:
+    """Take the session's lease and give it up at once: a store that cannot be written
+    fails here, at ``open()``, not at the first model call. A lease someone else holds
+    proves the store writable too (the run itself waits for it or fails then)."""
+    with contextlib.suppress(SessionInUseError):
+        relay.store.release_lease(
+            relay.store.acquire_lease(relay.id, ttl=relay.lease_ttl, label=relay.framework)
+        )

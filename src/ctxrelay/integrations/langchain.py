@@ -17,6 +17,10 @@ One agent middleware, LangChain's own seam around the model call:
     relay = LangChainRelay.open("agent.db", session_id="ticket-42", model="gpt-4.1")
     agent = create_agent("openai:gpt-4.1", tools=my_tools, middleware=[relay.middleware])
     agent.invoke({"messages": [{"role": "user", "content": "Fix the test"}]})
+
+Other middleware composes: whatever shaped the graph's state before the model call (a
+``SummarizationMiddleware`` that replaced old messages by a summary) is what ctxrelay's
+window follows, sends and measures, in either order of the ``middleware`` list.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import json
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from ctxrelay.errors import ConfigError
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
@@ -35,7 +40,7 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import require
+from ctxrelay.integrations._support import KeyCache, require, warn_once
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
@@ -77,8 +82,14 @@ class LangChainCodec:
         from langchain_core import messages
 
         self._m = messages
+        self._keys = KeyCache(self._key)
 
     def key(self, item: Any) -> str:
+        """A tool message by its call id, any other by its type, text and calls' ids, once
+        per message object (the graph's state hands the same ones back at every call)."""
+        return self._keys(item)
+
+    def _key(self, item: Any) -> str:
         m = self._m
         if isinstance(item, m.ToolMessage):
             return f"tool:{item.tool_call_id}"
@@ -121,6 +132,19 @@ class LangChainCodec:
         return self._m.ToolMessage(content=text, tool_call_id=call_id, name=name)
 
 
+# A chat model's package, by the model table's provider.
+_PROVIDERS = {"langchain_openai": "openai", "langchain_anthropic": "anthropic"}
+
+
+def _chat_model_name(model: Any) -> str | None:
+    """The model name of a LangChain chat model (``model_name`` or ``model``)."""
+    for attr in ("model_name", "model"):
+        name = getattr(model, attr, None)
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
 def _blocking(run: Callable[..., Coroutine[Any, Any, str]]) -> Callable[..., str]:
     """The tool for a synchronous ``invoke`` (LangGraph runs it on a worker thread, which
     has no event loop of its own)."""
@@ -143,7 +167,25 @@ class LangChainRelay(FrameworkRelay):
         self.middleware: Any = self._middleware()
 
     FRAMEWORK = FRAMEWORK
+    EXTRA = EXTRA
+    FEATURE = _FEATURE
+    SEAM = "pass middleware=[relay.middleware] to create_agent (it brings ctxrelay's tools)"
     CODEC = LangChainCodec
+
+    @classmethod
+    def model_of(cls, model: Any) -> tuple[str | None, str]:
+        """A chat model (``ChatOpenAI``, ``ChatAnthropic``: its name and provider) or a
+        name (``openai:gpt-4.1`` as ``init_chat_model`` spells it)."""
+        if isinstance(model, str):
+            return None, model
+        name = _chat_model_name(model)
+        if name is None:
+            raise ConfigError(
+                f"model={model!r} names no model ctxrelay can read; pass the model's name "
+                "(model='gpt-4.1')"
+            )
+        module = type(model).__module__.split(".")[0]
+        return _PROVIDERS.get(module), name
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a LangChain ``StructuredTool``."""
@@ -215,6 +257,7 @@ class LangChainRelay(FrameworkRelay):
 
         def prepare(request: Any) -> Any:
             run = current(request.state)
+            relay.check_model(_chat_model_name(request.model))
             fixed = len(str(getattr(request.system_message, "content", "") or ""))
             for t in request.tools:
                 fixed += len(str(getattr(t, "name", ""))) + len(str(getattr(t, "description", "")))
@@ -224,7 +267,8 @@ class LangChainRelay(FrameworkRelay):
                 for t in request.tools
                 if relay.offer_new_context or getattr(t, "name", None) != NEW_CONTEXT
             ]
-            sent = run.prepare(list(request.messages))
+            messages = list(request.messages)
+            sent = run.prepare(messages, messages)
             return request.override(messages=sent.items, tools=offered)
 
         def record(request: Any, response: Any) -> None:
@@ -233,6 +277,15 @@ class LangChainRelay(FrameworkRelay):
             for message in result:
                 if isinstance(message, AIMessage):
                     usage: dict[str, Any] = dict(message.usage_metadata or {})
+                    if not usage:
+                        warn_once(
+                            relay.warned,
+                            "usage",
+                            "the chat model reported no usage for a response (a stream "
+                            "without usage), so ctxrelay estimates the whole request from "
+                            "its size, which errs high: pass stream_usage=True to the chat "
+                            "model (ChatOpenAI(..., stream_usage=True))",
+                        )
                     run.record_response(
                         [message],
                         context_tokens=int(usage.get("input_tokens", 0)),

@@ -20,6 +20,11 @@ Three of the SDK's own seams, no patching:
     agent = Agent(name="coder", instructions="...", tools=[*my_tools, *relay.tools])
     result = await Runner.run(agent, "Fix the test", **relay.run_kwargs())
 
+Your own ``hooks=``, ``run_config=`` and ``call_model_input_filter=`` go to
+``relay.run_kwargs(...)``, which merges them with ctxrelay's: both sets of hooks run,
+your ``RunConfig`` is kept with ctxrelay's fields set on a copy, and your filter runs
+first, on the SDK's input, before ctxrelay measures and sends the request.
+
 The SDK's own session memory (``session=``), if used, is left alone: it keeps every item
 of the conversation; ctxrelay only decides which of them are sent (see
 ``docs/integrations.md``). Conversation state kept on the server (``Runner.run``'s
@@ -30,12 +35,14 @@ itself. Any model works, the default ``OpenAIResponsesModel`` included.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import inspect
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxrelay.errors import ServerStateError
+from ctxrelay.errors import ConfigError, ServerStateError
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
@@ -50,7 +57,7 @@ from ctxrelay.runtime.tools.context import SessionHistory
 
 if TYPE_CHECKING:
     from agents import FunctionTool, RunConfig, RunHooks
-    from agents.run_config import CallModelData, ModelInputData
+    from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
 
 __all__ = ["EXTRA", "FRAMEWORK", "AgentsCodec", "AgentsRelay"]
 
@@ -165,14 +172,25 @@ def _tools_bytes(agent: Any) -> int:
     return size
 
 
+def _model_name(model: Any) -> str | None:
+    """The name of an Agents SDK model setting (a name, or a ``Model`` such as
+    ``OpenAIResponsesModel``, whose ``model`` is its name); ``None`` when not known."""
+    if isinstance(model, str):
+        return model or None
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) and name else None
+
+
 class _AgentsRun:
     """The seams of one ``Runner.run``: its input filter and its hooks, bound to the
     :class:`Run` that takes the session's lease at the run's first model call and gives
-    it up at the run's final output (or when the run fails in ctxrelay's filter)."""
+    it up at the run's final output (or when the run fails in ctxrelay's filter).
+    ``theirs`` is the caller's own input filter, which runs first."""
 
-    def __init__(self, relay: Relay) -> None:
+    def __init__(self, relay: Relay, theirs: CallModelInputFilter | None = None) -> None:
         self.relay = relay
         self.run: Run | None = None
+        self.theirs = theirs
 
     async def _current(self) -> Run:
         if self.run is None:
@@ -188,13 +206,23 @@ class _AgentsRun:
         if held is not None:
             run.release()  # nothing is sent: the run ends here
             raise ServerStateError(held)
-        run.fixed_bytes = len((model_data.instructions or "").encode()) + _tools_bytes(data.agent)
         try:
-            sent = run.prepare(list(model_data.input))
+            self.relay.check_model(_model_name(data.agent.model))
+            processed: list[Any] | None = None
+            instructions = model_data.instructions
+            if self.theirs is not None:  # the caller's filter first, on the SDK's input
+                mine = ModelInputData(
+                    input=list(model_data.input), instructions=model_data.instructions
+                )
+                answer = self.theirs(dataclasses.replace(data, model_data=mine))
+                theirs = await answer if inspect.isawaitable(answer) else answer
+                processed, instructions = list(theirs.input), theirs.instructions
+            run.fixed_bytes = len((instructions or "").encode()) + _tools_bytes(data.agent)
+            sent = run.prepare(list(model_data.input), processed)
         except BaseException:
             run.release()
             raise
-        return ModelInputData(input=sent.items, instructions=model_data.instructions)
+        return ModelInputData(input=sent.items, instructions=instructions)
 
     @staticmethod
     def _server_held(items: Sequence[Any]) -> str | None:
@@ -220,11 +248,33 @@ class _AgentsRun:
                 return " / ".join(f"Runner.run's {name}" for name in _SERVER_STATE)
         return None
 
-    def hooks(self) -> RunHooks[Any]:
+    def hooks(self, theirs: RunHooks[Any] | None = None) -> RunHooks[Any]:
+        """ctxrelay's run hooks, which call ``theirs`` (the caller's own) after their own
+        work at every event."""
         agents = _agents()
         seams = self
 
         class _Hooks(agents.RunHooks):  # type: ignore[misc,name-defined]
+            async def on_llm_start(self, *args: Any, **kwargs: Any) -> None:
+                if theirs is not None:
+                    await theirs.on_llm_start(*args, **kwargs)
+
+            async def on_agent_start(self, *args: Any, **kwargs: Any) -> None:
+                if theirs is not None:
+                    await theirs.on_agent_start(*args, **kwargs)
+
+            async def on_handoff(self, *args: Any, **kwargs: Any) -> None:
+                if theirs is not None:
+                    await theirs.on_handoff(*args, **kwargs)
+
+            async def on_tool_start(self, *args: Any, **kwargs: Any) -> None:
+                if theirs is not None:
+                    await theirs.on_tool_start(*args, **kwargs)
+
+            async def on_tool_end(self, *args: Any, **kwargs: Any) -> None:
+                if theirs is not None:
+                    await theirs.on_tool_end(*args, **kwargs)
+
             async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
                 run = await seams._current()
                 usage = response.usage
@@ -240,10 +290,14 @@ class _AgentsRun:
                         "cache_read_input_tokens": cached,
                     },
                 )
+                if theirs is not None:
+                    await theirs.on_llm_end(context, agent, response)
 
             async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
                 if seams.run is not None:  # the run's final output: its end
                     seams.run.release()
+                if theirs is not None:
+                    await theirs.on_agent_end(context, agent, output)
 
         return _Hooks()
 
@@ -260,34 +314,79 @@ class AgentsRelay(FrameworkRelay):
         self.tools += [self.function_tool(t) for t in tools]
 
     FRAMEWORK = FRAMEWORK
+    EXTRA = EXTRA
+    FEATURE = _FEATURE
+    SEAM = "pass **relay.run_kwargs() to Runner.run (or Runner.run_streamed) for each run"
     CODEC = AgentsCodec
+
+    @classmethod
+    def model_of(cls, model: Any) -> tuple[str | None, str]:
+        """An ``Agent`` (its ``model``), a ``Model`` (its name) or a name."""
+        if isinstance(model, str):
+            return None, model
+        agents = _agents()
+        setting = model.model if isinstance(model, agents.Agent) else model
+        name = _model_name(setting)
+        if name is None:
+            raise ConfigError(
+                f"model={model!r} names no model ctxrelay can read; pass the model's name "
+                "(model='gpt-4.1')"
+            )
+        # the SDK's own models are OpenAI's; a LiteLLM name says its provider itself
+        return ("openai" if isinstance(setting, agents.Model) and "/" not in name else None), name
 
     # -- the seams ---------------------------------------------------------------------
 
-    def _run_config(self, seams: _AgentsRun, kwargs: dict[str, Any]) -> RunConfig:
-        for name in _SERVER_STATE:
-            if kwargs.get(name):
-                raise ServerStateError(name)
+    def _run_config(
+        self, relay: Relay, config: RunConfig | None, fields: dict[str, Any]
+    ) -> tuple[RunConfig, _AgentsRun]:
+        """The run's ``RunConfig``: the caller's (or a new one) with ``fields`` and
+        ctxrelay's input filter (wrapping the caller's) set on a copy, and streams asked
+        for usage unless the caller said otherwise."""
         agents = _agents()
+        for name in _SERVER_STATE:
+            if fields.get(name):
+                raise ServerStateError(name)
+        if config is not None and not isinstance(config, agents.RunConfig):
+            raise ConfigError(f"run_config must be an agents.RunConfig, not {config!r}")
+        try:
+            config = dataclasses.replace(config or agents.RunConfig(), **fields)
+        except TypeError as exc:  # a name RunConfig does not have
+            raise ConfigError(f"run_kwargs: {exc}") from None
+        seams = _AgentsRun(relay, config.call_model_input_filter)
         # Streams report usage only when asked (the SDK asks OpenAI's own host only):
         # ctxrelay needs the provider's count of every request.
-        settings = kwargs.pop("model_settings", None) or agents.ModelSettings()
+        settings = config.model_settings or agents.ModelSettings()
         if settings.include_usage is None:
             settings = settings.resolve(agents.ModelSettings(include_usage=True))
-        return agents.RunConfig(  # type: ignore[no-any-return]
-            call_model_input_filter=seams.input_filter, model_settings=settings, **kwargs
+        config = dataclasses.replace(
+            config, call_model_input_filter=seams.input_filter, model_settings=settings
         )
+        return config, seams
 
-    def run_config(self, **kwargs: Any) -> RunConfig:
-        """A ``RunConfig`` with ctxrelay's input filter for one run (other options pass
-        through); prefer :meth:`run_kwargs`, which also stores each response's usage."""
-        return self._run_config(_AgentsRun(self.relay), kwargs)
+    def run_config(self, run_config: RunConfig | None = None, **fields: Any) -> RunConfig:
+        """A ``RunConfig`` with ctxrelay's input filter for one run (``run_config`` kept,
+        ``fields`` set on it); prefer :meth:`run_kwargs`, which also stores each
+        response's usage."""
+        return self._run_config(self.relay, run_config, fields)[0]
 
-    def run_kwargs(self, **run_config: Any) -> dict[str, Any]:
+    def run_kwargs(
+        self,
+        *,
+        hooks: RunHooks[Any] | None = None,
+        run_config: RunConfig | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
         """``run_config`` and ``hooks`` for one ``Runner.run``/``run_streamed``: call it
-        for each run (the two share that run's state, and no other run's)."""
-        seams = _AgentsRun(self.relay)
-        return {"run_config": self._run_config(seams, run_config), "hooks": seams.hooks()}
+        for each run (the two share that run's state, and no other run's).
+
+        Yours merge with ctxrelay's: ``hooks`` (your ``RunHooks``) run after ctxrelay's at
+        every event; ``run_config`` (your ``RunConfig``) is kept, with ``fields`` (any of
+        its fields, ``call_model_input_filter=`` included) and ctxrelay's input filter set
+        on a copy; your input filter runs first, on the SDK's input, and ctxrelay sends
+        and measures what it returns (see ``docs/integrations.md``)."""
+        config, seams = self._run_config(self.relay, run_config, fields)
+        return {"run_config": config, "hooks": seams.hooks(hooks)}
 
     def function_tool(self, tool: Tool) -> FunctionTool:
         """One of ctxrelay's own tools (for example ``ReadFile()``, ``WriteFile()`` from

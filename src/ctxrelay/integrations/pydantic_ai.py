@@ -22,6 +22,10 @@ built on it), and its toolset:
 
 Give the agent its standing text with ``instructions=`` (sent with every request), not
 ``system_prompt=`` (a part of the first message, which a new window no longer sends).
+
+The capability places itself innermost (``get_ordering``): wherever it is listed, your
+history processors and capabilities run first, and ctxrelay sends and measures the request
+as they left it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ctxrelay.errors import ConfigError
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
@@ -39,7 +44,7 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import require
+from ctxrelay.integrations._support import KeyCache, require
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
@@ -82,8 +87,15 @@ class PydanticAICodec:
         m = _messages()
         self._m = m
         self._adapter = m.ModelMessagesTypeAdapter
+        self._keys = KeyCache(self._key)
 
     def key(self, item: Any) -> str:
+        """A message's kind and its parts' (a tool part by its call id, any other by a
+        digest of its content), once per message object (pydantic-ai hands the same ones
+        back at every request)."""
+        return self._keys(item)
+
+    def _key(self, item: Any) -> str:
         parts = []
         for part in item.parts:
             kind = getattr(part, "part_kind", type(part).__name__)
@@ -155,7 +167,27 @@ class PydanticAIRelay(FrameworkRelay):
         self.tools += [self.tool(t) for t in tools]
 
     FRAMEWORK = FRAMEWORK
+    EXTRA = EXTRA
+    FEATURE = _FEATURE
+    SEAM = "pass capabilities=[relay.capability] to the Agent (it brings ctxrelay's tools)"
     CODEC = PydanticAICodec
+
+    @classmethod
+    def model_of(cls, model: Any) -> tuple[str | None, str]:
+        """An ``Agent`` (its model), a ``Model`` (its ``system`` and ``model_name``), or a
+        name (``openai:gpt-4.1`` as pydantic-ai spells it)."""
+        pai = _pai()
+        from pydantic_ai.models import Model
+
+        setting = model.model if isinstance(model, pai.Agent) else model
+        if isinstance(setting, str):
+            return None, setting
+        if isinstance(setting, Model):
+            return _provider(setting), setting.model_name
+        raise ConfigError(
+            f"model={model!r} names no model ctxrelay can read; pass the model's name "
+            "(model='openai:gpt-4.1')"
+        )
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a pydantic-ai ``Tool``, confined to this
@@ -193,7 +225,7 @@ class PydanticAIRelay(FrameworkRelay):
 
     def _capability(self) -> Any:
         _pai()
-        from pydantic_ai.capabilities import AbstractCapability
+        from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
         from pydantic_ai.toolsets import FunctionToolset
 
         relay = self.relay
@@ -202,10 +234,15 @@ class PydanticAIRelay(FrameworkRelay):
         class CtxrelayCapability(AbstractCapability[Any]):
             """ctxrelay's policy in front of every model request of the agent. Each run
             gets its own instance (``for_run``), whose ``wrap_run`` holds the session's
-            lease for the run, from its start to its end, whatever ends it."""
+            lease for the run, from its start to its end, whatever ends it. Innermost in
+            the chain, so every other capability and history processor has shaped the
+            request before ctxrelay measures it."""
 
             def __init__(self) -> None:
                 self.run: Run | None = None
+
+            def get_ordering(self) -> CapabilityOrdering:
+                return CapabilityOrdering(position="innermost")
 
             async def for_run(self, ctx: Any) -> Any:
                 return CtxrelayCapability()
@@ -227,9 +264,11 @@ class PydanticAIRelay(FrameworkRelay):
 
             async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
                 run = self._current()
+                relay.check_model(getattr(request_context.model, "model_name", None))
                 params = request_context.model_request_parameters
                 run.fixed_bytes = len(json.dumps(_plain_params(params), default=str))
-                sent = run.prepare(list(request_context.messages))
+                messages = list(request_context.messages)
+                sent = run.prepare(messages, messages)
                 request_context.messages = sent.items
                 return request_context
 
@@ -251,6 +290,13 @@ class PydanticAIRelay(FrameworkRelay):
                 return response
 
         return CtxrelayCapability()
+
+
+def _provider(model: Any) -> str | None:
+    """The model table's provider of a pydantic-ai ``Model`` (its ``system``), when the
+    table has one by that name."""
+    system = getattr(model, "system", None)
+    return system if system in ("openai", "anthropic") else None
 
 
 def _plain_params(params: Any) -> Any:
