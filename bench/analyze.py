@@ -14,9 +14,11 @@ that child's own (``os.wait4`` in a small launcher, the same for both). Targets:
 ctxrelay's time at most 1.3 times ccusage's, its peak memory at most 0.75 times, and the
 same token totals.
 
-ccusage is installed with ``npm install ccusage@PIN`` into a cache folder in the temp
-directory (``PIN`` has a native binary for linux-x64, linux-arm64, darwin and win32); the
-binary in ``node_modules/@ccusage/ccusage-<platform>/bin`` is run itself, not the
+ccusage is the one ``make setup`` installed into ``.venv/codex`` (its pin is in
+``scripts/codex/package.json``), else installed with ``npm install ccusage@PIN`` into a
+cache folder in the temp directory (``PIN`` has a native binary for linux-x64,
+linux-arm64, darwin and win32); the binary in
+``node_modules/@ccusage/ccusage-<platform>/bin`` is run itself, not the
 ``node_modules/.bin`` wrapper (node's start-up would be measured, not ccusage). Without
 npm, or when the install fails, the script says so and compares instead against a bare
 ``json.loads``-per-line loop over the same files in one process.
@@ -54,8 +56,10 @@ TIMED = ("spotter",)
 """The corpora copied for the timed runs. The capture is left out: its responses report a
 zero ``cache_creation`` split beside their cache writes, which ccusage counts as no writes
 (``docs/analyze.md``, "Against ccusage"), so the token totals could not agree."""
-CCUSAGE_VERSION = "20.0.24"
-"""The newest ccusage whose platform binaries are all published (20.0.26 has none)."""
+CCUSAGE_PINS = PROJECT / "scripts" / "codex" / "package.json"
+CCUSAGE_VERSION: str = json.loads(CCUSAGE_PINS.read_text())["dependencies"]["ccusage"]
+"""ccusage's one pin, which ``make setup`` installs from: the newest ccusage whose platform
+binaries are all published (20.0.26 has none)."""
 TIME_TARGET = 1.3
 MEMORY_TARGET = 0.75
 SIZES_MB = (10, 200, 1000)
@@ -83,8 +87,11 @@ def install_ccusage(log: Callable[[str], None]) -> Path | None:
     if npm is None:
         log("npm is not installed, so ccusage cannot be")
         return None
-    home = Path(tempfile.gettempdir()) / f"ctxrelay-bench-ccusage-{CCUSAGE_VERSION}"
     name = "ccusage.exe" if sys.platform == "win32" else "ccusage"
+    installed = Path(sys.prefix) / "codex" / "node_modules" / "@ccusage" / package / "bin" / name
+    if installed.is_file() and os.access(installed, os.X_OK):
+        return installed  # make setup's, from the same pin
+    home = Path(tempfile.gettempdir()) / f"ctxrelay-bench-ccusage-{CCUSAGE_VERSION}"
     binary = home / "node_modules" / "@ccusage" / package / "bin" / name
     if not binary.is_file():
         home.mkdir(parents=True, exist_ok=True)

@@ -2,94 +2,23 @@
 equal, costs equal, and the one difference ``docs/analyze.md`` explains (ccusage leaves
 out a subagent's rollout whose token counts all come within about a second).
 
-ccusage is its pinned native binary, as ``bench/analyze.py`` installs it (into the temp
-directory's cache) or wherever ``CTXRELAY_CCUSAGE`` points; without it these tests skip
-and say so. ``CTXRELAY_CODEX_ROLLOUTS`` names a Codex home (or its ``sessions``) of real
-rollouts to compare as well."""
+ccusage is found as :mod:`tests.analyze._ccusage` says. ``CTXRELAY_CODEX_ROLLOUTS`` names
+a Codex home (or its ``sessions``) of real rollouts to compare as well; the rollouts of
+the real CLI's own end-to-end runs are compared in ``tests/e2e/test_codex_handoff.py``."""
 
 from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from ctxrelay.analyze import analyze_paths, report_json
+from tests.analyze._ccusage import compare
 from tests.transcripts._codex_lines import THREAD, Rollout
 
 pytestmark = pytest.mark.e2e
-
-CCUSAGE_VERSION = "20.0.24"  # bench/analyze.py's pin
-
-
-def _binary() -> Path:
-    named = os.environ.get("CTXRELAY_CCUSAGE")
-    if named:
-        return Path(named)
-    arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
-        platform.machine().lower(), "unknown"
-    )
-    package = f"ccusage-{sys.platform}-{arch}"
-    cache = Path(tempfile.gettempdir()) / f"ctxrelay-bench-ccusage-{CCUSAGE_VERSION}"
-    binary = cache / "node_modules" / "@ccusage" / package / "bin" / "ccusage"
-    if not binary.is_file():
-        pytest.skip(
-            f"ccusage {CCUSAGE_VERSION}'s native binary is not at {binary}: run "
-            "bench/analyze.py once to install it, or set CTXRELAY_CCUSAGE"
-        )
-    return binary
-
-
-def _ccusage(home: Path) -> dict[str, dict[str, Any]]:
-    done = subprocess.run(
-        [str(_binary()), "codex", "session", "--json", "--offline"],
-        env={**os.environ, "CODEX_HOME": str(home)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return {s["sessionFile"]: s for s in json.loads(done.stdout)["sessions"]}
-
-
-def _ours(home: Path) -> dict[str, dict[str, Any]]:
-    doc = report_json(analyze_paths([home / "sessions"]))
-    return {Path(s["path"]).stem: s for s in doc["sessions"]}
-
-
-def _compare(home: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
-    """ccusage's sessions and the files only ctxrelay counted; every file both counted
-    has the same tokens and the same cost."""
-    theirs, ours = _ccusage(home), _ours(home)
-    assert set(theirs) <= set(ours)
-    for name, c in theirs.items():
-        usage = ours[name]["total"]["usage"]
-        assert (
-            usage["input_tokens"],
-            usage["cache_read_input_tokens"],
-            usage["cache_creation_input_tokens"],
-            usage["output_tokens"],
-        ) == (
-            c["inputTokens"],
-            c["cacheReadTokens"],
-            c["cacheCreationTokens"],
-            c["outputTokens"],
-        ), name
-        cost = ours[name]["cost_usd"]
-        if c["models"].keys() & set(
-            json.loads(json.dumps(ours[name]["whatif"]["unpriced_models"]))
-        ):
-            assert cost is None, name  # ccusage prices an unknown model at 0; ctxrelay names it
-        else:
-            assert cost == pytest.approx(c["costUSD"], abs=1e-6), name
-    return theirs, sorted(set(ours) - set(theirs))
 
 
 def _write(home: Path, rollout: Rollout, name: str) -> Path:
@@ -112,7 +41,7 @@ def test_generated_rollouts_agree(tmp_path: Path) -> None:
     old.response("resp_1", 40_000, 30_000).response("resp_2", 45_000, 44_000)
     old.lines = [line for line in old.lines if line["type"] != "token_usage_record"]
     _write(home, old, old.thread)
-    theirs, only_ours = _compare(home)
+    theirs, only_ours = compare(home)
     assert len(theirs) == 3
     assert only_ours == []
 
@@ -128,11 +57,11 @@ def test_ccusage_leaves_out_a_subagent_whose_counts_come_in_one_burst(tmp_path: 
     counts[0]["timestamp"] = "2026-12-01T19:42:25.559Z"
     counts[1]["timestamp"] = "2026-12-01T19:42:25.652Z"
     _write(home, burst, child)
-    _, only_ours = _compare(home)
+    _, only_ours = compare(home)
     assert only_ours == [f"rollout-2026-12-01T19-00-00-{child}"]
     counts[1]["timestamp"] = "2026-12-01T19:42:27.000Z"
     _write(home, burst, child)
-    assert _compare(home)[1] == []
+    assert compare(home)[1] == []
 
 
 def test_real_rollouts_agree(tmp_path: Path) -> None:
@@ -143,7 +72,7 @@ def test_real_rollouts_agree(tmp_path: Path) -> None:
     sessions = source if source.name == "sessions" else source / "sessions"
     home = tmp_path / "codex"
     shutil.copytree(sessions, home / "sessions")  # ccusage and ctxrelay read the same copy
-    theirs, only_ours = _compare(home)
+    theirs, only_ours = compare(home)
     assert theirs
     for name in only_ours:  # each left out by ccusage is a subagent's, or sent nothing
         head = (home / "sessions").rglob(f"{name}.jsonl")

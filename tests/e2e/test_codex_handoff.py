@@ -15,6 +15,7 @@ import pytest
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import OpenAIServer, Step, ToolUse
+from tests.analyze._ccusage import compare
 from tests.e2e._codex import MODEL, codex_home, run_exec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -54,7 +55,7 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer(route) as server:
-        _, project = codex_home(tmp_path, server, monkeypatch)
+        home, project = codex_home(tmp_path, server, monkeypatch)
         assert ctxrelay(["codex", "install", "--user"]) == 0
         capsys.readouterr()
 
@@ -85,3 +86,9 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
         assert str(files[0]) in resume[0]
         assert "Run make test." in resume[0]
         assert json.dumps(first).count(str(files[0])) >= 1
+
+    # The three runs' rollouts, as the real CLI wrote them: ccusage and ctxrelay analyze
+    # count the same tokens and the same cost in each, and neither leaves one out.
+    theirs, only_ours = compare(home)
+    assert len(theirs) == 3
+    assert only_ours == []
