@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -24,6 +26,7 @@ __all__ = [
     "EXIT_ERROR",
     "EXIT_USAGE",
     "ArgumentParser",
+    "add_project_dir",
     "budget_error_message",
     "console",
     "error",
@@ -36,6 +39,20 @@ __all__ = [
 
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+
+def add_project_dir(parser: argparse.ArgumentParser, *aliases: str) -> None:
+    """The ``--project-dir DIR`` option of the host commands (``opts.project_dir``, a
+    ``Path`` or ``None`` for the current directory)."""
+    parser.add_argument(
+        "--project-dir",
+        *aliases,
+        dest="project_dir",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="the project (default: the current directory)",
+    )
 
 
 def error(message: str, code: int = EXIT_ERROR) -> int:

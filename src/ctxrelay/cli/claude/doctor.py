@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ctxrelay.claude.doctor import MODS_MIN_VERSION, Report, doctor
-from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+from ctxrelay.cli._common import ArgumentParser, add_project_dir, console, handle_errors, print_json
 
 __all__ = ["main"]
 
@@ -37,15 +37,7 @@ def _parser() -> ArgumentParser:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--project-dir",
-        "--dir",
-        dest="project_dir",
-        type=Path,
-        metavar="DIR",
-        default=None,
-        help="the project (default: the current directory)",
-    )
+    add_project_dir(parser, "--dir")
     parser.add_argument(
         "--runs",
         type=int,

@@ -16,7 +16,7 @@ from ctxrelay.claude.install import (
     install,
     settings_path,
 )
-from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+from ctxrelay.cli._common import ArgumentParser, add_project_dir, handle_errors, print_json
 
 __all__ = ["main", "print_result", "scope_parser", "settings_of"]
 
@@ -54,15 +54,7 @@ def scope_parser(name: str, description: str) -> ArgumentParser:
     scope = parser.add_mutually_exclusive_group()
     scope.add_argument("--project", action="store_true", help="this project (the default)")
     scope.add_argument("--user", action="store_true", help="the user's settings")
-    parser.add_argument(
-        "--project-dir",
-        "--dir",  # its first name, kept as an alias
-        dest="project_dir",
-        type=Path,
-        metavar="DIR",
-        default=None,
-        help="the project (default: the current directory)",
-    )
+    add_project_dir(parser, "--dir")
     parser.add_argument("--json", action="store_true", help="print only JSON")
     return parser
 

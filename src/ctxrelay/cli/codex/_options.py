@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ctxrelay.cli._common import ArgumentParser
+from ctxrelay.cli._common import ArgumentParser, add_project_dir
 
 __all__ = ["scope_of", "scope_parser"]
 
@@ -23,14 +23,7 @@ def scope_parser(name: str, description: str) -> ArgumentParser:
         "--project", action="store_true", help="the project's .codex/hooks.json (the default)"
     )
     scope.add_argument("--user", action="store_true", help="the user's $CODEX_HOME/hooks.json")
-    parser.add_argument(
-        "--project-dir",
-        dest="project_dir",
-        type=Path,
-        metavar="DIR",
-        default=None,
-        help="the project (default: the current directory)",
-    )
+    add_project_dir(parser)
     parser.add_argument("--json", action="store_true", help="print only JSON")
     return parser
 

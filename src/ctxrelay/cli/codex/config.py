@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
-from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+from ctxrelay.cli._common import ArgumentParser, add_project_dir, handle_errors, print_json
 from ctxrelay.codex.config import ENV_THRESHOLD, load, set_threshold
 
 __all__ = ["main"]
@@ -38,14 +38,7 @@ def _parser() -> ArgumentParser:
         "--threshold", metavar="P|off|default", help="set the slider, percent of the window"
     )
     parser.add_argument("--user", action="store_true", help="set it in the user's file")
-    parser.add_argument(
-        "--project-dir",
-        dest="project_dir",
-        type=Path,
-        metavar="DIR",
-        default=None,
-        help="the project (default: the current directory)",
-    )
+    add_project_dir(parser)
     parser.add_argument("--json", action="store_true", help="print only JSON")
     return parser
 
