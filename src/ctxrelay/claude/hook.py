@@ -11,9 +11,10 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Mapping
 from typing import IO, Any
 
-__all__ = ["HANDLERS", "main", "run"]
+__all__ = ["HANDLERS", "answer", "main", "run"]
 
 # hook_event_name -> module with ``handle(payload: dict) -> dict | None``.
 HANDLERS: dict[str, str] = {
@@ -28,6 +29,18 @@ HANDLERS: dict[str, str] = {
 
 def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     """Answer one hook event; always returns 0."""
+    return answer(HANDLERS, "ctxrelay-hook", stdin, stdout)
+
+
+def answer(
+    handlers: Mapping[str, str],
+    name: str,
+    stdin: IO[str] | None = None,
+    stdout: IO[str] | None = None,
+) -> int:
+    """Read one payload, hand it to the module ``handlers`` names for its event, write the
+    module's answer; always returns 0 (``name`` leads the one stderr line of a failure).
+    Shared by every host that speaks Claude Code's hook protocol."""
     src = sys.stdin if stdin is None else stdin
     out = sys.stdout if stdout is None else stdout
     try:
@@ -37,7 +50,7 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
         event = payload.get("hook_event_name")
         if not isinstance(event, str):
             raise ValueError("the hook payload has no hook_event_name string")
-        module_name = HANDLERS.get(event)
+        module_name = handlers.get(event)
         if module_name is None:
             return 0  # an event ctxrelay does not answer: nothing to say
         try:
@@ -46,12 +59,12 @@ def main(stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
             if exc.name != module_name:
                 raise
             return 0  # an event this version does not handle yet
-        answer = module.handle(payload)
-        if answer:
-            out.write(json.dumps(answer))
-    except Exception as exc:  # fail open: never let an error reach Claude
+        reply = module.handle(payload)
+        if reply:
+            out.write(json.dumps(reply))
+    except Exception as exc:  # fail open: never let an error reach the host
         kind = type(exc).__name__
-        sys.stderr.write(f"ctxrelay-hook: ignored ({kind}: {str(exc)[:200]})\n")
+        sys.stderr.write(f"{name}: ignored ({kind}: {str(exc)[:200]})\n")
     return 0
 
 
