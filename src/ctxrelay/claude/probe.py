@@ -34,6 +34,7 @@ __all__ = [
     "check_hook",
     "check_skill",
     "check_statusline",
+    "denied",
     "run_as_claude_code",
 ]
 
@@ -118,7 +119,8 @@ def _first_line(text: str) -> str:
     return lines[-1][:200] if lines else ""
 
 
-def _denied(stdout: str) -> bool:
+def denied(stdout: str) -> bool:
+    """Whether a hook's stdout is a ``PreToolUse`` deny answer."""
     try:
         answer = json.loads(stdout)
     except ValueError:
@@ -188,7 +190,7 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
             if ran.returncode != 0:
                 why = _first_line(ran.stderr) or "no message"
                 return Check("hook", command, False, f"it exited {ran.returncode} ({why})")
-            if not _denied(ran.stdout):
+            if not denied(ran.stdout):
                 what = _first_line(ran.stderr) or _first_line(ran.stdout) or "nothing"
                 return Check(
                     "hook", command, False, f"'cat big.txt' was not denied (it answered {what})"

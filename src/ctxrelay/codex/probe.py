@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
-from ctxrelay.claude.probe import Check, run_as_claude_code
+from ctxrelay.claude.probe import Check, denied, run_as_claude_code
 
 __all__ = ["PROBE_SESSION", "check_hook", "sample_payload"]
 
@@ -51,15 +51,6 @@ def sample_payload(event: str, root: Path, command: str = "cat big.txt") -> dict
     return payload
 
 
-def _denied(stdout: str) -> bool:
-    try:
-        answer = json.loads(stdout)
-    except ValueError:
-        return False
-    out = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
-    return isinstance(out, dict) and out.get("permissionDecision") == "deny"
-
-
 def _last_line(text: str) -> str:
     lines = text.strip().splitlines()
     return lines[-1][:200] if lines else "nothing"
@@ -88,7 +79,7 @@ def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Che
                 )
             if ran.stderr.strip():
                 return Check(kind, command, False, f"it failed open ({_last_line(ran.stderr)})")
-            if event == "PreToolUse" and not _denied(ran.stdout):
+            if event == "PreToolUse" and not denied(ran.stdout):
                 return Check(
                     kind,
                     command,
