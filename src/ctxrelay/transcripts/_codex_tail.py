@@ -15,7 +15,6 @@ the standard library's ``json``: a hook imports it.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from ctxrelay.transcripts._counts import as_count
 from ctxrelay.transcripts._hot import (
     FIRST_CHUNK_BYTES,
     TAIL_MAX_BYTES,
+    json_record,
     lines_backwards,
     open_regular,
 )
@@ -93,14 +93,6 @@ def is_reset(payload: object) -> bool:
     return counts is not None and counts[0] == 0 and counts[2] == 0
 
 
-def _loads(line: bytes) -> dict[str, Any] | None:
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def _window(payload: dict[str, Any]) -> int | None:
     info = payload.get("info") if payload.get("type") == "token_count" else payload
     if not isinstance(info, dict) or "model_context_window" not in info:
@@ -141,7 +133,7 @@ def codex_context(
                 or (window is None and _WINDOW in line)
             ):
                 continue
-            record = _loads(line)
+            record = json_record(line)
             payload = None if record is None else record.get("payload")
             if record is None or not isinstance(payload, dict):
                 continue

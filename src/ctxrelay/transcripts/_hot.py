@@ -39,6 +39,7 @@ __all__ = [
     "TAIL_MAX_BYTES",
     "call_response",
     "is_prompt",
+    "json_record",
     "lines_backwards",
     "open_regular",
     "reply_written",
@@ -139,7 +140,9 @@ def is_prompt(record: dict[str, Any]) -> bool:
     return False
 
 
-def _record(line: bytes) -> dict[str, Any] | None:
+def json_record(line: bytes) -> dict[str, Any] | None:
+    """A line's JSON object, or ``None`` for a line that is not one (the tail readers'
+    one decode: a broken or cut line is passed over, never raised)."""
     try:
         record = json.loads(line)
     except (ValueError, RecursionError):
@@ -223,7 +226,7 @@ def tail_context(
         boundary = _BOUNDARY in line
         if not boundary and _USAGE not in line:
             continue
-        record = _record(line)
+        record = json_record(line)
         if record is None or record.get("isSidechain") is True:
             continue
         if boundary and record.get("type") == "system" and record.get("subtype") == _SUBTYPE:
@@ -267,7 +270,7 @@ def _made_call(record: dict[str, Any], call: str) -> bool:
 
 
 def _the_call(line: bytes, call: str, agent: bool) -> tuple[int, str | None, str | None] | None:
-    record = _record(line)
+    record = json_record(line)
     if record is None or (not agent and record.get("isSidechain") is True):
         return None
     found = _response(record)
@@ -287,7 +290,7 @@ def _look_back(
                     return found
             if _USAGE not in line:
                 continue
-            record = _record(line)
+            record = json_record(line)
             if record is None or (not agent and record.get("isSidechain") is True):
                 continue
             response = _response(record)

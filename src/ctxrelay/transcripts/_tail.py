@@ -9,11 +9,15 @@ not on the file's size.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import IO, Any
 
-from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES, TAIL_MAX_BYTES, lines_backwards
+from ctxrelay.transcripts._hot import (
+    FIRST_CHUNK_BYTES,
+    TAIL_MAX_BYTES,
+    json_record,
+    lines_backwards,
+)
 from ctxrelay.transcripts._pass import open_fd
 from ctxrelay.transcripts._records import (
     AgentStats,
@@ -43,14 +47,6 @@ def open_transcript(path: str | os.PathLike[str]) -> IO[bytes] | None:
     """
     fd = open_fd(os.fspath(path))
     return None if fd is None else os.fdopen(fd, "rb")
-
-
-def _loads(line: bytes) -> dict[str, Any] | None:
-    try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def _is_boundary(record: dict[str, Any]) -> bool:
@@ -88,7 +84,7 @@ def latest_context(
             boundary = _BOUNDARY in line
             if not boundary and _USAGE not in line:
                 continue
-            record = _loads(line)
+            record = json_record(line)
             if record is None:
                 continue
             if not agent and record.get("isSidechain") is True:
@@ -119,7 +115,7 @@ def agent_stats(path: str | os.PathLike[str]) -> AgentStats | None:
             boundary = _BOUNDARY in line
             if not boundary and _USAGE not in line:
                 continue
-            record = _loads(line)
+            record = json_record(line)
             if record is None:
                 continue
             if boundary and _is_boundary(record):
