@@ -1,7 +1,9 @@
 """The Codex main session's handoff through the hook Codex runs, on rollouts shaped like
 Codex's: ``Stop`` asks once at the slider and not before; a fresh session's
-``SessionStart`` is pointed at the file, once; the slider is ``ctxrelay codex config``'s
-and the window the model table's (or ``model_context_window`` of ``config.toml``)."""
+``SessionStart`` is pointed at the file until a session has started from it (its first
+response in its rollout), as the Claude Code host's once-only and crash rules; the
+slider is ``ctxrelay codex config``'s and the window the model table's (or
+``model_context_window`` of ``config.toml``)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.claude import _chain
+from ctxrelay.claude.handoff import consumed, injected_into, reserved_by
 from ctxrelay.codex import hook
 from ctxrelay.codex.config import set_threshold
 from tests.transcripts._codex_lines import THREAD, Rollout
@@ -46,11 +50,13 @@ def answer(payload: dict[str, Any]) -> dict[str, Any] | None:
     return json.loads(out.getvalue()) if out.getvalue() else None
 
 
-def stop(project: Path, transcript: Path, *, active: bool = False) -> dict[str, Any] | None:
+def stop(
+    project: Path, transcript: Path, *, active: bool = False, session: str = THREAD
+) -> dict[str, Any] | None:
     return answer(
         {
             "hook_event_name": "Stop",
-            "session_id": THREAD,
+            "session_id": session,
             "turn_id": "turn-1",
             "transcript_path": str(transcript),
             "cwd": str(project),
@@ -61,12 +67,21 @@ def stop(project: Path, transcript: Path, *, active: bool = False) -> dict[str, 
     )
 
 
-def start(project: Path, source: str, session: str = "01a2331b-0000-7000-8000-000000000002") -> Any:
+FRESH = "01a2331b-0000-7000-8000-000000000002"
+LATER = "01a2331c-0000-7000-8000-000000000003"
+
+
+def fresh_rollout(project: Path, session: str) -> Path:
+    """Where a fresh thread's rollout goes (Codex creates it with the first prompt)."""
+    return project.parent / f"rollout-{session}.jsonl"
+
+
+def start(project: Path, source: str, session: str = FRESH) -> Any:
     return answer(
         {
             "hook_event_name": "SessionStart",
             "session_id": session,
-            "transcript_path": str(project.parent / "next.jsonl"),
+            "transcript_path": str(fresh_rollout(project, session)),
             "cwd": str(project),
             "model": "gpt-5.5",
             "source": source,
@@ -106,20 +121,110 @@ def test_a_window_set_in_config_toml_is_the_window(project: Path) -> None:
     assert stop(project, rollout(project, target)) is not None
 
 
-def test_a_fresh_session_is_pointed_at_the_file_once(project: Path) -> None:
-    asked = stop(project, rollout(project, TARGET))
+def asked_path(asked: dict[str, Any] | None) -> Path:
     assert asked is not None
-    path = Path(asked["reason"].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0])
+    return Path(asked["reason"].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0])
+
+
+def written_handoff(project: Path) -> tuple[Path, Path]:
+    """The ask at the slider, then the file written in the same turn and the ``Stop``
+    after it (``stop_hook_active``); returns the file and the writer's rollout."""
+    transcript = rollout(project, TARGET)
+    path = asked_path(stop(project, transcript))
     path.write_text("# Handoff\n\n## Goal\nship it\n\n## Next step\nRun the tests.\n")
+    assert stop(project, transcript, active=True) is None
+    return path, transcript
+
+
+def first_response(project: Path, session: str) -> Path:
+    """The fresh thread's first response, written to its rollout."""
+    path = fresh_rollout(project, session)
+    return Rollout(session, cwd=str(project)).turn("gpt-5.5").response("resp_9", 9_000).write(path)
+
+
+def note_of(answer: dict[str, Any] | None) -> str:
+    assert answer is not None
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    text: str = answer["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_a_fresh_session_is_pointed_at_the_file(project: Path) -> None:
+    path, _ = written_handoff(project)
     assert start(project, "resume") is None  # a resumed thread keeps its context
-    note = start(project, "clear")
-    assert note is not None
-    context = note["hookSpecificOutput"]["additionalContext"]
-    assert note["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = note_of(start(project, "clear"))
     assert str(path) in context
     assert "Run the tests." in context
     assert len(context) < 2_500  # far under Codex's spill of 2,500 tokens: never cut
-    assert start(project, "startup", "01a2331c-0000-7000-8000-000000000003") is None
+    # Injected, not consumed: recorded against the thread it went to.
+    assert not consumed(project, path.name)
+    assert [link.session_id for link in injected_into(project, path.name)] == [FRESH]
+
+
+def test_the_stop_that_asked_records_the_writer_once_the_file_exists(project: Path) -> None:
+    transcript = rollout(project, TARGET)
+    path = asked_path(stop(project, transcript))
+    writer = _chain.ChainLink(THREAD, str(transcript))
+    assert reserved_by(project, path.name) == writer  # known should the write crash
+    assert _chain.written_by(project, path.name) is None  # no file yet
+    path.write_text("# Handoff\n\n## Next step\nRun the tests.\n")
+    assert stop(project, transcript, active=True) is None
+    assert _chain.written_by(project, path.name) == writer
+
+
+def test_a_session_killed_before_its_first_response_leaves_the_file_offered(
+    project: Path,
+) -> None:
+    path, _ = written_handoff(project)
+    assert str(path) in note_of(start(project, "clear"))
+    # Killed before its first response: no rollout at all, then one with the prompt only.
+    assert str(path) in note_of(start(project, "startup", LATER))
+    Rollout(LATER, cwd=str(project)).turn("gpt-5.5").write(fresh_rollout(project, LATER))
+    third = "01a2331d-0000-7000-8000-000000000004"
+    assert str(path) in note_of(start(project, "startup", third))
+    assert not consumed(project, path.name)
+    assert [x.session_id for x in injected_into(project, path.name)] == [FRESH, LATER, third]
+
+
+def test_the_first_response_consumes_it_at_the_next_start(project: Path) -> None:
+    path, writer = written_handoff(project)
+    assert start(project, "clear") is not None
+    first_response(project, FRESH)  # then killed: no Stop of its own ran
+    assert start(project, "startup", LATER) is None
+    assert consumed(project, path.name)
+    fresh = _chain.ChainLink(FRESH, str(fresh_rollout(project, FRESH)))
+    assert _chain.started_by(project, path.name) == fresh
+    assert _chain.chain(project, fresh) == [_chain.ChainLink(THREAD, str(writer)), fresh]
+
+
+def test_the_first_response_consumes_it_at_that_sessions_stop(project: Path) -> None:
+    path, _ = written_handoff(project)
+    assert start(project, "clear") is not None
+    assert stop(project, fresh_rollout(project, FRESH), session=FRESH) is None
+    assert not consumed(project, path.name)  # a Stop with no response on disk yet
+    transcript = first_response(project, FRESH)
+    assert stop(project, transcript, session=FRESH) is None
+    assert consumed(project, path.name)
+    assert _chain.started_by(project, path.name) == _chain.ChainLink(FRESH, str(transcript))
+    assert start(project, "startup", LATER) is None
+
+
+def test_a_session_that_started_from_an_older_file_is_offered_the_newer_one(
+    project: Path,
+) -> None:
+    older, _ = written_handoff(project)
+    assert start(project, "clear") is not None
+    # The fresh session works up to the slider and hands off in turn; the next start
+    # gets the newer file only.
+    busy = Rollout(FRESH, cwd=str(project)).turn("gpt-5.5").response("resp_9", TARGET - 40)
+    busy.write(fresh_rollout(project, FRESH))
+    newer = asked_path(stop(project, fresh_rollout(project, FRESH), session=FRESH))
+    assert newer != older
+    newer.write_text("# Handoff\n\n## Next step\nShip it.\n")
+    context = note_of(start(project, "clear", LATER))
+    assert str(newer) in context
+    assert str(older) not in context
+    assert consumed(project, older.name)
 
 
 _PROBE = """

@@ -1,11 +1,14 @@
 """The Codex main-session handoff on the real CLI, offline: ``codex exec`` below the
 slider gets no ask; at the slider ``Stop`` asks once for a handoff file, the model
-writes it in the same turn, and the next fresh session is pointed at it."""
+writes it in the same turn, and the next fresh session is pointed at it: again after a
+session that got no response, never after one that did."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,8 +17,9 @@ import pytest
 
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
-from ctxrelay.testing import OpenAIServer, Step, ToolUse
+from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
 from tests.analyze._ccusage import compare
+from tests.codex._cli import codex_cli
 from tests.e2e._codex import MODEL, codex_home, run_exec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -46,6 +50,8 @@ def route(body: Mapping[str, Any]) -> Step:
         path = seen[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
         write = f"printf %s {shlex.quote(HANDOFF)} > {shlex.quote(path)}"
         return Step(tool_calls=[ToolUse("exec_command", {"cmd": write})], input_tokens=TARGET)
+    if any("FAIL" in t for t in seen[-1:]):
+        return Step(fault=Fault.http(400, "rejected"))  # the session never gets a response
     if any("BIG" in t for t in seen[-1:]):
         return Step(text="worked a lot", input_tokens=TARGET)
     return Step(text="worked a little", input_tokens=1_000)
@@ -78,6 +84,23 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
         files = sorted((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
         assert [f.read_text() for f in files] == [HANDOFF]
 
+        # A session whose request got no response: pointed at the file, consumed nothing.
+        server.clear()
+        failed = subprocess.run(
+            [str(codex_cli()), "exec", "--json", "FAIL: carry on"],
+            cwd=project,
+            env=dict(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert failed.returncode != 0
+        sent = server.requests_to("/v1/responses")
+        assert sent
+        assert any(t.startswith("[ctxrelay] Resume the work") for t in texts(sent[0].body))
+
         server.clear()
         run_exec(project, "SMALL: carry on")
         first = server.requests_to("/v1/responses")[0].body
@@ -87,8 +110,14 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
         assert "Run make test." in resume[0]
         assert json.dumps(first).count(str(files[0])) >= 1
 
-    # The three runs' rollouts, as the real CLI wrote them: ccusage and ctxrelay analyze
+        # That session got its response: the file is used, the next start gets nothing.
+        server.clear()
+        run_exec(project, "SMALL: something else")
+        later = server.requests_to("/v1/responses")[0].body
+        assert not any(t.startswith("[ctxrelay] Resume the work") for t in texts(later))
+
+    # The runs' rollouts, as the real CLI wrote them: ccusage and ctxrelay analyze
     # count the same tokens and the same cost in each, and neither leaves one out.
     theirs, only_ours = compare(home)
-    assert len(theirs) == 3
+    assert len(theirs) == 4  # the four that got a response; the failed one used no tokens
     assert only_ours == []

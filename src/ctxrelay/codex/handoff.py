@@ -3,13 +3,16 @@ handoff file; the next session's ``SessionStart`` (``startup``, or ``clear`` aft
 ``/clear`` in the TUI) points it at the file.
 
 The handoff files are the Claude Code host's (:mod:`ctxrelay.claude.handoff`), used
-only through its public functions: :func:`~ctxrelay.claude.handoff.new_handoff_path`
-(a reserved name), :data:`~ctxrelay.claude.handoff.LAYOUT`,
-:func:`~ctxrelay.claude.handoff.latest_unconsumed`,
-:func:`~ctxrelay.claude.handoff.mark_consumed`,
-:func:`~ctxrelay.claude.handoff.read_handoff` and
-:func:`~ctxrelay.claude.handoff.resume_prompt`. So one project's handoffs are one chain
-whichever host wrote them, and the consumption rules are that module's.
+only through its public functions, and so are its once-only and crash rules: one
+project's handoffs are one chain whichever host wrote them. The ask reserves a name
+(:func:`~ctxrelay.claude.handoff.new_handoff_path`) and records the session asked
+(:func:`~ctxrelay.claude.handoff.record_reserved`); the first ``Stop`` of that session
+that finds the file records it as the writer (:func:`ctxrelay.claude._chain.record_written`).
+``SessionStart`` injects the newest unconsumed file and records where
+(:func:`~ctxrelay.claude.handoff.record_injected`) without consuming it: the file is
+consumed once that session's first response is in its rollout (:func:`started`), checked
+at its ``Stop`` and at the next ``SessionStart`` in the project (:func:`settle`). A
+session killed before its first response leaves the file to be offered again.
 
 The numbers: the context now from the rollout (:func:`ctxrelay.transcripts.codex_context`:
 the newest response's input + output), the slider from ``ctxrelay codex config``, the
@@ -27,9 +30,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ask_text", "configured_window", "handoff_request", "resume_note"]
+if TYPE_CHECKING:
+    from ctxrelay.claude._chain import ChainLink
+
+__all__ = [
+    "after_turn",
+    "ask_text",
+    "configured_window",
+    "handoff_request",
+    "resume_note",
+    "settle",
+    "started",
+]
 
 
 def _session_doc(session: str) -> Any:
@@ -41,6 +55,15 @@ def _session_doc(session: str) -> Any:
 def _project(payload: Mapping[str, object]) -> Path | None:
     cwd = payload.get("cwd")
     return Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
+
+
+def _link(payload: Mapping[str, object]) -> ChainLink | None:
+    session, transcript = payload.get("session_id"), payload.get("transcript_path")
+    if not isinstance(session, str) or not session or not isinstance(transcript, str):
+        return None
+    from ctxrelay.claude._chain import ChainLink
+
+    return ChainLink(session, transcript)
 
 
 def configured_window() -> int | None:
@@ -107,29 +130,105 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
     from ctxrelay.claude.handoff import new_handoff_path
 
     path = new_handoff_path(project)
+    _session_doc(session).set("path", str(path))
+    from ctxrelay.claude._chain import ChainLink
+    from ctxrelay.claude.handoff import record_reserved
+
+    record_reserved(project, path, ChainLink(session, transcript))
     percent = 100 * now.context_tokens / window
     return ask_text(path, percent, now.context_tokens, window)
 
 
+def started(transcript_path: str) -> bool:
+    """Whether the Codex thread of ``transcript_path`` has started: its rollout holds a
+    response (or a compaction), as :func:`ctxrelay.transcripts.codex_context` reads it. A
+    missing rollout, or one with no response yet (killed before it), has not."""
+    from ctxrelay.transcripts import codex_context
+
+    return codex_context(transcript_path) is not None
+
+
+def _settle_one(project: Path, name: str) -> bool:
+    """Consume the handoff ``name`` when a Codex thread it was injected into has started,
+    recording that thread as started from it; whether it is consumed now."""
+    from ctxrelay.claude import _chain
+    from ctxrelay.claude.handoff import consumed, handoff_dir, injected_into, mark_consumed
+
+    if consumed(project, name):
+        return True
+    for link in injected_into(project, name):
+        if started(link.transcript_path):
+            if mark_consumed(project, handoff_dir(project) / name):
+                _chain.record_started(project, name, link)
+            return True
+    return False
+
+
+def settle(project: Path) -> None:
+    """Before a fresh session is offered a handoff: consume the ones a session has
+    started from already, a Codex thread's (:func:`started`) or a Claude Code session's
+    (:func:`ctxrelay.claude.handoff.settle`), so none is offered twice."""
+    from ctxrelay.claude.handoff import latest_unconsumed
+    from ctxrelay.claude.handoff import settle as settle_claude
+
+    settle_claude(project)
+    for _ in range(8):  # each pass consumes the newest; bounded all the same
+        path = latest_unconsumed(project)
+        if path is None or not _settle_one(project, path.name):
+            return
+
+
+def after_turn(payload: Mapping[str, object]) -> None:
+    """At every main-session ``Stop``: a handoff injected into this session is consumed
+    once its first response is in the rollout, and the handoff file it was asked for is
+    recorded as its own once it exists."""
+    if payload.get("agent_id"):
+        return
+    me, project = _link(payload), _project(payload)
+    if me is None or project is None:
+        return
+    doc = _session_doc(me.session_id)
+    data = doc.read()
+    injected, asked = data.get("injected"), data.get("path")
+    if isinstance(injected, str) and _settle_one(project, injected):
+        doc.reset("injected")
+    if isinstance(asked, str) and not data.get("written"):
+        path = Path(asked)
+        try:
+            ready = path.is_file() and path.stat().st_size > 0
+        except OSError:
+            ready = False
+        if ready:
+            from ctxrelay.claude import _chain
+
+            _chain.record_written(project, path.name, me)
+            doc.set("written", True)
+
+
 def resume_note(payload: Mapping[str, object]) -> str | None:
     """For a fresh session (``startup`` or ``clear``): a short note that names the
-    newest handoff file no session resumed from yet, and its next step; ``None`` when
-    there is none. The file is marked consumed."""
+    newest handoff file no session has started from yet, and its next step; ``None`` when
+    there is none. The injection is recorded, not consumed (:func:`after_turn`,
+    :func:`settle`)."""
     if payload.get("source") not in ("startup", "clear"):
         return None
-    project = _project(payload)
-    if project is None:
-        return None
+    me, project = _link(payload), _project(payload)
+    if me is None or project is None:
+        return None  # no thread to record the injection against
     from ctxrelay.claude.handoff import (
         latest_unconsumed,
-        mark_consumed,
         read_handoff,
+        record_injected,
         resume_prompt,
     )
 
+    settle(project)
     path = latest_unconsumed(project)
-    if path is None or not mark_consumed(project, path):
+    if path is None:
         return None
     handoff = read_handoff(path)
-    step = None if handoff is None else handoff.next_step
-    return resume_prompt(path, next_step=step, project_dir=project)
+    if handoff is None:
+        return None
+    record_injected(project, path, me)
+    _session_doc(me.session_id).set("injected", path.name)
+    return resume_prompt(path, next_step=handoff.next_step, project_dir=project)

@@ -1,6 +1,9 @@
 """SessionStart on Codex (fired right before the first prompt of a thread): a fresh
 session (``startup``, or ``clear`` after ``/clear``) is pointed at the newest handoff
-file (:func:`ctxrelay.codex.handoff.resume_note`)."""
+file no session has started from (:func:`ctxrelay.codex.handoff.resume_note`). The
+injection is recorded, not consumed: the file is consumed once this session's first
+response is in its rollout, so a session killed before it leaves the file for the next
+start."""
 
 from __future__ import annotations
 

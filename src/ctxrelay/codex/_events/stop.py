@@ -1,6 +1,8 @@
-"""Stop (end of a main-session turn on Codex): at the slider, block once with the
-request for a handoff file; Codex continues the same turn with it
-(:func:`ctxrelay.codex.handoff.handoff_request`)."""
+"""Stop (end of a main-session turn on Codex): settles this session's handoff
+bookkeeping (a handoff injected into it is consumed once its first response is in the
+rollout; the file it was asked for is recorded as its own), then at the slider blocks
+once with the request for a handoff file; Codex continues the same turn with it
+(:func:`ctxrelay.codex.handoff.after_turn`, :func:`~ctxrelay.codex.handoff.handoff_request`)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ __all__ = ["handle"]
 
 
 def handle(payload: StopPayload) -> HookAnswer | None:
-    from ctxrelay.codex.handoff import handoff_request
+    from ctxrelay.codex.handoff import after_turn, handoff_request
 
+    after_turn(payload)
     reason = handoff_request(payload)
     return None if reason is None else {"decision": "block", "reason": reason}
