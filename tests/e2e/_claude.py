@@ -194,10 +194,12 @@ class Terminal:
                     raise AssertionError(f"Claude Code exited waiting for {what}") from None
 
     def ready(self) -> None:
-        """Wait for the prompt box (its footer hint is drawn with it)."""
+        """Wait for the prompt box (its footer hint is drawn with it; a UI restarted on a
+        resumed session moves the cursor where the hint's space would be, so whitespace is
+        not compared)."""
         mark = len(self.raw)
         self.wait(
-            lambda: b"for agents" in _ANSI.sub(b"", bytes(self.raw[mark:])),
+            lambda: b"foragents" in re.sub(rb"\s+", b"", _ANSI.sub(b"", bytes(self.raw[mark:]))),
             "the prompt box",
         )
 

@@ -53,8 +53,9 @@ def test_clear_continues_from_the_handoff_file(
             assert [f.read_text() for f in files] == [HANDOFF]
             assert tui.shows("Blocked by hook") or tui.shows("Hand off now")
             before = len(server.requests_to("/v1/responses"))
-            tui.type("/clear")
-            tui.wait(lambda: not tui.shows("wrote the handoff file"), "the cleared screen")
+            tui.command(
+                "/clear", lambda: not tui.shows("wrote the handoff file"), "the cleared screen"
+            )
             tui.type("SMALL: carry on")
 
             def resumed() -> list[str]:
