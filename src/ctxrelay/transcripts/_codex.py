@@ -43,9 +43,16 @@ from ctxrelay.transcripts._codex_tail import (
     USAGE_RECORD,
     codex_counts,
 )
-from ctxrelay.transcripts._pass import first_line_problem, open_fd
+from ctxrelay.transcripts._pass import open_fd
 from ctxrelay.transcripts._records import Compaction, Response, Usage
-from ctxrelay.transcripts._scan import BLOCK_BYTES, Transcript, loads, read_blocks
+from ctxrelay.transcripts._scan import (
+    BLOCK_BYTES,
+    LineSink,
+    Transcript,
+    loads,
+    read_blocks,
+    spans,
+)
 
 __all__ = [
     "CodexPass",
@@ -339,50 +346,26 @@ def is_candidate(line: bytes, meta_read: bool, last_unterminated: bool) -> bool:
     return not meta_read and _META in line
 
 
-class _Read:
-    """One rollout's read in progress (a :class:`~ctxrelay.transcripts._scan.LineSink`)."""
+class _Read(LineSink):
+    """One rollout's read in progress."""
 
     def __init__(self, path: str) -> None:
-        self.path = path
+        super().__init__(path)
         self.rules = CodexPass()
-        self.lines = 0
-        self.malformed = 0
-        self.long_lines = 0
-        self.first_line_checked = False
-
-    def check_first_line(self, line: bytes | bytearray, complete: bool) -> None:
-        problem = first_line_problem(line, complete)
-        if problem is not None:
-            raise TranscriptError(self.path, problem)
-
-    def skipped_long_line(self) -> None:
-        self.long_lines += 1
-        self.first_line_checked = True
 
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
-        if not self.first_line_checked:
-            self.first_line_checked = True
-            newline = data.find(b"\n", lo, hi)
-            self.check_first_line(data[lo : hi if newline == -1 else newline], newline != -1)
-        find, rfind = data.find, data.rfind
+        self.check_start(data, lo, hi)
         found: dict[int, tuple[int, bool]] = {}  # start: (end, found for its type)
         rules = self.rules
         needles = [(n, True) for n in _NEEDLES]
         if rules.meta is None:
             needles.append((_META, False))
         for needle, typed in needles:
-            at = find(needle, lo, hi)
-            while at != -1:
-                start = max(rfind(b"\n", lo, at) + 1, lo)
-                end = find(b"\n", at, hi)
-                if end == -1:
-                    end = hi
+            for start, end in spans(data, needle, lo, hi):
                 seen = found.get(start)
                 found[start] = (end, typed or (seen is not None and seen[1]))
-                at = find(needle, end, hi)
         if final:  # the unterminated last line is decoded whatever it holds
-            start = max(rfind(b"\n", lo, hi) + 1, lo)
-            found[start] = (hi, True)
+            found[max(data.rfind(b"\n", lo, hi) + 1, lo)] = (hi, True)
         for start in sorted(found):
             end, typed = found[start]
             # found for the session meta's name alone: wanted only until the meta is read

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import msgspec
 import orjson
@@ -50,6 +51,7 @@ __all__ = [
     "read_blocks",
     "read_raw",
     "scan",
+    "spans",
     "transcript_of",
 ]
 
@@ -126,16 +128,15 @@ def _decoded(line: bytes | bytearray, usage: bool) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-class _Read:
-    """One file's read in progress: the rules' state and the counts."""
+class LineSink:
+    """What :func:`read_blocks` hands a file's bytes to (one reader per format): the
+    counts every reader keeps and its first-line check; :meth:`lines_of` is the format's."""
 
-    def __init__(self, path: str, agent: bool) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
-        self.rules = Pass(agent)
         self.lines = 0
         self.malformed = 0
         self.long_lines = 0
-        self.boundary_seen = False
         self.first_line_checked = False
 
     def check_first_line(self, line: bytes | bytearray, complete: bool) -> None:
@@ -147,37 +148,53 @@ class _Read:
         self.long_lines += 1
         self.first_line_checked = True  # a long first line was checked by its start
 
-    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
-        """Read the candidate lines of ``data[lo:hi]``, whole lines (``final``: the last
-        one is the file's unterminated end)."""
+    def check_start(self, data: bytes | bytearray, lo: int, hi: int) -> None:
+        """Check the file's first line, once, in the first lines handed over."""
         if not self.first_line_checked:
             self.first_line_checked = True
             newline = data.find(b"\n", lo, hi)
             self.check_first_line(data[lo : hi if newline == -1 else newline], newline != -1)
-        find, rfind = data.find, data.rfind
+
+    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
+        """Read the candidate lines of ``data[lo:hi]``, whole lines (``final``: the last
+        one is the file's unterminated end)."""
+        raise NotImplementedError
+
+
+def spans(data: bytes | bytearray, needle: bytes, lo: int, hi: int) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each line of ``data[lo:hi]`` that names ``needle``, in order."""
+    find, rfind = data.find, data.rfind
+    at = find(needle, lo, hi)
+    while at != -1:
+        start = max(rfind(b"\n", lo, at) + 1, lo)
+        end = find(b"\n", at, hi)
+        if end == -1:
+            end = hi
+        yield start, end
+        at = find(needle, end, hi)
+
+
+class _Read(LineSink):
+    """One file's read in progress: the rules' state and the counts."""
+
+    def __init__(self, path: str, agent: bool) -> None:
+        super().__init__(path)
+        self.rules = Pass(agent)
+        self.boundary_seen = False
+
+    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
+        self.check_start(data, lo, hi)
         found: dict[int, tuple[int, bool]] = {}  # start: (end, has a usage object)
-        at = find(USAGE, lo, hi)
-        while at != -1:
-            start = max(rfind(b"\n", lo, at) + 1, lo)
-            end = find(b"\n", at, hi)
-            if end == -1:
-                end = hi
+        for start, end in spans(data, USAGE, lo, hi):
             found[start] = (end, True)
-            at = find(USAGE, end, hi)
-        boundary = lo if self.boundary_seen else find(BOUNDARY, lo, hi)
+        boundary = lo if self.boundary_seen else data.find(BOUNDARY, lo, hi)
         if boundary != -1:
             self.boundary_seen = True
             for needle in (BOUNDARY, SUMMARY):
-                at = find(needle, boundary, hi)
-                while at != -1:
-                    start = max(rfind(b"\n", lo, at) + 1, lo)
-                    end = find(b"\n", at, hi)
-                    if end == -1:
-                        end = hi
-                    found.setdefault(start, (end, False))
-                    at = find(needle, end, hi)
+                for start, end in spans(data, needle, boundary, hi):
+                    found.setdefault(max(data.rfind(b"\n", lo, start) + 1, lo), (end, False))
         if final:  # the unterminated last line is decoded whatever it holds
-            found.setdefault(max(rfind(b"\n", lo, hi) + 1, lo), (hi, False))
+            found.setdefault(max(data.rfind(b"\n", lo, hi) + 1, lo), (hi, False))
         rules = self.rules
         for start in sorted(found):
             end, usage = found[start]
@@ -192,16 +209,6 @@ class _Read:
                 self.malformed += 1
                 continue
             rules.feed(record)
-
-
-class LineSink(Protocol):
-    """What :func:`read_blocks` hands a file's bytes to (one reader per format)."""
-
-    def check_first_line(self, line: bytes | bytearray, complete: bool) -> None: ...
-
-    def skipped_long_line(self) -> None: ...
-
-    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None: ...
 
 
 def read_blocks(read: LineSink, f: FileIO, cap: int, block: int) -> int:
