@@ -21,7 +21,6 @@ Stdlib only until a command needs the shell parser.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import stat
@@ -33,7 +32,6 @@ from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES
 from ctxrelay.claude.guard._model import FilePrint, LineRange
 
 __all__ = [
-    "READS_KEPT",
     "Printed",
     "deny_reason",
     "forget_reads",
@@ -41,9 +39,6 @@ __all__ = [
     "reads_path",
     "record_printed",
 ]
-
-READS_KEPT = 64
-"""Files remembered per agent for the re-read rule; the oldest is forgotten first."""
 
 
 class Printed(NamedTuple):
@@ -181,31 +176,14 @@ def reads_path(payload: Mapping[str, object]) -> str | None:
 
 
 def _load(path: str) -> dict[str, list[int]]:
-    try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read().decode())
-    except (OSError, ValueError):
-        return {}
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, dict):
-        return {}
+    """The record's entries of Codex's shape (size, modification time, when printed)."""
+    from ctxrelay.claude.guard._reread import load_reads
+
     return {
         k: v
-        for k, v in files.items()
+        for k, v in load_reads(path).items()
         if isinstance(v, list) and len(v) == 3 and all(isinstance(n, int) for n in v)
     }
-
-
-def _save(path: str, files: dict[str, list[int]]) -> None:
-    kept = dict(list(files.items())[-READS_KEPT:])
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"files": kept}))
-        os.replace(tmp, path)
-    except OSError:
-        pass
 
 
 def record_printed(command: str, cwd: str | None, payload: Mapping[str, object]) -> None:
@@ -222,7 +200,9 @@ def record_printed(command: str, cwd: str | None, payload: Mapping[str, object])
     for p in whole:
         files.pop(p.path, None)  # the newest print goes last
         files[p.path] = [p.size, p.mtime_ns, now]
-    _save(record, files)
+    from ctxrelay.claude.guard._reread import save_reads
+
+    save_reads(record, files)
 
 
 def forget_reads(payload: Mapping[str, object]) -> None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["READS_KEPT", "check", "read_note", "reason", "record_path"]
+__all__ = ["READS_KEPT", "check", "load_reads", "read_note", "reason", "record_path", "save_reads"]
 
 READS_KEPT = 64
 """Files remembered per agent; the oldest read is forgotten first."""
@@ -73,7 +73,8 @@ def _size(path: str | None) -> int:
         return 0
 
 
-def _load(path: str) -> dict[str, list[int]]:
+def load_reads(path: str) -> dict[str, list[int]]:
+    """An agent's re-read record (path -> numbers); empty when it is missing or broken."""
     try:
         with open(path, "rb") as handle:
             data = json.loads(handle.read().decode())
@@ -83,7 +84,9 @@ def _load(path: str) -> dict[str, list[int]]:
     return files if isinstance(files, dict) else {}
 
 
-def _save(path: str, files: dict[str, list[int]]) -> None:
+def save_reads(path: str, files: dict[str, list[int]]) -> None:
+    """Write an agent's re-read record, its newest :data:`READS_KEPT` files, atomically;
+    a failure to write only forgets."""
     kept = dict(list(files.items())[-READS_KEPT:])
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -113,7 +116,7 @@ def _repeat(
     if not _plain(session) or not _plain(agent):
         return "", {}, None, None
     record = record_path(str(session), str(agent))
-    files = _load(record)
+    files = load_reads(record)
     transcript = _transcript(payload)
     before = files.pop(path, None)
     if (
@@ -139,10 +142,10 @@ def check(payload: Mapping[str, object], path: str, size: int, mtime_ns: int) ->
         return None
     now = time.time()
     if read_at is not None:
-        _save(record, files)
+        save_reads(record, files)
         return reason(path, read_at, now)
     files[path] = [size, mtime_ns, int(now), _size(transcript)]
-    _save(record, files)
+    save_reads(record, files)
     return None
 
 
