@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import operator
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -151,8 +152,23 @@ class SentRequest:
 _TEXT_KINDS = frozenset({"lead_in", "warning", "user"})
 
 
+def _last_response_at(rows: Sequence[Row]) -> int:
+    """The index of the last response row of ``rows`` (``-1``: none), found from the end:
+    what follows it is the current step's."""
+    for i in range(len(rows) - 1, -1, -1):
+        if rows[i].kind == "assistant":
+            return i
+    return -1
+
+
 def _size(value: Any) -> int:
+    """The size in bytes of ``value`` as compact JSON (how a request's items are measured)."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _list_size(sizes: Sequence[int]) -> int:
+    """:func:`_size` of a list whose items' sizes are ``sizes``: ``[`` ``,`` ``]``."""
+    return sum(sizes) + max(len(sizes) - 1, 0) + 2
 
 
 class Relay:
@@ -469,7 +485,9 @@ class Run:
         self.window: WindowInfo = self.store.current_window(self.id)
         self._rows: list[Row] = self.store.rows(self.id, window_id=self.window.id)
         self._cache: dict[int, tuple[list[Item], int]] = {}
-        self._fresh: dict[str, Item] = {}
+        # Items this process recorded, by key, with their JSON's size: sent as the
+        # framework gave them rather than rebuilt from the store, and measured once.
+        self._fresh: dict[str, tuple[Item, int]] = {}
         self._prefix: tuple[int, list[Item], int] | None = None
         self._claims: set[str] = set()
         self._max_context = 0
@@ -552,11 +570,11 @@ class Run:
         and is recorded once."""
         if not self._keys or not items:
             return items
-        keys = [self.codec.key(i) for i in items]
         last = self._keys[-1]
-        for j in range(len(keys) - 1, -1, -1):
-            if keys[j] == last:
+        for j in range(len(items) - 1, -1, -1):  # from the end: the new items are few
+            if self._key(items[j]) == last:
                 return items[j + 1 :]
+        keys = [self._key(i) for i in items]
         if keys[0] != self._keys[0]:
             return items
         stored, at, known = self._keys, 0, 0
@@ -581,37 +599,33 @@ class Run:
                 meta["new_context"] = True
         return NewRow(d.kind, text, meta)
 
-    def _remember(self, item: Item) -> str:
-        key = self.codec.key(item)
-        self._fresh[key] = item
-        return key
+    def _remember(self, item: Item) -> tuple[str, Any, int]:
+        """The key, JSON and JSON size of an item this process records (kept as fresh)."""
+        key = self._key(item)
+        raw = self.codec.dump(item)
+        size = _size(raw)
+        self._fresh[key] = (item, size)
+        return key, raw, size
 
     def _rows_for(self, item: Item, calls: Mapping[str, str]) -> list[NewRow]:
         """The rows of one item: the first carries the item (and is what is sent); the
         others (the further parts of a message that holds several) are its parts, for
         ``session_history`` and ``sessions show``, and send nothing themselves."""
-        key = self.codec.key(item)
-        self._fresh[key] = item
+        key, raw, _ = self._remember(item)
         rows: list[NewRow] = []
         for i, d in enumerate(self.codec.describe(item)):
-            meta: dict[str, Any] = (
-                {"items": [self.codec.dump(item)], "keys": [key]} if i == 0 else {"part_of": key}
-            )
+            meta: dict[str, Any] = {"items": [raw], "keys": [key]} if i == 0 else {"part_of": key}
             rows.append(self._part_row(d, meta, calls))
         return rows
 
-    def _interrupted(self, new: Sequence[Item]) -> list[NewRow]:
+    def _interrupted(self, new: Sequence[NewRow]) -> list[NewRow]:
         """Results for the last response's tool calls that have none and get none from
-        ``new``: a process died while they ran. The model is told, as by the runtime."""
-        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        ``new`` (the rows of this call's new items): a process died while they ran. The
+        model is told, as by the runtime."""
+        cut = _last_response_at(self._rows)
         after = self._rows[cut + 1 :]
-        done = {str(r.metadata.get("tool_call_id")) for r in after if r.kind == "tool_result"}
-        done |= {
-            str(d.call_id)
-            for item in new
-            for d in self.codec.describe(item)
-            if d.kind == "tool_result"
-        }
+        results: list[Row | NewRow] = [*after, *new]
+        done = {str(r.metadata.get("tool_call_id")) for r in results if r.kind == "tool_result"}
         rows: list[NewRow] = []
         for call in after:
             call_id = str(call.metadata.get("id"))
@@ -635,9 +649,8 @@ class Run:
         if not new:
             return
         calls = self._calls()
-        rows = self._interrupted(new)
-        rows += [row for item in new for row in self._rows_for(item, calls)]
-        added = self._append(rows)
+        rows = [row for item in new for row in self._rows_for(item, calls)]
+        added = self._append(self._interrupted(rows) + rows)
         for row in added:
             if row.kind == "tool_result":
                 meta = row.metadata
@@ -666,34 +679,40 @@ class Run:
         writes and reads) and ``output_tokens`` for the reply."""
         self._holding.check()
         texts: list[str] = []
-        replies: list[Item] = []  # items whose first part is the reply's text
+        # The items whose first part is the reply's text: their keys, JSON and sizes.
+        keys: list[str] = []
+        dumped: list[Any] = []
+        sizes: list[int] = []
         parts: list[NewRow] = []  # tool calls, as items or as parts of a reply item
         names: list[str] = []
+        # the reply as the next request carries it: its items as one list, and its tool
+        # calls' rows' items (each a list of one) when they are items of their own
+        carried = 0
         for item in items:
             described = self.codec.describe(item)
             head = described[0] if described else ItemRow("assistant", "")
             if head.kind == "tool_call":
-                parts += self._rows_for(item, {})
+                rows = self._rows_for(item, {})
+                carried += self._fresh[rows[0].metadata["keys"][0]][1] + 2
+                parts += rows
             else:
-                replies.append(item)
+                key, raw, size = self._remember(item)
+                keys.append(key)
+                dumped.append(raw)
+                sizes.append(size)
                 if head.text:
                     texts.append(head.text)
-                key = self.codec.key(item)
                 parts += [self._part_row(d, {"part_of": key}, {}) for d in described[1:]]
             names += [str(d.name) for d in described if d.kind == "tool_call"]
-        dumped = [self.codec.dump(i) for i in replies]
         sent = self._pending_bytes
         self._pending_bytes = None
         meta: dict[str, Any] = {
             "items": dumped,
-            "keys": [self._remember(i) for i in replies],
+            "keys": keys,
             "context_tokens": context_tokens,
             "output_tokens": output_tokens,
             "usage": dict(usage or {}),
-            # the reply as the next request carries it (its items, and its tool calls'
-            # rows' items when they are items of their own)
-            "message_bytes": _size(dumped)
-            + sum(_size(p.metadata["items"]) for p in parts if "items" in p.metadata),
+            "message_bytes": _list_size(sizes) + carried,
             "response_index": self._turns,
             "model": self.model,
         }
@@ -731,11 +750,14 @@ class Run:
             return None
         # Items this process just recorded are sent as the framework gave them; only
         # those read back from the store are rebuilt from their JSON.
-        items = [
-            self._fresh.pop(str(k), None) or self.codec.load(raw)
-            for k, raw in zip(keys, stored, strict=False)
-        ]
-        found = (items, sum(_size(raw) for raw in stored))
+        items: list[Item] = []
+        size = 0
+        for k, raw in zip(keys, stored, strict=False):
+            fresh = self._fresh.pop(str(k), None)
+            items.append(fresh[0] if fresh else self.codec.load(raw))
+            size += fresh[1] if fresh else _size(raw)
+        size += sum(_size(raw) for raw in stored[len(keys) :])
+        found = (items, size)
         if row.id:
             self._cache[row.id] = found
         return found
@@ -746,11 +768,7 @@ class Run:
         """The items of ``rows`` and the request's size in bytes (the items as one JSON
         list, plus :attr:`fixed_bytes`): stored framework items as they were, consecutive
         text rows (lead-in, advisories, triggers) as one user message of text parts."""
-        cut = -1
-        for i in range(len(rows) - 1, -1, -1):
-            if rows[i].kind == "assistant":
-                cut = i
-                break
+        cut = _last_response_at(rows)
         # The rows up to the last response render the same at every dispatch of the
         # window (a response row ends any run of text rows): start after them.
         start, out, size = 0, [], 0
@@ -905,8 +923,9 @@ class Run:
         changed = view.changed
         if view.replaced:  # the framework's objects that are not the ones ctxrelay sends
             items = self._view_items
-            sent = {id(i) for i in out}
-            changed = {self._key(i): i for i in items if id(i) not in sent}
+            if len(items) != len(out) or not all(map(operator.is_, items, out)):
+                sent = {id(i) for i in out}
+                changed = {self._key(i): i for i in items if id(i) not in sent}
         if not view.dropped and not view.anchors and not view.trailing and not changed:
             return out, size
         result: list[Item] = []
@@ -974,7 +993,7 @@ class Run:
         )
 
     def _pending_new_context(self) -> bool:
-        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        cut = _last_response_at(self._rows)
         after = self._rows[cut + 1 :]
         return any(r.kind == "tool_result" and r.metadata.get("new_context") for r in after)
 
@@ -982,7 +1001,7 @@ class Run:
         """Seal the open window with ``reason`` and open the next with its lead-in and
         triggering message; raise :class:`DispatchBlockedError` (nothing sealed) when not
         even the fresh window would hold its first request."""
-        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        cut = _last_response_at(self._rows)
         usable = self.budget.usable_limit
         lead, trigger = window_opening(
             self.window,
@@ -1027,8 +1046,8 @@ class Run:
         self._view = self._look(items, processed)
         if self._pending_new_context():
             self._rollover("new_context")
-        self._dispatch()
-        out, size = self._render(self._rows)
+        planned = self._dispatch()
+        out, size = planned if planned is not None else self._render(self._rows)
         final = self._estimate(size, self._rows)
         guard = guard_request(
             self.budget, final, answered=any(r.kind == "assistant" for r in self._rows)
@@ -1042,20 +1061,22 @@ class Run:
         self._pending_bytes = size
         return SentRequest(out, final, size, self.window.index)
 
-    def _dispatch(self) -> None:
+    def _dispatch(self) -> tuple[list[Item], int] | None:
         """Plan the request of the open window and act on the plan (publish, roll over
-        and plan the fresh window's request, or block)."""
-        cut = max((i for i, r in enumerate(self._rows) if r.kind == "assistant"), default=-1)
+        and plan the fresh window's request, or block). Returns the request it planned
+        on when that is the one to send (nothing was published), else ``None``."""
+        cut = _last_response_at(self._rows)
         # A retried dispatch (its advisory already published) is planned on the request
         # as it was before that advisory, so it decides as the first attempt did.
         pending = any(r.kind == "warning" for r in self._rows[cut + 1 :])
-        plan = self._plan(self._render(self._rows, without_pending=pending)[1])
+        planned = self._render(self._rows, without_pending=pending)
+        plan = self._plan(planned[1])
         index = self.window.index
         if plan.action is Action.ROLLOVER:
             reason = plan.seal_reason or "forced"
             self._emit(DispatchEvent(index, plan.tokens, "rollover", None, reason=reason))
             self._rollover(reason)
-            self._dispatch()
+            return self._dispatch()
         elif plan.action is Action.BLOCK:
             self._emit(DispatchEvent(index, plan.tokens, "block", None))
             self.store.update_session(self.id, status="paused", metadata={"pause_reason": "limit"})
@@ -1073,6 +1094,9 @@ class Run:
         else:
             skipped = plan.skipped.value if plan.skipped else None
             self._emit(DispatchEvent(index, plan.tokens, "continue", None, skipped))
+            if not pending:
+                return planned
+        return None
 
     def _plan(self, size: int) -> DispatchPlan:
         tokens = self._estimate(size, self._rows)
