@@ -39,6 +39,7 @@ import dataclasses
 import hashlib
 import inspect
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -162,16 +163,6 @@ def _digest(value: Any) -> str:
     return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
 
 
-def _tools_bytes(agent: Any) -> int:
-    size = 0
-    for tool in getattr(agent, "tools", ()):
-        schema = getattr(tool, "params_json_schema", None)
-        size += len(str(getattr(tool, "name", ""))) + len(str(getattr(tool, "description", "")))
-        if schema is not None:
-            size += len(json.dumps(schema, separators=(",", ":")))
-    return size
-
-
 def _model_name(model: Any) -> str | None:
     """The name of an Agents SDK model setting (a name, or a ``Model`` such as
     ``OpenAIResponsesModel``, whose ``model`` is its name); ``None`` when not known."""
@@ -191,6 +182,12 @@ class _AgentsRun:
         self.relay = relay
         self.run: Run | None = None
         self.theirs = theirs
+        # The SDK's input only grows during a run, and is rebuilt at every call: what the
+        # server-state check saw (its length, first and last keys, the calls it met) and
+        # the size of the last agent's tools, so a call looks only at what is new.
+        self._seen: tuple[int, str, str] | None = None
+        self._called: set[str] = set()
+        self._tools: tuple[list[Any], int] | None = None
 
     async def _current(self) -> Run:
         if self.run is None:
@@ -217,22 +214,34 @@ class _AgentsRun:
                 answer = self.theirs(dataclasses.replace(data, model_data=mine))
                 theirs = await answer if inspect.isawaitable(answer) else answer
                 processed, instructions = list(theirs.input), theirs.instructions
-            run.fixed_bytes = len((instructions or "").encode()) + _tools_bytes(data.agent)
+            run.fixed_bytes = len((instructions or "").encode()) + self._tools_bytes(data.agent)
             sent = run.prepare(list(model_data.input), processed)
         except BaseException:
             run.release()
             raise
         return ModelInputData(input=sent.items, instructions=instructions)
 
-    @staticmethod
-    def _server_held(items: Sequence[Any]) -> str | None:
+    def _server_held(self, items: Sequence[Any]) -> str | None:
         """What makes the run keep its conversation on the server, from the input the
         SDK is about to send (``None``: the history is all here). A compaction item is
         opaque history; a tool output without its call means the SDK left the call out
         because the server holds it (it drops such orphans from a session's history
-        itself, so nothing else sends one)."""
-        called: set[str] = set()
-        for item in items:
+        itself, so nothing else sends one). Only the items after those an earlier call
+        of the run checked are looked at."""
+        key = self.relay.codec.key
+        seen, start = self._seen, 0
+        if (
+            seen is not None
+            and len(items) >= seen[0]
+            and key(items[0]) == seen[1]
+            and key(items[seen[0] - 1]) == seen[2]
+        ):
+            start = seen[0]
+        else:
+            self._called = set()
+        self._seen = (len(items), key(items[0]), key(items[-1])) if items else None
+        called = self._called
+        for item in items[start:]:
             raw = _plain(item)
             if not isinstance(raw, Mapping):
                 continue
@@ -247,6 +256,26 @@ class _AgentsRun:
             elif kind == "function_call_output" and call_id not in called:
                 return " / ".join(f"Runner.run's {name}" for name in _SERVER_STATE)
         return None
+
+    def _tools_bytes(self, agent: Any) -> int:
+        """The bytes the agent's tools add to every request (names, descriptions and
+        schemas), measured again only when the agent's tools are other objects."""
+        tools = list(getattr(agent, "tools", ()))
+        cached = self._tools
+        if (
+            cached is not None
+            and len(cached[0]) == len(tools)
+            and all(map(operator.is_, cached[0], tools))
+        ):
+            return cached[1]
+        size = 0
+        for tool in tools:
+            schema = getattr(tool, "params_json_schema", None)
+            size += len(str(getattr(tool, "name", ""))) + len(str(getattr(tool, "description", "")))
+            if schema is not None:
+                size += len(json.dumps(schema, separators=(",", ":")))
+        self._tools = (tools, size)
+        return size
 
     def hooks(self, theirs: RunHooks[Any] | None = None) -> RunHooks[Any]:
         """ctxrelay's run hooks, which call ``theirs`` (the caller's own) after their own
