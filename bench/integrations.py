@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib.util
 import json
 import statistics
@@ -40,48 +41,55 @@ TRIALS = 3
 BUDGET = Budget(limit=1_000_000, output_reserve=32_000)
 
 
-def _timed(relay: Any, inner: list[float]) -> None:
-    """Time ctxrelay's own work at each dispatch of every run the relay begins: the
-    input filter's ``prepare`` and the hook's ``record_response`` (the two calls the
-    framework's seams make into a run)."""
-    begin, begin_async = relay.begin, relay.begin_async
+class Meter:
+    """ctxrelay's own time at each dispatch: what its seams in the framework spend, from
+    entry to return, the model's call excluded. A dispatch's time is its pre-call seam's
+    and the post-call seam's of the response before it (the two run back to back around
+    the framework's own work). Of that, ``stored`` is what the store's writes took (the
+    reply, then the tool results, each committed before the framework goes on)."""
 
-    def timed_begin(**kwargs: Any) -> Any:
-        run = begin(**kwargs)
-        _timed_run(run, inner)
-        return run
+    def __init__(self) -> None:
+        self.spent: list[float] = []
+        self.stored: list[float] = []
+        self._after = 0.0
+        self._store = 0.0
 
-    async def timed_begin_async(**kwargs: Any) -> Any:
-        run = await begin_async(**kwargs)
-        _timed_run(run, inner)
-        return run
+    def before(self, seconds: float) -> None:
+        self.spent.append(seconds + self._after)
+        self.stored.append(self._store)
+        self._after = self._store = 0.0
 
-    relay.begin, relay.begin_async = timed_begin, timed_begin_async
+    def after(self, seconds: float) -> None:
+        self._after = seconds
+
+    def watch(self, store: Any) -> None:
+        """Time the writes of ``store`` (a store's own ``append``, on this instance)."""
+        append = store.append
+
+        def timed_append(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return append(*args, **kwargs)
+            finally:
+                self._store += time.perf_counter() - start
+
+        store.append = timed_append
+
+    def timed(self, seam: Callable[..., Any], *, before: bool) -> Callable[..., Any]:
+        """``seam`` (a coroutine function) timed as the pre-call or the post-call seam."""
+        record = self.before if before else self.after
+
+        async def timed_seam(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await seam(*args, **kwargs)
+            finally:
+                record(time.perf_counter() - start)
+
+        return timed_seam
 
 
-def _timed_run(relay: Any, inner: list[float]) -> None:
-    prepare, record = relay.prepare, relay.record_response
-    spent = {"record": 0.0}
-
-    def timed_prepare(items: Any, *args: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return prepare(items, *args)
-        finally:
-            inner.append(time.perf_counter() - start + spent["record"])
-            spent["record"] = 0.0
-
-    def timed_record(items: Any, **kwargs: Any) -> None:
-        start = time.perf_counter()
-        try:
-            record(items, **kwargs)
-        finally:
-            spent["record"] = time.perf_counter() - start
-
-    relay.prepare, relay.record_response = timed_prepare, timed_record
-
-
-async def _openai_agents(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+async def _openai_agents(dispatches: int, db: Path | None) -> tuple[list[float], Meter]:
     """Gaps between model calls (seconds) of one Agents SDK run, with ctxrelay when
     ``db`` is given, and the time spent in ctxrelay at each dispatch."""
     from agents import (
@@ -101,8 +109,8 @@ async def _openai_agents(dispatches: int, db: Path | None) -> tuple[list[float],
 
     set_tracing_disabled(True)
     gaps: list[float] = []
-    inner: list[float] = []
     state: dict[str, Any] = {"left": None, "n": 0}
+    meter = Meter()
 
     class Scripted(Model):
         async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
@@ -155,20 +163,25 @@ async def _openai_agents(dispatches: int, db: Path | None) -> tuple[list[float],
         from ctxrelay.integrations.openai_agents import AgentsRelay
 
         store = open_store(str(db))
+        meter.watch(store)
         relay = AgentsRelay.open(store, budget=BUDGET, model="gpt-4.1")
-        _timed(relay.relay, inner)
         tools += relay.tools
         kwargs = relay.run_kwargs()
+        config, hooks = kwargs["run_config"], kwargs["hooks"]
+        kwargs["run_config"] = dataclasses.replace(
+            config, call_model_input_filter=meter.timed(config.call_model_input_filter, before=True)
+        )
+        hooks.on_llm_end = meter.timed(hooks.on_llm_end, before=False)
     agent: Agent[Any] = Agent(name="bench", instructions="bench", tools=tools, model=Scripted())
     try:
         await Runner.run(agent, "go", max_turns=dispatches + 5, **kwargs)
     finally:
         if store is not None:
             store.close()
-    return gaps, inner
+    return gaps, meter
 
 
-async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], Meter]:
     """The same for pydantic-ai, its ``FunctionModel`` answering in process."""
     from pydantic_ai import Agent, Tool
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
@@ -176,8 +189,8 @@ async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], l
     from pydantic_ai.usage import RequestUsage, UsageLimits
 
     gaps: list[float] = []
-    inner: list[float] = []
     state: dict[str, Any] = {"left": None, "n": 0}
+    meter = Meter()
 
     def answer(messages: list[Any], info: AgentInfo) -> ModelResponse:
         now = time.perf_counter()
@@ -202,9 +215,13 @@ async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], l
         from ctxrelay.integrations.pydantic_ai import PydanticAIRelay
 
         store = open_store(str(db))
+        meter.watch(store)
         relay = PydanticAIRelay.open(store, budget=BUDGET, model="gpt-4.1")
-        _timed(relay.relay, inner)
-        capabilities = [relay.capability]
+        capability = relay.capability
+        seams = type(capability)  # the instance of each run is made by for_run
+        seams.before_model_request = meter.timed(seams.before_model_request, before=True)
+        seams.after_model_request = meter.timed(seams.after_model_request, before=False)
+        capabilities = [capability]
     agent: Agent[None, str] = Agent(
         FunctionModel(answer), tools=[Tool(noop)], capabilities=capabilities
     )
@@ -213,10 +230,10 @@ async def _pydantic_ai(dispatches: int, db: Path | None) -> tuple[list[float], l
     finally:
         if store is not None:
             store.close()
-    return gaps, inner
+    return gaps, meter
 
 
-async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], list[float]]:
+async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], Meter]:
     """The same for a LangChain ``create_agent`` graph, a scripted chat model answering."""
     from langchain.agents import create_agent
     from langchain_core.language_models import BaseChatModel
@@ -225,8 +242,8 @@ async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], lis
     from langchain_core.tools import StructuredTool
 
     gaps: list[float] = []
-    inner: list[float] = []
     state: dict[str, Any] = {"left": None, "n": 0}
+    meter = Meter()
 
     class Scripted(BaseChatModel):
         @property
@@ -265,9 +282,31 @@ async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], lis
         from ctxrelay.integrations.langchain import LangChainRelay
 
         store = open_store(str(db))
+        meter.watch(store)
         relay = LangChainRelay.open(store, budget=BUDGET, model="gpt-4.1")
-        _timed(relay.relay, inner)
-        middleware = [relay.middleware]
+        mine = relay.middleware
+        wrap = mine.awrap_model_call
+
+        async def timed_wrap(request: Any, handler: Any) -> Any:
+            # One seam around the model's call: its time is taken out.
+            model = 0.0
+
+            async def timed_handler(sent: Any) -> Any:
+                nonlocal model
+                start = time.perf_counter()
+                try:
+                    return await handler(sent)
+                finally:
+                    model = time.perf_counter() - start
+
+            start = time.perf_counter()
+            try:
+                return await wrap(request, timed_handler)
+            finally:
+                meter.before(time.perf_counter() - start - model)
+
+        mine.awrap_model_call = timed_wrap
+        middleware = [mine]
     agent: Any = create_agent(Scripted(), tools=[tool], middleware=middleware)
     try:
         await agent.ainvoke(
@@ -277,10 +316,10 @@ async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], lis
     finally:
         if store is not None:
             store.close()
-    return gaps, inner
+    return gaps, meter
 
 
-BenchRun = Callable[[int, Path | None], Coroutine[Any, Any, tuple[list[float], list[float]]]]
+BenchRun = Callable[[int, Path | None], Coroutine[Any, Any, tuple[list[float], Meter]]]
 FRAMEWORKS: dict[str, tuple[str, BenchRun]] = {
     "openai-agents": ("agents", _openai_agents),
     "pydantic-ai": ("pydantic_ai", _pydantic_ai),
@@ -299,11 +338,15 @@ def measure(dispatches: int) -> dict[str, Any]:
             bare: list[float] = []
             relayed: list[float] = []
             inner: list[float] = []
+            stored: list[float] = []
             for trial in range(TRIALS):  # alternate, so load on the machine hits both
                 bare += asyncio.run(run(dispatches, None))[0]
-                gaps, spent = asyncio.run(run(dispatches, Path(tmp) / f"{name}-{trial}.db"))
+                gaps, meter = asyncio.run(run(dispatches, Path(tmp) / f"{name}-{trial}.db"))
+                if len(meter.spent) < dispatches:  # a seam the meter missed: say so
+                    raise SystemExit(f"{name}: {len(meter.spent)} of {dispatches} dispatches timed")
                 relayed += gaps
-                inner += spent
+                inner += meter.spent
+                stored += meter.stored
             bare_ms = statistics.median(bare) * 1000
             relay_ms = statistics.median(relayed) * 1000
             inner_ms = statistics.median(inner) * 1000
@@ -311,6 +354,7 @@ def measure(dispatches: int) -> dict[str, Any]:
                 "dispatches": dispatches * TRIALS,
                 "ctxrelay_median_ms": round(inner_ms, 3),
                 "ctxrelay_p90_ms": round(statistics.quantiles(inner, n=10)[-1] * 1000, 3),
+                "store_median_ms": round(statistics.median(stored) * 1000, 3),
                 "gap_median_without_ms": round(bare_ms, 3),
                 "gap_median_with_ms": round(relay_ms, 3),
                 "target_ms": TARGET_MEDIAN_MS,
@@ -335,7 +379,8 @@ def main() -> int:
         print(
             f"{name}: {r['dispatches']} dispatches; ctxrelay's own time per dispatch: median "
             f"{r['ctxrelay_median_ms']:.3f} ms, p90 {r['ctxrelay_p90_ms']:.3f} ms "
-            f"(target {TARGET_MEDIAN_MS} ms median). Gap between model calls: median "
+            f"(target {TARGET_MEDIAN_MS} ms median), of which its writes to the store: median "
+            f"{r['store_median_ms']:.3f} ms. Gap between model calls: median "
             f"{r['gap_median_without_ms']:.3f} ms without ctxrelay, "
             f"{r['gap_median_with_ms']:.3f} ms with it."
         )
