@@ -5,15 +5,19 @@ each answered at once by a scripted in-process model with one call of a no-op to
 last with text): TRIALS times without ctxrelay and TRIALS times with its integration (a
 fresh SQLite store in a temporary directory), alternating, in the same run.
 
-The overhead of a dispatch is the time spent in ctxrelay through the framework's seams:
-recording the response and the tool results, assembling and estimating the window's
-request, asking the policy, publishing when due, and returning the items to send. Its
-median is held to at most 2 ms on SQLite, as for the runtime. The gap between model
-calls with and without ctxrelay is printed too (the framework's own work dominates it,
-and on a shared machine it is noisy).
+The overhead of a dispatch is the time spent in ctxrelay's seams in the framework, from
+entry to return with the model's call taken out: the Agents SDK's input filter and
+``on_llm_end`` hook, pydantic-ai's ``before_model_request`` and ``after_model_request``,
+LangChain's ``awrap_model_call``. That is recording the response and the tool results,
+assembling and estimating the window's request, asking the policy, publishing when due,
+returning the items to send, and the adapter's own work around them. Its median is held
+to at most 2 ms on SQLite, as for the runtime; what the store's writes take of it is
+shown too. The gap between model calls with and without ctxrelay is printed as well (the
+framework's own work dominates it, and on a shared machine it is noisy).
 
-    python bench/integrations.py            # a table
-    python bench/integrations.py --json     # one JSON object
+    python bench/integrations.py                   # a table
+    python bench/integrations.py --json            # one JSON object
+    python bench/integrations.py --dispatches 400  # a longer history
 """
 
 from __future__ import annotations
