@@ -185,3 +185,27 @@ def test_the_compaction_session_is_refused_once_it_holds_a_compaction(
     with OpenAIServer([Step(text="One."), Step(text="never sent")]) as server:
         asyncio.run(two_runs(server))
         assert len(server.requests_to(ROUTE)) == 1
+
+
+def test_the_server_state_check_carries_what_it_saw_only_across_an_input_that_grew(
+    store: Store, workspace: Path
+) -> None:
+    from ctxrelay.integrations.openai_agents import _AgentsRun
+
+    user = {"role": "user", "content": "Read the README."}
+    call = {"type": "function_call", "call_id": "c1", "name": "read_file", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "# README"}
+    orphan = {"type": "function_call_output", "call_id": "c2", "output": "# NOTES"}
+    relay = _relay(store, workspace).relay
+
+    grown = _AgentsRun(relay)
+    assert grown._server_held([user, call]) is None
+    # Only the new output is looked at, and its call was seen at the earlier call.
+    assert grown._server_held([user, call, output]) is None
+    assert grown._server_held([user, call, output, orphan]) is not None
+
+    rebuilt = _AgentsRun(relay)
+    assert rebuilt._server_held([user, call, output]) is None
+    # Not the last input grown: read whole again, and c1's call no longer counts.
+    assert rebuilt._server_held([user, dict(output)]) is not None
+    assert rebuilt._server_held([user, orphan, call]) is not None
