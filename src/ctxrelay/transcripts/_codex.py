@@ -45,14 +45,7 @@ from ctxrelay.transcripts._codex_tail import (
 )
 from ctxrelay.transcripts._pass import open_fd
 from ctxrelay.transcripts._records import Compaction, Response, Usage
-from ctxrelay.transcripts._scan import (
-    BLOCK_BYTES,
-    LineSink,
-    Transcript,
-    loads,
-    read_blocks,
-    spans,
-)
+from ctxrelay.transcripts._scan import LineSink, Transcript, loads, read_file, spans
 
 __all__ = [
     "CodexPass",
@@ -383,17 +376,8 @@ def read_rollout_raw(path: str, *, line_cap: int = TRANSCRIPT_LINE_MAX_BYTES) ->
     """Read a whole rollout once (:class:`RawRollout`); ``line_cap`` is the longest line
     read. Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is
     not a readable regular file, is empty or is not JSON lines."""
-    fd = open_fd(path)
-    if fd is None:
-        raise TranscriptError(path, "no such file")
     read = _Read(path)
-    with open(fd, "rb", buffering=0) as f:
-        try:
-            size = read_blocks(read, f, line_cap, min(BLOCK_BYTES, line_cap))
-        except OSError as exc:
-            raise TranscriptError(path, (exc.strerror or str(exc)).lower()) from None
-    if size == 0:
-        raise TranscriptError(path, "empty")
+    size = read_file(path, read, line_cap)
     return read.rules.result(
         path, lines=read.lines, malformed=read.malformed, size=size, long_lines=read.long_lines
     )

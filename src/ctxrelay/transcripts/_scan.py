@@ -49,6 +49,7 @@ __all__ = [
     "Transcript",
     "loads",
     "read_blocks",
+    "read_file",
     "read_raw",
     "scan",
     "spans",
@@ -262,6 +263,24 @@ def read_blocks(read: LineSink, f: FileIO, cap: int, block: int) -> int:
     return size
 
 
+def read_file(path: str, read: LineSink, line_cap: int) -> int:
+    """Hand the whole file at ``path`` to ``read`` (:func:`read_blocks`, in blocks of at
+    most ``line_cap`` bytes) and return its size. Raises
+    :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is not a readable
+    regular file or is empty."""
+    fd = open_fd(path)
+    if fd is None:
+        raise TranscriptError(path, "no such file")
+    with open(fd, "rb", buffering=0) as f:
+        try:
+            size = read_blocks(read, f, line_cap, min(BLOCK_BYTES, line_cap))
+        except OSError as exc:
+            raise TranscriptError(path, (exc.strerror or str(exc)).lower()) from None
+    if size == 0:
+        raise TranscriptError(path, "empty")
+    return size
+
+
 def read_raw(
     path: str,
     *,
@@ -273,17 +292,8 @@ def read_raw(
 
     Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is not a
     readable regular file, is empty or is not JSON lines."""
-    fd = open_fd(path)
-    if fd is None:
-        raise TranscriptError(path, "no such file")
     read = _Read(path, agent)
-    with open(fd, "rb", buffering=0) as f:
-        try:
-            size = read_blocks(read, f, line_cap, min(BLOCK_BYTES, line_cap))
-        except OSError as exc:
-            raise TranscriptError(path, (exc.strerror or str(exc)).lower()) from None
-    if size == 0:
-        raise TranscriptError(path, "empty")
+    size = read_file(path, read, line_cap)
     return read.rules.result(
         path, lines=read.lines, malformed=read.malformed, size=size, long_lines=read.long_lines
     )
