@@ -59,9 +59,9 @@ def codex_home(
     return home, project
 
 
-def run_exec(project: Path, prompt: str, *args: str) -> list[dict[str, Any]]:
-    """``codex exec --json PROMPT`` in ``project``: its JSON events (it must exit 0)."""
-    done = subprocess.run(
+def exec_codex(project: Path, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``codex exec --json PROMPT`` in ``project``, however it ends."""
+    return subprocess.run(
         [str(codex_cli()), "exec", "--json", *args, prompt],
         cwd=project,
         env=dict(os.environ),
@@ -71,6 +71,11 @@ def run_exec(project: Path, prompt: str, *args: str) -> list[dict[str, Any]]:
         timeout=300,
         check=False,
     )
+
+
+def run_exec(project: Path, prompt: str, *args: str) -> list[dict[str, Any]]:
+    """``codex exec --json PROMPT`` in ``project``: its JSON events (it must exit 0)."""
+    done = exec_codex(project, prompt, *args)
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 

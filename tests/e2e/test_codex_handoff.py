@@ -6,9 +6,7 @@ session that got no response, never after one that did."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,8 +17,7 @@ from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
 from tests.analyze._ccusage import compare
-from tests.codex._cli import codex_cli
-from tests.e2e._codex import MODEL, codex_home, run_exec
+from tests.e2e._codex import MODEL, codex_home, exec_codex, run_exec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -86,16 +83,7 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
 
         # A session whose request got no response: pointed at the file, consumed nothing.
         server.clear()
-        failed = subprocess.run(
-            [str(codex_cli()), "exec", "--json", "FAIL: carry on"],
-            cwd=project,
-            env=dict(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        failed = exec_codex(project, "FAIL: carry on")
         assert failed.returncode != 0
         sent = server.requests_to("/v1/responses")
         assert sent
