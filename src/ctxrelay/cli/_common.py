@@ -55,6 +55,16 @@ def add_project_dir(parser: argparse.ArgumentParser, *aliases: str) -> None:
     )
 
 
+def add_hook_command(parser: argparse.ArgumentParser) -> None:
+    """The ``--command CMD`` option of the hosts' ``install`` (``opts.command``, ``None``
+    for this environment's own)."""
+    parser.add_argument(
+        "--command",
+        metavar="CMD",
+        help="the command every hook runs (default: this environment's, the fastest way)",
+    )
+
+
 def error(message: str, code: int = EXIT_ERROR) -> int:
     """Print one clear sentence on stderr and return ``code``."""
     sys.stderr.write(f"ctxrelay: error: {message}\n")

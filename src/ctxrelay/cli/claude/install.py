@@ -16,7 +16,13 @@ from ctxrelay.claude.install import (
     install,
     settings_path,
 )
-from ctxrelay.cli._common import ArgumentParser, add_project_dir, handle_errors, print_json
+from ctxrelay.cli._common import (
+    ArgumentParser,
+    add_hook_command,
+    add_project_dir,
+    handle_errors,
+    print_json,
+)
 
 __all__ = ["main", "print_result", "scope_parser", "settings_of"]
 
@@ -95,11 +101,7 @@ def print_result(
 @handle_errors
 def main(argv: Sequence[str]) -> int:
     parser = scope_parser("install", _DESCRIPTION)
-    parser.add_argument(
-        "--command",
-        metavar="CMD",
-        help="the command every hook runs (default: this environment's, the fastest way)",
-    )
+    add_hook_command(parser)
     parser.add_argument(
         "--ctxrelay",
         metavar="CMD",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ctxrelay.cli._common import handle_errors, print_json
+from ctxrelay.cli._common import add_hook_command, handle_errors, print_json
 from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.codex.binary import cli_path
 from ctxrelay.codex.install import InstallResult, choose_command, codex_home, install_hooks
@@ -56,11 +56,7 @@ def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
 @handle_errors
 def main(argv: Sequence[str]) -> int:
     parser = scope_parser("install", _DESCRIPTION)
-    parser.add_argument(
-        "--command",
-        metavar="CMD",
-        help="the command every hook runs (default: this environment's, the fastest way)",
-    )
+    add_hook_command(parser)
     opts = parser.parse_args(list(argv))
     scope, project = scope_of(opts)
     command = choose_command(opts.command)
