@@ -26,7 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ctxrelay.claude.guard import bash
-from ctxrelay.claude.guard._shell import _get_parser, scan
+from ctxrelay.hooks.guard import prints
+from ctxrelay.hooks.guard._shell import _get_parser, scan
 
 TARGET_PER_S = 5_000
 PROJECT = Path(__file__).resolve().parents[1]
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     failed: set[str] = set()
     for command in commands:
         try:
-            result = bash.classify(command, cwd)
+            result = prints.classify(command, cwd)
             bash.deny_reason(command, cwd)
         except Exception as exc:  # counted, never fatal: the count is the figure
             exceptions.append(f"{command!r}: {type(exc).__name__}: {exc}")
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             scan(command, cwd)
 
     # Per-command cost of the commands the pre-check lets through (the parse path).
-    parsed = [c for c in timed if bash.might_print_file(c)]
+    parsed = [c for c in timed if prints.might_print_file(c)]
     costs: list[float] = []
     for command in parsed:
         start = time.perf_counter()
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         "commands": len(commands),
         "exceptions": len(exceptions),
         "verdicts": verdicts,
-        "parsed_by_precheck": sum(bash.might_print_file(c) for c in commands),
+        "parsed_by_precheck": sum(prints.might_print_file(c) for c in commands),
         "guard_commands_per_s": round(guard_rate),
         "walk_every_command_per_s": round(walk_rate),
         "baseline_parse_only_per_s": round(base_rate),

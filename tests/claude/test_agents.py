@@ -8,7 +8,8 @@ import pytest
 
 from ctxrelay.budget.bounds import AGENT_MAX_TURNS
 from ctxrelay.claude._agents import agent_name, max_turns_for
-from ctxrelay.claude._state import cursor_path, state_root
+from ctxrelay.claude._state import cursor_path
+from ctxrelay.hooks.state import host_dir
 from ctxrelay.transcripts import read_agent
 
 
@@ -29,7 +30,7 @@ def test_the_cursor_lives_in_the_hooks_state_dir(
     monkeypatch.setenv("HOME", str(tmp_path))
     if env is not None and value is not None:
         monkeypatch.setenv(env, value)
-    expected = state_root() / "agents" / "s-1" / "a-1.json"
+    expected = Path(host_dir("claude")) / "agents" / "s-1" / "a-1.json"
     assert Path(cursor_path("s-1", "a-1")) == expected
 
 

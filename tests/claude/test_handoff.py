@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.claude import handoff
-from ctxrelay.claude.handoff import (
+from ctxrelay.claude.handoff import resume_prompt, write_prompt
+from ctxrelay.hooks.handoff import (
     LAYOUT,
+    MAX_RESUME_AGE_S,
     SECTIONS,
     is_handoff_path,
     latest_unconsumed,
@@ -23,8 +25,6 @@ from ctxrelay.claude.handoff import (
     mark_consumed,
     new_handoff_path,
     read_handoff,
-    resume_prompt,
-    write_prompt,
 )
 from tests.claude._handoff import isolate
 
@@ -121,8 +121,8 @@ def test_an_old_handoff_is_not_resumed(project: Path) -> None:
     a = new_handoff_path(project, now=NOW)
     a.write_text("# Handoff\n")
     os.utime(a, (NOW, NOW))
-    assert latest_unconsumed(project, now=NOW + handoff.MAX_RESUME_AGE_S - 1) == a
-    assert latest_unconsumed(project, now=NOW + handoff.MAX_RESUME_AGE_S + 1) is None
+    assert latest_unconsumed(project, now=NOW + MAX_RESUME_AGE_S - 1) == a
+    assert latest_unconsumed(project, now=NOW + MAX_RESUME_AGE_S + 1) is None
 
 
 def test_read_handoff_finds_the_next_step_and_caps(project: Path) -> None:

@@ -114,7 +114,7 @@ def test_a_plain_bash_command_that_prints_a_file(base: dict[str, Any], tmp_path:
     answer, modules = run_hook(payload, tmp_path / "state")
     assert json.loads(answer)["hookSpecificOutput"]["permissionDecision"] == "deny"
     _assert_absent(modules, NEVER_PACKAGES + PARSER)  # a plain command needs no parser
-    assert "ctxrelay.claude.guard._plain" in modules
+    assert "ctxrelay.hooks.guard._plain" in modules
 
 
 def test_a_bash_command_that_needs_the_parser(base: dict[str, Any], tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_a_second_session_started_in_the_same_place(base: dict[str, Any], tmp_pa
     answer, modules = run_hook(start, tmp_path / "state")
     assert answer == ""
     _assert_absent(modules, NEVER_PACKAGES + PARSER)
-    seeded = json.loads((tmp_path / "state" / "sessions" / f"{other}.json").read_text())
-    first = json.loads((tmp_path / "state" / "sessions" / f"{SESSION}.json").read_text())
+    seeded = json.loads((tmp_path / "state" / "claude" / "sessions" / f"{other}.json").read_text())
+    first = json.loads((tmp_path / "state" / "claude" / "sessions" / f"{SESSION}.json").read_text())
     assert seeded["usable_limit"] == first["usable_limit"] > 0
     assert seeded["mode"] == first["mode"]

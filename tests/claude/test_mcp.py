@@ -15,8 +15,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from ctxrelay.claude import _chain
 from ctxrelay.claude.mcp import TOOL_NAME, check_server, tool_schema
+from ctxrelay.hooks import chain as _chain
 from ctxrelay.runtime.tools import SessionHistory
 from ctxrelay.store import HISTORY_RESULT_MAX_BYTES
 
@@ -54,11 +54,13 @@ def chain_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, 
     )
     t2 = _transcript(tmp_path / "s2.jsonl", "s2", "Resuming from the handoff.")
     pid = os.getpid()
-    _chain.record_process(pid, project, "s0", t0)
-    _chain.record_process(pid, project, "s1", t1)  # a /clear without a handoff
-    _chain.record_written(project, "handoff-1.md", _chain.ChainLink("s1", t1))
-    _chain.record_process(pid, project, "s2", t2)
-    _chain.record_started(project, "handoff-1.md", _chain.ChainLink("s2", t2))
+    _chain.record_process(pid, project, _chain.ChainLink("claude", "s0", t0))
+    _chain.record_process(
+        pid, project, _chain.ChainLink("claude", "s1", t1)
+    )  # a /clear without a handoff
+    _chain.record_written(project, "handoff-1.md", _chain.ChainLink("claude", "s1", t1))
+    _chain.record_process(pid, project, _chain.ChainLink("claude", "s2", t2))
+    _chain.record_started(project, "handoff-1.md", _chain.ChainLink("claude", "s2", t2))
     env = {"CTXRELAY_STATE_DIR": str(state), "CLAUDE_PROJECT_DIR": str(project)}
     return project, env
 
@@ -118,11 +120,15 @@ def test_results_keep_the_runtime_bound(
     big = _transcript(
         tmp_path / "big.jsonl", "b1", *(f"needle {i} " + "x" * 3000 for i in range(40))
     )
-    _chain.record_process(os.getpid(), project, "b1", big)  # another /clear: a fresh chain
-    _chain.record_written(project, "handoff-2.md", _chain.ChainLink("b1", big))
-    _chain.record_process(os.getpid(), project, "b2", str(tmp_path / "b2.jsonl"))
+    _chain.record_process(
+        os.getpid(), project, _chain.ChainLink("claude", "b1", big)
+    )  # another /clear: a fresh chain
+    _chain.record_written(project, "handoff-2.md", _chain.ChainLink("claude", "b1", big))
+    _chain.record_process(
+        os.getpid(), project, _chain.ChainLink("claude", "b2", str(tmp_path / "b2.jsonl"))
+    )
     _chain.record_started(
-        project, "handoff-2.md", _chain.ChainLink("b2", str(tmp_path / "b2.jsonl"))
+        project, "handoff-2.md", _chain.ChainLink("claude", "b2", str(tmp_path / "b2.jsonl"))
     )
     _, (hits, old) = _calls(
         env,

@@ -166,7 +166,7 @@ def test_an_ended_agents_cursor_is_removed(session: Session, state_dir: Path) ->
     session.start_agent("a1", KIND)
     session.respond("a1", 5_000)
     assert session.post_tool("a1", KIND) is None
-    cursors = list(state_dir.glob("agents/*/a1.json"))
+    cursors = list(state_dir.glob("claude/agents/*/a1.json"))
     assert len(cursors) == 1
     session.respond("a1", 5_000, tool=None)
     stop = session.payload(

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude import _chain, handoff
+from ctxrelay.claude import handoff
 from ctxrelay.claude._events import session_start
+from ctxrelay.hooks import chain as _chain
+from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 from tests.claude._handoff import isolate, run_hook
 
 
@@ -42,7 +44,7 @@ def _write(project: Path, body: str, by: str | None = WRITER) -> Path:
     path = handoff.new_handoff_path(project)
     path.write_text(body)
     if by is not None:
-        _chain.record_written(project, path.name, _chain.ChainLink(by, f"{by}.jsonl"))
+        _chain.record_written(project, path.name, _chain.ChainLink("claude", by, f"{by}.jsonl"))
     return path
 
 
@@ -101,7 +103,7 @@ def test_clear_after_the_writer_injects_the_latest_handoff_and_names_it(
     # Not consumed until the fresh session's first request went out with it.
     assert handoff.latest_unconsumed(project) == newest
     _first_request(project, "fresh-1", newest, sent=True)
-    fresh = _chain.ChainLink("fresh-1", str(project / "fresh-1.jsonl"))
+    fresh = _chain.ChainLink("claude", "fresh-1", str(project / "fresh-1.jsonl"))
     assert handoff.settle(project) == [(newest.name, fresh)]
     assert handoff.latest_unconsumed(project) is None
     assert _start(project, session_id="fresh-2") is None
@@ -126,7 +128,7 @@ def test_a_crash_before_the_first_request_leaves_the_handoff_for_the_next_start(
     finally:
         del os.environ["CTXRELAY_MAIN_HANDOVER"]
     assert _chain.started_by(project, path.name) == _chain.ChainLink(
-        "fresh-2", str(project / "fresh-2.jsonl")
+        "claude", "fresh-2", str(project / "fresh-2.jsonl")
     )
 
 
@@ -168,11 +170,11 @@ def test_a_dropped_handoff_is_offered_no_more(project: Path, pid: None) -> None:
 
 def test_a_crash_during_the_write_still_knows_the_writer(project: Path, pid: None) -> None:
     path = handoff.new_handoff_path(project)
-    handoff.record_reserved(project, path, _chain.ChainLink(WRITER, "w.jsonl"))
+    handoff.record_reserved(project, path, _chain.ChainLink("claude", WRITER, "w.jsonl"))
     path.write_text("# Handoff\n")  # written; the Stop that would see it never ran
     _start(project, "startup", WRITER)
     assert str(path) in _context(_start(project))
-    assert _chain.written_by(project, path.name) == _chain.ChainLink(WRITER, "w.jsonl")
+    assert _chain.written_by(project, path.name) == _chain.ChainLink("claude", WRITER, "w.jsonl")
 
 
 def test_other_sources_and_off_inject_nothing(
@@ -190,11 +192,11 @@ def test_other_sources_and_off_inject_nothing(
 
 
 def test_a_long_handoff_is_cut_and_says_where_the_rest_is(project: Path, pid: None) -> None:
-    path = _write(project, "# Handoff\n" + "x" * (handoff.INJECT_MAX_BYTES + 100))
+    path = _write(project, "# Handoff\n" + "x" * (INJECT_MAX_BYTES + 100))
     _start(project, "startup", WRITER)
     context = _context(_start(project))
     assert f"the rest is in {path}" in context
-    assert len(context) < handoff.INJECT_MAX_BYTES + 3_000
+    assert len(context) < INJECT_MAX_BYTES + 3_000
 
 
 def test_nothing_to_resume(project: Path) -> None:
@@ -318,7 +320,7 @@ def test_the_writer_resumed_is_left_for_the_user_to_clear(
 
     monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
     path = handoff.new_handoff_path(project)
-    handoff.record_reserved(project, path, _chain.ChainLink(WRITER, "w.jsonl"))
+    handoff.record_reserved(project, path, _chain.ChainLink("claude", WRITER, "w.jsonl"))
     _state.session_state(WRITER).set("handoff", {"phase": "writing", "path": str(path)})
     path.write_text("# Handoff\n")  # killed during the write
     offer = _start(project, "resume", WRITER)

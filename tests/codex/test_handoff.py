@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.triggers import context_window_for, main_budget
-from ctxrelay.claude import _chain
-from ctxrelay.claude.handoff import consumed, injected_into, reserved_by
 from ctxrelay.codex import hook
 from ctxrelay.codex.config import set_threshold
+from ctxrelay.hooks import chain as _chain
+from ctxrelay.hooks.handoff import consumed, injected_into, reserved_by
 from tests.transcripts._codex_lines import THREAD, Rollout
 
 WINDOW = context_window_for("gpt-5.5")
@@ -164,7 +164,7 @@ def test_a_fresh_session_is_pointed_at_the_file(project: Path) -> None:
 def test_the_stop_that_asked_records_the_writer_once_the_file_exists(project: Path) -> None:
     transcript = rollout(project, TARGET)
     path = asked_path(stop(project, transcript))
-    writer = _chain.ChainLink(THREAD, str(transcript))
+    writer = _chain.ChainLink("codex", THREAD, str(transcript))
     assert reserved_by(project, path.name) == writer  # known should the write crash
     assert _chain.written_by(project, path.name) is None  # no file yet
     path.write_text("# Handoff\n\n## Next step\nRun the tests.\n")
@@ -192,9 +192,9 @@ def test_the_first_response_consumes_it_at_the_next_start(project: Path) -> None
     first_response(project, FRESH)  # then killed: no Stop of its own ran
     assert start(project, "startup", LATER) is None
     assert consumed(project, path.name)
-    fresh = _chain.ChainLink(FRESH, str(fresh_rollout(project, FRESH)))
+    fresh = _chain.ChainLink("codex", FRESH, str(fresh_rollout(project, FRESH)))
     assert _chain.started_by(project, path.name) == fresh
-    assert _chain.chain(project, fresh) == [_chain.ChainLink(THREAD, str(writer)), fresh]
+    assert _chain.chain(project, fresh) == [_chain.ChainLink("codex", THREAD, str(writer)), fresh]
 
 
 def test_the_first_response_consumes_it_at_that_sessions_stop(project: Path) -> None:
@@ -205,7 +205,9 @@ def test_the_first_response_consumes_it_at_that_sessions_stop(project: Path) -> 
     transcript = first_response(project, FRESH)
     assert stop(project, transcript, session=FRESH) is None
     assert consumed(project, path.name)
-    assert _chain.started_by(project, path.name) == _chain.ChainLink(FRESH, str(transcript))
+    assert _chain.started_by(project, path.name) == _chain.ChainLink(
+        "codex", FRESH, str(transcript)
+    )
     assert start(project, "startup", LATER) is None
 
 

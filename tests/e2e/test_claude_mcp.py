@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude import _chain
 from ctxrelay.claude.mcp import MODEL_TOOL_NAME
 from ctxrelay.cli.claude import main as claude_main
+from ctxrelay.hooks import chain as _chain
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.e2e._claude import claude_home, run_cli, skip_first_run_dialogs, texts
 
@@ -132,9 +132,9 @@ def test_the_model_finds_the_decision_of_the_session_it_was_handed_off_from(
         paths = {s["session_id"]: s["transcript_path"] for s in starts}
         assert DECISION in Path(paths[earlier]).read_text()
         # The earlier session wrote the handoff, and the current one starts from it.
-        _chain.record_written(project, HANDOFF, _chain.ChainLink(earlier, paths[earlier]))
+        _chain.record_written(project, HANDOFF, _chain.ChainLink("claude", earlier, paths[earlier]))
         here = str(Path(paths[earlier]).with_name(f"{current}.jsonl"))
-        _chain.record_started(project, HANDOFF, _chain.ChainLink(current, here))
+        _chain.record_started(project, HANDOFF, _chain.ChainLink("claude", current, here))
         done = run_cli(env, project, server, "-p", "SEARCH:LALR|PLUM-42", "--session-id", current)
         assert done.returncode == 0, done.stderr[-2000:]
         results = [r for r in _results(server) if "No such tool" not in r]

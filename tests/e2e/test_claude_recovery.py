@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude import _chain, _state, handoff
+from ctxrelay.claude import _state, handoff
 from ctxrelay.claude._events.session_start import loaded_text, offer_text
+from ctxrelay.hooks import chain as _chain
 from ctxrelay.testing import AnthropicServer, Step
 from tests.e2e._claude import TIMEOUT, Terminal, bodies
 from tests.e2e._process import wait_until

@@ -110,7 +110,8 @@ def deny_reason(payload: PreToolUsePayload) -> str | None:
     if tool in ALLOWED_AT_LIMIT:
         return None
 
-    from ctxrelay.claude._state import read_document, session_doc_path
+    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.hooks.state import read_document
 
     cached = read_document(session_doc_path(session_id))
     if cached.get("limit_env", "") != _env_key():

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxrelay.claude._agents import max_turns_for
-from ctxrelay.claude._state import cursor_path, is_plain, pending_marker
+from ctxrelay.claude._state import cursor_path, pending_marker
+from ctxrelay.hooks.state import is_plain
 from ctxrelay.transcripts import read_agent, subagent_transcript
 
 __all__ = [

@@ -18,14 +18,13 @@ evidence it rests on beside it, under ``"threshold_evidence"``.
 
 The files are JSON with the plugin's settings under ``"claude"``:
 ``{"claude": {"main_handover": "auto", "threshold": 45, "context_window": 1000000}}``.
-Hooks read them on every Stop, so this module imports only the stdlib, and a bad value
+The files are every host's (:mod:`ctxrelay.hooks.config`). A bad value
 never breaks a hook: it is ignored (the default applies) and ``ctxrelay claude config``
 names it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +38,14 @@ from ctxrelay.budget.bounds import (
     MainHandover,
 )
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.config import (
+    Scope,
+    config_path,
+    parse_threshold,
+    read_config,
+    stored_threshold,
+    write_section,
+)
 
 if TYPE_CHECKING:
     from ctxrelay.budget import Budget
@@ -66,7 +73,6 @@ EVIDENCE_KEY = "threshold_evidence"
 _SECTION = "claude"
 _KEYS = ("main_handover", "threshold", "context_window")
 
-Scope = Literal["project", "user"]
 Source = Literal["env", "project", "user", "default"]
 
 
@@ -95,7 +101,6 @@ class ClaudeConfig:
     def slider_text(self) -> str:
         """The slider in words: ``45% of the window``, ``5% of the window (applied as
         10%, the floor)``, or Off and what it still does."""
-        from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
 
         budget = self.budget(DEFAULT_CONTEXT_WINDOW)
         if budget.off:
@@ -129,34 +134,6 @@ def project_dir_of(cwd: str | os.PathLike[str] | None = None) -> Path:
     return Path.cwd()
 
 
-def config_path(scope: Scope, project_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The config file of ``scope``."""
-    if scope == "project":
-        return Path(project_dir if project_dir is not None else Path.cwd()) / (
-            ".ctxrelay/config.json"
-        )
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
-    return base / "ctxrelay" / "config.json"
-
-
-def _read_file(path: Path) -> dict[str, Any]:
-    """The whole JSON document; ``{}`` when absent. Raises ConfigError when unparseable."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(f"cannot read the config file {path}: {exc.strerror}") from None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise ConfigError(f"the config file {path} is not valid JSON; fix or remove it") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"the config file {path} must hold a JSON object")
-    return data
-
-
 def _mode(value: object) -> MainHandover | None:
     if isinstance(value, str) and value.strip().lower() in MAIN_HANDOVERS:
         return cast(MainHandover, value.strip().lower())
@@ -176,33 +153,6 @@ def _window(value: object) -> int | None:
     return None
 
 
-def parse_threshold(value: object) -> float | None:
-    """A slider value (a number, or text such as ``45``, ``62.5``, ``45%`` or ``off``) as
-    the policy core accepts it, else ``None``. The range is the core's to judge."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str):
-        text = value.strip().lower().removesuffix("%").strip()
-        if text == "off":
-            from ctxrelay.budget import OFF_THRESHOLD
-
-            return float(OFF_THRESHOLD)
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-    if not isinstance(value, int | float):
-        return None
-    from ctxrelay.budget import BudgetValueError
-    from ctxrelay.budget.triggers import main_budget
-
-    try:
-        main_budget(DEFAULT_CONTEXT_WINDOW, value)
-    except BudgetValueError:
-        return None
-    return float(value)
-
-
 def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
     """The effective settings for ``project_dir`` (default: :func:`project_dir_of`);
     never raises (problems are listed)."""
@@ -220,7 +170,7 @@ def load(project_dir: str | os.PathLike[str] | None = None) -> ClaudeConfig:
     for scope in ("project", "user"):
         path = config_path(scope, proj if scope == "project" else None)
         try:
-            section = _read_file(path).get(_SECTION, {})
+            section = read_config(path).get(_SECTION, {})
         except ConfigError as exc:
             problems.append(str(exc))
             continue
@@ -298,13 +248,7 @@ def set_value(
                     f"the mode must be one of {', '.join(MAIN_HANDOVERS)}, not {value!r}"
                 )
         elif key == "threshold":
-            slider = parse_threshold(value)
-            if slider is None:
-                raise ConfigError(
-                    "the threshold must be a percentage from 0 to 100 (100 or off = Off), "
-                    f"not {value!r}"
-                )
-            stored = int(slider) if slider.is_integer() else slider
+            stored = stored_threshold(value)
         else:
             stored = _window(value)
             if stored is None:
@@ -334,19 +278,4 @@ def _write(
     updates: dict[str, object], scope: Scope, project_dir: str | os.PathLike[str] | None
 ) -> Path:
     """Set (``None``: remove) keys of the ``scope`` file's section, keeping the rest."""
-    path = config_path(scope, project_dir)
-    data = _read_file(path)
-    section = data.get(_SECTION, {})
-    if not isinstance(section, dict):
-        raise ConfigError(f'{path}: "{_SECTION}" must be an object; fix it first')
-    for key, stored in updates.items():
-        if stored is None:
-            section.pop(key, None)
-        else:
-            section[key] = stored
-    data[_SECTION] = section
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_section(config_path(scope, project_dir), _SECTION, updates)

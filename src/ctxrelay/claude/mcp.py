@@ -5,7 +5,7 @@ The tool is the runtime's (:class:`ctxrelay.runtime.tools.SessionHistory`): its 
 wording and its bounds (16 KiB a result, 2 MiB of text scanned, 500 rows, the per-row cap,
 all from :mod:`ctxrelay.budget.bounds`), over the store's bounded history queries. Its
 windows are the sessions of the chain, oldest first, the current session last
-(:func:`ctxrelay.claude._chain.chain`): each earlier session's transcript is read once,
+(:func:`ctxrelay.hooks.chain.chain`): each earlier session's transcript is read once,
 through :func:`ctxrelay.transcripts.conversation`, into a throwaway SQLite store (one
 ctxrelay session, one window per Claude Code session, each sealed by its handoff), and
 the tool runs against it. The current session's window holds no rows: its conversation
@@ -14,7 +14,7 @@ is in the model's context, and the tool searches the earlier windows only.
 Which session is current: the server is a child of the Claude Code process, started once
 and kept across ``/clear`` (seen on 2.1.332: the same server process before and after,
 its environment's ``CLAUDE_CODE_SESSION_ID`` still the first session's), so at each call
-it asks :func:`ctxrelay.claude._chain.current` for the session its parent process runs
+it asks :func:`ctxrelay.hooks.chain.current` for the session its parent process runs
 now, as the ``SessionStart`` hook recorded it. The project is the process's
 ``CLAUDE_PROJECT_DIR``. Before it follows the chain it settles the handoffs
 (:func:`ctxrelay.claude.handoff.settle`): the fresh session's first request went out
@@ -37,10 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxrelay.claude._state import HOST
 from ctxrelay.errors import ConfigError
 
 if TYPE_CHECKING:
-    from ctxrelay.claude._chain import ChainLink
+    from ctxrelay.hooks.chain import ChainLink
     from ctxrelay.runtime.tools import ToolResult
     from ctxrelay.store.sqlite import SqliteStore
 
@@ -207,11 +208,12 @@ _NO_SESSION = (
 
 async def history_call(history: ChainHistory, args: Mapping[str, Any]) -> ToolResult:
     """One tool call from the Claude Code process that started this server."""
-    from ctxrelay.claude import _chain, handoff
+    from ctxrelay.claude import handoff
     from ctxrelay.claude.config import project_dir_of
+    from ctxrelay.hooks import chain as _chain
     from ctxrelay.runtime.tools import ToolResult
 
-    link = _chain.current(os.getppid())
+    link = _chain.current(HOST, os.getppid())
     if link is None:
         return ToolResult(_NO_SESSION, is_error=True)
     project = project_dir_of()

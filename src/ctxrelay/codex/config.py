@@ -1,18 +1,16 @@
 """The Codex host's settings: the slider (``ctxrelay codex config --threshold``).
 
 They live in the same files as the Claude Code plugin's
-(:func:`ctxrelay.claude.config.config_path`: the project's ``.ctxrelay/config.json``,
-then the user's), under their own ``"codex"`` key, so one host's setting never changes
-the other's: ``{"codex": {"threshold": 45}}``. The environment's
+(:mod:`ctxrelay.hooks.config`: the project's ``.ctxrelay/config.json``, then the
+user's), under their own ``"codex"`` key, so one host's setting never changes
+another's: ``{"codex": {"threshold": 45}}``. The environment's
 ``CTXRELAY_CODEX_THRESHOLD`` comes first, then the project, the user, and the default
 slider ``DEFAULT_THRESHOLD``. A value is judged by the policy core
-(:func:`ctxrelay.claude.config.parse_threshold`); a bad one is ignored and named.
-Stdlib only: the handoff hooks read it.
+(:func:`ctxrelay.hooks.config.parse_threshold`); a bad one is ignored and named.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,8 +18,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
-from ctxrelay.claude.config import Scope, config_path, parse_threshold
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.config import (
+    Scope,
+    config_path,
+    parse_threshold,
+    read_config,
+    stored_threshold,
+    write_section,
+)
 
 __all__ = ["ENV_THRESHOLD", "SECTION", "CodexConfig", "codex_home", "load", "set_threshold"]
 
@@ -52,18 +57,6 @@ def codex_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(value) if value else Path.home() / ".codex"
 
 
-def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        raise ConfigError(f"the config file {path} is not valid JSON; fix or remove it") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"the config file {path} must hold a JSON object")
-    return data
-
-
 def load(project: Path) -> CodexConfig:
     """The effective slider for ``project``; never raises (problems are listed)."""
     problems: list[str] = []
@@ -73,7 +66,7 @@ def load(project: Path) -> CodexConfig:
     for scope in ("project", "user"):
         path = config_path(scope, project if scope == "project" else None)
         try:
-            section = _read(path).get(SECTION, {})
+            section = read_config(path).get(SECTION, {})
         except ConfigError as exc:
             problems.append(str(exc))
             continue
@@ -94,25 +87,5 @@ def set_threshold(value: str | None, scope: Scope, project: Path) -> Path:
     """Set (``None``: remove) the slider in the ``scope`` file, keeping everything else
     in it; returns the file's path."""
     path = config_path(scope, project if scope == "project" else None)
-    data = _read(path)
-    section = data.get(SECTION)
-    section = dict(section) if isinstance(section, dict) else {}
-    if value is None:
-        section.pop("threshold", None)
-    else:
-        slider = parse_threshold(value)
-        if slider is None:
-            raise ConfigError(
-                "the threshold must be a percentage from 0 to 100 (100 or off = Off), "
-                f"not {value!r}"
-            )
-        section["threshold"] = int(slider) if slider.is_integer() else slider
-    if section:
-        data[SECTION] = section
-    else:
-        data.pop(SECTION, None)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    stored = None if value is None else stored_threshold(value)
+    return write_section(path, SECTION, {"threshold": stored})

@@ -1,11 +1,11 @@
 """The Codex guard: the Bash print guard and the re-read guard on Codex's shell tool.
 
 Codex reaches hooks with its shell call renamed to Claude Code's ``tool_name: "Bash"``
-and ``tool_input.command``, so the command is judged by the Claude Code guard's own
-parser (:func:`ctxrelay.claude.guard.bash.classify`: which parts print which file and
-range). What differs is the advice: Codex has no Read tool, its shell is how it reads a
-file, and ``sed -n 'A,Bp'`` is how it pages one. So a print is denied only when it
-would pour a big file into the context:
+and ``tool_input.command``, so the command is judged by the core's reading
+(:func:`ctxrelay.hooks.guard.prints.classify`: which parts print which file and range).
+What differs is the advice: Codex has no Read tool, its shell is how it reads a file,
+and ``sed -n 'A,Bp'`` is how it pages one. So a print is denied only when it would pour
+a big file into the context:
 
 - a file over ``CODEX_PRINT_MAX_BYTES`` printed whole, to its end, or by a range of more
   than ``CODEX_PRINT_MAX_LINES`` lines (or more bytes than the first bound);
@@ -16,20 +16,25 @@ would pour a big file into the context:
 Codex shows the model ``Command blocked by PreToolUse hook: <reason>. Command: <cmd>``,
 so a reason names no command and ends without a period. What cannot be judged (a path
 the shell computes, a file that is not there, a command that does not parse) is allowed.
-Stdlib only until a command needs the shell parser.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shlex
+import shutil
 import stat
 import time
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES
-from ctxrelay.claude.guard._model import FilePrint, LineRange
+from ctxrelay.codex._state import reads_dir
+from ctxrelay.hooks.guard._model import FilePrint, LineRange
+from ctxrelay.hooks.guard.prints import classify
+from ctxrelay.hooks.guard.reads import load_reads, save_reads
+from ctxrelay.hooks.state import is_plain
 
 __all__ = [
     "Printed",
@@ -58,8 +63,6 @@ def _files(prints: tuple[FilePrint, ...]) -> Iterator[Printed]:
                 continue  # a path the shell computes: nothing to look at
             paths = [operand.path]
             if operand.glob:
-                import glob
-
                 paths = sorted(glob.glob(operand.path))[:100] or paths
             for path in paths:
                 try:
@@ -74,8 +77,6 @@ def _files(prints: tuple[FilePrint, ...]) -> Iterator[Printed]:
 
 def printed_files(command: str, cwd: str | None) -> tuple[Printed, ...]:
     """The regular files ``command`` prints into the context, as it stands now."""
-    from ctxrelay.claude.guard.bash import classify
-
     prints = classify(command, cwd)
     return tuple(_files(prints)) if prints else ()
 
@@ -157,28 +158,19 @@ def deny_reason(command: str, cwd: str | None, payload: Mapping[str, object]) ->
     return None
 
 
-def _plain(name: object) -> bool:
-    from ctxrelay.claude._state import is_plain
-
-    return is_plain(name)
-
-
 def reads_path(payload: Mapping[str, object]) -> str | None:
     """The re-read record of the acting agent (the main thread or a subagent by its
     ``agent_id``) of the payload's session; ``None`` when the ids are not plain."""
     session = payload.get("session_id")
     agent = payload.get("agent_id") or "main"
-    if not _plain(session) or not _plain(agent):
+    if not is_plain(session) or not is_plain(agent):
         return None
-    from ctxrelay.claude._state import state_dir
-
-    return os.path.join(state_dir(), "codex-reads", str(session), f"{agent}.json")
+    folder = reads_dir(str(session))
+    return None if folder is None else os.path.join(folder, f"{agent}.json")
 
 
 def _load(path: str) -> dict[str, list[int]]:
     """The record's entries of Codex's shape (size, modification time, when printed)."""
-    from ctxrelay.claude.guard._reread import load_reads
-
     return {
         k: v
         for k, v in load_reads(path).items()
@@ -200,18 +192,12 @@ def record_printed(command: str, cwd: str | None, payload: Mapping[str, object])
     for p in whole:
         files.pop(p.path, None)  # the newest print goes last
         files[p.path] = [p.size, p.mtime_ns, now]
-    from ctxrelay.claude.guard._reread import save_reads
-
     save_reads(record, files)
 
 
 def forget_reads(payload: Mapping[str, object]) -> None:
     """After a compaction: what was printed is gone from the context."""
     session = payload.get("session_id")
-    if not _plain(session):
-        return
-    import shutil
-
-    from ctxrelay.claude._state import state_dir
-
-    shutil.rmtree(os.path.join(state_dir(), "codex-reads", str(session)), ignore_errors=True)
+    folder = reads_dir(session) if isinstance(session, str) else None
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)

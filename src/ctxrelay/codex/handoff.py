@@ -2,17 +2,17 @@
 handoff file; the next session's ``SessionStart`` (``startup``, or ``clear`` after
 ``/clear`` in the TUI) points it at the file.
 
-The handoff files are the Claude Code host's (:mod:`ctxrelay.claude.handoff`), used
-only through its public functions, and so are its once-only and crash rules: one
-project's handoffs are one chain whichever host wrote them. The ask reserves a name
-(:func:`~ctxrelay.claude.handoff.new_handoff_path`) and records the session asked
-(:func:`~ctxrelay.claude.handoff.record_reserved`); the first ``Stop`` of that session
-that finds the file records it as the writer (:func:`ctxrelay.claude._chain.record_written`).
-``SessionStart`` injects the newest unconsumed file and records where
-(:func:`~ctxrelay.claude.handoff.record_injected`) without consuming it: the file is
-consumed once that session's first response is in its rollout (:func:`started`), checked
-at its ``Stop`` and at the next ``SessionStart`` in the project (:func:`settle`). A
-session killed before its first response leaves the file to be offered again.
+The handoff files, their records and their once-only and crash rules are every host's
+(:mod:`ctxrelay.hooks.handoff`): one project's handoffs are one chain whichever host
+wrote them. The ask reserves a name (:func:`~ctxrelay.hooks.handoff.new_handoff_path`)
+and records the session asked (:func:`~ctxrelay.hooks.handoff.record_reserved`); the
+first ``Stop`` of that session that finds the file records it as the writer
+(:func:`ctxrelay.hooks.chain.record_written`). ``SessionStart`` injects the newest
+unconsumed file and records where (:func:`~ctxrelay.hooks.handoff.record_injected`)
+without consuming it: the file is consumed once that session's first response is in its
+rollout (:func:`started`), checked at its ``Stop`` and at the next ``SessionStart`` in
+the project (:func:`settle`). A session killed before its first response leaves the file
+to be offered again.
 
 The numbers: the context now from the rollout (:func:`ctxrelay.transcripts.codex_context`:
 the newest response's input + output), the slider from ``ctxrelay codex config``, the
@@ -22,18 +22,25 @@ unless the user's ``config.toml`` sets ``model_context_window``. The decision is
 
 Once only: a ``Stop`` block makes Codex continue the same turn with ``stop_hook_active``
 set, which is never blocked again, and the session's state document records the ask, so
-a later turn of the same session is not asked twice. Stdlib only (the hooks import it).
+a later turn of the same session is not asked twice.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from ctxrelay.claude._chain import ChainLink
+from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
+from ctxrelay.codex._state import HOST, session_state
+from ctxrelay.codex.config import codex_home, load
+from ctxrelay.hooks import chain
+from ctxrelay.hooks import handoff as files
+from ctxrelay.hooks.chain import ChainLink
+from ctxrelay.hooks.state import StateFile
+from ctxrelay.transcripts import codex_context
 
 __all__ = [
     "after_turn",
@@ -46,10 +53,8 @@ __all__ = [
 ]
 
 
-def _session_doc(session: str) -> Any:
-    from ctxrelay.claude._state import StateFile, safe_name, state_dir
-
-    return StateFile(Path(state_dir()) / "codex-sessions" / f"{safe_name(session)}.json")
+def _session_doc(session: str) -> StateFile:
+    return session_state(session)
 
 
 def _project(payload: Mapping[str, object]) -> Path | None:
@@ -61,18 +66,12 @@ def _link(payload: Mapping[str, object]) -> ChainLink | None:
     session, transcript = payload.get("session_id"), payload.get("transcript_path")
     if not isinstance(session, str) or not session or not isinstance(transcript, str):
         return None
-    from ctxrelay.claude._chain import ChainLink
-
-    return ChainLink(session, transcript)
+    return ChainLink(HOST, session, transcript)
 
 
 def configured_window() -> int | None:
     """``model_context_window`` of the user's ``config.toml``, where it is set: the
     window Codex is told the model has (Codex itself works to 95% of it)."""
-    import tomllib
-
-    from ctxrelay.codex.config import codex_home
-
     try:
         with open(codex_home() / "config.toml", "rb") as handle:
             value = tomllib.load(handle).get("model_context_window")
@@ -83,15 +82,13 @@ def configured_window() -> int | None:
 
 def ask_text(path: Path, percent: float, tokens: int, window: int) -> str:
     """What the model is asked at the slider (Codex shows it as a hook prompt)."""
-    from ctxrelay.claude.handoff import LAYOUT
-
     return (
         f"[ctxrelay] Hand off now: the context is {tokens:,} tokens, {percent:.0f}% of the "
         f"{window:,}-token window. Finish the small step you are on (do not start new "
         "work), then write a handoff file so a fresh session can continue without this "
         f"conversation, to exactly this path:\n\n    {path}\n\n"
         "Use this layout (every section; be concrete: paths, commands, numbers):\n\n"
-        f"{LAYOUT}\n"
+        f"{files.LAYOUT}\n"
         "After writing it, reply with one line naming the file and stop. The user starts "
         "the fresh session (/clear, or a new codex); it is pointed at the file."
     )
@@ -105,14 +102,9 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
     project = _project(payload)
     if not isinstance(session, str) or not isinstance(transcript, str) or project is None:
         return None
-    from ctxrelay.transcripts import codex_context
-
     now = codex_context(transcript)
     if now is None or now.context_tokens is None:
         return None
-    from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
-    from ctxrelay.codex.config import load
-
     model = now.model or payload.get("model")
     window = context_window_for(model if isinstance(model, str) else None, configured_window())
     target = main_budget(window, load(project).threshold).handoff_target
@@ -127,55 +119,26 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
 
     if not _session_doc(session).update(claim):
         return None
-    from ctxrelay.claude.handoff import new_handoff_path
-
-    path = new_handoff_path(project)
+    path = files.new_handoff_path(project)
     _session_doc(session).set("path", str(path))
-    from ctxrelay.claude._chain import ChainLink
-    from ctxrelay.claude.handoff import record_reserved
-
-    record_reserved(project, path, ChainLink(session, transcript))
+    files.record_reserved(project, path, ChainLink(HOST, session, transcript))
     percent = 100 * now.context_tokens / window
     return ask_text(path, percent, now.context_tokens, window)
 
 
-def started(transcript_path: str) -> bool:
-    """Whether the Codex thread of ``transcript_path`` has started: its rollout holds a
-    response (or a compaction), as :func:`ctxrelay.transcripts.codex_context` reads it. A
-    missing rollout, or one with no response yet (killed before it), has not."""
-    from ctxrelay.transcripts import codex_context
-
+def started(transcript_path: str, path: Path | None = None) -> bool:
+    """Whether the Codex thread of ``transcript_path`` has started (from the handoff
+    ``path``, which it was injected with): its rollout holds a response (or a
+    compaction), as :func:`ctxrelay.transcripts.codex_context` reads it. A missing
+    rollout, or one with no response yet (killed before it), has not."""
     return codex_context(transcript_path) is not None
 
 
-def _settle_one(project: Path, name: str) -> bool:
-    """Consume the handoff ``name`` when a Codex thread it was injected into has started,
-    recording that thread as started from it; whether it is consumed now."""
-    from ctxrelay.claude import _chain
-    from ctxrelay.claude.handoff import consumed, handoff_dir, injected_into, mark_consumed
-
-    if consumed(project, name):
-        return True
-    for link in injected_into(project, name):
-        if started(link.transcript_path):
-            if mark_consumed(project, handoff_dir(project) / name):
-                _chain.record_started(project, name, link)
-            return True
-    return False
-
-
 def settle(project: Path) -> None:
-    """Before a fresh session is offered a handoff: consume the ones a session has
-    started from already, a Codex thread's (:func:`started`) or a Claude Code session's
-    (:func:`ctxrelay.claude.handoff.settle`), so none is offered twice."""
-    from ctxrelay.claude.handoff import latest_unconsumed
-    from ctxrelay.claude.handoff import settle as settle_claude
-
-    settle_claude(project)
-    for _ in range(8):  # each pass consumes the newest; bounded all the same
-        path = latest_unconsumed(project)
-        if path is None or not _settle_one(project, path.name):
-            return
+    """Before a fresh session is offered a handoff: consume the ones a Codex thread has
+    started from already (:func:`started`), so none is offered twice. A handoff injected
+    into another host's session is that host's to settle."""
+    files.settle(project, HOST, started)
 
 
 def after_turn(payload: Mapping[str, object]) -> None:
@@ -190,8 +153,10 @@ def after_turn(payload: Mapping[str, object]) -> None:
     doc = _session_doc(me.session_id)
     data = doc.read()
     injected, asked = data.get("injected"), data.get("path")
-    if isinstance(injected, str) and _settle_one(project, injected):
-        doc.reset("injected")
+    if isinstance(injected, str):
+        settle(project)
+        if files.consumed(project, injected):
+            doc.reset("injected")
     if isinstance(asked, str) and not data.get("written"):
         path = Path(asked)
         try:
@@ -199,9 +164,7 @@ def after_turn(payload: Mapping[str, object]) -> None:
         except OSError:
             ready = False
         if ready:
-            from ctxrelay.claude import _chain
-
-            _chain.record_written(project, path.name, me)
+            chain.record_written(project, path.name, me)
             doc.set("written", True)
 
 
@@ -215,20 +178,13 @@ def resume_note(payload: Mapping[str, object]) -> str | None:
     me, project = _link(payload), _project(payload)
     if me is None or project is None:
         return None  # no thread to record the injection against
-    from ctxrelay.claude.handoff import (
-        latest_unconsumed,
-        read_handoff,
-        record_injected,
-        resume_prompt,
-    )
-
     settle(project)
-    path = latest_unconsumed(project)
+    path = files.latest_unconsumed(project)
     if path is None:
         return None
-    handoff = read_handoff(path)
+    handoff = files.read_handoff(path)
     if handoff is None:
         return None
-    record_injected(project, path, me)
+    files.record_injected(project, path, me)
     _session_doc(me.session_id).set("injected", path.name)
-    return resume_prompt(path, next_step=handoff.next_step, project_dir=project)
+    return files.resume_text(path, next_step=handoff.next_step, project_dir=project)

@@ -1,12 +1,10 @@
 """The hook Codex runs for every event ctxrelay installs (``python -m ctxrelay.codex.hook``,
 or the isolated start of :mod:`ctxrelay.codex.launcher`).
 
-Codex speaks Claude Code's hook protocol: one JSON payload on stdin, Claude Code's
-answer JSON (or nothing) on stdout. So the payload and answer types and the deny answer
-are :mod:`ctxrelay.claude`'s, and so is the dispatch
-(:func:`ctxrelay.claude.hook.answer`); only the table of handlers is Codex's. It always
-exits 0 and fails open with one line on stderr: Codex would skip a failing hook silently
-anyway, and a broken hook must never break the session.
+Codex's hooks take one JSON payload on stdin and answer JSON (or nothing) on stdout;
+the dispatch is the core's (:func:`ctxrelay.hooks.dispatch.answer`), the table of
+handlers Codex's. It always exits 0 and fails open with one line on stderr: Codex would
+skip a failing hook silently anyway, and a broken hook must never break the session.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import IO
 
-from ctxrelay.claude.hook import answer
+from ctxrelay.hooks.dispatch import answer
 
 __all__ = ["HANDLERS", "main", "run"]
 

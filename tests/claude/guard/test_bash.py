@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxrelay.claude.guard._model import LineRange
-from ctxrelay.claude.guard.bash import classify, deny_reason, might_print_file
+from ctxrelay.claude.guard.bash import deny_reason
+from ctxrelay.hooks.guard._model import LineRange
+from ctxrelay.hooks.guard.prints import classify, might_print_file
 
 CWD = "/w/project"
 

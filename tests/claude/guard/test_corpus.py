@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxrelay.claude.guard import bash
-from ctxrelay.claude.guard._shell import scan
+from ctxrelay.hooks.guard import prints
+from ctxrelay.hooks.guard._shell import scan
 from tests.conftest import corpus_path
 
 NL2BASH_COMMANDS = 12_607
@@ -23,7 +24,7 @@ def test_every_nl2bash_command_is_classified_without_an_exception(tmp_path: Path
     verdicts = {"deny": 0, "allow": 0, "unparsed": 0}
     for command in lines:
         try:
-            result = bash.classify(command, str(tmp_path))
+            result = prints.classify(command, str(tmp_path))
             reason = bash.deny_reason(command, str(tmp_path))
         except Exception as exc:  # the point of the test: collect every one
             failures.append((command, f"{type(exc).__name__}: {exc}"))

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude.guard._model import ReadCall
 from ctxrelay.claude.guard._reads import CALLS_SHOWN, mib
 from ctxrelay.claude.guard.bash import deny_reason
+from ctxrelay.hooks.guard._model import ReadCall
 
 _CALL = re.compile(r"Read (\{.*?\})(?: \((.*)\))?$", re.MULTILINE)
 

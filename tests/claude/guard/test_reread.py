@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.claude.guard import _reread
+from ctxrelay.hooks.guard.reads import READS_KEPT
 from tests.claude._session import SESSION_ID, Session, run_hook
 
 AGENT = "a1b2c3d4e5f60718"
@@ -156,13 +157,13 @@ def test_the_record_is_bounded(session: Session, tmp_path: Path) -> None:
     folder = tmp_path / "many"
     folder.mkdir()
     paths = []
-    for i in range(_reread.READS_KEPT + 10):
+    for i in range(READS_KEPT + 10):
         path = folder / f"f{i}.txt"
         path.write_text(f"{i}\n")
         paths.append(path)
         assert _read(session, path) is None
     record = json.loads(Path(_reread.record_path(SESSION_ID, "main")).read_text())
-    assert len(record["files"]) == _reread.READS_KEPT
+    assert len(record["files"]) == READS_KEPT
     assert _read(session, paths[0]) is None  # forgotten: read again
     assert _read(session, paths[-1]) is not None
 
@@ -200,7 +201,7 @@ def test_the_docs_show_the_reason_as_produced() -> None:
     guide = (Path(__file__).resolve().parents[3] / "docs" / "guard.md").read_text()
     at = calendar.timegm((2026, 12, 1, 8, 15, 4, 0, 0, 0))
     assert f"```text\n{_reread.reason('/p/src/app.py', at, at + 450)}\n```" in guide
-    assert re.search(rf"newest\s+{_reread.READS_KEPT}\s+files", guide)
+    assert re.search(rf"newest\s+{READS_KEPT}\s+files", guide)
 
 
 def test_the_prompt_surface_shows_the_texts_as_produced(

@@ -52,13 +52,14 @@ def inputs(cwd: object, files: list[str]) -> list[object]:
 def stamp(cwd: object, project: Path, **values: object) -> dict[str, object]:
     """A new stamp for ``project`` (the full path only: it asks the config where its
     files are) carrying ``values`` (what was computed from the inputs)."""
-    from ctxrelay.claude import _state
-    from ctxrelay.claude.config import config_path
+    from ctxrelay.claude._state import HOST
+    from ctxrelay.hooks.config import config_path
+    from ctxrelay.hooks.state import shared_state
 
     files = [
         str(config_path("project", project)),
         str(config_path("user")),
-        str(_state.shared_state("windows").path),
+        str(shared_state(HOST, "windows").path),
     ]
     return {"files": files, "inputs": inputs(cwd, files), **values}
 

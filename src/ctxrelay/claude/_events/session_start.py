@@ -3,9 +3,10 @@
 No settings hook can type ``/clear``; the user does (told by the Stop hook), or the
 auto-handoff mod does, and Claude Code then starts a new session with ``source: "clear"``.
 Every main-session start records which session its Claude Code process now runs
-(:func:`ctxrelay.claude._chain.record_process`, by ``CLAUDE_PID``), which after ``/clear``
+(:func:`ctxrelay.hooks.chain.record_process`, by ``CLAUDE_PID``), which after ``/clear``
 names the session that was cleared. Then the newest handoff file no session has started
 from (written within a day; :func:`ctxrelay.claude.handoff.latest_unconsumed`, after
+
 :func:`~ctxrelay.claude.handoff.settle` has marked the ones whose session did start) is
 offered:
 
@@ -30,6 +31,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ctxrelay.claude._state import HOST
+from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
+
 # The config, the handoff files and the policy core are imported by the functions that
 # use them: a startup whose seed stamp holds needs none of them.
 if TYPE_CHECKING:
@@ -49,7 +53,7 @@ def injection(found: handoff.Handoff, project: object) -> str:
         found.path, next_step=found.next_step, project_dir=Path(str(project)), inline=True
     )
     cut = (
-        f"\n[ctxrelay] The file is longer than {handoff.INJECT_MAX_BYTES:,} bytes; the rest is "
+        f"\n[ctxrelay] The file is longer than {INJECT_MAX_BYTES:,} bytes; the rest is "
         f"in {found.path}: read it before you start.\n"
         if found.truncated
         else ""
@@ -73,7 +77,8 @@ def _seeded(payload: SessionStartPayload) -> bool:
     """Seed the session's cached usable limit from the stamp the last full start in this
     directory left, if it still holds (:mod:`._stamp`); False when it does not."""
     from ctxrelay.claude._events import _stamp
-    from ctxrelay.claude._state import read_document, session_doc_path, update_document
+    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.hooks.state import read_document, update_document
 
     session_id, cwd = payload.get("session_id"), payload.get("cwd")
     if not isinstance(session_id, str) or not session_id or not isinstance(cwd, str):
@@ -101,6 +106,7 @@ def _cache_limit(
     from ctxrelay.claude import _state
     from ctxrelay.claude._events import _stamp
     from ctxrelay.claude._limit import refresh
+    from ctxrelay.hooks.state import update_document
 
     session_id, cwd = payload.get("session_id"), payload.get("cwd")
     if not isinstance(session_id, str) or not session_id:
@@ -113,7 +119,7 @@ def _cache_limit(
     doc.update(lambda data: data.update(seed))
     if isinstance(cwd, str) and not recorded:
         found = _stamp.stamp(cwd, Path(str(project)), seed=seed, recorded=recorded)
-        _state.update_document(_seed_path(cwd), lambda data: data.update(found))
+        update_document(_seed_path(cwd), lambda data: data.update(found))
 
 
 def loaded_text(path: object) -> str:
@@ -142,8 +148,9 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     """Whether the handoff ``name`` belongs to the chain of ``previous``, the session a
     ``/clear`` just replaced: it wrote the file, was asked to, was offered it, or had it
     injected and was cleared before its first request."""
-    from ctxrelay.claude._chain import ChainLink
-    from ctxrelay.claude._state import read_document, session_doc_path
+    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.hooks.chain import ChainLink
+    from ctxrelay.hooks.state import read_document
 
     if not isinstance(previous, ChainLink):
         return False
@@ -192,17 +199,20 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
         and session_id
         and isinstance(transcript, str)
     ):
-        from ctxrelay.claude import _chain
+        from ctxrelay.hooks import chain as _chain
 
-        previous = _chain.record_process(pid, project_text, session_id, transcript)
+        previous = _chain.record_process(
+            pid, project_text, _chain.ChainLink(HOST, session_id, transcript)
+        )
     # ``handoff.HANDOFF_DIR``, spelled with ``os`` (tests/claude/test_session_start.py).
     has_handoffs = os.path.isdir(os.path.join(project_text, ".ctxrelay", "handoff"))
     if seeded and not has_handoffs:
         return None  # the seed stamp holds, and no handoff was ever written here
     from pathlib import Path
 
-    from ctxrelay.claude import _chain, handoff
+    from ctxrelay.claude import handoff
     from ctxrelay.claude.config import load
+    from ctxrelay.hooks import chain as _chain
 
     project = Path(project_text)
     if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
@@ -224,7 +234,7 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     writer = _chain.written_by(project, name) or handoff.reserved_by(project, name)
     if writer is not None and _chain.written_by(project, name) is None:
         _chain.record_written(project, name, writer)  # the Stop that saw it never ran
-    me = _chain.ChainLink(session_id, transcript)
+    me = _chain.ChainLink(HOST, session_id, transcript)
     if source == "clear":
         if not _belongs(project, name, previous, writer):
             return None  # another chain's handoff: an unrelated /clear never takes it

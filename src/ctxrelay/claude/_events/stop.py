@@ -25,7 +25,7 @@ prompt: in the ``systemMessage`` (to the user), or after the write prompt when t
 answer makes the turn go on (Claude reads it while it writes the handoff).
 
 The Stop that sees a handoff file written records its writer in the chain
-(:func:`ctxrelay.claude._chain.record_written`), and a fresh session's Stop checks whether
+(:func:`ctxrelay.hooks.chain.record_written`), and a fresh session's Stop checks whether
 its first request went out with the handoff injected at its start
 (:func:`ctxrelay.claude.handoff.settle`), which consumes the file.
 
@@ -43,6 +43,7 @@ from ctxrelay.budget.triggers import completed_task_in, context_window_for, main
 from ctxrelay.claude import _state
 from ctxrelay.claude._events import _stamp
 from ctxrelay.claude._limit import refresh
+from ctxrelay.claude._state import HOST
 
 # The config and the handoff files are imported by the functions that use them: most
 # turns end with nothing to do (:func:`_quiet` answers those without them).
@@ -181,7 +182,8 @@ def handle(payload: StopPayload) -> HookAnswer | None:
 def _quiet(payload: StopPayload) -> bool:
     """Whether this turn's end certainly changes nothing: the stamp of the last full
     Stop still holds, and neither a trigger nor a handoff write is in this turn."""
-    from ctxrelay.claude._state import read_document, session_doc_path
+    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.hooks.state import read_document
 
     session_id = payload.get("session_id")
     transcript = payload.get("transcript_path")
@@ -301,9 +303,9 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
     )
     written = _wrote_handoff(project, facts.tool_calls)
     mode = cfg.main_handover
-    from ctxrelay.claude import _chain
+    from ctxrelay.hooks import chain as _chain
 
-    me = _chain.ChainLink(session_id, transcript)
+    me = _chain.ChainLink(HOST, session_id, transcript)
     if doc.get("injected"):
         handoff.settle(project)
         if handoff.consumed(project, str(doc.get("injected"))):

@@ -14,7 +14,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude.guard._model import FilePrint, LineRange, Operand, ReadCall
+from ctxrelay.hooks.guard._model import FilePrint, LineRange, Operand, ReadCall
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

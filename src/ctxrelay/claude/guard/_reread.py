@@ -29,28 +29,19 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from ctxrelay.claude._state import state_dir
+from ctxrelay.hooks.guard.reads import load_reads, save_reads
+from ctxrelay.hooks.state import is_plain as _plain
+from ctxrelay.transcripts import subagent_transcript
 
-__all__ = ["READS_KEPT", "check", "load_reads", "read_note", "reason", "record_path", "save_reads"]
-
-READS_KEPT = 64
-"""Files remembered per agent; the oldest read is forgotten first."""
+__all__ = ["check", "read_note", "reason", "record_path"]
 
 
 def record_path(session_id: str, agent: str) -> str:
     """The record of one agent (``"main"`` for the main thread) of one session."""
-    from ctxrelay.claude._state import state_dir
-
     return os.path.join(state_dir(), "reads", session_id, f"{agent}.json")
-
-
-def _plain(name: object) -> bool:
-    from ctxrelay.claude._state import is_plain
-
-    return is_plain(name)
 
 
 def _transcript(payload: Mapping[str, object]) -> str | None:
@@ -61,7 +52,6 @@ def _transcript(payload: Mapping[str, object]) -> str | None:
     agent = payload.get("agent_id")
     if not agent:
         return transcript
-    from ctxrelay.transcripts import subagent_transcript
 
     return subagent_transcript(transcript, payload.get("session_id"), agent, must_exist=False)
 
@@ -71,31 +61,6 @@ def _size(path: str | None) -> int:
         return os.stat(path).st_size if path else 0
     except OSError:
         return 0
-
-
-def load_reads(path: str) -> dict[str, list[int]]:
-    """An agent's re-read record (path -> numbers); empty when it is missing or broken."""
-    try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read().decode())
-    except (OSError, ValueError):
-        return {}
-    files = data.get("files") if isinstance(data, dict) else None
-    return files if isinstance(files, dict) else {}
-
-
-def save_reads(path: str, files: dict[str, list[int]]) -> None:
-    """Write an agent's re-read record, its newest :data:`READS_KEPT` files, atomically;
-    a failure to write only forgets."""
-    kept = dict(list(files.items())[-READS_KEPT:])
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"files": kept}))
-        os.replace(tmp, path)  # a parallel Read's record may win: it only forgets one
-    except OSError:
-        pass
 
 
 def _when(read_at: int, now: float) -> str:

@@ -1,5 +1,5 @@
 """``ctxrelay claude handoff``: what the handoff skill runs to get a fresh handoff path
-(the files themselves: :mod:`ctxrelay.claude.handoff`)."""
+(the files themselves: :mod:`ctxrelay.hooks.handoff`)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ctxrelay.claude.config import project_dir_of
-from ctxrelay.claude.handoff import (
+from ctxrelay.cli._common import ArgumentParser, error, handle_errors, print_json
+from ctxrelay.hooks.handoff import (
     drop,
     handoff_dir,
     latest_unconsumed,
     list_handoffs,
     new_handoff_path,
 )
-from ctxrelay.cli._common import ArgumentParser, error, handle_errors, print_json
 
 __all__ = ["main"]
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, HookPayload
+    from ctxrelay.codex._payloads import CodexAnswer, PostCompactPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: HookPayload) -> HookAnswer | None:
+def handle(payload: PostCompactPayload) -> CodexAnswer | None:
     from ctxrelay.codex.guard import forget_reads
 
     forget_reads(payload)

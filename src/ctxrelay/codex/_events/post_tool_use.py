@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 from ctxrelay.codex._events.pre_tool_use import command_of
 
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, PostToolUsePayload
+    from ctxrelay.codex._payloads import CodexAnswer, PostToolUsePayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: PostToolUsePayload) -> HookAnswer | None:
+def handle(payload: PostToolUsePayload) -> CodexAnswer | None:
     call = command_of(payload)
     if call is not None:
         from ctxrelay.codex.guard import record_printed

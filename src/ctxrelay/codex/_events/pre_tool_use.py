@@ -6,15 +6,25 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ctxrelay.claude._events.pre_tool_use import deny
-
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, PreToolUsePayload
+    from ctxrelay.codex._payloads import CodexAnswer, PostToolUsePayload, PreToolUsePayload
 
-__all__ = ["command_of", "handle"]
+__all__ = ["command_of", "deny", "handle"]
 
 
-def command_of(payload: PreToolUsePayload) -> tuple[str, str] | None:
+def deny(reason: str) -> CodexAnswer:
+    """Codex's PreToolUse answer that denies the call; the reason reaches the model as
+    the tool's result."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def command_of(payload: PreToolUsePayload | PostToolUsePayload) -> tuple[str, str] | None:
     """The shell command of a ``Bash`` call and the directory it runs in; ``None`` for
     any other tool or a payload without them."""
     if payload.get("tool_name") != "Bash":
@@ -27,7 +37,7 @@ def command_of(payload: PreToolUsePayload) -> tuple[str, str] | None:
     return command, cwd
 
 
-def handle(payload: PreToolUsePayload) -> HookAnswer | None:
+def handle(payload: PreToolUsePayload) -> CodexAnswer | None:
     call = command_of(payload)
     if call is None:
         return None

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
+    from ctxrelay.codex._payloads import CodexAnswer, SessionStartPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: SessionStartPayload) -> HookAnswer | None:
+def handle(payload: SessionStartPayload) -> CodexAnswer | None:
     from ctxrelay.codex.handoff import resume_note
 
     note = resume_note(payload)

@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, StopPayload
+    from ctxrelay.codex._payloads import CodexAnswer, StopPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: StopPayload) -> HookAnswer | None:
+def handle(payload: StopPayload) -> CodexAnswer | None:
     from ctxrelay.codex.handoff import after_turn, handoff_request
 
     after_turn(payload)

@@ -1,6 +1,6 @@
 """The guard's fast path for plain commands gives exactly the parser's answer.
 
-:func:`ctxrelay.claude.guard._plain.plain_scan` answers plain printer commands without
+:func:`ctxrelay.hooks.guard._plain.plain_scan` answers plain printer commands without
 tree-sitter; every answer it gives must be the one the parser's walk gives, and it must
 leave everything else to the parser.
 """
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ctxrelay.claude.guard._plain import PATH_MAX, plain_scan
-from ctxrelay.claude.guard._shell import scan
-from ctxrelay.claude.guard.bash import classify, might_print_file
+from ctxrelay.hooks.guard._plain import PATH_MAX, plain_scan
+from ctxrelay.hooks.guard._shell import scan
+from ctxrelay.hooks.guard.prints import classify, might_print_file
 
 CWD = "/w/project"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxrelay.claude.guard._commands import PRINTERS, UNKNOWN_OPTION, Plan, plan
-from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange
-from ctxrelay.claude.guard.bash import PRECHECK_WORDS, might_print_file
+from ctxrelay.hooks.guard._commands import PRINTERS, UNKNOWN_OPTION, Plan, plan
+from ctxrelay.hooks.guard._model import WHOLE_FILE, LineRange
+from ctxrelay.hooks.guard.prints import PRECHECK_WORDS, might_print_file
 
 
 def test_the_precheck_knows_every_program_the_guard_reads() -> None:

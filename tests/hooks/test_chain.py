@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude import _chain, _state
-from ctxrelay.claude._chain import ChainLink
+from ctxrelay.hooks import chain as _chain
+from ctxrelay.hooks import state as _state
+from ctxrelay.hooks.chain import ChainLink
 
 
 @pytest.fixture(autouse=True)
@@ -18,32 +19,46 @@ def _state_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def _link(name: str) -> ChainLink:
-    return ChainLink(name, f"/t/{name}.jsonl")
+    return ChainLink("claude", name, f"/t/{name}.jsonl")
 
 
 def test_record_process_returns_the_session_it_ran_before(tmp_path: Path) -> None:
     pid = os.getpid()  # a live process, so its start time is checked too
-    assert _chain.record_process(pid, tmp_path, "s1", "/t/s1.jsonl") is None
-    assert _chain.current(pid) == _link("s1")
-    assert _chain.record_process(pid, tmp_path, "s2", "/t/s2.jsonl") == _link("s1")
-    assert _chain.current(pid) == _link("s2")
+    assert (
+        _chain.record_process(pid, tmp_path, _chain.ChainLink("claude", "s1", "/t/s1.jsonl"))
+        is None
+    )
+    assert _chain.current("claude", pid) == _link("s1")
+    assert _chain.record_process(
+        pid, tmp_path, _chain.ChainLink("claude", "s2", "/t/s2.jsonl")
+    ) == _link("s1")
+    assert _chain.current("claude", pid) == _link("s2")
     # the same session again (a resume in the same process) has no predecessor
-    assert _chain.record_process(pid, tmp_path, "s2", "/t/s2.jsonl") is None
+    assert (
+        _chain.record_process(pid, tmp_path, _chain.ChainLink("claude", "s2", "/t/s2.jsonl"))
+        is None
+    )
 
 
 def test_record_process_never_links_across_projects(tmp_path: Path) -> None:
     pid = os.getpid()
-    _chain.record_process(pid, tmp_path / "a", "s1", "/t/s1.jsonl")
-    assert _chain.record_process(pid, tmp_path / "b", "s2", "/t/s2.jsonl") is None
+    _chain.record_process(pid, tmp_path / "a", _chain.ChainLink("claude", "s1", "/t/s1.jsonl"))
+    assert (
+        _chain.record_process(pid, tmp_path / "b", _chain.ChainLink("claude", "s2", "/t/s2.jsonl"))
+        is None
+    )
 
 
 def test_a_recycled_pid_is_not_the_old_process(tmp_path: Path) -> None:
     pid = os.getpid()
-    _chain.record_process(pid, tmp_path, "s1", "/t/s1.jsonl")
-    path = Path(_state.state_dir()) / "processes" / f"{pid}.json"
+    _chain.record_process(pid, tmp_path, _chain.ChainLink("claude", "s1", "/t/s1.jsonl"))
+    path = Path(_state.host_dir("claude")) / "processes" / f"{pid}.json"
     _state.update_document(str(path), lambda data: data.update(started_at="1"))
-    assert _chain.current(pid) is None
-    assert _chain.record_process(pid, tmp_path, "s2", "/t/s2.jsonl") is None
+    assert _chain.current("claude", pid) is None
+    assert (
+        _chain.record_process(pid, tmp_path, _chain.ChainLink("claude", "s2", "/t/s2.jsonl"))
+        is None
+    )
 
 
 def test_chain_follows_started_then_written_links_oldest_first(tmp_path: Path) -> None:
@@ -87,7 +102,7 @@ def test_links_are_bounded_and_a_cycle_ends(tmp_path: Path) -> None:
 def _write_many(state: str, project: str, start: int) -> None:
     os.environ["CTXRELAY_STATE_DIR"] = state
     for n in range(start, start + 20):
-        _chain.record_written(project, f"handoff-{n}.md", ChainLink(f"s{n}", "t"))
+        _chain.record_written(project, f"handoff-{n}.md", ChainLink("claude", f"s{n}", "t"))
 
 
 def test_concurrent_writers_lose_no_link(tmp_path: Path) -> None:

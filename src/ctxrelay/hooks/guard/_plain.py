@@ -5,7 +5,7 @@ by spaces or tabs has no quoting, expansion, glob, comment, redirect, pipe, list
 keyword in it: to bash it is one simple command whose words are its whitespace-split
 parts. When the first of them is a printer (``cat big.txt``, ``head -n 5 app.log``: the
 commands the guard denies most), what it prints follows from the words alone, by the
-same rules the parser's walk (:mod:`ctxrelay.claude.guard._shell`) applies to such a
+same rules the parser's walk (:mod:`ctxrelay.hooks.guard._shell`) applies to such a
 command. The hook then loads neither tree-sitter (whose binary module imports ``re`` and
 ``enum``, as costly as the rest of the hook) nor the walk. Everything else is left to
 the parser (``None``); ``tests/claude/guard/test_plain.py`` holds the two to the same
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 
-from ctxrelay.claude.guard._commands import PRINTERS, plan
-from ctxrelay.claude.guard._model import FilePrint, Operand
+from ctxrelay.hooks.guard._commands import PRINTERS, plan
+from ctxrelay.hooks.guard._model import FilePrint, Operand
 
 __all__ = ["PATH_MAX", "plain_scan", "resolve"]
 

@@ -9,30 +9,39 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude import _state
-from ctxrelay.claude._state import (
+from ctxrelay.claude._state import record_window, recorded_window
+from ctxrelay.hooks import state as _state
+from ctxrelay.hooks.state import (
     StateFile,
     StateLockError,
+    host_dir,
     project_state,
-    record_window,
-    recorded_window,
     session_state,
     shared_state,
     state_root,
 )
 
 
+@pytest.fixture
+def root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path))
+    return tmp_path
+
+
 def test_state_root_prefers_explicit_then_xdg(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "explicit"))
-    assert state_root() == tmp_path / "explicit"
+    assert state_root() == str(tmp_path / "explicit")
+    assert host_dir("codex") == str(tmp_path / "explicit" / "codex")
     monkeypatch.delenv("CTXRELAY_STATE_DIR")
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
-    assert state_root() == tmp_path / "xdg" / "ctxrelay" / "claude"
+    assert state_root() == str(tmp_path / "xdg" / "ctxrelay")
+    # The Claude Code host's folder is where the previous layout kept its state.
+    assert host_dir("claude") == str(tmp_path / "xdg" / "ctxrelay" / "claude")
     monkeypatch.setenv("XDG_STATE_HOME", "relative/ignored")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert state_root() == tmp_path / "home" / ".local" / "state" / "ctxrelay" / "claude"
+    assert state_root() == str(tmp_path / "home" / ".local" / "state" / "ctxrelay")
 
 
 def test_missing_and_corrupt_documents_read_empty_and_are_rewritten(tmp_path: Path) -> None:
@@ -99,35 +108,47 @@ def test_append_take_delivers_each_item_once_and_caps(tmp_path: Path) -> None:
     assert doc.take("notices") == []
 
 
-def test_untrusted_ids_never_escape_the_state_dir(tmp_path: Path) -> None:
+def test_untrusted_ids_never_escape_the_state_dir(root: Path) -> None:
     for bad in ("../../etc/passwd", "/abs", "", ".hidden", "a/b", "x" * 500, "é"):
-        path = session_state(bad, tmp_path).path
-        assert path.parent == tmp_path / "sessions"
+        path = session_state("claude", bad).path
+        assert path.parent == root / "claude" / "sessions"
         assert path.name.startswith("h-")
     good = "505a7478-0c09-4225-8c2e-eb227889cf62"
-    assert session_state(good, tmp_path).path.name == f"{good}.json"
-    assert shared_state("../x", tmp_path).path.parent == tmp_path
+    assert session_state("codex", good).path.name == f"{good}.json"
+    assert shared_state("claude", "../x").path.parent == root / "claude"
+    assert Path(host_dir("../x")).parent == root
 
 
-def test_project_state_is_keyed_by_the_resolved_directory(tmp_path: Path) -> None:
-    (tmp_path / "p").mkdir()
-    (tmp_path / "link").symlink_to(tmp_path / "p")
-    assert (
-        project_state(tmp_path / "p", tmp_path).path
-        == project_state(tmp_path / "link", tmp_path).path
-    )
-    assert project_state(tmp_path / "p", tmp_path).path != project_state(tmp_path, tmp_path).path
+def test_project_state_is_keyed_by_the_resolved_directory(root: Path) -> None:
+    (root / "p").mkdir()
+    (root / "link").symlink_to(root / "p")
+    assert project_state(root / "p").path == project_state(root / "link").path
+    assert project_state(root / "p").path != project_state(root).path
+    assert project_state(root / "p").path.parent == root / "projects"
 
 
-def test_window_recorded_per_session_then_per_model(tmp_path: Path) -> None:
-    assert recorded_window("s1", "m", tmp_path) is None
-    record_window("s1", "claude-x[1m]", 1_000_000, tmp_path)
-    assert recorded_window("s1", None, tmp_path) == 1_000_000
+def test_a_project_document_of_the_previous_layout_is_moved_once(root: Path) -> None:
+    """The previous version kept a project's handoff records in the Claude Code host's
+    folder; the first read finds them and moves them to the shared folder."""
+    key = _state.project_key(root / "p")
+    old = root / "claude" / "projects" / f"{key}.json"
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({"consumed": ["handoff-1.md"]}))
+    assert project_state(root / "p").get("consumed") == ["handoff-1.md"]
+    assert not old.exists()
+    old.write_text(json.dumps({"consumed": ["stale.md"]}))  # never read over the new one
+    assert project_state(root / "p").get("consumed") == ["handoff-1.md"]
+
+
+def test_window_recorded_per_session_then_per_model(root: Path) -> None:
+    assert recorded_window("s1", "m") is None
+    record_window("s1", "claude-x[1m]", 1_000_000)
+    assert recorded_window("s1", None) == 1_000_000
     # A fresh session of the same model, before its first statusline run.
-    assert recorded_window("s2", "claude-x[1m]", tmp_path) == 1_000_000
-    assert recorded_window("s2", "other", tmp_path) is None
-    record_window("s1", "claude-x[1m]", 0, tmp_path)  # ignored
-    assert recorded_window("s1", None, tmp_path) == 1_000_000
+    assert recorded_window("s2", "claude-x[1m]") == 1_000_000
+    assert recorded_window("s2", "other") is None
+    record_window("s1", "claude-x[1m]", 0)  # ignored
+    assert recorded_window("s1", None) == 1_000_000
 
 
 def test_lock_timeout_raises_instead_of_hanging(

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ctxrelay.claude.guard._model import WHOLE_FILE, LineRange
+from ctxrelay.hooks.guard._model import WHOLE_FILE, LineRange
 
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable, Sequence
 
-    from ctxrelay.claude.guard._model import Unit
+    from ctxrelay.hooks.guard._model import Unit
 
     Args = Sequence[str | None]
 

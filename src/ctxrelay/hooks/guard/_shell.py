@@ -16,10 +16,10 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from ctxrelay.claude.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
-from ctxrelay.claude.guard._model import FilePrint, Operand
-from ctxrelay.claude.guard._plain import PATH_MAX
-from ctxrelay.claude.guard._plain import resolve as _resolve
+from ctxrelay.hooks.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
+from ctxrelay.hooks.guard._model import FilePrint, Operand
+from ctxrelay.hooks.guard._plain import PATH_MAX
+from ctxrelay.hooks.guard._plain import resolve as _resolve
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

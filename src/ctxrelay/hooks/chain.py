@@ -1,39 +1,34 @@
-"""The handoff chain of Claude Code sessions: which session wrote a handoff file, which one
-started from it, and which session a Claude Code process runs now.
+"""The handoff chain of a project's sessions, whichever host ran each: which session wrote a
+handoff file, which one started from it, and which session a host's process runs now.
 
-Claude Code names nothing that links a fresh session to the one it replaced: ``/clear``
-starts a new ``session_id`` whose ``SessionStart`` payload does not name the old one. The
-link seen is the process: the cleared session's hooks and the fresh one's run under the
-same ``CLAUDE_PID`` (``docs/claude-code-facts.md``). So every
-main-session ``SessionStart`` records here which session its process runs
-(:func:`record_process`), the ``Stop`` hook that sees a handoff file written records its
-writer (:func:`record_written`), and the hook that sees a fresh session's first request go
-out with the file records that session as started from it (:func:`record_started`).
+A host names nothing that links a fresh session to the one it replaced (Claude Code's
+``/clear`` starts a new ``session_id`` whose ``SessionStart`` payload does not name the old
+one). So the hooks record the links as they see them: the ``Stop`` hook that sees a
+handoff file written records its writer (:func:`record_written`), and the hook that sees a
+fresh session's first response to the file records that session as started from it
+(:func:`record_started`). Where a host's process outlives its sessions (Claude Code's
+``CLAUDE_PID``), :func:`record_process` records which session it runs now.
 
-:func:`chain` follows those links back: a session, the session that wrote the handoff it
-started from, and so on, oldest first. A session that did not start from a handoff (a
-plain ``/clear``, a fresh start) has no predecessor, which is the privacy floor of
-``session_history``: nothing before a ``/clear`` the user made without a handoff, nothing
-of another project.
+Every link names its host (:class:`ChainLink`), so each host reads only transcripts it
+knows, and :func:`chain` follows the links back: a session, the session that wrote the
+handoff it started from, and so on, oldest first. A session that did not start from a
+handoff (a plain ``/clear``, a fresh start) has no predecessor, which is the privacy floor
+of ``session_history``: nothing before a ``/clear`` the user made without a handoff,
+nothing of another project.
 
-State lives in :mod:`ctxrelay.claude._state`, under its locks: the project's document
-holds the ``written`` and ``started`` links (bounded), and one small document per Claude
-Code process id holds the session it runs, with the process's start time where the system
-tells it (so a recycled pid is not taken for the old process).
-
-Imported by the hooks and by the MCP server: stdlib only.
+The links live in the project's document (:func:`ctxrelay.hooks.state.project_state`,
+bounded); one small document per host process id holds the session it runs, with the
+process's start time where the system tells it (so a recycled pid is not taken for the
+old process).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ctxrelay.claude import _state
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from ctxrelay.hooks import state as _state
 
 __all__ = [
     "KEEP",
@@ -58,12 +53,19 @@ _MAX_DEPTH = 1000
 class ChainLink:
     """One session of a chain."""
 
+    host: str
+    """The host that ran the session (``claude``, ``codex``): who can read its transcript."""
     session_id: str
     transcript_path: str
-    """The session's JSONL, as Claude Code's payload names it."""
+    """The session's transcript (Claude Code's JSONL, Codex's rollout), as its host's
+    payload names it."""
 
     def to_json(self) -> dict[str, str]:
-        return {"session_id": self.session_id, "transcript_path": self.transcript_path}
+        return {
+            "host": self.host,
+            "session_id": self.session_id,
+            "transcript_path": self.transcript_path,
+        }
 
     @classmethod
     def from_json(cls, value: object) -> ChainLink | None:
@@ -72,14 +74,23 @@ class ChainLink:
         session_id, transcript = value.get("session_id"), value.get("transcript_path")
         if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
             return None
-        return cls(session_id, transcript)
+        host = value.get("host")
+        if not isinstance(host, str) or not host:
+            host = _legacy_host(transcript)
+        return cls(host, session_id, transcript)
+
+
+def _legacy_host(transcript_path: str) -> str:
+    """The host of a link the previous version wrote, which named none: Codex's rollouts
+    are ``rollout-*.jsonl``; every other link was Claude Code's."""
+    return "codex" if os.path.basename(transcript_path).startswith("rollout-") else "claude"
 
 
 # -- the process ------------------------------------------------------------------------
 
 
-def _process_path(claude_pid: int) -> str:
-    return os.path.join(_state.state_dir(), "processes", f"{int(claude_pid)}.json")
+def _process_path(host: str, pid: int) -> str:
+    return os.path.join(_state.host_dir(host), "processes", f"{int(pid)}.json")
 
 
 def _started_at(pid: int) -> str | None:
@@ -93,41 +104,39 @@ def _started_at(pid: int) -> str | None:
     return fields[19] if len(fields) > 19 else None
 
 
-def _same_process(data: dict[str, Any], claude_pid: int) -> bool:
-    started = _started_at(claude_pid)
+def _same_process(data: dict[str, Any], pid: int) -> bool:
+    started = _started_at(pid)
     return started is None or data.get("started_at") in (None, started)
 
 
 def record_process(
-    claude_pid: int,
-    project_dir: str | os.PathLike[str],
-    session_id: str,
-    transcript_path: str,
+    pid: int, project_dir: str | os.PathLike[str], link: ChainLink
 ) -> ChainLink | None:
-    """At every main-session ``SessionStart``: the session this Claude Code process runs
-    now. Returns the one it ran before (after ``/clear``: the session cleared), or ``None``
-    when this process ran none, ran it in another project, or it is the same session."""
+    """At every main-session start: the session ``link`` that the host's process ``pid``
+    runs now. Returns the one it ran before (after Claude Code's ``/clear``: the session
+    cleared), or ``None`` when this process ran none, ran it in another project, or it is
+    the same session."""
     project = os.path.realpath(os.fspath(project_dir))
-    started = _started_at(claude_pid)
-    link = ChainLink(session_id, transcript_path)
+    started = _started_at(pid)
+    session_id = link.session_id
 
     def change(data: dict[str, Any]) -> ChainLink | None:
         before = ChainLink.from_json(data.get("session"))
-        same = _same_process(data, claude_pid) and data.get("project") == project
+        same = _same_process(data, pid) and data.get("project") == project
         data.clear()
         data.update({"session": link.to_json(), "project": project, "started_at": started})
         if not same or before is None or before.session_id == session_id:
             return None
         return before
 
-    return _state.update_document(_process_path(claude_pid), change)
+    return _state.update_document(_process_path(link.host, pid), change)
 
 
-def current(claude_pid: int) -> ChainLink | None:
-    """The session this Claude Code process runs now (recorded at its last
-    ``SessionStart``), or ``None``."""
-    data = _state.read_document(_process_path(claude_pid))
-    if not data or not _same_process(data, claude_pid):
+def current(host: str, pid: int) -> ChainLink | None:
+    """The session the process ``pid`` of ``host`` runs now (recorded at its last start),
+    or ``None``."""
+    data = _state.read_document(_process_path(host, pid))
+    if not data or not _same_process(data, pid):
         return None
     return ChainLink.from_json(data.get("session"))
 
@@ -162,7 +171,7 @@ def record_started(project_dir: str | os.PathLike[str], handoff_name: str, by: C
     _record(project_dir, "started", handoff_name, by)
 
 
-def _links(project_dir: str | os.PathLike[str] | Path, key: str) -> dict[str, ChainLink]:
+def _links(project_dir: str | os.PathLike[str], key: str) -> dict[str, ChainLink]:
     raw = _state.project_state(project_dir).get(key)
     if not isinstance(raw, dict):
         return {}

@@ -1,0 +1,117 @@
+"""The files every host's settings live in, each host under its own key: the project's
+``.ctxrelay/config.json``, then the user's ``$XDG_CONFIG_HOME/ctxrelay/config.json``
+(``~/.config/ctxrelay/config.json``), e.g.
+``{"claude": {"threshold": 45}, "codex": {"threshold": 60}}``, so one host's setting
+never changes another's. What a host reads from its section, and in which order, is the
+host's (``ctxrelay.claude.config``, ``ctxrelay.codex.config``); the slider's values are
+the policy core's to judge (:func:`parse_threshold`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from ctxrelay.budget import OFF_THRESHOLD, BudgetValueError
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
+from ctxrelay.budget.triggers import main_budget
+from ctxrelay.errors import ConfigError
+
+__all__ = [
+    "Scope",
+    "config_path",
+    "parse_threshold",
+    "read_config",
+    "stored_threshold",
+    "write_section",
+]
+
+Scope = Literal["project", "user"]
+
+
+def config_path(scope: Scope, project_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The config file of ``scope`` (the project's: of ``project_dir``, else the current
+    directory)."""
+    if scope == "project":
+        return Path(project_dir if project_dir is not None else Path.cwd()) / (
+            ".ctxrelay/config.json"
+        )
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "ctxrelay" / "config.json"
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The whole JSON document; ``{}`` when absent. Raises ConfigError when unparseable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"cannot read the config file {path}: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ConfigError(f"the config file {path} is not valid JSON; fix or remove it") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"the config file {path} must hold a JSON object")
+    return data
+
+
+def write_section(path: Path, section: str, updates: dict[str, object]) -> Path:
+    """Set (``None``: remove) keys of one host's ``section`` of the file at ``path``,
+    keeping everything else in it (a section left empty goes); refuses a file it cannot
+    parse. Replaces the file atomically; returns ``path``."""
+    data = read_config(path)
+    found = data.get(section, {})
+    if not isinstance(found, dict):
+        raise ConfigError(f'{path}: "{section}" must be an object; fix it first')
+    for key, stored in updates.items():
+        if stored is None:
+            found.pop(key, None)
+        else:
+            found[key] = stored
+    if found:
+        data[section] = found
+    else:
+        data.pop(section, None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def parse_threshold(value: object) -> float | None:
+    """A slider value (a number, or text such as ``45``, ``62.5``, ``45%`` or ``off``) as
+    the policy core accepts it, else ``None``. The range is the core's to judge."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower().removesuffix("%").strip()
+        if text == "off":
+            return float(OFF_THRESHOLD)
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if not isinstance(value, int | float):
+        return None
+    try:
+        main_budget(DEFAULT_CONTEXT_WINDOW, value)
+    except BudgetValueError:
+        return None
+    return float(value)
+
+
+def stored_threshold(value: object) -> int | float:
+    """A slider value as a config file stores it (``45``, ``62.5``); raises
+    :class:`~ctxrelay.errors.ConfigError` naming the range for anything else."""
+    slider = parse_threshold(value)
+    if slider is None:
+        raise ConfigError(
+            f"the threshold must be a percentage from 0 to 100 (100 or off = Off), not {value!r}"
+        )
+    return int(slider) if slider.is_integer() else slider

@@ -1,0 +1,397 @@
+"""A project's handoff files and their records, shared by every host.
+
+A handoff file is ``.ctxrelay/handoff/handoff-<UTC time>.md`` in the project, written by
+the agent with its own file tool, in a fixed layout (:data:`LAYOUT`). Names are handed
+out by :func:`new_handoff_path`, which reserves each one under the project's state lock:
+two hooks (or a hook and a skill) in the same second get different names, and a name is
+never handed out twice, so no handoff overwrites another.
+
+A fresh session resumes from the newest *unconsumed* file (:func:`latest_unconsumed`): one
+no session has started from. The host's start hook injects it and records where
+(:func:`record_injected`); it is consumed (:func:`mark_consumed`) only once that session's
+first exchange went out with it, as its transcript shows, so a crash between the start
+and the first request leaves it for the next start (:func:`settle`, which asks the host
+that started each session). :func:`drop` sets one aside for good.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
+from ctxrelay.hooks import chain as _chain
+from ctxrelay.hooks import state as _state
+
+__all__ = [
+    "HANDOFF_DIR",
+    "INJECT_MAX_BYTES",
+    "LAYOUT",
+    "MAX_RESUME_AGE_S",
+    "SECTIONS",
+    "Handoff",
+    "StartedCheck",
+    "consumed",
+    "display",
+    "drop",
+    "handoff_dir",
+    "injected_into",
+    "is_handoff_path",
+    "latest_unconsumed",
+    "list_handoffs",
+    "mark_consumed",
+    "new_handoff_path",
+    "read_handoff",
+    "record_injected",
+    "record_reserved",
+    "reserved_by",
+    "resume_text",
+    "settle",
+]
+
+HANDOFF_DIR = Path(".ctxrelay") / "handoff"
+"""Where handoff files go, relative to the project directory."""
+
+SECTIONS: tuple[str, ...] = (
+    "Goal",
+    "State",
+    "Decisions",
+    "Files touched",
+    "Commands that matter",
+    "Next step",
+)
+"""The fixed layout's sections, in order."""
+
+LAYOUT = "\n".join(
+    ["# Handoff", ""]
+    + [
+        f"## {title}\n{hint}\n"
+        for title, hint in zip(
+            SECTIONS,
+            (
+                "What the user asked for, in one or two sentences, and what done means.",
+                "What is finished, what is half-done (where exactly), what is not started.",
+                "Choices made and why; what was tried and rejected.",
+                "Paths changed or created, each with one line on what changed.",
+                "Exact commands to build, test or reproduce, with their last result.",
+                "The single next action the fresh session takes first.",
+            ),
+            strict=True,
+        )
+    ]
+)
+"""The template the agent fills in (each host's write prompt shows it)."""
+
+INJECT_MAX_BYTES = HANDOFF_INJECT_MAX_BYTES
+"""Most of a handoff file injected at ``/clear`` (owned by ``ctxrelay.budget.bounds``)."""
+
+MAX_RESUME_AGE_S = HANDOFF_RESUME_MAX_AGE_S
+"""The oldest handoff injected at ``/clear`` (owned by ``ctxrelay.budget.bounds``)."""
+
+# Compiled on first use (``re`` caches it): the Stop hook imports this module every turn.
+_NAME = r"^handoff-(\d{8}T\d{6}Z)(?:-(\d+))?\.md$"
+_RESERVED_KEEP = 200
+
+
+def handoff_dir(project_dir: str | os.PathLike[str]) -> Path:
+    """The project's handoff directory (not created)."""
+    return Path(project_dir) / HANDOFF_DIR
+
+
+def _stamp(now: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
+
+
+def new_handoff_path(
+    project_dir: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+) -> Path:
+    """A fresh, reserved handoff path: ``handoff-<UTC time>.md``, or ``…-2.md``, ``…-3.md``
+    when that second's name is taken by a file or an earlier reservation.
+
+    Creates the directory, not the file (Claude Code's Write tool refuses to overwrite a
+    file it has not read, so a placeholder would get in the way)."""
+    folder = handoff_dir(project_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = _stamp(time.time() if now is None else now)
+    doc = _state.project_state(project_dir)
+
+    def reserve(data: dict[str, Any]) -> str:
+        reserved = data.get("reserved")
+        if not isinstance(reserved, list):
+            reserved = []
+        taken = set(reserved)
+        n = 1
+        while True:
+            name = f"handoff-{stamp}.md" if n == 1 else f"handoff-{stamp}-{n}.md"
+            if name not in taken and not (folder / name).exists():
+                break
+            n += 1
+        reserved.append(name)
+        data["reserved"] = reserved[-_RESERVED_KEEP:]
+        return name
+
+    return folder / doc.update(reserve)
+
+
+def _sort_key(path: Path) -> tuple[str, int]:
+    match = re.match(_NAME, path.name)
+    if match is None:
+        return ("", 0)
+    return (match.group(1), int(match.group(2) or 1))
+
+
+def list_handoffs(project_dir: str | os.PathLike[str]) -> list[Path]:
+    """The project's handoff files, oldest first (by the time in their names)."""
+    folder = handoff_dir(project_dir)
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return []
+    files = [p for p in entries if re.match(_NAME, p.name) and p.is_file() and not p.is_symlink()]
+    return sorted(files, key=_sort_key)
+
+
+def is_handoff_path(project_dir: str | os.PathLike[str], path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (e.g. from a Write tool call) names a handoff file of the project;
+    relative paths are taken from the project, and ``..`` or symlinks cannot escape."""
+    candidate = Path(path)
+    if not candidate.is_absolute():
+        candidate = Path(project_dir) / candidate
+    folder = os.path.realpath(handoff_dir(project_dir))
+    real = os.path.realpath(candidate)
+    return os.path.dirname(real) == folder and re.match(_NAME, os.path.basename(real)) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """A handoff file as read back."""
+
+    path: Path
+    text: str
+    truncated: bool
+    next_step: str | None
+
+
+def _section(text: str, title: str) -> str | None:
+    lines = text.splitlines()
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip().rstrip(":").lower()
+            if inside:
+                break
+            inside = heading == title.lower()
+            continue
+        if inside:
+            out.append(line)
+    body = "\n".join(out).strip()
+    return body or None
+
+
+def read_handoff(path: Path, *, max_bytes: int = INJECT_MAX_BYTES) -> Handoff | None:
+    """Read a handoff file (at most ``max_bytes``); ``None`` when missing or empty."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError:
+        return None
+    truncated = len(raw) > max_bytes
+    text = raw[:max_bytes].decode("utf-8", "replace")
+    if not text.strip():
+        return None
+    return Handoff(path, text, truncated, _section(text, "Next step"))
+
+
+def latest_unconsumed(
+    project_dir: str | os.PathLike[str],
+    *,
+    now: float | None = None,
+    max_age_s: float = MAX_RESUME_AGE_S,
+) -> Path | None:
+    """The newest non-empty handoff file no fresh session has resumed from yet, written
+    within ``max_age_s``; ``None`` when there is none."""
+    files = list_handoffs(project_dir)
+    if not files:
+        return None
+    consumed = _state.project_state(project_dir).get("consumed", [])
+    consumed_set = set(consumed) if isinstance(consumed, list) else set()
+    current = time.time() if now is None else now
+    for path in reversed(files):
+        if path.name in consumed_set:
+            return None  # everything older was written before the last resume
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if st.st_size == 0:
+            continue
+        if current - st.st_mtime > max_age_s:
+            return None
+        return path
+    return None
+
+
+def mark_consumed(project_dir: str | os.PathLike[str], path: Path) -> bool:
+    """Record that a fresh session resumed from ``path``; ``False`` when another session
+    already did (each handoff is resumed once)."""
+    doc = _state.project_state(project_dir)
+
+    def change(data: dict[str, Any]) -> bool:
+        consumed = data.get("consumed")
+        if not isinstance(consumed, list):
+            consumed = []
+        if path.name in consumed:
+            return False
+        consumed.append(path.name)
+        data["consumed"] = consumed[-_RESERVED_KEEP:]
+        return True
+
+    return doc.update(change)
+
+
+def drop(project_dir: str | os.PathLike[str], path: Path) -> bool:
+    """Set a handoff aside: no session is offered it again (it counts as consumed; the
+    file stays). ``False`` when it was consumed or dropped already."""
+    return mark_consumed(project_dir, path)
+
+
+def consumed(project_dir: str | os.PathLike[str], name: str) -> bool:
+    """Whether a session has started from the handoff ``name`` (or it was dropped)."""
+    value = _state.project_state(project_dir).get("consumed", [])
+    return isinstance(value, list) and name in value
+
+
+def record_reserved(project_dir: str | os.PathLike[str], path: Path, by: _chain.ChainLink) -> None:
+    """The Stop hook asked session ``by`` to write ``path``: its writer, should the Stop
+    that sees the file never run (a crash during the write)."""
+
+    def change(data: dict[str, Any]) -> None:
+        links = data.get("reserved_by")
+        links = links if isinstance(links, dict) else {}
+        links[path.name] = by.to_json()
+        data["reserved_by"] = dict(list(links.items())[-_RESERVED_KEEP:])
+
+    _state.project_state(project_dir).update(change)
+
+
+def reserved_by(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLink | None:
+    """The session asked to write the handoff ``name`` (see :func:`record_reserved`)."""
+    links = _state.project_state(project_dir).get("reserved_by")
+    return _chain.ChainLink.from_json(links.get(name)) if isinstance(links, dict) else None
+
+
+_INJECTED_KEEP = 8
+
+
+def record_injected(
+    project_dir: str | os.PathLike[str], path: Path, into: _chain.ChainLink
+) -> None:
+    """``SessionStart`` injected ``path`` into session ``into``; whether its first request
+    went out with it is read off its transcript later (:func:`settle`)."""
+
+    def change(data: dict[str, Any]) -> None:
+        table = data.get("injected")
+        table = table if isinstance(table, dict) else {}
+        links = table.get(path.name)
+        links = [x for x in links if isinstance(x, dict)] if isinstance(links, list) else []
+        if into.to_json() not in links:
+            links.append(into.to_json())
+        table[path.name] = links[-_INJECTED_KEEP:]
+        data["injected"] = dict(list(table.items())[-_INJECTED_KEEP:])
+
+    _state.project_state(project_dir).update(change)
+
+
+def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain.ChainLink]:
+    """The sessions ``SessionStart`` injected the handoff ``name`` into, oldest first."""
+    table = _state.project_state(project_dir).get("injected")
+    links = table.get(name) if isinstance(table, dict) else None
+    out = [_chain.ChainLink.from_json(x) for x in links] if isinstance(links, list) else []
+    return [x for x in out if x is not None]
+
+
+StartedCheck = Callable[[str, Path], bool]
+"""A host's test of whether the session of a transcript has started from a handoff file:
+its first exchange went out with the file (the host's own transcript rule)."""
+
+
+def settle(
+    project_dir: str | os.PathLike[str], host: str, started: StartedCheck
+) -> list[tuple[str, _chain.ChainLink]]:
+    """Mark consumed each injected handoff whose session of ``host`` has started from it
+    (``started``, the host's own rule for its own transcripts), recording the chain link;
+    returns those newly settled as (name, session). Each host runs it at each start and at
+    the end of a turn: a session killed after its first request, before any hook of its
+    own ran again, still consumes it. Links of another host are left to that host."""
+    table = _state.project_state(project_dir).get("injected")
+    if not isinstance(table, dict) or not table:
+        return []
+    folder = handoff_dir(project_dir)
+    done: list[tuple[str, _chain.ChainLink]] = []
+    for name in list(table):
+        if not isinstance(name, str) or consumed(project_dir, name):
+            continue
+        for link in injected_into(project_dir, name):
+            if link.host != host:
+                continue
+            if started(link.transcript_path, folder / name):
+                if mark_consumed(project_dir, folder / name):
+                    _chain.record_started(project_dir, name, link)
+                    done.append((name, link))
+                break
+
+    def prune(data: dict[str, Any]) -> None:
+        table = data.get("injected")
+        if isinstance(table, dict):
+            gone = set(data.get("consumed") or [])
+            data["injected"] = {k: v for k, v in table.items() if k not in gone}
+
+    _state.project_state(project_dir).update(prune)
+    return done
+
+
+def display(project_dir: str | os.PathLike[str], path: Path) -> str:
+    try:
+        return str(path.relative_to(project_dir))
+    except ValueError:
+        return str(path)
+
+
+NEXT_STEP_MAX_CHARS = 600
+"""Most of a handoff's next step quoted in a resume prompt."""
+
+
+def resume_text(
+    path: Path,
+    *,
+    next_step: str | None,
+    project_dir: str | os.PathLike[str],
+    inline: bool = False,
+) -> str:
+    """What every host's resume prompt says of the file: where it is, that it is read
+    first (``inline``: that its content follows, as a start hook injects it), and the
+    next step it names (quoted, at most :data:`NEXT_STEP_MAX_CHARS`)."""
+    step = (next_step or "").strip()
+    if len(step) > NEXT_STEP_MAX_CHARS:
+        step = step[:NEXT_STEP_MAX_CHARS].rstrip() + "…"
+    then = (
+        f"The next step it names:\n\n{step}\n\nStart with that step."
+        if step
+        else "Start with the next step it names."
+    )
+    return (
+        "[ctxrelay] Resume the work of the previous session from its handoff file "
+        f"{display(project_dir, path)} (full path: {path}). "
+        + ("Its content follows" if inline else "Read it first")
+        + "; it holds the goal, the state, the decisions, the files touched and the "
+        "commands that matter. "
+        f"{then} Do not redo finished work; check the files it names when unsure."
+    )
