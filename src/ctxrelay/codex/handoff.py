@@ -9,10 +9,10 @@ and records the session asked (:func:`~ctxrelay.hooks.handoff.record_reserved`);
 first ``Stop`` of that session that finds the file records it as the writer
 (:func:`ctxrelay.hooks.chain.record_written`). ``SessionStart`` injects the newest
 unconsumed file and records where (:func:`~ctxrelay.hooks.handoff.record_injected`)
-without consuming it: the file is consumed once that session's first response is in its
-rollout (:func:`started`), checked at its ``Stop`` and at the next ``SessionStart`` in
-the project (:func:`settle`). A session killed before its first response leaves the file
-to be offered again.
+without consuming it: the file is consumed once that session's first response is in
+its rollout (:meth:`ctxrelay.codex.host.CodexHost.started`), checked at its ``Stop``
+and at the next ``SessionStart`` in the project (:func:`settle`). A session killed
+before its first response leaves the file to be offered again.
 
 The numbers: the context now from the rollout (:func:`ctxrelay.transcripts.codex_context`:
 the newest response's input + output), the slider from ``ctxrelay codex config``, the
@@ -36,6 +36,7 @@ from typing import Any
 from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
 from ctxrelay.codex._state import HOST, session_state
 from ctxrelay.codex.config import codex_home, load
+from ctxrelay.codex.host import CODEX
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
@@ -49,7 +50,6 @@ __all__ = [
     "handoff_request",
     "resume_note",
     "settle",
-    "started",
 ]
 
 
@@ -126,19 +126,12 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
     return ask_text(path, percent, now.context_tokens, window)
 
 
-def started(transcript_path: str, path: Path | None = None) -> bool:
-    """Whether the Codex thread of ``transcript_path`` has started (from the handoff
-    ``path``, which it was injected with): its rollout holds a response (or a
-    compaction), as :func:`ctxrelay.transcripts.codex_context` reads it. A missing
-    rollout, or one with no response yet (killed before it), has not."""
-    return codex_context(transcript_path) is not None
-
-
 def settle(project: Path) -> None:
     """Before a fresh session is offered a handoff: consume the ones a Codex thread has
-    started from already (:func:`started`), so none is offered twice. A handoff injected
-    into another host's session is that host's to settle."""
-    files.settle(project, HOST, started)
+    started from already (:meth:`~ctxrelay.codex.host.CodexHost.started`), so none is
+    offered twice. A handoff injected into another host's session is that host's to
+    settle."""
+    files.settle(project, HOST, CODEX.started)
 
 
 def after_turn(payload: Mapping[str, object]) -> None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.hooks.host import Answer
+
 if TYPE_CHECKING:
-    from ctxrelay.codex._payloads import CodexAnswer, PostCompactPayload
+    from ctxrelay.codex._payloads import PostCompactPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: PostCompactPayload) -> CodexAnswer | None:
+def handle(payload: PostCompactPayload) -> Answer | None:
     from ctxrelay.codex.guard import forget_reads
 
     forget_reads(payload)

@@ -6,14 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctxrelay.codex._events.pre_tool_use import command_of
+from ctxrelay.hooks.host import Answer
 
 if TYPE_CHECKING:
-    from ctxrelay.codex._payloads import CodexAnswer, PostToolUsePayload
+    from ctxrelay.codex._payloads import PostToolUsePayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: PostToolUsePayload) -> CodexAnswer | None:
+def handle(payload: PostToolUsePayload) -> Answer | None:
     call = command_of(payload)
     if call is not None:
         from ctxrelay.codex.guard import record_printed

@@ -6,22 +6,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ctxrelay.hooks.host import Answer
+
 if TYPE_CHECKING:
-    from ctxrelay.codex._payloads import CodexAnswer, PostToolUsePayload, PreToolUsePayload
+    from ctxrelay.codex._payloads import PostToolUsePayload, PreToolUsePayload
 
-__all__ = ["command_of", "deny", "handle"]
-
-
-def deny(reason: str) -> CodexAnswer:
-    """Codex's PreToolUse answer that denies the call; the reason reaches the model as
-    the tool's result."""
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
+__all__ = ["command_of", "handle"]
 
 
 def command_of(payload: PreToolUsePayload | PostToolUsePayload) -> tuple[str, str] | None:
@@ -37,11 +27,11 @@ def command_of(payload: PreToolUsePayload | PostToolUsePayload) -> tuple[str, st
     return command, cwd
 
 
-def handle(payload: PreToolUsePayload) -> CodexAnswer | None:
+def handle(payload: PreToolUsePayload) -> Answer | None:
     call = command_of(payload)
     if call is None:
         return None
     from ctxrelay.codex.guard import deny_reason
 
     reason = deny_reason(call[0], call[1], payload)
-    return deny(reason) if reason else None
+    return Answer(deny=reason) if reason else None

@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.hooks.host import Answer
+
 if TYPE_CHECKING:
-    from ctxrelay.codex._payloads import CodexAnswer, SessionStartPayload
+    from ctxrelay.codex._payloads import SessionStartPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: SessionStartPayload) -> CodexAnswer | None:
+def handle(payload: SessionStartPayload) -> Answer | None:
     from ctxrelay.codex.handoff import resume_note
 
     note = resume_note(payload)
     if note is None:
         return None
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": note}}
+    return Answer(context=note)

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.hooks.host import Answer
+
 if TYPE_CHECKING:
-    from ctxrelay.codex._payloads import CodexAnswer, StopPayload
+    from ctxrelay.codex._payloads import StopPayload
 
 __all__ = ["handle"]
 
 
-def handle(payload: StopPayload) -> CodexAnswer | None:
+def handle(payload: StopPayload) -> Answer | None:
     from ctxrelay.codex.handoff import after_turn, handoff_request
 
     after_turn(payload)
     reason = handoff_request(payload)
-    return None if reason is None else {"decision": "block", "reason": reason}
+    return None if reason is None else Answer(prompt=reason)
