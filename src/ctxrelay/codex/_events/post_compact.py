@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.codex.guard import forget_reads
 from ctxrelay.hooks.host import Answer
 
 if TYPE_CHECKING:
@@ -14,7 +15,5 @@ __all__ = ["handle"]
 
 
 def handle(payload: PostCompactPayload) -> Answer | None:
-    from ctxrelay.codex.guard import forget_reads
-
     forget_reads(payload)
     return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ctxrelay.codex._events.pre_tool_use import command_of
+from ctxrelay.codex.guard import record_printed
 from ctxrelay.hooks.host import Answer
 
 if TYPE_CHECKING:
@@ -17,7 +18,5 @@ __all__ = ["handle"]
 def handle(payload: PostToolUsePayload) -> Answer | None:
     call = command_of(payload)
     if call is not None:
-        from ctxrelay.codex.guard import record_printed
-
         record_printed(call[0], call[1], payload)
     return None

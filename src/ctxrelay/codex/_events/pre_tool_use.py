@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ctxrelay.codex.guard import deny_reason
 from ctxrelay.hooks.host import Answer
 
 if TYPE_CHECKING:
@@ -31,7 +32,5 @@ def handle(payload: PreToolUsePayload) -> Answer | None:
     call = command_of(payload)
     if call is None:
         return None
-    from ctxrelay.codex.guard import deny_reason
-
     reason = deny_reason(call[0], call[1], payload)
     return Answer(deny=reason) if reason else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.codex.handoff import resume_note
 from ctxrelay.hooks.host import Answer
 
 if TYPE_CHECKING:
@@ -18,8 +19,6 @@ __all__ = ["handle"]
 
 
 def handle(payload: SessionStartPayload) -> Answer | None:
-    from ctxrelay.codex.handoff import resume_note
-
     note = resume_note(payload)
     if note is None:
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.codex.handoff import after_turn, handoff_request
 from ctxrelay.hooks.host import Answer
 
 if TYPE_CHECKING:
@@ -17,8 +18,6 @@ __all__ = ["handle"]
 
 
 def handle(payload: StopPayload) -> Answer | None:
-    from ctxrelay.codex.handoff import after_turn, handoff_request
-
     after_turn(payload)
     reason = handoff_request(payload)
     return None if reason is None else Answer(prompt=reason)
