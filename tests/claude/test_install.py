@@ -232,17 +232,19 @@ def test_the_installed_commands_run_without_this_environment_on_path(
     assert decision == "deny"
 
 
-def test_the_fastest_launcher_is_the_interpreter_itself_not_the_console_script(
-    project: Path,
-) -> None:
-    # Whatever pip wrote the console script (an older one imports re), install's first
-    # choice is the interpreter, isolated, which bench/hooks.py measures fastest.
+def test_the_hook_starts_as_every_python_tool_starts(project: Path) -> None:
+    # This environment's console script by absolute path (else python -I -m): site, and
+    # so site-packages with the guard's parser, is never left out (no -S), and sys.path
+    # is never built by hand.
     assert main(["install", "--project-dir", str(project)]) == 0
     hook = json.loads((project / ".claude" / MANIFEST_NAME).read_text())["commands"]["hook"]
-    words = shlex.split(hook)
-    assert words[0] == os.path.abspath(sys.executable)
-    assert words[1:3] == ["-I", "-S"]
-    assert "ctxrelay-hook" not in hook
+    script = Path(sys.executable).parent / "ctxrelay-hook"
+    python = os.path.abspath(sys.executable)
+    assert shlex.split(hook) in ([str(script)], [python, "-I", "-m", "ctxrelay.claude.hook"])
+    if script.is_file():
+        assert shlex.split(hook) == [str(script)]  # the console script comes first
+    assert "-S" not in shlex.split(hook)
+    assert "sys.path" not in hook
 
 
 def test_a_hook_command_that_does_not_work_fails_install_in_one_sentence(

@@ -1,5 +1,5 @@
-"""The hook Codex runs for every event ctxrelay installs (``python -m ctxrelay.codex.hook``,
-or the isolated start of :mod:`ctxrelay.codex.launcher`).
+"""The hook Codex runs for every event ctxrelay installs (``python -I -m
+ctxrelay.codex.hook``, :mod:`ctxrelay.codex.launcher`).
 
 Codex speaks Claude Code's hook protocol: one JSON payload on stdin, Claude Code's
 answer JSON (or nothing) on stdout. So the payload and answer types and the deny answer
