@@ -69,10 +69,9 @@ def test_a_hook_that_cannot_start_is_a_broken_install_exit_1(
     settings = project / ".claude" / "settings.json"
     # The environment install ran from is gone (a deleted or moved venv).
     hook = json.loads((project / ".claude" / "ctxrelay-install.json").read_text())["commands"]
-    gone = str(project / "old-venv" / "bin" / "python")
-    settings.write_text(
-        settings.read_text().replace(json.dumps(hook["hook"])[1:-1].split(" ")[0], gone)
-    )
+    first = json.dumps(hook["hook"])[1:-1].split(" ")[0]  # the script, or the interpreter
+    gone = str(project / "old-venv" / "bin" / Path(first).name)
+    settings.write_text(settings.read_text().replace(first, gone))
     code, report = _doctor(project, capsys)
     assert (code, report["ok"]) == (1, False)
     (failed,) = [c for c in report["checks"] if c["kind"] == "hook"]
@@ -92,6 +91,31 @@ def test_a_hook_that_runs_but_does_not_guard_is_broken(
     code, report = _doctor(project, capsys)
     assert code == 1
     assert any("was not denied" in p for p in report["problems"])
+
+
+def test_an_install_whose_hook_cannot_parse_shell_syntax_is_broken(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The previous version's command (python -I -S -c, sys.path built by hand) denies
+    # `cat big.txt` but cannot import tree-sitter: doctor says so, naming the interpreter.
+    from ctxrelay.claude.probe import NO_PARSER, PARSER_COMMAND
+    from tests.claude._launchers import PYTHON, without_parser
+
+    half = without_parser("ctxrelay.claude.hook")
+    settings = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": half}]}]}}
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings))
+    code, report = _doctor(project, capsys)
+    assert code == 1
+    (hook,) = [c for c in report["checks"] if c["kind"] == "hook"]
+    assert hook["ok"] is False
+    assert NO_PARSER in hook["detail"]
+    (problem,) = [p for p in report["problems"] if NO_PARSER in p]
+    assert PARSER_COMMAND in problem
+    assert f"{PYTHON} -m pip install" in problem
+    # The sentences print as they are: rich markup does not eat "[guard]".
+    assert main(["doctor", "--project-dir", str(project), "--runs", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "pip install 'ctxrelay[guard]'" in out
 
 
 def test_nothing_installed_exits_1_and_says_what_to_do(

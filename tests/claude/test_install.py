@@ -188,16 +188,22 @@ def test_the_project_is_named_like_every_other_subcommand(
 # -- the commands install writes -------------------------------------------------------
 
 
-def _run_hook(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``command`` as Claude Code starts a hook: through the shell, a payload on stdin."""
-    (cwd / "big.txt").write_text("".join(f"{i}\n" for i in range(1000)))
+def _run_hook(
+    command: str, cwd: Path, env: dict[str, str], bash: str = "cat big.txt"
+) -> subprocess.CompletedProcess[str]:
+    """``command`` as Claude Code starts a hook: through the shell, a ``PreToolUse`` for
+    the Bash command ``bash`` on stdin (``big.txt`` is big, in ``cwd`` and in ``sub/``)."""
+    big = "".join(f"{i}\n" for i in range(1000))
+    (cwd / "big.txt").write_text(big)
+    (cwd / "sub").mkdir(exist_ok=True)
+    (cwd / "sub" / "big.txt").write_text(big)
     payload = {
         "session_id": "s-install",
         "transcript_path": str(cwd / "t.jsonl"),
         "cwd": str(cwd),
         "hook_event_name": "PreToolUse",
         "tool_name": "Bash",
-        "tool_input": {"command": "cat big.txt"},
+        "tool_input": {"command": bash},
         "tool_use_id": "toolu_1",
     }
     return subprocess.run(
@@ -232,17 +238,56 @@ def test_the_installed_commands_run_without_this_environment_on_path(
     assert decision == "deny"
 
 
-def test_the_fastest_launcher_is_the_interpreter_itself_not_the_console_script(
-    project: Path,
-) -> None:
-    # Whatever pip wrote the console script (an older one imports re), install's first
-    # choice is the interpreter, isolated, which bench/hooks.py measures fastest.
+def test_the_hook_starts_as_every_python_tool_starts(project: Path) -> None:
+    # This environment's console script by absolute path (else python -I -m): site, and
+    # so site-packages with the guard's parser, is never left out (no -S), and sys.path
+    # is never built by hand.
     assert main(["install", "--project-dir", str(project)]) == 0
     hook = json.loads((project / ".claude" / MANIFEST_NAME).read_text())["commands"]["hook"]
-    words = shlex.split(hook)
-    assert words[0] == os.path.abspath(sys.executable)
-    assert words[1:3] == ["-I", "-S"]
-    assert "ctxrelay-hook" not in hook
+    script = Path(sys.executable).parent / "ctxrelay-hook"
+    python = os.path.abspath(sys.executable)
+    assert shlex.split(hook) in ([str(script)], [python, "-I", "-m", "ctxrelay.claude.hook"])
+    if script.is_file():
+        assert shlex.split(hook) == [str(script)]  # the console script comes first
+    assert "-S" not in shlex.split(hook)
+    assert "sys.path" not in hook
+
+
+@pytest.mark.parametrize(
+    "bash", ["cd sub && cat big.txt", 'cat "big.txt"', "cat big.txt; echo done"]
+)
+def test_the_installed_hook_denies_what_only_the_parser_can_judge(
+    project: Path, tmp_path: Path, bash: str
+) -> None:
+    # The hook must import this environment's tree-sitter: a start that leaves
+    # site-packages out (-S) denies `cat big.txt` and lets these print the whole file.
+    assert main(["install", "--project-dir", str(project)]) == 0
+    hook = json.loads((project / ".claude" / MANIFEST_NAME).read_text())["commands"]["hook"]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CTXRELAY_STATE_DIR": str(tmp_path)}
+    done = _run_hook(hook, project, env, bash)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_hook_without_the_parser_is_refused_loudly_and_nothing_is_written(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxrelay.claude import launcher, probe
+    from tests.claude._launchers import without_parser
+
+    half = without_parser("ctxrelay.claude.hook")
+    monkeypatch.setattr(launcher, "hook_candidates", lambda: [half])
+    assert main(["install", "--project-dir", str(project)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "works only in part, nothing was written" in err
+    assert probe.NO_PARSER in err
+    assert f"{os.path.abspath(sys.executable)} -m pip install" in err
+    assert not (project / ".claude" / "settings.json").exists()
+    # Given with --command, the same check refuses it.
+    assert main(["install", "--project-dir", str(project), "--command", half]) == 1
+    assert probe.NO_PARSER in capsys.readouterr().err
+    assert not (project / ".claude" / "settings.json").exists()
 
 
 def test_a_hook_command_that_does_not_work_fails_install_in_one_sentence(

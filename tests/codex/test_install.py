@@ -4,10 +4,13 @@ out again, without Codex (trust is the e2e tests' part: ``tests/e2e/test_codex_i
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
 from ctxrelay.codex.install import (
     EVENTS,
     MANIFEST_NAME,
@@ -17,6 +20,7 @@ from ctxrelay.codex.install import (
     uninstall,
 )
 from ctxrelay.codex.launcher import hook_candidates, is_ours
+from ctxrelay.codex.probe import sample_payload
 from ctxrelay.errors import ConfigError
 
 MINE = """{"hooks": {"PreToolUse": [
@@ -34,6 +38,45 @@ def test_the_chosen_command_is_this_environments_and_works_for_every_event() -> 
 def test_a_command_that_does_not_work_is_refused_before_anything_is_written() -> None:
     with pytest.raises(ConfigError, match="does not work"):
         choose_command("/bin/true")
+
+
+def test_a_hook_without_the_parser_is_refused_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ctxrelay.claude.probe import NO_PARSER
+    from ctxrelay.codex import launcher
+    from tests.claude._launchers import PYTHON, without_parser
+
+    half = without_parser("ctxrelay.codex.hook")
+    monkeypatch.setattr(launcher, "hook_candidates", lambda: [half])
+    with pytest.raises(ConfigError, match="works only in part, nothing was written") as raised:
+        choose_command()
+    assert NO_PARSER in str(raised.value)
+    assert f"{PYTHON} -m pip install" in str(raised.value)
+    with pytest.raises(ConfigError, match="does not work") as raised:
+        choose_command(half)
+    assert NO_PARSER in str(raised.value)
+
+
+@pytest.mark.parametrize("bash", ["cd sub && cat big.txt", 'cat "big.txt"'])
+def test_the_chosen_command_denies_what_only_the_parser_can_judge(
+    tmp_path: Path, bash: str
+) -> None:
+    # Through the shell, as Codex starts it: the hook imports this environment's parser.
+    big = "".join(f"line {i:05d}\n" for i in range(CODEX_PRINT_MAX_BYTES // 10 + 1))
+    (tmp_path / "sub").mkdir()
+    for path in (tmp_path / "big.txt", tmp_path / "sub" / "big.txt"):
+        path.write_text(big)
+    done = subprocess.run(
+        ["/bin/sh", "-c", choose_command()],
+        input=json.dumps(sample_payload("PreToolUse", tmp_path, bash)),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=dict(os.environ, CTXRELAY_STATE_DIR=str(tmp_path / "state")),
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
 def test_our_groups_are_appended_so_the_users_hooks_keep_their_place(tmp_path: Path) -> None:

@@ -108,10 +108,10 @@ def test_an_install_from_a_venv_not_on_path_runs_the_hooks_and_doctor_proves_it(
 
     # The venv install ran from is gone (moved, deleted): doctor says so and exits 1.
     settings = project / ".claude" / "settings.json"
-    interpreter = json.dumps(os.path.abspath(sys.executable))[1:-1]
+    scripts = json.dumps(os.path.dirname(os.path.abspath(sys.executable)))[1:-1]
     text = settings.read_text()
-    assert interpreter in text
-    settings.write_text(text.replace(interpreter, str(project / "gone" / "python")))
+    assert scripts in text
+    settings.write_text(text.replace(scripts, str(project / "gone" / "bin")))
     assert claude_main(["doctor", "--project-dir", str(project), "--runs", "1", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False

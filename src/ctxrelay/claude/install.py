@@ -129,9 +129,11 @@ installs before absolute commands wrote."""
 
 def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Commands:
     """The commands to install: ``hook`` and ``ctxrelay`` when given (``--command``,
-    ``--ctxrelay``), else this environment's, the fastest hook launcher that works
-    (:mod:`ctxrelay.claude.launcher`). Each is run on a real payload first; one that
-    does not work is a :class:`ConfigError` saying what to do, and nothing is written."""
+    ``--ctxrelay``), else this environment's, the first hook command of
+    :mod:`ctxrelay.claude.launcher` that works. Each is run on real payloads first (the
+    hook's include one only the guard's shell parser judges); one that does not work is
+    a :class:`ConfigError` saying what to do, and nothing is written: a hook without the
+    parser would be a guard that lets most commands through."""
     from ctxrelay.claude import launcher, probe
 
     if hook is not None:
@@ -150,6 +152,11 @@ def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Com
                 break
             tried.append(check.detail)
         if hook is None:
+            if probe.NO_PARSER in tried[0]:
+                raise ConfigError(
+                    f"this environment's ctxrelay hook works only in part, nothing was "
+                    f"written: {tried[0]}"
+                )
             raise ConfigError(
                 f"this environment cannot run ctxrelay's hook ({tried[0]}); reinstall "
                 "ctxrelay (pipx install '.[claude]' in a clone of its repository) and run "

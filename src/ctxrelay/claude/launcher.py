@@ -1,21 +1,25 @@
 """The commands ``ctxrelay claude install`` writes: this environment's ctxrelay, by
-absolute path, started the fastest way, so the hooks work whatever ``PATH`` Claude Code
-sees.
+absolute path, started the way every Python tool starts, so the hooks work whatever
+``PATH`` Claude Code sees and import what this environment has installed (the
+``guard`` extra's parser with them).
 
-The hook runs on every tool call, so how it starts matters (``bench/hooks.py``
-measures each way against a bare ``python -c pass`` of the same interpreter):
+The hook commands, in the order install tries them:
 
-1. :func:`isolated_hook` — the interpreter itself, ``-I -S`` (no ``site``: no ``.pth``
-   files processed, no user site, no ``PYTHON*`` variables, no current directory on
-   ``sys.path``), with the directory ctxrelay is imported from appended to ``sys.path``.
-   It does not depend on which pip wrote the console script (an older pip's script
-   imports ``re``) and is the fastest of the three;
-2. the ``ctxrelay-hook`` console script, by absolute path;
-3. ``python -m ctxrelay.claude.hook`` (through ``runpy``).
+1. the ``ctxrelay-hook`` console script, by absolute path (where this environment has
+   one);
+2. ``python -I -m ctxrelay.claude.hook`` (:func:`module_hook`): this environment's
+   interpreter, isolated (``-I``: no current directory on ``sys.path``, so a file in
+   the user's project cannot shadow a module; no ``PYTHON*`` variables, no user site),
+   which keeps ``site`` and so the environment's ``site-packages`` and ``.pth`` files
+   (an editable install's path among them).
 
-Install tries them in that order and keeps the first that answers a real payload
-(:func:`ctxrelay.claude.probe.check_hook`). The statusline and the handoff skill run
-the ``ctxrelay`` console script of this environment (else ``python -m ctxrelay``).
+Neither builds ``sys.path`` by hand or leaves out ``site`` (``-S``): an earlier version
+did, which left out ``site-packages`` and with it tree-sitter, so every command that
+needs the parser (``cd app && cat big.txt``, ``cat "big.txt"``) was let through.
+Install keeps the first command that answers real payloads, one of them a command only
+the parser can judge (:func:`ctxrelay.claude.probe.check_hook`). The statusline and the
+handoff skill run the ``ctxrelay`` console script of this environment (else
+``python -m ctxrelay``).
 """
 
 from __future__ import annotations
@@ -26,16 +30,17 @@ import sys
 import sysconfig
 from pathlib import Path
 
-import ctxrelay
-
 __all__ = [
+    "HOOK_MODULE",
     "ctxrelay_command",
     "hook_candidates",
-    "isolated_hook",
-    "package_root",
+    "module_hook",
     "python",
     "scripts_dir",
 ]
+
+HOOK_MODULE = "ctxrelay.claude.hook"
+"""The module Claude Code's hook runs (``ctxrelay-hook`` is its console script)."""
 
 
 def python() -> Path:
@@ -44,35 +49,24 @@ def python() -> Path:
     return Path(os.path.abspath(sys.executable))
 
 
-def package_root() -> Path:
-    """The directory ``ctxrelay`` is imported from (``site-packages``, or a clone's
-    ``src`` for an editable install)."""
-    return Path(os.path.abspath(ctxrelay.__file__)).parent.parent
-
-
 def scripts_dir() -> Path:
     """Where this environment's console scripts are (``<venv>/bin``)."""
     return Path(sysconfig.get_path("scripts"))
 
 
-def isolated_hook(interpreter: Path, root: Path) -> str:
-    """The hook started by ``interpreter -I -S`` with ``root`` on ``sys.path`` (after
-    the standard library, so nothing there can shadow it)."""
-    where = str(root)
-    # A double-quoted literal reads best inside the shell's single quotes.
-    literal = repr(where) if set(where) & {'"', "'", "\\"} else f'"{where}"'
-    code = f"import sys; sys.path.append({literal}); from ctxrelay.claude.hook import run; run()"
-    return f"{shlex.quote(str(interpreter))} -I -S -c {shlex.quote(code)}"
+def module_hook(module: str) -> str:
+    """``module`` run by this environment's interpreter, isolated: ``python -I -m``."""
+    return f"{shlex.quote(str(python()))} -I -m {module}"
 
 
 def hook_candidates() -> list[str]:
-    """The hook commands of this environment, fastest first."""
-    interpreter = python()
-    found = [isolated_hook(interpreter, package_root())]
+    """The hook commands of this environment, in the order install tries them: the
+    console script where there is one, then :func:`module_hook`."""
+    found: list[str] = []
     script = scripts_dir() / "ctxrelay-hook"
     if script.is_file() and os.access(script, os.X_OK):
         found.append(shlex.quote(str(script)))
-    found.append(f"{shlex.quote(str(interpreter))} -m ctxrelay.claude.hook")
+    found.append(module_hook(HOOK_MODULE))
     return found
 
 

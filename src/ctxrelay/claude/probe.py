@@ -6,12 +6,20 @@ Claude Code starts a hook, the statusline and a skill's ``!`` line through the s
 (``sh -c COMMAND``) in the project directory, with the JSON payload on stdin. A probe
 does the same in a throwaway project (with its own ``CTXRELAY_STATE_DIR``), so it
 leaves nothing behind in the user's project or state.
+
+A hook's probe sends two commands the guard must deny: ``cat big.txt``, which it judges
+from its words alone, and :data:`PARSER_COMMAND`, which only its shell parser
+(tree-sitter, the ``guard`` extra) can judge. A hook that denies the first and not the
+second runs in an environment where the parser cannot be imported: it would let every
+command with a ``cd``, quotes or a list through, so that is a failed check whose sentence
+says which interpreter needs the extra (:func:`no_parser`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -28,6 +36,9 @@ from ctxrelay.claude._snippet import HOOK_TIMEOUT_S
 
 __all__ = [
     "BIG_FILE_LINES",
+    "NO_PARSER",
+    "PARSER_COMMAND",
+    "PARSER_DIR",
     "Check",
     "Ran",
     "baseline_ms",
@@ -35,11 +46,24 @@ __all__ = [
     "check_skill",
     "check_statusline",
     "denied",
+    "hook_interpreter",
+    "no_parser",
     "run_as_claude_code",
 ]
 
 BIG_FILE_LINES = 2_000
 """The probe's file that ``cat`` must not print into the context."""
+
+PARSER_DIR = "sub"
+"""The probe project's subdirectory that holds a second ``big.txt``."""
+
+PARSER_COMMAND = f"cd {PARSER_DIR} && cat big.txt"
+"""A probe command only the guard's shell parser can judge (a list, a ``cd``): the guard
+denies it in an environment that has the ``guard`` extra, and lets it through (failing
+open, one line on stderr) in one that does not."""
+
+NO_PARSER = "the guard cannot parse shell syntax in this environment"
+"""What the sentence of a hook without the parser says (:func:`no_parser`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,31 +178,102 @@ def _call_response(call: str) -> str:
     return json.dumps(record) + "\n"
 
 
+def hook_interpreter(command: str) -> str | None:
+    """The Python a hook command runs, when it can be told: the command's first word
+    when that is a ``python``, else the interpreter its ``#!`` line names (a console
+    script's)."""
+    try:
+        first = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return None
+    if os.path.basename(first).startswith("python"):
+        return first
+    try:
+        with open(first, "rb") as f:
+            line = f.readline(4096)
+    except OSError:
+        return None
+    if not line.startswith(b"#!"):
+        return None
+    words = line[2:].decode(errors="replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return words[0] if words and "python" in os.path.basename(words[0]) else None
+
+
+def _guard_requirements() -> list[str]:
+    """What the ``guard`` extra installs (from ctxrelay's own metadata)."""
+    from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        listed = metadata.requires("ctxrelay") or []
+    except metadata.PackageNotFoundError:
+        listed = []
+    found: list[str] = []
+    for line in listed:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if req.marker is not None and req.marker.evaluate({"extra": "guard"}):
+            found.append(f"{req.name}{req.specifier}")
+    return found or ["tree-sitter", "tree-sitter-bash"]
+
+
+def no_parser(command: str, answered: str) -> str:
+    """The sentence for a hook that denies ``cat big.txt`` but lets
+    :data:`PARSER_COMMAND` through: the parser is missing where the hook runs, and how to
+    put it there (the ``guard`` extra, into the hook's own interpreter)."""
+    where = hook_interpreter(command)
+    pip = " ".join(shlex.quote(r) for r in _guard_requirements())
+    fix = (
+        f"install the 'guard' extra into {where}, the Python that runs it: "
+        f"{shlex.quote(where)} -m pip install {pip}"
+        if where
+        else f"install the 'guard' extra into the Python that runs it ({pip})"
+    )
+    return (
+        f"'cat big.txt' came back denied but '{PARSER_COMMAND}' did not (it answered "
+        f"{answered}): {NO_PARSER}, so a command with a cd, quotes, ';' or '&&' is never "
+        f"checked and prints whole files; {fix}"
+    )
+
+
+def _pre_tool_use(root: Path, command: str) -> str:
+    return json.dumps(
+        {
+            "session_id": "ctxrelay-probe",
+            "transcript_path": str(root / "transcript.jsonl"),
+            "cwd": str(root),
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": command, "description": "show the file"},
+            "tool_use_id": "toolu_probe",
+        }
+    )
+
+
 def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = None) -> Check:
-    """Send ``command`` a ``PreToolUse`` payload for ``cat`` of a big file: it must come
-    back denied, and malformed input must exit 0 with nothing on stdout (fail open).
-    The payload's transcript holds the response that made the call, so the hook has
-    nothing to wait for. ``ms`` is the median of ``runs`` runs of the payload, with a
+    """Send ``command`` a ``PreToolUse`` payload for ``cat`` of a big file and one for
+    :data:`PARSER_COMMAND` (a big file in a subdirectory): both must come back denied,
+    and malformed input must exit 0 with nothing on stdout (fail open). The payload's
+    transcript holds the response that made the call, so the hook has nothing to wait
+    for. ``ms`` is the median of ``runs`` runs of the ``cat big.txt`` payload, with a
     bare Python start and (where ``node`` is) a bare Node start timed between them;
     ``env`` adds variables (a plugin's hooks get ``CLAUDE_PLUGIN_ROOT``)."""
     extra = dict(env or {})
     node = shutil.which("node")
     with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
         root = Path(tmp)
-        (root / "big.txt").write_text("".join(f"line {i}\n" for i in range(BIG_FILE_LINES)))
+        big = "".join(f"line {i}\n" for i in range(BIG_FILE_LINES))
+        (root / "big.txt").write_text(big)
+        (root / PARSER_DIR).mkdir()
+        (root / PARSER_DIR / "big.txt").write_text(big)
         (root / "transcript.jsonl").write_text(_call_response("toolu_probe"))
         env = {**_scratch_env(root), **extra}
-        payload = json.dumps(
-            {
-                "session_id": "ctxrelay-probe",
-                "transcript_path": str(root / "transcript.jsonl"),
-                "cwd": str(root),
-                "hook_event_name": "PreToolUse",
-                "tool_name": "Bash",
-                "tool_input": {"command": "cat big.txt", "description": "show the file"},
-                "tool_use_id": "toolu_probe",
-            }
-        )
+        payload = _pre_tool_use(root, "cat big.txt")
         times: list[float] = []
         bare: list[float] = []
         peer: list[float] = []
@@ -196,10 +291,17 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
                     "hook", command, False, f"'cat big.txt' was not denied (it answered {what})"
                 )
             times.append(ran.seconds)
-        garbage = run_as_claude_code(command, "{not json", cwd=root, env=env)
         ms = round(statistics.median(times) * 1000, 1)
         base = round(statistics.median(bare) * 1000, 1)
         node_ms = round(statistics.median(peer) * 1000, 1) if peer else None
+        parsed = run_as_claude_code(command, _pre_tool_use(root, PARSER_COMMAND), cwd=root, env=env)
+        if not denied(parsed.stdout):
+            what = _first_line(parsed.stderr) or _first_line(parsed.stdout) or "nothing"
+            if parsed.returncode != 0:
+                what = f"exit {parsed.returncode}: {what}"
+            detail = no_parser(command, what)
+            return Check("hook", command, False, detail, ms, base, node_ms)
+        garbage = run_as_claude_code(command, "{not json", cwd=root, env=env)
         if garbage.returncode != 0 or garbage.stdout.strip():
             return Check(
                 "hook",
@@ -214,7 +316,7 @@ def check_hook(command: str, *, runs: int = 5, env: Mapping[str, str] | None = N
         "hook",
         command,
         True,
-        "'cat big.txt' came back denied; bad input is ignored",
+        f"'cat big.txt' and '{PARSER_COMMAND}' came back denied; bad input is ignored",
         ms,
         base,
         node_ms,

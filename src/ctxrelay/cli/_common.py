@@ -61,7 +61,7 @@ def add_hook_command(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--command",
         metavar="CMD",
-        help="the command every hook runs (default: this environment's, the fastest way)",
+        help="the command every hook runs (default: this environment's ctxrelay, checked first)",
     )
 
 

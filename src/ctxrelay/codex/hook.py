@@ -1,4 +1,5 @@
-"""The hook Codex runs for every event ctxrelay installs (``python -m ctxrelay.codex.hook``).
+"""The hook Codex runs for every event ctxrelay installs (``python -I -m
+ctxrelay.codex.hook``, :mod:`ctxrelay.codex.launcher`).
 
 Codex's hooks take one JSON payload on stdin and answer JSON (or nothing) on stdout;
 the dispatch is the core's (:func:`ctxrelay.hooks.dispatch.run`), the events and the

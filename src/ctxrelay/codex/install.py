@@ -91,9 +91,11 @@ def hooks_config(command: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def choose_command(command: str | None = None) -> str:
-    """The hook command to install: ``command`` when given, else this environment's
-    fastest that works. Each is run on real payloads of every event first; one that does
-    not work is a :class:`ConfigError`, and nothing is written."""
+    """The hook command to install: ``command`` when given, else the first of this
+    environment's that works. Each is run on real payloads of every event first (the
+    ``PreToolUse`` ones include a command only the guard's shell parser judges); one that
+    does not work is a :class:`ConfigError`, and nothing is written."""
+    from ctxrelay.claude.probe import NO_PARSER
     from ctxrelay.codex import launcher, probe
 
     candidates = [command] if command is not None else launcher.hook_candidates()
@@ -106,6 +108,11 @@ def choose_command(command: str | None = None) -> str:
         failures.append(f"{bad[0].kind}: {bad[0].detail}")
     if command is not None:
         raise ConfigError(f"the hook command {command!r} does not work ({failures[0]})")
+    if NO_PARSER in failures[0]:
+        raise ConfigError(
+            f"this environment's ctxrelay hook works only in part, nothing was written: "
+            f"{failures[0]}"
+        )
     raise ConfigError(
         f"this environment cannot run ctxrelay's Codex hook ({failures[0]}); reinstall "
         "ctxrelay, or pass --command with a hook command that works"

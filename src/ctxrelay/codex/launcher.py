@@ -2,32 +2,31 @@
 by absolute path, so the hook works whatever ``PATH`` Codex sees.
 
 Codex starts a hook command through the shell (its quoting holds: verified on 0.171.0,
-``docs/codex-facts.md``), like Claude Code, so the ways to start ctxrelay are the Claude
-host's (:mod:`ctxrelay.claude.launcher`): the interpreter isolated (``-I -S``, ctxrelay's
-import root appended to ``sys.path``), else ``python -m``. Install keeps the first that
-answers a real payload (:func:`ctxrelay.codex.probe.check_hook`).
+``docs/codex-facts.md``), like Claude Code, so the hook starts as the Claude host's
+second way does (:func:`ctxrelay.claude.launcher.module_hook`): ``python -I -m
+ctxrelay.codex.hook``, with ``site`` and so the environment's ``site-packages`` (the
+``guard`` extra's parser). There is no console script for it: ``bench/hooks.py``
+measures ``python -I -m`` within a millisecond or two of the Claude hook's console script.
+Install keeps the command once it answers real payloads, one of them a command only the
+parser can judge (:func:`ctxrelay.codex.probe.check_hook`).
 """
 
 from __future__ import annotations
 
-import shlex
-
-from ctxrelay.claude.launcher import package_root, python
+from ctxrelay.claude.launcher import module_hook
 
 __all__ = ["HOOK_MODULE", "hook_candidates", "is_ours"]
 
 HOOK_MODULE = "ctxrelay.codex.hook"
 """The module every installed command runs; how install, uninstall and doctor know a
-hook of ctxrelay's in a ``hooks.json`` shared with the user's own."""
+hook of ctxrelay's in a ``hooks.json`` shared with the user's own (this version's
+``python -I -m ctxrelay.codex.hook`` and an earlier one's ``python -I -S -c '… from
+ctxrelay.codex.hook import run; run()'`` alike)."""
 
 
 def hook_candidates() -> list[str]:
-    """The hook commands of this environment, fastest first."""
-    interpreter = shlex.quote(str(python()))
-    where = str(package_root())
-    literal = repr(where) if set(where) & {'"', "'", "\\"} else f'"{where}"'
-    code = f"import sys; sys.path.append({literal}); from {HOOK_MODULE} import run; run()"
-    return [f"{interpreter} -I -S -c {shlex.quote(code)}", f"{interpreter} -m {HOOK_MODULE}"]
+    """The hook commands of this environment, in the order install tries them."""
+    return [module_hook(HOOK_MODULE)]
 
 
 def is_ours(command: object) -> bool:

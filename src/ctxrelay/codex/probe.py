@@ -5,7 +5,9 @@ only way to see one fail.
 
 Codex starts a hook through the shell in the session's directory with one JSON payload
 on stdin, as Claude Code does (:func:`ctxrelay.claude.probe.run_as_claude_code`); each
-probe runs in a throwaway directory with its own ``CTXRELAY_STATE_DIR``.
+probe runs in a throwaway directory with its own ``CTXRELAY_STATE_DIR``. As on Claude
+Code, the ``PreToolUse`` probe sends a command only the guard's shell parser can judge
+(:data:`ctxrelay.claude.probe.PARSER_COMMAND`) beside the plain ``cat big.txt``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
-from ctxrelay.claude.probe import Check, denied, run_as_claude_code
+from ctxrelay.claude.probe import (
+    PARSER_COMMAND,
+    PARSER_DIR,
+    Check,
+    denied,
+    no_parser,
+    run_as_claude_code,
+)
 
 __all__ = ["PROBE_SESSION", "check_hook", "sample_payload"]
 
@@ -58,14 +67,18 @@ def _last_line(text: str) -> str:
 
 def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Check:
     """Run ``command`` on a real payload of ``event``: a ``PreToolUse`` for ``cat`` of a
-    file over the print bound must come back denied and one for a small file allowed;
-    the other events must answer nothing; garbage must exit 0 with nothing on stdout.
-    ``ms`` is the median of ``runs`` runs of the main payload."""
+    file over the print bound must come back denied, so must one for
+    :data:`~ctxrelay.claude.probe.PARSER_COMMAND` (the same file in a subdirectory), and
+    one for a small file allowed; the other events must answer nothing; garbage must exit
+    0 with nothing on stdout. ``ms`` is the median of ``runs`` runs of the main payload."""
     kind = f"{event} hook"
     with tempfile.TemporaryDirectory(prefix="ctxrelay-codex-probe-") as tmp:
         root = Path(tmp)
         lines = CODEX_PRINT_MAX_BYTES // 10 + 1
-        (root / "big.txt").write_text("".join(f"line {i:05d}\n" for i in range(lines)))
+        big = "".join(f"line {i:05d}\n" for i in range(lines))
+        (root / "big.txt").write_text(big)
+        (root / PARSER_DIR).mkdir()
+        (root / PARSER_DIR / "big.txt").write_text(big)
         (root / "small.txt").write_text("hello\n")
         env = dict(os.environ, CTXRELAY_STATE_DIR=str(root / ".state"))
         times: list[float] = []
@@ -90,6 +103,13 @@ def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Che
                 return Check(kind, command, False, f"it answered {_last_line(ran.stdout)}")
             times.append(ran.seconds)
         if event == "PreToolUse":
+            parsed = sample_payload(event, root, PARSER_COMMAND)
+            ran = run_as_claude_code(command, json.dumps(parsed), cwd=root, env=env)
+            if not denied(ran.stdout):
+                what = _last_line(ran.stderr) if ran.stderr.strip() else _last_line(ran.stdout)
+                if ran.returncode != 0:
+                    what = f"exit {ran.returncode}: {what}"
+                return Check(kind, command, False, no_parser(command, what))
             small = sample_payload(event, root, "cat small.txt")
             ran = run_as_claude_code(command, json.dumps(small), cwd=root, env=env)
             if ran.returncode != 0 or ran.stdout.strip():
@@ -99,7 +119,8 @@ def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Che
             return Check(kind, command, False, "it does not fail open on malformed input")
     ms = round(statistics.median(times) * 1000, 1)
     detail = (
-        "'cat big.txt' came back denied, a small file passed; bad input is ignored"
+        f"'cat big.txt' and '{PARSER_COMMAND}' came back denied, a small file passed; "
+        "bad input is ignored"
         if event == "PreToolUse"
         else "it answers a real payload; bad input is ignored"
     )

@@ -50,20 +50,22 @@ def _parser() -> ArgumentParser:
 
 
 def _show(report: Report) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
-    out = console()
+    out = console()  # its sentences hold paths and commands ("ctxrelay[guard]"): escaped
     minimum = ".".join(map(str, MODS_MIN_VERSION))
     if report.claude_version is None:
         out.print("Claude Code: not found.")
     else:
         loads = "loads mods" if report.mods else f"cannot load mods (they need {minimum})"
         out.print(
-            f"Claude Code {report.claude_version} ({report.claude_cli}) {loads}.", soft_wrap=True
+            escape(f"Claude Code {report.claude_version} ({report.claude_cli}) {loads}."),
+            soft_wrap=True,
         )
     for found in report.installed:
         kind = "as a plugin in" if found.where == "plugin" else f"in the {found.where} settings"
-        out.print(f"ctxrelay is installed {kind} {found.path}.", soft_wrap=True)
+        out.print(escape(f"ctxrelay is installed {kind} {found.path}."), soft_wrap=True)
     if report.checks:
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("command")
@@ -75,12 +77,12 @@ def _show(report: Report) -> None:
                 check.kind,
                 "yes" if check.ok else "NO",
                 "" if check.ms is None else f"{check.ms:.0f}",
-                check.detail,
+                escape(check.detail),
             )
         out.print(table)
         for check in report.checks:
             what = "MCP server" if check.kind == "mcp" else check.kind
-            out.print(f"The {what} runs: {check.command}", soft_wrap=True)
+            out.print(escape(f"The {what} runs: {check.command}"), soft_wrap=True)
     hook, ratio = report.hook, report.hook_ratio
     if hook is not None and hook.ms is not None and ratio is not None:
         out.print(
@@ -97,13 +99,13 @@ def _show(report: Report) -> None:
             where = "set by CTXRELAY_MAIN_HANDOVER"
         elif report.mode_source in ("project", "user"):
             where = f"set in the {report.mode_source} config"
-        out.print(f"The handoff mode is {report.mode} ({where}).", soft_wrap=True)
+        out.print(escape(f"The handoff mode is {report.mode} ({where})."), soft_wrap=True)
     if report.slider:
-        out.print(f"{report.slider[0].upper()}{report.slider[1:]}.", soft_wrap=True)
+        out.print(escape(f"{report.slider[0].upper()}{report.slider[1:]}."), soft_wrap=True)
     for note in report.notes:
-        out.print(f"Note: {note}.", soft_wrap=True)
+        out.print(escape(f"Note: {note}."), soft_wrap=True)
     for problem in report.problems:
-        out.print(f"Problem: {problem}.", soft_wrap=True)
+        out.print(escape(f"Problem: {problem}."), soft_wrap=True)
     out.print("Everything works." if report.ok else "Something is wrong: see the problems above.")
 
 

@@ -43,9 +43,11 @@ server 'ctxrelay' (session_history) in the project's .mcp.json, approved and all
 the settings; a user install prints the one command that registers it.
 
 The hooks, the statusline and the skill run the ctxrelay of the environment that runs
-install, by absolute path, so they work whatever PATH Claude Code sees; the hook starts
-the fastest way that works here. Install runs each command on a real payload first and
-fails, changing nothing, when one does not work. --command and --ctxrelay override them
+install, by absolute path, so they work whatever PATH Claude Code sees; the hook is its
+ctxrelay-hook console script (else python -I -m ctxrelay.claude.hook). Install runs each
+command on real payloads first (for the hook, one only the guard's shell parser can
+judge: the guard extra must be installed here) and fails, changing nothing, when one
+does not work. --command and --ctxrelay override them
 (e.g. --command ctxrelay-hook --ctxrelay ctxrelay for a settings file shared by people
 who each have ctxrelay on PATH)."""
 

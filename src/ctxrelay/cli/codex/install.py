@@ -23,8 +23,10 @@ examples:
   ctxrelay codex install --project-dir ../app     # another project
   ctxrelay codex install --user                   # every project: $CODEX_HOME/hooks.json
 
-The hooks run this environment's ctxrelay by absolute path; install runs each on a real
-payload first and changes nothing when one does not work (--command overrides it). Our
+The hooks run this environment's ctxrelay by absolute path (python -I -m
+ctxrelay.codex.hook); install runs each on real payloads first (one only the guard's
+shell parser can judge: the guard extra must be installed here) and changes nothing
+when one does not work (--command overrides it). Our
 groups are appended, so your own hooks and their trust stay as they are; the file as it
 was is recorded beside it (ctxrelay-install.json) for uninstall. Codex loads a project's
 .codex/ only in a project you trust in Codex: ctxrelay never trusts a project for you.
