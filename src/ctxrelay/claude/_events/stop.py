@@ -44,6 +44,7 @@ from ctxrelay.claude import _state
 from ctxrelay.claude._events import _stamp
 from ctxrelay.claude._limit import refresh
 from ctxrelay.claude._state import HOST
+from ctxrelay.hooks.state import ONCE, claim
 
 # The config and the handoff files are imported by the functions that use them: most
 # turns end with nothing to do (:func:`_quiet` answers those without them).
@@ -366,7 +367,7 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
         if not fired:
             return None
         triggers = sorted(fired)
-        new = [t for t in triggers if _claim(data, f"{mode}:{t.value}")]
+        new = [t for t in triggers if claim(data, f"{mode}:{t.value}")]
         if not new:
             return None
         if mode == "manual":
@@ -392,17 +393,6 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
     return doc.update(lambda data: _mod_channel.relay(data, decide(data), mode))
 
 
-def _claim(data: dict[str, Any], flag: str) -> bool:
-    flags = data.get("once")
-    if not isinstance(flags, list):
-        flags = []
-    if flag in flags:
-        return False
-    flags.append(flag)
-    data["once"] = flags
-    return True
-
-
 def _end_episode(data: dict[str, Any]) -> None:
-    data.pop("once", None)
+    data.pop(ONCE, None)  # every hint of the episode may come again in the next
     data["episode"] = int(data.get("episode", 0)) + 1
