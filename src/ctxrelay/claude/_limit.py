@@ -209,9 +209,9 @@ def _handoff_path(session_id: str, project: Path) -> Path:
     doc = _state.session_state(session_id)
 
     def choose(data: dict[str, Any]) -> str:
-        job = data.get("handoff")
-        if isinstance(job, dict) and job.get("phase") == "writing" and job.get("path"):
-            return str(job["path"])
+        job = _state.handoff_job(data)
+        if job is not None and job.writing and job.path:
+            return job.path
         current = data.get("limit_path")
         if isinstance(current, str) and not Path(current).exists():
             return current

@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.errors import CtxrelayError, MissingExtraError
+
+if TYPE_CHECKING:
+    from ctxrelay.hooks.job import HandoffJob
 
 __all__ = ["CONTINUE_PROMPT", "MAX_SESSIONS", "DriverOptions", "Emit", "RunOutcome", "run_task"]
 
@@ -105,11 +108,10 @@ def _record_window(result: Any) -> None:
             _state.record_window(result.session_id, model, window)
 
 
-def _handoff_job(session_id: str) -> dict[str, Any]:
+def _handoff_job(session_id: str) -> HandoffJob | None:
     from ctxrelay.claude import _state
 
-    job = _state.session_state(session_id).get("handoff")
-    return job if isinstance(job, dict) else {}
+    return _state.handoff_job(_state.session_state(session_id).read())
 
 
 async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
@@ -159,16 +161,16 @@ async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
             )
             nudges = 0
             job = _handoff_job(session_id)
-            while job.get("phase") == "writing" and nudges < _MAX_NUDGES:
+            while job is not None and job.writing and nudges < _MAX_NUDGES:
                 nudges += 1
                 result = await _turn(client, CONTINUE_PROMPT, sdk, emit, index)
                 last_text = result.result
                 job = _handoff_job(session_id)
-        if job.get("phase") != "ready":
+        if job is None or not job.ready:
             status = "completed" if not result.is_error else "error"
             emit({"event": "end", "status": status, "sessions": sessions, "handoffs": handoffs})
             return RunOutcome(status, sessions, handoffs, last_text)
-        path = Path(str(job["path"]))
+        path = Path(str(job.path))
         found = handoff.read_handoff(path)
         if found is None:
             raise CtxrelayError(f"the handoff file {path} is gone or empty; nothing to resume")

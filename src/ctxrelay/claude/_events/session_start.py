@@ -37,6 +37,8 @@ from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 # The config, the handoff files and the policy core are imported by the functions that
 # use them: a startup whose seed stamp holds needs none of them.
 if TYPE_CHECKING:
+    from typing import Any
+
     from ctxrelay.claude import handoff
     from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
 
@@ -148,7 +150,7 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     """Whether the handoff ``name`` belongs to the chain of ``previous``, the session a
     ``/clear`` just replaced: it wrote the file, was asked to, was offered it, or had it
     injected and was cleared before its first request."""
-    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.claude._state import handoff_job, session_doc, session_doc_path
     from ctxrelay.hooks.chain import ChainLink
     from ctxrelay.hooks.state import read_document
 
@@ -156,22 +158,30 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
         return False
     if isinstance(writer, ChainLink) and writer.session_id == previous.session_id:
         return True
-    doc = read_document(session_doc_path(previous.session_id))
-    job = doc.get("handoff")
-    asked = job.get("path") if isinstance(job, dict) else None
+    data = read_document(session_doc_path(previous.session_id))
+    doc, job = session_doc(data), handoff_job(data)
+    asked = job.path if job is not None else None
     return name in (doc.get("offered"), doc.get("injected")) or (
-        isinstance(asked, str) and os.path.basename(asked) == name
+        asked is not None and os.path.basename(asked) == name
     )
 
 
-def _offered(data: dict[str, object], name: str, own: bool) -> None:
+def _offered(data: dict[str, Any], name: str, own: bool) -> None:
     """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
     resumed (after a crash) is not cleared by the mod after the user's next prompt: that
     prompt would be lost to the fresh session. The user runs ``/clear``."""
-    data["offered"] = name
-    job = data.get("handoff")
-    if own and isinstance(job, dict) and os.path.basename(str(job.get("path"))) == name:
-        data["handoff"] = {**job, "phase": "ready", "automod": "offered"}
+    from ctxrelay.claude._state import handoff_job, session_doc, set_handoff_job
+    from ctxrelay.hooks.job import HandoffPhase
+
+    session_doc(data)["offered"] = name
+    job = handoff_job(data)
+    if (
+        own
+        and job is not None
+        and job.phase is not HandoffPhase.USED  # used: another session started from it
+        and os.path.basename(str(job.path)) == name
+    ):
+        set_handoff_job(data, job.offered())
 
 
 def project_of(payload: SessionStartPayload) -> str:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import HookAnswer, StopPayload
     from ctxrelay.claude.config import ClaudeConfig
     from ctxrelay.hooks.chain import ChainLink
+    from ctxrelay.hooks.job import HandoffJob
     from ctxrelay.hooks.state import StateFile
 
 __all__ = [
@@ -201,10 +202,10 @@ def _quiet(payload: StopPayload) -> bool:
         return False
     if doc.get("injected"):
         return False  # a fresh session: has its first request gone out with the handoff?
-    job = doc.get("handoff")
-    if isinstance(job, dict) and job.get("phase") == "writing":
+    job = _state.handoff_job(doc)
+    if job is not None and job.writing:
         return False
-    if isinstance(job, dict) and job.get("phase") == "ready" and job.get("automod") is None:
+    if job is not None and job.ready and job.automod is None:
         return False  # the auto-handoff mod has not been told who clears (_mod_channel.relay)
     if stamp.get("mode") == "off":
         return True
@@ -410,10 +411,8 @@ def _settle_injected(doc: StateFile, project: Path) -> None:
 def _decide(data: dict[str, Any], turn: _Turn) -> HookAnswer | None:
     """The Stop's decision, inside the locked update of the session's document."""
     _record_turn(data, turn)
-    job = data.get("handoff")
-    if not isinstance(job, dict):
-        job = None
-    if job is not None and job.get("phase") == "writing":
+    job = _state.handoff_job(data)
+    if job is not None and job.writing:
         return _wait_for_file(data, job, turn)
     if turn.written is not None:
         _found(data, turn.written, turn)
@@ -432,7 +431,7 @@ def _record_turn(data: dict[str, Any], turn: _Turn) -> None:
         data["stop_quiet"] = {**turn.stamp, "recorded": data.get("window")}
 
 
-def _wait_for_file(data: dict[str, Any], job: dict[str, Any], turn: _Turn) -> HookAnswer | None:
+def _wait_for_file(data: dict[str, Any], job: HandoffJob, turn: _Turn) -> HookAnswer | None:
     """The running job: the file is written (ready, or used already), or one more turn
     is waited, or the write prompt goes out again, or the hook gives up."""
     from pathlib import Path
@@ -441,49 +440,46 @@ def _wait_for_file(data: dict[str, Any], job: dict[str, Any], turn: _Turn) -> Ho
     from ctxrelay.hooks import chain as _chain
 
     project = turn.project
-    done = _ready(job.get("path")) or turn.written
+    done = _ready(job.path) or turn.written
     if done is not None and handoff.consumed(project, done.name):
         # Written, then a restart: another session started from it before this
         # Stop saw it. Nothing is left to clear for.
         _chain.record_written(project, done.name, turn.me)
         _end_episode(data)
-        data["handoff"] = {**job, "phase": "used", "path": str(done)}
+        _state.set_handoff_job(data, job.used(str(done)))
         return None
     if done is not None:
         _chain.record_written(project, done.name, turn.me)
         _end_episode(data)
-        data["handoff"] = {**job, "phase": "ready", "path": str(done)}
+        _state.set_handoff_job(data, job.written(str(done)))
         return {"systemMessage": ready_text(done)}
-    waited = int(job.get("waited", 0)) + 1
-    retries = int(job.get("retries", 0))
-    if waited < HANDOFF_WAIT_TURNS:
-        data["handoff"] = {**job, "waited": waited}
+    if job.waiting().waited < HANDOFF_WAIT_TURNS:
+        _state.set_handoff_job(data, job.waiting())
         return None
-    if retries < HANDOFF_RETRY_MAX:
-        data["handoff"] = {**job, "waited": 0, "retries": retries + 1}
+    if job.retries < HANDOFF_RETRY_MAX:
+        _state.set_handoff_job(data, job.retried())
         prompt = handoff.write_prompt(
-            Path(str(job["path"])),
-            reason=str(job.get("reason", "the handoff is due")),
+            Path(str(job.path)),
+            reason=job.reason or "the handoff is due",
             retry=True,
         )
         return write_answer(prompt)
-    data["handoff"] = {**job, "phase": "failed", "waited": waited}
-    return {"systemMessage": failed_text(retries + 1)}
+    _state.set_handoff_job(data, job.failed())
+    return {"systemMessage": failed_text(job.retries + 1)}
 
 
 def _found(data: dict[str, Any], written: Path, turn: _Turn) -> None:
     """A handoff written this turn with no job asking for it (the skill, or Claude on
     its own) ends the episode."""
     from ctxrelay.hooks import chain as _chain
+    from ctxrelay.hooks.job import HandoffJob
 
     _chain.record_written(turn.project, written.name, turn.me)
     _end_episode(data)
-    data["handoff"] = {"phase": "ready", "path": str(written)}
+    _state.set_handoff_job(data, HandoffJob.found(str(written)))
 
 
-def _on_triggers(
-    data: dict[str, Any], job: dict[str, Any] | None, turn: _Turn
-) -> HookAnswer | None:
+def _on_triggers(data: dict[str, Any], job: HandoffJob | None, turn: _Turn) -> HookAnswer | None:
     """The triggers that fired, each kind once per episode: the hint (manual), the ready
     handoff named again, or a new job (auto)."""
     if not turn.fired:
@@ -494,27 +490,22 @@ def _on_triggers(
         return None
     if turn.mode == "manual":
         return {"systemMessage": hint_text(new, turn.tokens, turn.window, point=turn.point)}
-    if job is not None and job.get("phase") == "ready" and _ready(job.get("path")):
+    if job is not None and job.ready and _ready(job.path):
         from pathlib import Path
 
-        return {"systemMessage": still_ready_text(Path(str(job["path"])))}
+        return {"systemMessage": still_ready_text(Path(str(job.path)))}
     return _start_job(data, new, turn)
 
 
 def _start_job(data: dict[str, Any], new: list[MainTrigger], turn: _Turn) -> HookAnswer:
     """Auto mode: reserve the file, record who is asked to write it, and ask."""
     from ctxrelay.claude import handoff
+    from ctxrelay.hooks.job import HandoffJob
 
     reason = "; ".join(reason_text(t, turn.tokens, turn.window, turn.point) for t in new)
     path = handoff.new_handoff_path(turn.project)
-    data["handoff"] = {
-        "phase": "writing",
-        "path": str(path),
-        "reason": reason,
-        "waited": 0,
-        "retries": 0,
-        "triggers": [t.value for t in new],
-    }
+    job = HandoffJob.asked(str(path), reason=reason, triggers=tuple(t.value for t in new))
+    _state.set_handoff_job(data, job)
     handoff.record_reserved(turn.project, path, turn.me)
     return write_answer(handoff.write_prompt(path, reason=reason))
 
