@@ -19,6 +19,12 @@ offered:
   injected the same way, with one line saying so; in manual mode one line on how to
   continue from it (``/clear``) or drop it. When the session resumed is the one that
   wrote the file, it is not injected into its own writer: the line says to ``/clear``.
+  While the handoff is in flight in another session that still runs (its writer, asked
+  to write it or done and not cleared; or a fresh session it was injected into, before
+  its first request), nothing is offered: it is that chain's. Whether a session runs is
+  whether the Claude Code process its last start recorded (``claude_pid`` in its
+  document) is alive and runs it now (:func:`ctxrelay.hooks.chain.running`), so after a
+  crash of that process any start takes the handoff again.
 
 Injecting does not consume the file: the session that got it has started from it once its
 first request went out with it (read off its transcript at its ``Stop`` or at the next
@@ -31,7 +37,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ctxrelay.claude._state import HOST
+from ctxrelay.claude._state import HOST, session_doc
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 
 # The config, the handoff files and the policy core are imported by the functions that
@@ -92,8 +98,19 @@ def _seeded(payload: SessionStartPayload) -> bool:
     path = session_doc_path(session_id)
     if read_document(path).get("window") != found.get("recorded"):
         return False  # the statusline recorded this session's window: the full path
-    update_document(path, lambda data: data.update(seed))
+    update_document(path, lambda data: _seed_into(data, seed))
     return True
+
+
+def _seed_into(data: dict[str, Any], seed: dict[str, Any]) -> None:
+    """The seed, and the Claude Code process that runs the session now (a later start
+    asks whether it still does: :func:`_live`)."""
+    data.update(seed)
+    pid = _claude_pid()
+    if pid is None:
+        data.pop("claude_pid", None)
+    else:
+        session_doc(data)["claude_pid"] = pid
 
 
 def _cache_limit(
@@ -116,9 +133,9 @@ def _cache_limit(
     doc = _state.session_state(session_id)
     recorded = doc.get("window")
     window = context_window_for(None, configured or _state.recorded_window(session_id, None))
-    seed: dict[str, object] = {}
+    seed: dict[str, Any] = {}
     refresh(seed, window, mode)
-    doc.update(lambda data: data.update(seed))
+    doc.update(lambda data: _seed_into(data, seed))
     if isinstance(cwd, str) and not recorded:
         found = _stamp.stamp(cwd, Path(str(project)), seed=seed, recorded=recorded)
         update_document(_seed_path(cwd), lambda data: data.update(found))
@@ -164,6 +181,36 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     return name in (doc.get("offered"), doc.get("injected")) or (
         asked is not None and os.path.basename(asked) == name
     )
+
+
+def _live(link: object) -> bool:
+    """Whether the Claude Code session ``link`` still runs: the process its last start
+    recorded (``claude_pid``) is alive and runs it now (not killed, not cleared since)."""
+    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.hooks.chain import ChainLink, running
+    from ctxrelay.hooks.state import read_document
+
+    if not isinstance(link, ChainLink) or link.host != HOST:
+        return False
+    pid = session_doc(read_document(session_doc_path(link.session_id))).get("claude_pid")
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return False  # started before the pid was recorded, or with no CLAUDE_PID
+    now = running(HOST, pid)
+    return now is not None and now.session_id == link.session_id
+
+
+def _in_flight(project: object, name: str, writer: object, session_id: str) -> bool:
+    """Whether the handoff ``name`` belongs to another session that still runs: its
+    writer (asked to write it, or wrote it, and not cleared since), or a fresh session it
+    was injected into that has not started from it yet. A start elsewhere leaves it to
+    them; once their process is gone (a crash) it is any start's again."""
+    from pathlib import Path
+
+    from ctxrelay.claude import handoff
+    from ctxrelay.hooks.chain import ChainLink
+
+    links = [writer, *handoff.injected_into(Path(str(project)), name)]
+    return any(_live(x) for x in links if isinstance(x, ChainLink) and x.session_id != session_id)
 
 
 def _offered(data: dict[str, Any], name: str, own: bool) -> None:
@@ -248,6 +295,8 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if source == "clear":
         if not _belongs(project, name, previous, writer):
             return None  # another chain's handoff: an unrelated /clear never takes it
+    elif _in_flight(project, name, writer, session_id):
+        return None  # another session's handoff in flight: its chain takes it
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
         from ctxrelay.claude._state import session_state
 
