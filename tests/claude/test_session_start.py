@@ -418,3 +418,21 @@ def test_a_writer_whose_process_runs_another_session_now_holds_nothing(
     _chain.record_process(writer_process.pid, project, _chain.ChainLink("claude", "x", "x"))
     _as_process(monkeypatch, os.getpid())
     assert str(path) in _context(_start(project, "startup", "second"))
+
+
+def test_the_drivers_fresh_session_is_given_the_file_it_names(
+    project: Path, monkeypatch: pytest.MonkeyPatch, writer_process: subprocess.Popen[bytes]
+) -> None:
+    path = _write(project, "# Handoff\n## Next step\nrun it\n")
+    monkeypatch.setenv(handoff.RESUME_ENV, str(project / "elsewhere.md"))
+    assert _start(project, "startup", "s1") == {"systemMessage": session_start.offer_text(path)}
+    # ctxrelay claude run names the file: injected whatever the mode (manual here).
+    monkeypatch.setenv(handoff.RESUME_ENV, str(path))
+    _as_process(monkeypatch, writer_process.pid)
+    assert str(path) in _context(_start(project, "startup", "fresh-1"))
+    # A claude run inside that session inherits the variable: the usual rules, and the
+    # handoff is fresh-1's while it runs.
+    _as_process(monkeypatch, os.getpid())
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    assert _start(project, "startup", "nested") is None
+    assert [x.session_id for x in handoff.injected_into(project, path.name)] == ["fresh-1"]

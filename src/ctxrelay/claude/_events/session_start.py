@@ -26,6 +26,10 @@ offered:
   document) is alive and runs it now (:func:`ctxrelay.hooks.chain.running`), so after a
   crash of that process any start takes the handoff again.
 
+A fresh session ``ctxrelay claude run`` starts after a handoff names the file in
+:data:`ctxrelay.claude.handoff.RESUME_ENV`; its ``startup`` injects that file whatever
+the mode, as the writer's ``/clear`` would.
+
 Injecting does not consume the file: the session that got it has started from it once its
 first request went out with it (read off its transcript at its ``Stop`` or at the next
 start), so a crash before that leaves the file for the next start. Mode ``off`` and
@@ -43,6 +47,7 @@ from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 # The config, the handoff files and the policy core are imported by the functions that
 # use them: a startup whose seed stamp holds needs none of them.
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from ctxrelay.claude import handoff
@@ -213,6 +218,25 @@ def _in_flight(project: object, name: str, writer: object, session_id: str) -> b
     return any(_live(x) for x in links if isinstance(x, ChainLink) and x.session_id != session_id)
 
 
+def _continued(project: object) -> Path | None:
+    """The handoff ``ctxrelay claude run`` starts this session from, named by
+    :data:`ctxrelay.claude.handoff.RESUME_ENV`: a handoff file of this project that no
+    session has started from or been given yet (a ``claude`` run inside the session
+    inherits the variable, and gets the usual rules)."""
+    from pathlib import Path
+
+    from ctxrelay.claude import handoff
+
+    text = os.environ.get(handoff.RESUME_ENV)
+    folder = Path(str(project))
+    if not text or not handoff.is_handoff_path(folder, text):
+        return None
+    path = Path(text) if os.path.isabs(text) else folder / text
+    if handoff.consumed(folder, path.name) or handoff.injected_into(folder, path.name):
+        return None
+    return path
+
+
 def _offered(data: dict[str, Any], name: str, own: bool) -> None:
     """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
     resumed (after a crash) is not cleared by the mod after the user's next prompt: that
@@ -284,7 +308,8 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
         return None
     handoff.settle(project)
-    path = handoff.latest_unconsumed(project)
+    chosen = _continued(project) if source == "startup" else None
+    path = chosen or handoff.latest_unconsumed(project)
     if path is None:
         return None
     name = path.name
@@ -292,7 +317,9 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if writer is not None and _chain.written_by(project, name) is None:
         _chain.record_written(project, name, writer)  # the Stop that saw it never ran
     me = _chain.ChainLink(HOST, session_id, transcript)
-    if source == "clear":
+    if chosen is not None:
+        pass  # ctxrelay claude run's fresh session: the chain's next, as at /clear
+    elif source == "clear":
         if not _belongs(project, name, previous, writer):
             return None  # another chain's handoff: an unrelated /clear never takes it
     elif _in_flight(project, name, writer, session_id):
