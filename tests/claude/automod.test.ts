@@ -53,6 +53,40 @@ async function restore($, world, text) {
   await $.prompt.change({ text: world.box, cursor: world.box.length, origin: { kind: 'engine' } })
 }
 
+test('a prompt typed while the Stop hooks run is held when they start a handoff', async ($, on) => {
+  const { world } = engine(on)
+  const stopping = stop($)
+  await world.reached
+  const typed = $.prompt.submit({ text: 'early', ...TYPED })
+  world.answer = { additionalContext: [HOLD] }
+  world.open()
+  expect(await stopping).toEqual({ additionalContext: ['Write the handoff file.'] })
+  expect(await typed).toEqual({ drop: expect.stringContaining('held until') })
+  expect(world.entered).toEqual([])
+})
+
+test('a prompt typed while the Stop hooks run goes on once they start none', async ($, on) => {
+  const { world } = engine(on)
+  const stopping = stop($)
+  await world.reached
+  const typed = $.prompt.submit({ text: 'early', ...TYPED })
+  world.open()
+  await stopping
+  expect(await typed).toEqual({ text: 'early' })
+  expect(world.entered).toEqual(['early'])
+})
+
+test('a prompt waits on Stop hooks that never answer no longer than WAIT_MS', async ($, on) => {
+  const { world, clock } = engine(on)
+  const stopping = stop($)
+  await world.reached
+  const typed = $.prompt.submit({ text: 'early', ...TYPED })
+  await clock.advance(WAIT_MS)
+  expect(await typed).toEqual({ text: 'early' })
+  world.open()
+  await stopping
+})
+
 test('a held prompt leaves the box once the drop put it back, and only then', async ($, on) => {
   const { world } = engine(on)
   world.answer = { additionalContext: [HOLD] }

@@ -9,7 +9,8 @@
 //   {"act": "clear", "id", "prompt"}    the file is written: when the turn completes,
 //                                       run /clear, then submit `prompt`
 //
-// While a handoff is in flight, what the user types is held, kept in this plugin's store
+// While a handoff is in flight, what the user types is held (typed while the Stop hooks
+// run, it waits for their answer, which may start one), kept in this plugin's store
 // against a restart, and taken back out of the prompt box once the drop has put it back
 // there. The held prompts are submitted, in order, after the resume prompt, or at the
 // end of the turn when no clear follows; Claude Code draws each as "Prompt from the
@@ -23,11 +24,12 @@
 
 const MARK = '[ctxrelay-automod] '
 const DONE_KEEP = 20
-const WAIT_MS = 5000 // the longest a held prompt waits on its restore
+const WAIT_MS = 5000 // the longest a prompt waits on the Stop hooks, or on its restore
 
 let pending = null // {id, prompt}: clear and resume once the turn completes
 let holding = false // a handoff is in flight: the user's prompts wait
 let held = [] // the prompts held meanwhile, oldest first
+let stopping = null // while the Stop hooks run: settles once their answer is read
 let dropped = [] // held prompts the drop puts back in the box, to take out once there
 
 const entries = result =>
@@ -101,13 +103,20 @@ export function register(on) {
   })
 
   on('classic.Stop', async ($, e, next) => {
-    const result = await next(e)
-    for (const text of ours(result)) {
-      const job = JSON.parse(text.slice(MARK.length))
-      holding = true
-      if (job.act === 'clear') pending = { id: job.id, prompt: job.prompt }
+    let read
+    stopping = new Promise(resolve => (read = resolve))
+    try {
+      const result = await next(e)
+      for (const text of ours(result)) {
+        const job = JSON.parse(text.slice(MARK.length))
+        holding = true
+        if (job.act === 'clear') pending = { id: job.id, prompt: job.prompt }
+      }
+      return without(result)
+    } finally {
+      stopping = null
+      read()
     }
-    return without(result)
   }).catch(async ($, e, next) => without(await next(e))) // never let an entry through
 
   on('turn.complete', async ($, e, next) => {
@@ -123,7 +132,10 @@ export function register(on) {
   })
 
   on('prompt.submit', async ($, e, next) => {
-    if (!holding || e.command !== undefined || e.origin?.kind !== 'composer') return next(e)
+    if (e.command !== undefined || e.origin?.kind !== 'composer') return next(e)
+    if (!holding && stopping !== null) // their answer may start a handoff: wait for it
+      await Promise.race([stopping, $.clock.sleep(WAIT_MS, { signal: next.signal })])
+    if (!holding) return next(e)
     await heldNow($, [...held, e.text])
     dropped.push(e.text)
     $.clock.after(WAIT_MS, () => void takeBack($, e.text).catch(() => {}))
