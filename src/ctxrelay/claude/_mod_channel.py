@@ -12,8 +12,9 @@ it (the turn goes on with it); an entry that was only the mod's line is removed 
 (the turn ends):
 
 - ``{"act": "hold"}`` while the write prompt goes out: the mod holds what the user types
-  (and empties the prompt box) until the turn is over, and, if a clear follows, until
-  the resume prompt is in;
+  (and takes it back out of the prompt box) until the turn is over, and, if a clear
+  follows, until the resume prompt is in. A prompt typed while the Stop hooks still run
+  waits in the mod for this answer (5 s at most), so it is held too;
 - ``{"act": "clear", "id": <file>, "prompt": <text>}`` once, when the handoff is ready:
   the mod runs ``/clear`` when the turn completes, ``SessionStart`` injects the file into
   the fresh session, and the mod submits ``prompt``. The job's ``automod`` field records
