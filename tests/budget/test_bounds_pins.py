@@ -24,7 +24,7 @@ from ctxrelay.claude._snippet import (
     settings_env,
     snippet,
 )
-from ctxrelay.claude.hook import HANDLERS
+from ctxrelay.claude.host import CLAUDE
 
 PROJECT = Path(__file__).resolve().parents[2]
 PLUGIN = plugin_dir()
@@ -80,7 +80,7 @@ def test_the_snippet_hooks_equal_the_plugins_own_hooks() -> None:
     plugin_hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert plugin_hooks == hooks_config(plugin_hook_command)
     assert hooks_config() == snippet()["hooks"]
-    assert set(plugin_hooks) == set(HANDLERS), "every handled event runs the hook"
+    assert set(plugin_hooks) == set(CLAUDE.handlers), "every handled event runs the hook"
 
 
 def test_manifest_and_marketplace_agree() -> None:
@@ -95,7 +95,7 @@ def test_manifest_and_marketplace_agree() -> None:
 # Numbers in code under src/ that equal a bound but mean something else, with the reason.
 # A new entry here is a decision; a new copy of a bound is a bug.
 _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
-    ("claude/guard/_shell.py", 20_000): "VISIT_MAX: the shell parser's node budget",
+    ("hooks/guard/_shell.py", 20_000): "VISIT_MAX: the shell parser's node budget",
     ("claude/statusline.py", 1_000_000): "a million: the M of 1.2M",
     ("cli/sessions.py", 100_000): "how many sessions a prefix lookup lists",
     ("pricing.py", 1_000_000): "prices are USD per million tokens",

@@ -143,7 +143,7 @@ def test_malformed_payloads_get_one_stderr_line_and_no_stdout(
     assert out.getvalue() == ""
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith("ctxrelay-hook: ignored")
+    assert err.startswith("ctxrelay claude hook: ignored")
 
 
 def test_an_event_ctxrelay_does_not_answer_is_silent(capsys: pytest.CaptureFixture[str]) -> None:

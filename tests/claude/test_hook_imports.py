@@ -184,21 +184,9 @@ def test_once_per_turn_or_session(
     assert f"ctxrelay.claude._events.{event.lower().replace('start', '_start')}" in modules
 
 
-def test_a_quiet_turn_end(base: dict[str, Any], tmp_path: Path) -> None:
-    # The first Stop of a session takes the full path and leaves its stamp; a later turn
-    # that ends with nothing to do (no trigger, no handoff write) is answered from it.
-    stop = {**base, "hook_event_name": "Stop", "stop_hook_active": False}
-    assert run_hook(stop, tmp_path / "state")[0] == ""
-    answer, modules = run_hook(stop, tmp_path / "state")
-    assert answer == ""
-    _assert_absent(modules, NEVER_PACKAGES + PARSER)
-    assert "ctxrelay.claude._events.stop" in modules
-    assert "ctxrelay.hooks.job" not in modules  # a session that never had a handoff job
-
-
 def test_a_second_session_started_in_the_same_place(base: dict[str, Any], tmp_path: Path) -> None:
-    # The fixture's SessionStart took the full path and left the seed's stamp; the next
-    # session started in the same directory is seeded from it.
+    # A second session started in the same directory gets the same usable limit and mode
+    # as the first.
     other = "6f66b1c2-8d2e-4f3a-8b4c-2e3d4c5b6a71"
     start = {**base, "session_id": other, "hook_event_name": "SessionStart", "source": "startup"}
     answer, modules = run_hook(start, tmp_path / "state")

@@ -8,7 +8,7 @@ from typing import get_type_hints
 import pytest
 
 from ctxrelay.claude._events import _payloads
-from ctxrelay.claude.hook import HANDLERS
+from ctxrelay.claude.host import CLAUDE
 from tests.conftest import corpus_path
 
 TYPES: dict[str, type] = {
@@ -22,7 +22,7 @@ TYPES: dict[str, type] = {
 
 
 def test_every_handled_event_has_a_payload_type() -> None:
-    assert set(TYPES) == set(HANDLERS)
+    assert set(TYPES) == set(CLAUDE.handlers)
 
 
 @pytest.mark.parametrize("event", sorted(TYPES))

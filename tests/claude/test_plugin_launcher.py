@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.claude._snippet import PLUGIN_LAUNCHER, plugin_dir, plugin_hook_command
-from ctxrelay.claude.hook import HANDLERS
+from ctxrelay.claude.host import CLAUDE
 
 HOOK = Path(sys.executable).parent / "ctxrelay-hook"
 BARE_PATH = "/usr/bin:/bin"
@@ -66,7 +66,7 @@ def test_without_ctxrelay_hook_session_start_says_how_to_install_it(
     home: Path, tmp_path: Path
 ) -> None:
     assert (plugin_dir() / PLUGIN_LAUNCHER).is_file()
-    for event in HANDLERS:
+    for event in CLAUDE.handlers:
         done = run(event, home, tmp_path)
         assert done.returncode == 0, event
         assert done.stderr == "", event

@@ -331,18 +331,6 @@ def test_the_writer_resumed_is_left_for_the_user_to_clear(
     assert (job["phase"], job["automod"]) == ("ready", "offered")  # the mod is not told
 
 
-def test_the_quick_project_lookup_is_the_configs(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from ctxrelay.claude.config import project_dir_of
-
-    payload: dict[str, object] = {"cwd": str(project / "sub")}
-    assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
-    assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
-    assert os.path.join(".ctxrelay", "handoff") == str(handoff.HANDOFF_DIR)
-
-
 @pytest.fixture
 def writer_process() -> Iterator[subprocess.Popen[bytes]]:
     """The Claude Code process of the writer, in another terminal: alive until killed."""

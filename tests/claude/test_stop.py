@@ -377,17 +377,16 @@ def test_a_subagents_stop_leaves_the_notice_for_the_main_thread(
     assert "Subagent a1" in answer["systemMessage"]
 
 
-# -- the quiet turn end: answered from the last full Stop's stamp --------------------------
+# -- a turn end reads the settings afresh each time -------------------------------------
 
 
-def test_a_quiet_turn_end_sees_a_changed_window_setting(
+def test_a_turn_end_sees_a_changed_window_setting(
     project: Path, transcript: Transcript, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _turn(transcript, 50_000)
-    assert run_hook(stop_payload(transcript, project)) is None  # the full path: a stamp
-    assert _state.session_state(SESSION).get("stop_quiet") is not None
+    assert run_hook(stop_payload(transcript, project)) is None
     _turn(transcript, 51_000)
-    assert run_hook(stop_payload(transcript, project)) is None  # quiet
+    assert run_hook(stop_payload(transcript, project)) is None
     # A smaller window in the project's config: 52,000 tokens is over 60% of 80,000.
     set_value("context_window", "80000", project_dir=project)
     _turn(transcript, 52_000)
@@ -396,7 +395,7 @@ def test_a_quiet_turn_end_sees_a_changed_window_setting(
     assert "52,000 tokens, 65% of the 80,000-token window" in answer["systemMessage"]
 
 
-def test_a_quiet_turn_end_sees_the_environment_and_the_recorded_window(
+def test_a_turn_end_sees_the_environment_and_the_recorded_window(
     project: Path, transcript: Transcript, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _turn(transcript, 50_000)
@@ -413,7 +412,7 @@ def test_a_quiet_turn_end_sees_the_environment_and_the_recorded_window(
     assert _state.session_state(SESSION).get("usable_limit") == usable_limit(75_000)
 
 
-def test_a_quiet_turn_end_still_sees_a_completed_task_and_a_handoff_write(
+def test_a_turn_end_sees_a_completed_task_and_a_handoff_write(
     project: Path, transcript: Transcript
 ) -> None:
     _turn(transcript, 50_000)
@@ -430,7 +429,7 @@ def test_a_reply_written_150_ms_after_the_stop_hook_starts_is_the_one_read(
     # Under load Claude Code can start Stop before it has written the turn's last
     # response; the hook waits for the reply the payload names.
     _turn(transcript, AT - 10_000)
-    assert run_hook(stop_payload(transcript, project)) is None  # quiet: a stamp is left
+    assert run_hook(stop_payload(transcript, project)) is None
     transcript.prompt("go on")
     reply = "Part one of the widget is done."
     late = threading.Timer(0.15, lambda: transcript.assistant(context=AT, text=reply))

@@ -29,7 +29,7 @@ from ctxrelay.budget.bounds import (
     TURNS_LEFT_AT,
 )
 from ctxrelay.claude._snippet import plugin_dir
-from ctxrelay.claude.hook import HANDLERS
+from ctxrelay.claude.host import CLAUDE
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.e2e._claude import PROJECT_ROOT, claude_home, plugin_command, run_cli, texts
@@ -315,7 +315,7 @@ def test_the_marketplace_installs_the_plugin_and_its_agents_run_bounded(
     provides = validated.stdout
     for name in AGENT_MAX_TURNS:
         assert f"agents: ctxrelay:{name}" in provides
-    for event in HANDLERS:
+    for event in CLAUDE.handlers:
         assert f"hooks: {event}" in provides
     added = claude("plugin", "marketplace", "add", str(PROJECT_ROOT))
     assert added.returncode == 0, added.stdout + added.stderr

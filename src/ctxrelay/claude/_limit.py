@@ -23,6 +23,16 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.claude import _state, handoff
+from ctxrelay.claude._state import session_doc_path
+from ctxrelay.claude.config import load, project_dir_of
+from ctxrelay.claude.handoff import LAYOUT, is_handoff_path
+from ctxrelay.hooks.chain import ChainLink
+from ctxrelay.hooks.state import read_document
+from ctxrelay.transcripts import latest_context
+from ctxrelay.transcripts._hot import call_response, tail_context
+
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
@@ -59,8 +69,6 @@ def usable_limit(window: int) -> int:
     """The main session's usable limit for ``window`` (the policy core's reserve rule
     keeps a small configured window's reserve to a quarter of it). The slider does not
     move it, so nothing cached here depends on the threshold: Off still denies here."""
-    from ctxrelay.budget.triggers import main_budget
-
     return main_budget(window).usable_limit
 
 
@@ -77,8 +85,6 @@ def refresh(data: dict[str, Any], window: int, mode: str) -> None:
 
 
 def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> bool:
-    from ctxrelay.claude.handoff import is_handoff_path
-
     if tool in _WRITE_TOOLS:
         target = tool_input.get("file_path")
         return isinstance(target, str) and is_handoff_path(project, target)
@@ -110,9 +116,6 @@ def deny_reason(payload: PreToolUsePayload) -> str | None:
     if tool in ALLOWED_AT_LIMIT:
         return None
 
-    from ctxrelay.claude._state import session_doc_path
-    from ctxrelay.hooks.state import read_document
-
     cached = read_document(session_doc_path(session_id))
     if cached.get("limit_env", "") != _env_key():
         cached = {}
@@ -121,8 +124,6 @@ def deny_reason(payload: PreToolUsePayload) -> str | None:
     call = payload.get("tool_use_id")
     tokens: int | None
     if isinstance(call, str) and call:
-        from ctxrelay.transcripts._hot import call_response
-
         response = call_response(transcript, call)
         if response is None:
             # The response that made the call never reached the transcript within the
@@ -130,8 +131,6 @@ def deny_reason(payload: PreToolUsePayload) -> str | None:
             return None
         tokens, model, found = response[0], response[1], True
     else:  # an older Claude Code without tool_use_id: the newest response
-        from ctxrelay.transcripts._hot import tail_context
-
         tokens, model, found = tail_context(transcript)
     limit = cached.get("usable_limit")
     if found and (tokens is None or (isinstance(limit, int) and tokens < limit)):
@@ -152,8 +151,6 @@ def _full_check(
     model: str | None,
     found: bool,
 ) -> str | None:
-    from ctxrelay.claude.config import load, project_dir_of
-
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
     if _writes_handoff(project, tool, tool_input):
@@ -162,8 +159,6 @@ def _full_check(
     if cfg.main_handover == "off":
         return None
     if not found:  # the newest response is further back than the fast tail read
-        from ctxrelay.transcripts import latest_context
-
         try:
             reading = latest_context(transcript)
         except Exception:  # an unreadable transcript never blocks work
@@ -173,9 +168,6 @@ def _full_check(
         tokens, model = reading.context_tokens, reading.model
     if tokens is None:
         return None
-    from ctxrelay.budget.triggers import context_window_for
-    from ctxrelay.claude import _state
-
     configured = cfg.context_window or _state.recorded_window(session_id, model)
     window = context_window_for(model, configured)
     limit = usable_limit(window)
@@ -187,8 +179,6 @@ def _full_check(
 
 def limit_text(tokens: int, limit: int, window: int, path: Path) -> str:
     """The deny reason at the usable limit (reaches Claude as the tool result)."""
-    from ctxrelay.claude.handoff import LAYOUT
-
     return (
         f"[ctxrelay] Denied: the context is {tokens:,} tokens, at the usable limit of "
         f"{limit:,} (the {window:,}-token window less {window - limit:,} kept free). Further "
@@ -204,9 +194,6 @@ def _handoff_path(session_id: str, transcript: str, project: Path) -> Path:
     reserved once for this episode (so repeated denials name the same file), recorded as
     this session's to write (another session's start leaves it to this one)."""
     from pathlib import Path
-
-    from ctxrelay.claude import _state, handoff
-    from ctxrelay.hooks.chain import ChainLink
 
     doc = _state.session_state(session_id)
 

@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import Any
 
-if TYPE_CHECKING:
-    from typing import Any
-
-    from ctxrelay.claude._events._payloads import HookAnswer
+from ctxrelay.claude._state import handoff_job, set_handoff_job
+from ctxrelay.hooks.host import Answer
 
 __all__ = [
     "ATTENDED_ENV",
@@ -105,41 +104,21 @@ def not_loaded_text() -> str:
     )
 
 
-def _signal(answer: HookAnswer | None, job: dict[str, Any]) -> HookAnswer:
-    out: HookAnswer = answer.copy() if answer else {}
-    extra = out.get("hookSpecificOutput")
-    before = extra.get("additionalContext", "") if isinstance(extra, dict) else ""
-    line = MARK + json.dumps(job)
-    out["hookSpecificOutput"] = {
-        "hookEventName": "Stop",
-        "additionalContext": f"{before}\n\n{line}" if before else line,
-    }
-    return out
+def _signal(answer: Answer | None, job: dict[str, Any]) -> Answer:
+    """``answer`` with the mod's line after its prompt (the mod reads the Stop's
+    ``additionalContext``, :meth:`ctxrelay.claude.host.ClaudeHost.encode`)."""
+    return (answer or Answer()).with_prompt(MARK + json.dumps(job))
 
 
-def _continues(answer: HookAnswer | None) -> bool:
-    extra = answer.get("hookSpecificOutput") if answer else None
-    return isinstance(extra, dict) and bool(extra.get("additionalContext"))
-
-
-def _tell(answer: HookAnswer | None, text: str) -> HookAnswer:
-    out: HookAnswer = answer.copy() if answer else {}
-    shown = out.get("systemMessage")
-    out["systemMessage"] = f"{shown}\n{text}" if shown else text
-    return out
-
-
-def relay(data: dict[str, Any], answer: HookAnswer | None, mode: str) -> HookAnswer | None:
+def relay(data: dict[str, Any], answer: Answer | None, mode: str) -> Answer | None:
     """The Stop answer with what the mod must do added; called inside the Stop hook's
     locked update of the session's state ``data``, right after the handover decided
     ``answer``. Changes nothing outside auto mode."""
-    from ctxrelay.claude._state import handoff_job, set_handoff_job
-
     job = handoff_job(data)
     if mode != "auto" or job is None:
         return answer
     path = job.path
-    if job.writing and _continues(answer):
+    if job.writing and answer is not None and answer.prompt:
         return _signal(answer, {"act": "hold"}) if loaded() else answer
     if not job.ready or job.automod is not None or path is None:
         return answer
@@ -149,9 +128,8 @@ def relay(data: dict[str, Any], answer: HookAnswer | None, mode: str) -> HookAns
         set_handoff_job(data, job.told("absent"))
         if _attended() and not data.get("automod_told"):
             data["automod_told"] = True
-            return _tell(answer, not_loaded_text())
+            return (answer or Answer()).with_notice(not_loaded_text())
         return answer
     set_handoff_job(data, job.told("sent"))
-    out: HookAnswer = answer.copy() if answer else {}
-    out["systemMessage"] = cleared_text(path)
+    out = replace(answer or Answer(), notice=cleared_text(path))
     return _signal(out, {"act": "clear", "id": path, "prompt": resume_text(path)})

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxrelay.claude._agents import max_turns_for
-from ctxrelay.claude._state import cursor_path, pending_marker
+from ctxrelay.claude._state import cursor_path, pending_marker, session_state
 from ctxrelay.hooks.state import is_plain
 from ctxrelay.transcripts import read_agent, subagent_transcript
 
@@ -172,8 +172,6 @@ def _session(payload: Mapping[str, Any]) -> Any:
     session_id = payload.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return None
-    from ctxrelay.claude._state import session_state
-
     return session_state(session_id)
 
 

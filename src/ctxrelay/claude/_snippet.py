@@ -1,5 +1,5 @@
 """The settings the plugin needs, built from their owners: the hooks from
-``ctxrelay.claude.hook.HANDLERS``, the environment from ``ctxrelay.budget.bounds``.
+``ctxrelay.claude.hook.CLAUDE.handlers``, the environment from ``ctxrelay.budget.bounds``.
 
 Two files shipped in the plugin directory are copies of these values, kept equal by
 ``tests/claude/test_plugin_files.py``: ``hooks/hooks.json`` (the plugin's own hooks) and
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_COMPACT
-from ctxrelay.claude.hook import HANDLERS
+from ctxrelay.claude.host import CLAUDE
 
 __all__ = [
     "CTXRELAY_COMMAND",
@@ -78,7 +78,7 @@ def hooks_config(
     """Claude Code's ``hooks`` object: every event ``ctxrelay-hook`` handles runs
     ``command`` (or ``command(event)``)."""
     config: dict[str, list[dict[str, Any]]] = {}
-    for event in HANDLERS:
+    for event in CLAUDE.handlers:
         group: dict[str, Any] = {}
         if event in HOOK_MATCHERS:
             group["matcher"] = HOOK_MATCHERS[event]

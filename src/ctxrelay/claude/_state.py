@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import Any, TypedDict, cast
 
 from ctxrelay.hooks import state
-
-if TYPE_CHECKING:
-    from ctxrelay.hooks.job import HandoffJob
+from ctxrelay.hooks.job import HandoffJob
 
 __all__ = [
     "HOST",
@@ -51,7 +49,7 @@ class SessionDoc(TypedDict, total=False):
     limit_path: str
     """The handoff file the usable limit's deny names, reserved once per episode."""
     stop_quiet: dict[str, Any]
-    """The last full ``Stop``'s stamp (:mod:`ctxrelay.claude._events._stamp`)."""
+    """The previous version's stamp of the last full ``Stop``: removed at the next one."""
     handoff: dict[str, Any]
     """The session's handoff job (:meth:`ctxrelay.hooks.job.HandoffJob.to_json`; read
     with :func:`handoff_job`)."""
@@ -78,14 +76,9 @@ def session_doc(data: dict[str, Any]) -> SessionDoc:
 
 
 def handoff_job(data: Mapping[str, Any]) -> HandoffJob | None:
-    """The session's handoff job, or ``None``. (Most sessions never had one: their hooks
-    do not import :mod:`ctxrelay.hooks.job`, whose dataclass takes a while to make.)"""
+    """The session's handoff job, or ``None``."""
     stored = data.get("handoff")
-    if stored is None:
-        return None
-    from ctxrelay.hooks.job import HandoffJob
-
-    return HandoffJob.from_json(stored)
+    return None if stored is None else HandoffJob.from_json(stored)
 
 
 def set_handoff_job(data: dict[str, Any], job: HandoffJob) -> None:

@@ -37,6 +37,7 @@ from ctxrelay.budget.bounds import (
     MAIN_HANDOVERS,
     MainHandover,
 )
+from ctxrelay.budget.triggers import main_budget
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.config import (
     Scope,
@@ -94,8 +95,6 @@ class ClaudeConfig:
     def budget(self, window: int) -> Budget:
         """The main session's budget over ``window`` at this slider: its
         ``handoff_target`` is where the Stop hook hints or hands off (``None`` when Off)."""
-        from ctxrelay.budget.triggers import main_budget
-
         return main_budget(window, self.threshold)
 
     def slider_text(self) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
+from ctxrelay.claude import _state, handoff
 from ctxrelay.errors import CtxrelayError, MissingExtraError
 
 if TYPE_CHECKING:
@@ -105,8 +106,6 @@ async def _turn(client: Any, prompt: str, sdk: Any, emit: Emit, index: int) -> A
 
 
 def _record_window(result: Any) -> None:
-    from ctxrelay.claude import _state
-
     usage = getattr(result, "model_usage", None) or {}
     for model, info in usage.items():
         window = info.get("contextWindow") if isinstance(info, dict) else None
@@ -115,8 +114,6 @@ def _record_window(result: Any) -> None:
 
 
 def _handoff_job(session_id: str) -> HandoffJob | None:
-    from ctxrelay.claude import _state
-
     return _state.handoff_job(_state.session_state(session_id).read())
 
 
@@ -127,8 +124,6 @@ def _started(project: Path, path: Path, result: Any) -> None:
     and consume the file if the session's start did not inject it (hooks of a ctxrelay
     that does not read :data:`~ctxrelay.claude.handoff.RESUME_ENV`: the prompt named the
     file)."""
-    from ctxrelay.claude import handoff
-
     handoff.settle(project)
     if not result.is_error and not handoff.consumed(project, path.name):
         handoff.mark_consumed(project, path)
@@ -137,8 +132,6 @@ def _started(project: Path, path: Path, result: Any) -> None:
 async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
     """Run ``task`` to completion across as many fresh sessions as its handoffs need."""
     sdk = _sdk()
-    from ctxrelay.claude import handoff
-
     env = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", **options.env}
     if options.mode is not None:
         env["CTXRELAY_MAIN_HANDOVER"] = options.mode
@@ -164,8 +157,6 @@ async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
         async with sdk.ClaudeSDKClient(options=sdk_options(resume)) as client:
             try:
                 usage = await client.get_context_usage()
-                from ctxrelay.claude import _state
-
                 _state.record_window(None, usage.get("model"), int(usage.get("rawMaxTokens", 0)))
             except Exception:  # older CLIs: the Stop hook falls back to the model id
                 pass

@@ -37,13 +37,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ctxrelay.claude import handoff
 from ctxrelay.claude._state import HOST
+from ctxrelay.claude.config import project_dir_of
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks import chain as _chain
+from ctxrelay.runtime.tools import SessionHistory, ToolContext, ToolResult
+from ctxrelay.store import NewRow
+from ctxrelay.store.sqlite import SqliteStore
+from ctxrelay.transcripts import conversation
 
 if TYPE_CHECKING:
     from ctxrelay.hooks.chain import ChainLink
-    from ctxrelay.runtime.tools import ToolResult
-    from ctxrelay.store.sqlite import SqliteStore
 
 __all__ = [
     "MODEL_TOOL_NAME",
@@ -76,14 +81,10 @@ TOOL_DESCRIPTION = (
 
 def tool_schema() -> Mapping[str, Any]:
     """The tool's input schema: the runtime tool's."""
-    from ctxrelay.runtime.tools import SessionHistory
-
     return SessionHistory().input_schema
 
 
 def _description() -> str:
-    from ctxrelay.runtime.tools import SessionHistory
-
     caps = SessionHistory().description.rpartition(". Results are capped")[2]
     return TOOL_DESCRIPTION + "Results are capped" + caps
 
@@ -107,9 +108,6 @@ class _Built:
 
 
 def _rows(path: str) -> list[Any]:
-    from ctxrelay.store import NewRow
-    from ctxrelay.transcripts import conversation
-
     rows = []
     for message in conversation(path):
         meta: dict[str, Any] = {}
@@ -141,9 +139,6 @@ class ChainHistory:
         key = tuple(_mark(link) for link in links)
         if self._built is not None and self._built.key == key:
             return self._built
-        from ctxrelay.store import NewRow
-        from ctxrelay.store.sqlite import SqliteStore
-
         if self._built is not None:
             self._built.store.close()
             self._built = None
@@ -175,8 +170,6 @@ class ChainHistory:
     async def call(self, args: Mapping[str, Any], links: Sequence[ChainLink]) -> ToolResult:
         """Run the tool with ``args`` over ``links`` (oldest first, the current session
         last)."""
-        from ctxrelay.runtime.tools import SessionHistory, ToolContext, ToolResult
-
         if not links:
             raise ConfigError("a history needs at least the current session")
         built = self._build(links)
@@ -208,11 +201,6 @@ _NO_SESSION = (
 
 async def history_call(history: ChainHistory, args: Mapping[str, Any]) -> ToolResult:
     """One tool call from the Claude Code process that started this server."""
-    from ctxrelay.claude import handoff
-    from ctxrelay.claude.config import project_dir_of
-    from ctxrelay.hooks import chain as _chain
-    from ctxrelay.runtime.tools import ToolResult
-
     link = _chain.current(HOST, os.getppid())
     if link is None:
         return ToolResult(_NO_SESSION, is_error=True)

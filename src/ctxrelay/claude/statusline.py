@@ -26,6 +26,12 @@ from __future__ import annotations
 from typing import Any
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
+from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.claude import _state
+from ctxrelay.claude._limit import refresh, usable_limit
+from ctxrelay.claude.config import load
+from ctxrelay.claude.handoff import HANDOFF_DIR, consumed, skill_command
+from ctxrelay.hooks.job import HandoffPhase
 
 __all__ = ["BAR_WIDTH", "render", "status_line"]
 
@@ -85,8 +91,6 @@ def render(
     limit, where tool calls are denied."""
     used = tokens or 0
     share = used / window if window > 0 else 0.0
-    from ctxrelay.budget.triggers import main_budget
-
     budget = main_budget(max(window, 1), threshold)
     target = budget.handoff_target
     point = f"{budget.effective_threshold:g}%"
@@ -120,8 +124,6 @@ def render(
 
 def _phase_tail(phase: str) -> str | None:
     """What the line says of a running handoff job in ``phase``."""
-    from ctxrelay.hooks.job import HandoffPhase
-
     if phase == HandoffPhase.WRITING:
         return "handoff: writing the file…"
     if phase == HandoffPhase.READY:
@@ -136,8 +138,6 @@ def _clear_loads(path: str | None) -> bool:
 
     if path is None or not os.path.isfile(path):
         return False
-    from ctxrelay.claude.handoff import HANDOFF_DIR, consumed
-
     project = path
     for _ in range(len(HANDOFF_DIR.parts) + 1):  # <project>/.ctxrelay/handoff/<file>
         project = os.path.dirname(project)
@@ -163,10 +163,6 @@ def status_line(payload: Any) -> str:
         cwd = payload.get("cwd")
         project = cwd if isinstance(cwd, str) else None
 
-    from ctxrelay.budget.triggers import context_window_for
-    from ctxrelay.claude import _state
-    from ctxrelay.claude.config import load
-
     cfg = load(project)
     window = context_window_for(model, cfg.context_window or reported)
     phase: str | None = None
@@ -180,8 +176,6 @@ def status_line(payload: Any) -> str:
             phase = job.phase if job is not None else None
             if job is not None and job.ready and not _clear_loads(job.path):
                 phase = None  # /clear would load nothing: no "/clear to continue"
-            from ctxrelay.claude._limit import refresh, usable_limit
-
             if (current.get("usable_limit"), current.get("mode")) != (
                 usable_limit(window),
                 cfg.main_handover,
@@ -191,8 +185,6 @@ def status_line(payload: Any) -> str:
         pass
     command = None
     if cfg.main_handover == "manual":
-        from ctxrelay.claude.handoff import skill_command
-
         command = skill_command(project)
     return render(
         _context_tokens(info),

@@ -12,12 +12,11 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Mapping
 from typing import IO, Any
 
 from ctxrelay.hooks.host import Host
 
-__all__ = ["answer", "run"]
+__all__ = ["run"]
 
 
 def run(
@@ -53,41 +52,3 @@ def run(
 
 def _fail(name: str, exc: Exception) -> None:
     sys.stderr.write(f"{name}: ignored ({type(exc).__name__}: {str(exc)[:200]})\n")
-
-
-def answer(
-    handlers: Mapping[str, str],
-    name: str,
-    stdin: IO[str] | None = None,
-    stdout: IO[str] | None = None,
-    *,
-    event_key: str = "hook_event_name",
-) -> int:
-    """Read one payload, hand it to the module ``handlers`` names for its event (the
-    payload's ``event_key``), write the module's answer; always returns 0 (``name`` leads
-    the one stderr line of a failure). Each module has ``handle(payload) -> dict | None``
-    and is imported only for its own event."""
-    src = sys.stdin if stdin is None else stdin
-    out = sys.stdout if stdout is None else stdout
-    try:
-        payload: Any = json.loads(src.read())
-        if not isinstance(payload, dict):
-            raise ValueError("the hook payload is not a JSON object")
-        event = payload.get(event_key)
-        if not isinstance(event, str):
-            raise ValueError(f"the hook payload has no {event_key} string")
-        module_name = handlers.get(event)
-        if module_name is None:
-            return 0  # an event ctxrelay does not answer: nothing to say
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            return 0  # an event this version does not handle yet
-        reply = module.handle(payload)
-        if reply:
-            out.write(json.dumps(reply))
-    except Exception as exc:  # fail open: never let an error reach the host
-        _fail(name, exc)
-    return 0

@@ -137,7 +137,7 @@ def test_thousands_of_malformed_payloads_fail_open_in_process(
         err = capsys.readouterr().err
         assert err.count("\n") == 1, (text, err)
         assert err.endswith("\n")
-        assert err.startswith("ctxrelay-hook: ")
+        assert err.startswith("ctxrelay claude hook: ")
 
 
 def test_malformed_payloads_fail_open_as_processes() -> None:

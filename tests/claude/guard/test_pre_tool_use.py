@@ -12,19 +12,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude._events.pre_tool_use import deny
 from ctxrelay.claude._events.pre_tool_use import handle as _handle
+from ctxrelay.claude.host import CLAUDE
 from ctxrelay.errors import HookPayloadError
+from ctxrelay.hooks.host import Answer, Event
 from tests.claude.guard._payloads import bash, pre_tool_use, read
 from tests.conftest import corpus_path
 
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, PreToolUsePayload
+    from ctxrelay.claude._events._payloads import PreToolUsePayload
 
 
-def handle(payload: dict[str, Any]) -> HookAnswer | None:
-    """The handler on a payload built as a plain dict (as the hook gets it off stdin)."""
-    return _handle(cast("PreToolUsePayload", payload))
+def handle(payload: dict[str, Any]) -> Mapping[str, Any] | None:
+    """The handler on a payload built as a plain dict (as the hook gets it off stdin),
+    its answer as Claude Code gets it."""
+    answer = _handle(cast("PreToolUsePayload", payload))
+    return None if answer is None else CLAUDE.encode(Event.TOOL_CALL, "PreToolUse", answer)
 
 
 def reason_of(answer: Mapping[str, Any] | None) -> str:
@@ -38,7 +41,7 @@ def reason_of(answer: Mapping[str, Any] | None) -> str:
 
 
 def test_deny_is_claude_codes_answer() -> None:
-    assert deny("why") == {
+    assert CLAUDE.encode(Event.TOOL_CALL, "PreToolUse", Answer(deny="why")) == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",

@@ -13,26 +13,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.budget.triggers import report_now
+from ctxrelay.claude._agents import max_turns_for
+from ctxrelay.claude._notices import main_thread_notice
+from ctxrelay.claude._state import cursor_path, notice_possible
+from ctxrelay.hooks.host import Answer
+from ctxrelay.transcripts._agent import read_agent
+from ctxrelay.transcripts._hot import call_response
+from ctxrelay.transcripts._paths import subagent_transcript
+
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, PostToolUsePayload
+    from ctxrelay.claude._events._payloads import PostToolUsePayload
 
 __all__ = ["handle"]
-
-EVENT = "PostToolUse"
-
-
-def _context(text: str) -> HookAnswer:
-    return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": text}}
 
 
 def subagent_note(payload: PostToolUsePayload) -> str | None:
     """The report-now note for the subagent of ``payload``, or None below the bounds."""
-    from ctxrelay.budget.triggers import report_now
-    from ctxrelay.claude._agents import max_turns_for
-    from ctxrelay.claude._state import cursor_path
-    from ctxrelay.transcripts._agent import read_agent
-    from ctxrelay.transcripts._paths import subagent_transcript
-
     transcript = payload.get("transcript_path")
     session_id, agent_id = payload.get("session_id"), payload.get("agent_id")
     if not (
@@ -47,8 +44,6 @@ def subagent_note(payload: PostToolUsePayload) -> str | None:
     if isinstance(call, str) and call:
         # Claude Code may not have written the response that made this call yet: wait
         # for it (bounded by CALL_LINE_WAIT_S; at once when it is there).
-        from ctxrelay.transcripts._hot import call_response
-
         written = call_response(path, call, agent=True) is not None
     reading = read_agent(path, cursor_path(session_id, agent_id))
     if reading is None:
@@ -69,16 +64,12 @@ def subagent_note(payload: PostToolUsePayload) -> str | None:
     return None if decision is None else decision.note()
 
 
-def handle(payload: PostToolUsePayload) -> HookAnswer | None:
+def handle(payload: PostToolUsePayload) -> Answer | None:
     agent_id = payload.get("agent_id")
     if isinstance(agent_id, str) and agent_id:
         note = subagent_note(payload)
-    else:
-        from ctxrelay.claude._state import notice_possible
-
-        if not notice_possible(payload):
-            return None  # an ordinary main-thread tool call: nothing to load
-        from ctxrelay.claude._notices import main_thread_notice
-
+    elif notice_possible(payload):
         note = main_thread_notice(payload)
-    return None if note is None else _context(note)
+    else:
+        return None  # an ordinary main-thread tool call: nothing to say
+    return None if note is None else Answer(context=note)

@@ -1,7 +1,7 @@
 """PreToolUse: the guards against printing files into the context.
 
-Bash goes to :mod:`ctxrelay.claude.guard.bash`, Read to :mod:`ctxrelay.claude.guard.read`;
-each is imported only for its tool. A denial is Claude Code's hook answer with
+Bash goes to :mod:`ctxrelay.claude.guard.bash`, Read to :mod:`ctxrelay.claude.guard.read`.
+A denial is the core's ``Answer(deny=…)``, which Claude Code gets as
 ``permissionDecision: "deny"``; its reason reaches the acting agent as the tool result.
 Other checks of a tool call (e.g. "deny at the usable limit") belong in :func:`handle`
 before the per-tool guards, each returning a reason or ``None``.
@@ -12,28 +12,19 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from ctxrelay.claude._limit import deny_reason as limit_reason
+from ctxrelay.claude.guard import bash, read
+from ctxrelay.errors import HookPayloadError
+from ctxrelay.hooks.host import Answer
+
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, PreToolUsePayload
-    from ctxrelay.errors import HookPayloadError
+    from ctxrelay.claude._events._payloads import PreToolUsePayload
 
-__all__ = ["deny", "handle"]
-
-
-def deny(reason: str) -> HookAnswer:
-    """Claude Code's PreToolUse answer that denies the call, telling the agent why."""
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
+__all__ = ["handle"]
 
 
 def _bad(field: str, expected: str) -> HookPayloadError:
-    """The error for a malformed payload (``ctxrelay.errors`` loads only then)."""
-    from ctxrelay.errors import HookPayloadError
-
+    """The error for a malformed payload."""
     return HookPayloadError("PreToolUse", field, expected)
 
 
@@ -46,7 +37,7 @@ def _cwd(payload: PreToolUsePayload) -> str:
     return os.path.abspath(cwd)
 
 
-def handle(payload: PreToolUsePayload) -> HookAnswer | None:
+def handle(payload: PreToolUsePayload) -> Answer | None:
     """Deny a tool call that would print a file into the context; ``None`` allows it."""
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
@@ -54,23 +45,17 @@ def handle(payload: PreToolUsePayload) -> HookAnswer | None:
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         raise _bad("tool_input", "an object")
-    from ctxrelay.claude._limit import deny_reason as limit_reason
-
     reason = limit_reason(payload)  # at the usable limit: hand off now (claude2)
     if reason:
-        return deny(reason)
+        return Answer(deny=reason)
     if tool == "Bash":
         command = tool_input.get("command")
         if not isinstance(command, str):
             raise _bad("tool_input.command", "a string")
-        from ctxrelay.claude.guard import bash
-
         reason = bash.deny_reason(command, _cwd(payload), payload)
     elif tool == "Read":
         file_path = tool_input.get("file_path")
         if not isinstance(file_path, str):
             raise _bad("tool_input.file_path", "a string")
-        from ctxrelay.claude.guard import read
-
         reason = read.deny_reason(tool_input, _cwd(payload), payload)
-    return deny(reason) if reason else None
+    return Answer(deny=reason) if reason else None

@@ -6,14 +6,13 @@ Every main-session start records which session its Claude Code process now runs
 (:func:`ctxrelay.hooks.chain.record_process`, by ``CLAUDE_PID``), which after ``/clear``
 names the session that was cleared. Then the newest handoff file no session has started
 from (written within a day; :func:`ctxrelay.claude.handoff.latest_unconsumed`, after
-
 :func:`~ctxrelay.claude.handoff.settle` has marked the ones whose session did start) is
 offered:
 
 - at ``/clear``, when it belongs to the chain of the session cleared (written by it, or
   asked of it, or offered to it at its own start): injected as ``additionalContext`` (the
   resume prompt, which names the file and its next step, and the file's content, up to
-  ``INJECT_MAX_BYTES``), with one ``systemMessage`` line naming the file. An unrelated
+  ``INJECT_MAX_BYTES``), with one line to the person naming the file. An unrelated
   session's ``/clear`` injects nothing.
 - at ``startup`` or ``resume`` (a restart after a crash, ``--continue``): in auto mode
   injected the same way, with one line saying so; in manual mode one line on how to
@@ -39,28 +38,36 @@ start), so a crash before that leaves the file for the next start. Mode ``off`` 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ctxrelay.claude._state import HOST, session_doc
+from ctxrelay.budget.triggers import context_window_for
+from ctxrelay.claude import _state, handoff
+from ctxrelay.claude._limit import refresh
+from ctxrelay.claude._state import (
+    HOST,
+    handoff_job,
+    session_doc,
+    session_doc_path,
+    session_state,
+    set_handoff_job,
+)
+from ctxrelay.claude.config import load, project_dir_of
+from ctxrelay.hooks import chain
+from ctxrelay.hooks.chain import ChainLink, running
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
+from ctxrelay.hooks.host import Answer
+from ctxrelay.hooks.job import HandoffPhase
+from ctxrelay.hooks.state import read_document
 
-# The config, the handoff files and the policy core are imported by the functions that
-# use them: a startup whose seed stamp holds needs none of them.
 if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any
-
-    from ctxrelay.claude import handoff
-    from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
+    from ctxrelay.claude._events._payloads import SessionStartPayload
 
 __all__ = ["handle", "injection", "loaded_text", "offer_text", "project_of"]
 
 
 def injection(found: handoff.Handoff, project: object) -> str:
     """The context a fresh session gets from a handoff file."""
-    from pathlib import Path
-
-    from ctxrelay.claude import handoff
 
     prompt = handoff.resume_prompt(
         found.path, next_step=found.next_step, project_dir=Path(str(project)), inline=True
@@ -75,41 +82,9 @@ def injection(found: handoff.Handoff, project: object) -> str:
     return f"{prompt}\n\n{mark}\n{found.text.rstrip()}\n</handoff>{cut}"
 
 
-def _seed_path(cwd: str) -> str:
-    """The document of the seed stamp of sessions started in ``cwd`` (a short checksum
-    names it; the stamp itself holds the cwd, so a collision only costs the full path)."""
-    import zlib
-
-    from ctxrelay.claude._state import state_dir
-
-    key = zlib.crc32(cwd.encode("utf-8", "surrogatepass"))
-    return os.path.join(state_dir(), "starts", f"{key:08x}-{len(cwd)}.json")
-
-
-def _seeded(payload: SessionStartPayload) -> bool:
-    """Seed the session's cached usable limit from the stamp the last full start in this
-    directory left, if it still holds (:mod:`._stamp`); False when it does not."""
-    from ctxrelay.claude._events import _stamp
-    from ctxrelay.claude._state import session_doc_path
-    from ctxrelay.hooks.state import read_document, update_document
-
-    session_id, cwd = payload.get("session_id"), payload.get("cwd")
-    if not isinstance(session_id, str) or not session_id or not isinstance(cwd, str):
-        return False
-    found = read_document(_seed_path(cwd))
-    seed = found.get("seed")
-    if not isinstance(seed, dict) or not _stamp.holds(found, cwd):
-        return False
-    path = session_doc_path(session_id)
-    if read_document(path).get("window") != found.get("recorded"):
-        return False  # the statusline recorded this session's window: the full path
-    update_document(path, lambda data: _seed_into(data, seed))
-    return True
-
-
 def _seed_into(data: dict[str, Any], seed: dict[str, Any]) -> None:
-    """The seed, and the Claude Code process that runs the session now (a later start
-    asks whether it still does: :func:`_live`)."""
+    """The usable limit's seed, and the Claude Code process that runs the session now (a
+    later start asks whether it still does: :func:`_live`)."""
     data.update(seed)
     pid = _claude_pid()
     if pid is None:
@@ -118,32 +93,13 @@ def _seed_into(data: dict[str, Any], seed: dict[str, Any]) -> None:
         session_doc(data)["claude_pid"] = pid
 
 
-def _cache_limit(
-    payload: SessionStartPayload, project: object, mode: str, configured: int | None
-) -> None:
+def _cache_limit(session_id: str, mode: str, configured: int | None) -> None:
     """Seed the session's cached usable limit for the PreToolUse check (refined by the
-    statusline and each Stop once the model and its window are known), and leave the
-    seed's stamp for the next session started here."""
-    from pathlib import Path
-
-    from ctxrelay.budget.triggers import context_window_for
-    from ctxrelay.claude import _state
-    from ctxrelay.claude._events import _stamp
-    from ctxrelay.claude._limit import refresh
-    from ctxrelay.hooks.state import update_document
-
-    session_id, cwd = payload.get("session_id"), payload.get("cwd")
-    if not isinstance(session_id, str) or not session_id:
-        return
-    doc = _state.session_state(session_id)
-    recorded = doc.get("window")
+    statusline and each Stop once the model and its window are known)."""
     window = context_window_for(None, configured or _state.recorded_window(session_id, None))
     seed: dict[str, Any] = {}
     refresh(seed, window, mode)
-    doc.update(lambda data: _seed_into(data, seed))
-    if isinstance(cwd, str) and not recorded:
-        found = _stamp.stamp(cwd, Path(str(project)), seed=seed, recorded=recorded)
-        update_document(_seed_path(cwd), lambda data: data.update(found))
+    session_state(session_id).update(lambda data: _seed_into(data, seed))
 
 
 def loaded_text(path: object) -> str:
@@ -172,9 +128,6 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     """Whether the handoff ``name`` belongs to the chain of ``previous``, the session a
     ``/clear`` just replaced: it wrote the file, was asked to, was offered it, or had it
     injected and was cleared before its first request."""
-    from ctxrelay.claude._state import handoff_job, session_doc, session_doc_path
-    from ctxrelay.hooks.chain import ChainLink
-    from ctxrelay.hooks.state import read_document
 
     if not isinstance(previous, ChainLink):
         return False
@@ -191,9 +144,6 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
 def _live(link: object) -> bool:
     """Whether the Claude Code session ``link`` still runs: the process its last start
     recorded (``claude_pid``) is alive and runs it now (not killed, not cleared since)."""
-    from ctxrelay.claude._state import session_doc_path
-    from ctxrelay.hooks.chain import ChainLink, running
-    from ctxrelay.hooks.state import read_document
 
     if not isinstance(link, ChainLink) or link.host != HOST:
         return False
@@ -209,10 +159,6 @@ def _in_flight(project: object, name: str, writer: object, session_id: str) -> b
     writer (asked to write it, or wrote it, and not cleared since), or a fresh session it
     was injected into that has not started from it yet. A start elsewhere leaves it to
     them; once their process is gone (a crash) it is any start's again."""
-    from pathlib import Path
-
-    from ctxrelay.claude import handoff
-    from ctxrelay.hooks.chain import ChainLink
 
     links = [writer, *handoff.injected_into(Path(str(project)), name)]
     return any(_live(x) for x in links if isinstance(x, ChainLink) and x.session_id != session_id)
@@ -223,9 +169,6 @@ def _continued(project: object) -> Path | None:
     :data:`ctxrelay.claude.handoff.RESUME_ENV`: a handoff file of this project that no
     session has started from or been given yet (a ``claude`` run inside the session
     inherits the variable, and gets the usual rules)."""
-    from pathlib import Path
-
-    from ctxrelay.claude import handoff
 
     text = os.environ.get(handoff.RESUME_ENV)
     folder = Path(str(project))
@@ -241,8 +184,6 @@ def _offered(data: dict[str, Any], name: str, own: bool) -> None:
     """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
     resumed (after a crash) is not cleared by the mod after the user's next prompt: that
     prompt would be lost to the fresh session. The user runs ``/clear``."""
-    from ctxrelay.claude._state import handoff_job, session_doc, set_handoff_job
-    from ctxrelay.hooks.job import HandoffPhase
 
     session_doc(data)["offered"] = name
     job = handoff_job(data)
@@ -255,56 +196,27 @@ def _offered(data: dict[str, Any], name: str, own: bool) -> None:
         set_handoff_job(data, job.offered())
 
 
-def project_of(payload: SessionStartPayload) -> str:
-    """The project directory, as :func:`ctxrelay.claude.config.project_dir_of` finds it,
-    without loading the config (a seeded start with no handoff files needs none)."""
-    explicit = os.environ.get("CLAUDE_PROJECT_DIR")
-    if explicit and os.path.isabs(explicit):
-        return explicit
+def project_of(payload: SessionStartPayload) -> Path:
+    """The project directory of the session (:func:`ctxrelay.claude.config.project_dir_of`)."""
     cwd = payload.get("cwd")
-    return cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    return project_dir_of(cwd if isinstance(cwd, str) and cwd else None)
 
 
-def handle(payload: SessionStartPayload) -> HookAnswer | None:
+def handle(payload: SessionStartPayload) -> Answer | None:
     if payload.get("agent_id"):
         return None
     source = payload.get("source")
     session_id, transcript = payload.get("session_id"), payload.get("transcript_path")
-    seeded = source != "clear" and _seeded(payload)
-    project_text = project_of(payload)
-    pid = _claude_pid()
-    previous = None
-    if (
-        pid is not None
-        and isinstance(session_id, str)
-        and session_id
-        and isinstance(transcript, str)
-    ):
-        from ctxrelay.hooks import chain as _chain
-
-        previous = _chain.record_process(
-            pid, project_text, _chain.ChainLink(HOST, session_id, transcript)
-        )
-    # ``handoff.HANDOFF_DIR``, spelled with ``os`` (tests/claude/test_session_start.py).
-    has_handoffs = os.path.isdir(os.path.join(project_text, ".ctxrelay", "handoff"))
-    if seeded and not has_handoffs:
-        return None  # the seed stamp holds, and no handoff was ever written here
-    from pathlib import Path
-
-    from ctxrelay.claude import handoff
-    from ctxrelay.claude.config import load
-    from ctxrelay.hooks import chain as _chain
-
-    project = Path(project_text)
     if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
         return None
-    if not has_handoffs:
-        cfg = load(project)
-        _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
-        return None
+    project = project_of(payload)
+    me = ChainLink(HOST, session_id, transcript)
+    pid = _claude_pid()
+    previous = None if pid is None else chain.record_process(pid, project, me)
     cfg = load(project)
-    if not seeded:
-        _cache_limit(payload, project, cfg.main_handover, cfg.context_window)
+    _cache_limit(session_id, cfg.main_handover, cfg.context_window)
+    if not handoff.handoff_dir(project).is_dir():
+        return None  # no handoff was ever written here
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
         return None
     handoff.settle(project)
@@ -313,10 +225,9 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if path is None:
         return None
     name = path.name
-    writer = _chain.written_by(project, name) or handoff.reserved_by(project, name)
-    if writer is not None and _chain.written_by(project, name) is None:
-        _chain.record_written(project, name, writer)  # the Stop that saw it never ran
-    me = _chain.ChainLink(HOST, session_id, transcript)
+    writer = chain.written_by(project, name) or handoff.reserved_by(project, name)
+    if writer is not None and chain.written_by(project, name) is None:
+        chain.record_written(project, name, writer)  # the Stop that saw it never ran
     if chosen is not None:
         pass  # ctxrelay claude run's fresh session: the chain's next, as at /clear
     elif source == "clear":
@@ -325,22 +236,12 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     elif _in_flight(project, name, writer, session_id):
         return None  # another session's handoff in flight: its chain takes it
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
-        from ctxrelay.claude._state import session_state
-
         own = writer is not None and writer.session_id == session_id
         session_state(session_id).update(lambda data: _offered(data, name, own))
-        return {"systemMessage": offer_text(path, writer=own)}
+        return Answer(notice=offer_text(path, writer=own))
     found = handoff.read_handoff(path)
     if found is None:
         return None
     handoff.record_injected(project, path, me)
-    from ctxrelay.claude._state import session_state
-
     session_state(session_id).set("injected", name)  # its Stop looks whether it started
-    return {
-        "systemMessage": loaded_text(path),
-        "hookSpecificOutput": {
-            "hookEventName": "SessionStart",
-            "additionalContext": injection(found, project),
-        },
-    }
+    return Answer(notice=loaded_text(path), context=injection(found, project))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.claude._notices import record_from_subagent_stop
+
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import SubagentStopPayload
 
@@ -12,6 +14,4 @@ __all__ = ["handle"]
 
 
 def handle(payload: SubagentStopPayload) -> None:
-    from ctxrelay.claude._notices import record_from_subagent_stop
-
     record_from_subagent_stop(payload)

@@ -6,24 +6,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ctxrelay.claude._notices import main_thread_notice
+from ctxrelay.claude._state import notice_possible
+from ctxrelay.hooks.host import Answer
+
 if TYPE_CHECKING:
-    from ctxrelay.claude._events._payloads import HookAnswer, UserPromptSubmitPayload
+    from ctxrelay.claude._events._payloads import UserPromptSubmitPayload
 
 __all__ = ["handle"]
 
-EVENT = "UserPromptSubmit"
 
-
-def handle(payload: UserPromptSubmitPayload) -> HookAnswer | None:
-    from ctxrelay.claude._state import notice_possible
-
-    if payload.get("agent_id"):
-        return None  # not the main thread
-    if not notice_possible(payload):
-        return None
-    from ctxrelay.claude._notices import main_thread_notice
-
+def handle(payload: UserPromptSubmitPayload) -> Answer | None:
+    if payload.get("agent_id") or not notice_possible(payload):
+        return None  # not the main thread, or nothing queued for it
     note = main_thread_notice(payload)
-    if note is None:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": note}}
+    return None if note is None else Answer(context=note)

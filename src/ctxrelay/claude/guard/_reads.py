@@ -14,6 +14,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import READ_MAX_BYTES
+from ctxrelay.claude.guard._reread import read_note
 from ctxrelay.hooks.guard._model import FilePrint, LineRange, Operand, ReadCall
 
 if TYPE_CHECKING:
@@ -211,8 +212,6 @@ def read_calls(
                     )
                     call = call.with_note(note)
                 elif payload is not None and r.whole and operand.literal:
-                    from ctxrelay.claude.guard._reread import read_note
-
                     repeat = read_note(payload, path)
                     if repeat is not None:
                         call = call.with_note(repeat)

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from ctxrelay.claude._state import state_dir
 from ctxrelay.hooks.guard.reads import load_reads, save_reads
 from ctxrelay.hooks.state import is_plain as _plain
-from ctxrelay.transcripts import subagent_transcript
+from ctxrelay.transcripts import read_result_since, subagent_transcript
 
 __all__ = ["check", "read_note", "reason", "record_path"]
 
@@ -90,12 +90,10 @@ def _repeat(
         and before[0] == size
         and before[1] == mtime_ns
         and transcript is not None
+        and read_result_since(transcript, int(before[3]), path)
     ):
-        from ctxrelay.transcripts import read_result_since
-
-        if read_result_since(transcript, int(before[3]), path):
-            files[path] = before  # still the newest full read of it
-            return record, files, transcript, int(before[2])
+        files[path] = before  # still the newest full read of it
+        return record, files, transcript, int(before[2])
     return record, files, transcript, None
 
 

@@ -13,6 +13,10 @@ import os
 import stat
 from typing import TYPE_CHECKING
 
+from ctxrelay.budget.bounds import READ_MAX_BYTES
+from ctxrelay.claude.guard._reads import mib
+from ctxrelay.claude.guard._reread import check
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -44,16 +48,10 @@ def deny_reason(
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    from ctxrelay.budget.bounds import READ_MAX_BYTES
-
     if st.st_size <= READ_MAX_BYTES:
         if payload is None or tool_input.get("offset") is not None:
             return None
-        from ctxrelay.claude.guard._reread import check
-
         return check(payload, os.path.abspath(path), st.st_size, st.st_mtime_ns)
-    from ctxrelay.claude.guard._reads import mib
-
     example = json.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
     return (
         f"ctxrelay guard: {path} is {mib(st.st_size)} ({st.st_size:,} bytes), over the "

@@ -16,6 +16,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from ctxrelay.errors import MissingExtraError
 from ctxrelay.hooks.guard._commands import PRINTERS, UNKNOWN_OPTION, plan
 from ctxrelay.hooks.guard._model import FilePrint, Operand
 from ctxrelay.hooks.guard._plain import PATH_MAX
@@ -37,8 +38,6 @@ def _get_parser() -> Parser:
         import tree_sitter
         import tree_sitter_bash
     except ImportError as exc:
-        from ctxrelay.errors import MissingExtraError
-
         raise MissingExtraError("the Bash guard", "guard") from exc
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
