@@ -14,6 +14,7 @@ import pytest
 
 from ctxrelay.claude import handoff
 from ctxrelay.claude._events import session_start
+from ctxrelay.claude.host import injection_mark, started_in
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 from tests.claude._handoff import isolate, run_hook
@@ -63,7 +64,7 @@ def _context(answer: dict[str, object] | None) -> str:
 def _first_request(project: Path, session_id: str, path: Path, *, sent: bool) -> None:
     """The fresh session's transcript as Claude Code 2.1.332 leaves it: the injection's
     attachment line and, once its first request went out, an ``api-request`` line."""
-    context = f"…{handoff.injection_mark(path)}…"
+    context = f"…{injection_mark(path)}…"
     lines: list[dict[str, object]] = [
         {"type": "mode", "mode": "normal"},
         {
@@ -278,19 +279,19 @@ def test_the_fresh_sessions_stop_consumes_the_handoff_it_started_from(
 
 def test_started_in_reads_only_an_injection_followed_by_a_request(tmp_path: Path) -> None:
     path = tmp_path / "handoff-20261201T000000Z.md"
-    assert not handoff.started_in(str(tmp_path / "missing.jsonl"), path)
+    assert not started_in(str(tmp_path / "missing.jsonl"), path)
     t = tmp_path / "t.jsonl"
     request = json.dumps({"type": "api-request"}) + "\n"
     t.write_text(request + "not json\n")  # a request before any injection
-    assert not handoff.started_in(str(t), path)
+    assert not started_in(str(t), path)
     _first_request(tmp_path, "t", path, sent=False)
     with t.open("a") as fh:
         fh.write('{"type": "api-request-shape"}\n{"broken": "api-request"\n')
-    assert not handoff.started_in(str(t), path)
+    assert not started_in(str(t), path)
     with t.open("a") as fh:
         fh.write(request)
-    assert handoff.started_in(str(t), path)
-    assert not handoff.started_in(str(t), tmp_path / "handoff-other.md")
+    assert started_in(str(t), path)
+    assert not started_in(str(t), tmp_path / "handoff-other.md")
 
 
 def test_a_writer_resumed_after_another_session_used_its_handoff_does_not_clear(

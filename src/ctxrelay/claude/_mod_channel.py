@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import replace
 from typing import Any
 
 from ctxrelay.claude._state import handoff_job, set_handoff_job
@@ -131,5 +130,5 @@ def relay(data: dict[str, Any], answer: Answer | None, mode: str) -> Answer | No
             return (answer or Answer()).with_notice(not_loaded_text())
         return answer
     set_handoff_job(data, job.told("sent"))
-    out = replace(answer or Answer(), notice=cleared_text(path))
+    out = (answer or Answer())._replace(notice=cleared_text(path))
     return _signal(out, {"act": "clear", "id": path, "prompt": resume_text(path)})

@@ -26,8 +26,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxrelay.claude._agents import max_turns_for
 from ctxrelay.claude._state import cursor_path, pending_marker, session_state
@@ -54,8 +53,7 @@ _AGENT_TOOLS = (
 )  # "Task" before Claude Code 2.1; a tuple: payload values may be unhashable
 
 
-@dataclass(frozen=True, slots=True)
-class StoppedShort:
+class StoppedShort(NamedTuple):
     """A subagent that ended on a tool call, without a final report."""
 
     agent_id: str

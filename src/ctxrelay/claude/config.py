@@ -26,9 +26,8 @@ names it.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ctxrelay.budget.bounds import (
     DEFAULT_CONTEXT_WINDOW,
@@ -77,15 +76,14 @@ _KEYS = ("main_handover", "threshold", "context_window")
 Source = Literal["env", "project", "user", "default"]
 
 
-@dataclass(frozen=True, slots=True)
-class ClaudeConfig:
+class ClaudeConfig(NamedTuple):
     """The effective settings and where each came from."""
 
     main_handover: MainHandover
     main_handover_source: Source
     context_window: int | None
     context_window_source: Source
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = ()
     threshold: float = DEFAULT_THRESHOLD
     """The slider, percent of the window, as set (the floor applies when it is used)."""
     threshold_source: Source = "default"

@@ -1,6 +1,6 @@
 """The Claude Code host's handoff: the prompts that write and resume a handoff file, the
 handoff skill's name, and Claude Code's rule for when a fresh session has started from a
-file (:func:`started_in`).
+file (:meth:`ctxrelay.claude.host.ClaudeHost.started`).
 
 The files themselves, their names, records and once-only rule are every host's
 (:mod:`ctxrelay.hooks.handoff`); this module re-exports the ones the Claude Code hooks use,
@@ -10,12 +10,12 @@ sessions.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ctxrelay.claude._state import HOST
 from ctxrelay.claude.config import project_dir_of
+from ctxrelay.claude.host import CLAUDE
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as _files
 from ctxrelay.hooks.handoff import (
@@ -47,7 +47,6 @@ __all__ = [
     "drop",
     "handoff_dir",
     "injected_into",
-    "injection_mark",
     "is_handoff_path",
     "latest_unconsumed",
     "mark_consumed",
@@ -60,7 +59,6 @@ __all__ = [
     "session_history_note",
     "settle",
     "skill_command",
-    "started_in",
     "write_prompt",
 ]
 
@@ -102,42 +100,11 @@ def skill_command(project_dir: str | os.PathLike[str] | None = None) -> str:
     return f"/{_PLUGIN_SKILL}"
 
 
-def injection_mark(path: Path) -> str:
-    """What opens the file's content in ``SessionStart``'s injection
-    (:func:`ctxrelay.claude._events.session_start.injection`)."""
-    return f'<handoff path="{path}">'
-
-
-def started_in(transcript_path: str, path: Path) -> bool:
-    """Whether the session of ``transcript_path`` has started from the handoff ``path``:
-    its transcript has the ``SessionStart`` injection of the file (an ``attachment`` line
-    ``hook_additional_context``) and, after it, an ``api-request`` line, written once the
-    request that carried it went out (Claude Code 2.1.332). A missing transcript, or one
-    cut before the request (a crash), has not."""
-
-    mark = json.dumps(injection_mark(path))[1:-1].encode("utf-8", "surrogatepass")
-    seen = False
-    try:
-        with open(transcript_path, "rb") as fh:
-            for line in fh:
-                if not seen:
-                    seen = mark in line and b"hook_additional_context" in line
-                elif b'"api-request"' in line:
-                    try:
-                        item = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(item, dict) and item.get("type") == "api-request":
-                        return True
-    except OSError:
-        return False
-    return False
-
-
 def settle(project_dir: str | os.PathLike[str]) -> list[tuple[str, chain.ChainLink]]:
     """The core's :func:`ctxrelay.hooks.handoff.settle` of the Claude Code sessions a
-    handoff was injected into, by their transcripts (:func:`started_in`)."""
-    return _files.settle(project_dir, HOST, started_in)
+    handoff was injected into, by their transcripts (:meth:`~ctxrelay.claude.host.
+    ClaudeHost.started`)."""
+    return _files.settle(project_dir, HOST, CLAUDE.started)
 
 
 def session_history_note() -> str:

@@ -13,17 +13,49 @@ said here.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ctxrelay.claude._state import HOST
-from ctxrelay.claude.handoff import started_in
 from ctxrelay.hooks.host import Answer, Event, Handler
 
-__all__ = ["CLAUDE", "ClaudeHost"]
+__all__ = ["CLAUDE", "ClaudeHost", "injection_mark", "started_in"]
 
 _EVENTS = "ctxrelay.claude._events."
+
+
+def injection_mark(path: Path) -> str:
+    """What opens the file's content in ``SessionStart``'s injection
+    (:func:`ctxrelay.claude._events.session_start.injection`)."""
+    return f'<handoff path="{path}">'
+
+
+def started_in(transcript_path: str, path: Path) -> bool:
+    """Whether the session of ``transcript_path`` has started from the handoff ``path``:
+    its transcript has the ``SessionStart`` injection of the file (an ``attachment`` line
+    ``hook_additional_context``) and, after it, an ``api-request`` line, written once the
+    request that carried it went out (Claude Code 2.1.332). A missing transcript, or one
+    cut before the request (a crash), has not."""
+
+    mark = json.dumps(injection_mark(path))[1:-1].encode("utf-8", "surrogatepass")
+    seen = False
+    try:
+        with open(transcript_path, "rb") as fh:
+            for line in fh:
+                if not seen:
+                    seen = mark in line and b"hook_additional_context" in line
+                elif b'"api-request"' in line:
+                    try:
+                        item = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(item, dict) and item.get("type") == "api-request":
+                        return True
+    except OSError:
+        return False
+    return False
 
 
 class ClaudeHost:
@@ -55,7 +87,7 @@ class ClaudeHost:
         return out or None
 
     def started(self, transcript_path: str, handoff: Path) -> bool:
-        """:func:`ctxrelay.claude.handoff.started_in`: the transcript holds the injection
+        """:func:`started_in`: the transcript holds the injection
         of the file, then an ``api-request`` line."""
         return started_in(transcript_path, handoff)
 

@@ -25,8 +25,7 @@ old process).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxrelay.hooks import state as _state
 
@@ -50,8 +49,7 @@ KEEP = 200
 _MAX_DEPTH = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class ChainLink:
+class ChainLink(NamedTuple):
     """One session of a chain."""
 
     host: str

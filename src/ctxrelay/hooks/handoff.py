@@ -20,9 +20,8 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
 from ctxrelay.hooks import chain as _chain
@@ -169,8 +168,7 @@ def is_handoff_path(project_dir: str | os.PathLike[str], path: str | os.PathLike
     return os.path.dirname(real) == folder and re.match(_NAME, os.path.basename(real)) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class Handoff:
+class Handoff(NamedTuple):
     """A handoff file as read back."""
 
     path: Path

@@ -12,7 +12,6 @@ encodes an :class:`Answer` the way its host reads it (:meth:`Host.encode`). The 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -48,8 +47,7 @@ def join_text(first: str | None, second: str | None, sep: str = "\n\n") -> str |
     return f"{first}{sep}{second}" if second else first
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """What a handler answers; every part optional, and a host encodes the parts its event
     can carry (:meth:`Host.encode`)."""
 
@@ -66,11 +64,11 @@ class Answer:
 
     def with_notice(self, text: str | None) -> Answer:
         """This answer with ``text`` shown to the person after its own notice."""
-        return replace(self, notice=join_text(self.notice, text, "\n"))
+        return self._replace(notice=join_text(self.notice, text, "\n"))
 
     def with_prompt(self, text: str | None) -> Answer:
         """This answer with ``text`` after its prompt."""
-        return replace(self, prompt=join_text(self.prompt, text))
+        return self._replace(prompt=join_text(self.prompt, text))
 
 
 class Handler(NamedTuple):

@@ -25,9 +25,9 @@ Imports only the standard library: the ``Stop`` hook's quiet path reads the phas
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ctxrelay.errors import CtxrelayError
 
@@ -69,8 +69,7 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@dataclass(frozen=True, slots=True)
-class HandoffJob:
+class HandoffJob(NamedTuple):
     """One session's handoff job; each transition returns a new job."""
 
     phase: HandoffPhase
@@ -87,7 +86,7 @@ class HandoffJob:
     automod: str | None = None
     """What the auto-handoff mod was told of the ready handoff (``sent``, ``absent``,
     ``offered``; :mod:`ctxrelay.claude._mod_channel`); ``None``: not decided yet."""
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+    extra: Mapping[str, Any] = MappingProxyType({})
     """Keys of the stored object this version does not know, written back unchanged."""
 
     # -- reading and writing -------------------------------------------------------------
@@ -169,39 +168,39 @@ class HandoffJob:
     def waiting(self) -> HandoffJob:
         """One more turn ended without the file."""
         self._require("waiting", HandoffPhase.WRITING)
-        return replace(self, waited=self.waited + 1)
+        return self._replace(waited=self.waited + 1)
 
     def retried(self) -> HandoffJob:
         """The write prompt went out again; the wait starts over."""
         self._require("retried", HandoffPhase.WRITING)
-        return replace(self, waited=0, retries=self.retries + 1)
+        return self._replace(waited=0, retries=self.retries + 1)
 
     def failed(self) -> HandoffJob:
         """No file after the last retry: the turn that gave up is counted too."""
         self._require("failed", HandoffPhase.WRITING)
-        return replace(self, phase=HandoffPhase.FAILED, waited=self.waited + 1)
+        return self._replace(phase=HandoffPhase.FAILED, waited=self.waited + 1)
 
     def written(self, path: str) -> HandoffJob:
         """The file asked for is written (at ``path``)."""
         self._require("written", HandoffPhase.WRITING)
-        return replace(self, phase=HandoffPhase.READY, path=path)
+        return self._replace(phase=HandoffPhase.READY, path=path)
 
     def used(self, path: str) -> HandoffJob:
         """The file asked for was written and another session has started from it
         already: nothing is left to clear for."""
         self._require("used", HandoffPhase.WRITING)
-        return replace(self, phase=HandoffPhase.USED, path=path)
+        return self._replace(phase=HandoffPhase.USED, path=path)
 
     def told(self, automod: str) -> HandoffJob:
         """What the auto-handoff mod was told of the ready handoff (once)."""
         self._require("told", HandoffPhase.READY)
         if self.automod is not None:
             raise JobTransitionError(f"the mod was told of this handoff already ({self.automod})")
-        return replace(self, automod=automod)
+        return self._replace(automod=automod)
 
     def offered(self) -> HandoffJob:
         """A start offered the writer its own file (resumed after a crash, or the file
         appeared after the hook gave up): ready, and left for the user to ``/clear``,
         not the mod."""
         self._require("offered", HandoffPhase.WRITING, HandoffPhase.READY, HandoffPhase.FAILED)
-        return replace(self, phase=HandoffPhase.READY, automod="offered")
+        return self._replace(phase=HandoffPhase.READY, automod="offered")

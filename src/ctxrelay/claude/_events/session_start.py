@@ -53,6 +53,7 @@ from ctxrelay.claude._state import (
     set_handoff_job,
 )
 from ctxrelay.claude.config import load, project_dir_of
+from ctxrelay.claude.host import injection_mark
 from ctxrelay.hooks import chain
 from ctxrelay.hooks.chain import ChainLink, running
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
@@ -78,7 +79,7 @@ def injection(found: handoff.Handoff, project: object) -> str:
         if found.truncated
         else ""
     )
-    mark = handoff.injection_mark(found.path)
+    mark = injection_mark(found.path)
     return f"{prompt}\n\n{mark}\n{found.text.rstrip()}\n</handoff>{cut}"
 
 

@@ -37,9 +37,8 @@ changed under its lock, so two Stop hooks never both hint or both start a handof
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.budget.triggers import (
@@ -193,8 +192,7 @@ def _with_notice(answer: Answer | None, notice: str | None) -> Answer | None:
 # same update (:func:`ctxrelay.claude._mod_channel.relay`).
 
 
-@dataclass(frozen=True, slots=True)
-class _Turn:
+class _Turn(NamedTuple):
     """What the Stop read of the turn that ended: this session as the chain names it
     (``me``), the context of the turn's last response (``tokens``, ``None`` when no
     response was read) and its model, the window, the slider as applied (``point``), the
