@@ -6,17 +6,31 @@ After ``make setup`` the ``ctxrelay`` command lives in ``.venv/bin`` and is usua
 ``ctxrelay`` when that name on ``PATH`` is the program running now, else the path of the
 running environment's ``ctxrelay`` (relative to the current directory when inside it),
 else ``python -m ctxrelay`` with this interpreter.
+
+The CLI's dispatcher imports this module for its unknown-command hint, and every command
+(``ctxrelay claude statusline`` after each message, too) imports the dispatcher: so this
+module keeps to light modules, and :func:`on_path` is ``shutil.which`` without ``shutil``
+(whose import probes three compression modules).
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["ctxrelay_command", "suggest"]
+__all__ = ["ctxrelay_command", "on_path", "suggest"]
+
+
+def on_path(name: str) -> str | None:
+    """The program a shell runs for a bare ``name``: the first executable file of that
+    name in a ``PATH`` folder (``shutil.which(name)`` on POSIX), or ``None``."""
+    for folder in os.get_exec_path():
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def _same(a: Path, b: Path) -> bool:
@@ -29,7 +43,7 @@ def _same(a: Path, b: Path) -> bool:
 def ctxrelay_command() -> str:
     """How to spell ``ctxrelay`` in a suggested command line."""
     here = Path(sys.executable).parent / "ctxrelay"
-    found = shutil.which("ctxrelay")
+    found = on_path("ctxrelay")
     if not here.exists():
         return "ctxrelay" if found else f"{shlex.quote(sys.executable)} -m ctxrelay"
     if found is not None and _same(Path(found), here):
