@@ -9,8 +9,8 @@ else ``python -m ctxrelay`` with this interpreter.
 
 The CLI's dispatcher imports this module for its unknown-command hint, and every command
 (``ctxrelay claude statusline`` after each message, too) imports the dispatcher: so this
-module keeps to light modules, and :func:`on_path` is ``shutil.which`` without ``shutil``
-(whose import probes three compression modules).
+module keeps to ``os.path`` (no ``pathlib``), and :func:`on_path` is ``shutil.which``
+without ``shutil`` (whose import probes three compression modules).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from pathlib import Path
 
 __all__ = ["ctxrelay_command", "on_path", "suggest"]
 
@@ -33,27 +32,20 @@ def on_path(name: str) -> str | None:
     return None
 
 
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve()
-    except OSError:
-        return False
-
-
 def ctxrelay_command() -> str:
     """How to spell ``ctxrelay`` in a suggested command line."""
-    here = Path(sys.executable).parent / "ctxrelay"
+    here = os.path.join(os.path.dirname(sys.executable), "ctxrelay")
     found = on_path("ctxrelay")
-    if not here.exists():
+    if not os.path.exists(here):
         return "ctxrelay" if found else f"{shlex.quote(sys.executable)} -m ctxrelay"
-    if found is not None and _same(Path(found), here):
+    if found is not None and os.path.realpath(found) == os.path.realpath(here):
         return "ctxrelay"
     try:
         shown = os.path.relpath(here)
     except ValueError:  # another drive on Windows
-        shown = str(here)
+        shown = here
     if shown.startswith(".."):
-        shown = str(here)
+        shown = here
     elif os.sep not in shown:  # a bare name would be looked up on PATH
         shown = f".{os.sep}{shown}"
     return shlex.quote(shown)
