@@ -26,7 +26,6 @@ from ctxrelay.analyze._groups import Grouping, in_range
 from ctxrelay.analyze._parallel import start_reading
 from ctxrelay.analyze._plot import plot_sessions
 from ctxrelay.analyze._skips import Skips
-from ctxrelay.claude.config import ENV_THRESHOLD, Scope, load, set_threshold
 from ctxrelay.cli.analyze._options import Options
 from ctxrelay.cli.analyze._print import count
 from ctxrelay.errors import ConfigError
@@ -122,6 +121,13 @@ def recommended_slider(reports: Sequence[SessionReport]) -> Recommendation:
 def _apply(reports: Sequence[SessionReport], options: Options) -> dict[str, Any]:
     """Write the sweep's slider with its evidence into the Claude Code config (before
     anything is printed, so a refusal leaves no half a report); returns what changed."""
+    from ctxrelay.claude.config import (  # noqa: PLC0415 — the Claude Code host's config (~2.5 ms): analyze --json loads no host (tests/cli/test_analyze.py)
+        ENV_THRESHOLD,
+        Scope,
+        load,
+        set_threshold,
+    )
+
     args = options.args
     found = recommended_slider(reports)
     scope: Scope = "user" if args.user else "project"
