@@ -21,12 +21,10 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ctxrelay.analyze import analyze_store, parse_sweep
 from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
 from ctxrelay.cli._timeline import JsonLines, Timeline
-from ctxrelay.cli.analyze import recommended_slider
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
@@ -150,6 +148,9 @@ def _usd(value: float | None) -> str:
 def _auto_threshold(db: str | None) -> tuple[float, dict[str, Any]]:
     """The slider the analyzer recommends from the store's sessions, with its evidence;
     says on stderr which it chose and why."""
+    from ctxrelay.analyze import analyze_store, parse_sweep  # noqa: PLC0415 — the analyzer (~60 ms: the transcript decoders, the replay): only --threshold auto reads the store's sessions (tests/cli/test_run.py)
+    from ctxrelay.cli.analyze import recommended_slider  # noqa: PLC0415 — it loads the analyzer too
+
     target = str(resolve_target(db))
     reports = analyze_store(target, sweep=parse_sweep(AUTO_SWEEP))
     if not reports:
