@@ -121,6 +121,7 @@ def test_json_reads_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from ctxrelay.analyze import _parallel
+    from ctxrelay.cli.analyze import _run
 
     started: list[list[str]] = []
     real = _parallel.start_reading
@@ -129,7 +130,7 @@ def test_json_reads_once(
         started.append(list(paths))
         return real(paths)
 
-    monkeypatch.setattr(_parallel, "start_reading", counted)
+    monkeypatch.setattr(_run, "start_reading", counted)
     root = str(corpus_path(SPOTTER))
     assert main(["analyze", root, "--json"]) == 0
     assert started == [[root]]
@@ -277,8 +278,10 @@ def _fresh_python(code: str, cwd: Path) -> tuple[int, str, str]:
 
 def test_json_imports_no_tables_sdks_or_store_drivers(tmp_path: Path) -> None:
     """``ctxrelay analyze PATH --json`` in a fresh interpreter: the JSON document, without
-    the table library, the plot, the provider SDKs or the store and its drivers, none of
-    which a machine's read of transcripts needs."""
+    the table library, the plot library, the provider SDKs or the store and its drivers,
+    none of which a machine's read of transcripts needs, nor the Claude Code host (only
+    --apply writes its config). (The plot's own module is light: it imports matplotlib
+    only to draw.)"""
     root = corpus_path("corpora/claude-code-transcripts")
     code, out, err = _fresh_python(
         "import sys\n"
@@ -293,9 +296,7 @@ def test_json_imports_no_tables_sdks_or_store_drivers(tmp_path: Path) -> None:
     loaded = set(err.split())
     heavy = {"rich", "matplotlib", "anthropic", "openai", "psycopg", "sqlite3"}
     assert {m for m in loaded if m.split(".")[0] in heavy} == set()
-    assert {
-        m for m in loaded if m.startswith(("ctxrelay.store", "ctxrelay.analyze._plot"))
-    } == set()
+    assert {m for m in loaded if m.startswith(("ctxrelay.store", "ctxrelay.claude"))} == set()
 
 
 def _entry_point(argv: list[str], cwd: Path) -> tuple[int, str, str]:

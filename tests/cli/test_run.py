@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +230,24 @@ def test_help_names_every_exit_status_and_the_budget_defaults(
     for code in ("0 done", "3 paused", "130 stopped by Ctrl-C", "1 error", "2 bad usage"):
         assert code in status
     assert "--limit and --reserve default from the model registry" in out
+
+
+def test_a_run_with_a_set_slider_does_not_load_the_analyzer(tmp_path: Path) -> None:
+    # Only --threshold auto reads the store's sessions with the analyzer (its transcript
+    # decoders and replay, ~60 ms to import): any other run starts without it.
+    code = (
+        "import sys\n"
+        "from ctxrelay.cli import main\n"
+        f"code = main(['run', *{_args(tmp_path)!r}, '--json', 'write and read a.txt'])\n"
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stderr.split())
+    assert "ctxrelay.cli.run" in loaded
+    assert {
+        m for m in loaded if m.startswith(("ctxrelay.analyze", "ctxrelay.cli.analyze"))
+    } == set()

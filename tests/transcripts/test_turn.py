@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +103,24 @@ def test_missing_and_odd_files(tmp_path: Path) -> None:
     facts = last_turn(bad)
     assert facts.context_tokens is None
     assert facts.tool_calls == ()
+
+
+def test_a_turn_found_in_the_hot_tail_loads_no_tail_reader(tmp_path: Path) -> None:
+    # The Stop hook reads the last turn at the end of every turn. When the newest response
+    # is in the hot tail, the reader from further back (_tail, whose records are
+    # dataclasses: ~7 ms to import) stays unloaded; last_turn imports it only to look back.
+    path = tmp_path / "t.jsonl"
+    usage = {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 995}
+    message = {"id": "msg_1", "model": "claude-opus-4-8", "usage": usage}
+    path.write_text(json.dumps({"type": "assistant", "message": message}) + "\n")
+    full = ("ctxrelay.transcripts._tail", "ctxrelay.transcripts._records")
+    code = (
+        "import sys\n"
+        "from ctxrelay.transcripts import last_turn\n"
+        f"facts = last_turn({str(path)!r})\n"
+        f"print(facts.context_tokens, [m for m in {full!r} if m in sys.modules])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "1000 []"

@@ -25,11 +25,11 @@ _COLORS = ["#444444", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8
 
 def _pyplot() -> tuple[Any, Any]:
     try:
-        import matplotlib
+        import matplotlib  # noqa: PLC0415 — matplotlib (extra plot), for --plot only
 
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        from matplotlib.ticker import FuncFormatter
+        import matplotlib.pyplot as plt  # noqa: PLC0415 — matplotlib (extra plot)
+        from matplotlib.ticker import FuncFormatter  # noqa: PLC0415 — matplotlib (extra plot)
     except ImportError:
         raise MissingExtraError("ctxrelay analyze --plot", "plot") from None
     return plt, FuncFormatter

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
@@ -37,8 +38,6 @@ DEFAULT_POLICIES = (Policy("none"), Policy("compact"), Policy("handoff", CONTEXT
 
 
 def _percent(text: str, what: str) -> float:
-    import math  # here: only options are parsed with it, and --json's call has none
-
     try:
         value = float(text)
     except ValueError:
@@ -83,16 +82,12 @@ class Sweep:
     step: float = 5
 
     def thresholds(self) -> list[float]:
-        import math
-
         count = math.floor((self.stop - self.start) / self.step + 1e-9)
         return [round(self.start + i * self.step, 6) for i in range(count + 1)]
 
 
 def parse_sweep(text: str) -> Sweep:
     """``A..B`` or ``A..B:STEP`` (percent; the step defaults to 5)."""
-    import math
-
     span, _, step_text = text.partition(":")
     start_text, sep, stop_text = span.partition("..")
     if not sep:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
+from ctxrelay.analyze._parallel import Reading, scan_all
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import (
     Assumptions,
@@ -37,6 +38,8 @@ from ctxrelay.analyze._replay import (
     measure_assumptions,
     replay,
 )
+from ctxrelay.analyze._skips import long_lines
+from ctxrelay.errors import TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
 from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
@@ -50,8 +53,6 @@ from ctxrelay.transcripts import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any, Literal
-
-    from ctxrelay.analyze._parallel import Reading
 
     SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
     """A session file, a ``subagents/`` folder without one, or a file of sidechain lines
@@ -702,9 +703,6 @@ def analyze_paths(
     A file that cannot be read is passed to ``on_skip`` (raised when there is none or
     when it is in ``named``), and so is each file read with lines over the line cap
     (:func:`~ctxrelay.analyze._skips.long_lines`)."""
-    from ctxrelay.analyze._parallel import scan_all
-    from ctxrelay.errors import TranscriptError
-
     if reading is None:
         sessions = discover(paths)
         scanned, failed = scan_all(files_of(sessions), workers=workers)
@@ -717,8 +715,6 @@ def analyze_paths(
             raise exc
         on_skip(path, exc)
     if on_skip is not None:
-        from ctxrelay.analyze._skips import long_lines
-
         for skip in long_lines(scanned.values()):
             on_skip(skip.path, skip)
     skipped = frozenset(failed)

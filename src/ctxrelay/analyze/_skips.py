@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.errors import TranscriptError
 
 if TYPE_CHECKING:
@@ -25,8 +26,6 @@ __all__ = ["Skips", "long_lines"]
 
 def long_lines(scanned: Iterable[Transcript]) -> list[TranscriptError]:
     """A skip for each file read with lines over the cap."""
-    from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
-
     cap = f"longer than the line cap of {TRANSCRIPT_LINE_MAX_BYTES >> 20} MiB"
     return [TranscriptError(t.path, cap, lines=t.long_lines) for t in scanned if t.long_lines]
 

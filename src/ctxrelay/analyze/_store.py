@@ -7,6 +7,7 @@ are the chain's restarts (agent-led handoffs and forced rollovers, not compactio
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,8 +26,6 @@ def _shown(target: str) -> str:
     """The store as a report may show it: a URL's password is never printed."""
     if "://" not in target:
         return target
-    import urllib.parse
-
     parts = urllib.parse.urlsplit(target)
     if parts.password is None:
         return target
@@ -92,7 +91,7 @@ def analyze_store(
     progress: Callable[[str], None] | None = None,
 ) -> list[SessionReport]:
     """Every session of the store at ``target`` (or those named), oldest first."""
-    from ctxrelay.store import open_store
+    from ctxrelay.store import open_store  # noqa: PLC0415 — the store and its driver (sqlite3, psycopg): analyze --json reads no store (tests/cli/test_analyze.py)
 
     store = open_store(target, create=False)
     try:

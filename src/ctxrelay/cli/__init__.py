@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ctxrelay import __version__
 from ctxrelay.cli._dispatch import dispatch
 
 __all__ = ["main"]
@@ -59,8 +60,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: list[str]) -> int:
     if args and args[0] == "--version":
-        from ctxrelay import __version__
-
         sys.stdout.write(f"ctxrelay {__version__}\n")
         return 0
     return dispatch("ctxrelay", COMMANDS, _USAGE, args)

@@ -169,7 +169,7 @@ def print_json(value: Any) -> None:
 
 
 def console(stderr: bool = False) -> Console:
-    """A rich console; imported lazily because hooks must not pay for rich."""
-    from rich.console import Console
+    """A rich console; imported here because hooks and ``--json`` must not pay for rich."""
+    from rich.console import Console  # noqa: PLC0415 — rich: hooks and --json never draw
 
     return Console(stderr=stderr, highlight=False)

@@ -18,11 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget import Budget
-from ctxrelay.integrations import DispatchBlockedError
-from ctxrelay.runtime import RunResult
-from ctxrelay.runtime.events import Event, PauseEvent
+from ctxrelay.integrations import DispatchBlockedError, require
+from ctxrelay.runtime import DEFAULT_SYSTEM, RunResult
+from ctxrelay.runtime.events import EndEvent, Event, PauseEvent
 from ctxrelay.runtime.model import Usage
+from ctxrelay.runtime.tools import ReadFile, WriteFile
 from ctxrelay.store import Store
+from ctxrelay.testing import OpenAIServer, load_steps
 
 if TYPE_CHECKING:
     from ctxrelay.integrations._relay import FrameworkRelay
@@ -37,10 +39,8 @@ _MODEL = "gpt-4.1"
 
 
 async def _openai_agents(base_url: str, relay: AgentsRelay, task: str) -> None:
-    from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled
-    from openai import AsyncOpenAI
-
-    from ctxrelay.runtime import DEFAULT_SYSTEM
+    from agents import Agent, OpenAIResponsesModel, Runner, set_tracing_disabled  # noqa: PLC0415 — openai-agents (extra)
+    from openai import AsyncOpenAI  # noqa: PLC0415 — openai (extra)
 
     set_tracing_disabled(True)
     client = AsyncOpenAI(base_url=base_url, api_key="demo")
@@ -58,12 +58,10 @@ async def _openai_agents(base_url: str, relay: AgentsRelay, task: str) -> None:
 
 
 async def _pydantic_ai(base_url: str, relay: PydanticAIRelay, task: str) -> None:
-    from openai import AsyncOpenAI
-    from pydantic_ai import Agent
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
-
-    from ctxrelay.runtime import DEFAULT_SYSTEM
+    from openai import AsyncOpenAI  # noqa: PLC0415 — openai (extra)
+    from pydantic_ai import Agent  # noqa: PLC0415 — pydantic-ai (extra)
+    from pydantic_ai.models.openai import OpenAIChatModel  # noqa: PLC0415 — pydantic-ai (extra)
+    from pydantic_ai.providers.openai import OpenAIProvider  # noqa: PLC0415 — pydantic-ai (extra)
 
     client = AsyncOpenAI(base_url=base_url, api_key="demo")
     try:
@@ -77,11 +75,9 @@ async def _pydantic_ai(base_url: str, relay: PydanticAIRelay, task: str) -> None
 
 
 async def _langchain(base_url: str, relay: LangChainRelay, task: str) -> None:
-    from langchain.agents import create_agent
-    from langchain_openai import ChatOpenAI
-    from pydantic import SecretStr
-
-    from ctxrelay.runtime import DEFAULT_SYSTEM
+    from langchain.agents import create_agent  # noqa: PLC0415 — langchain (extra)
+    from langchain_openai import ChatOpenAI  # noqa: PLC0415 — langchain (extra)
+    from pydantic import SecretStr  # noqa: PLC0415 — pydantic (with the langchain extra)
 
     model = ChatOpenAI(
         model=_MODEL, base_url=base_url, api_key=SecretStr("demo"), stream_usage=True
@@ -127,10 +123,6 @@ def run_framework(
     on_event: Callable[[Event], None],
 ) -> RunResult:
     """Run the demo session through ``framework``'s loop; the result as the runtime's."""
-    from ctxrelay.integrations._support import require
-    from ctxrelay.runtime.tools import ReadFile, WriteFile
-    from ctxrelay.testing import OpenAIServer, load_steps
-
     module, module_name, class_name, loop = _FRAMEWORKS[framework]
     require(module, f"ctxrelay demo --framework {framework}", framework)
     integration: FrameworkRelay = getattr(importlib.import_module(module_name), class_name)
@@ -154,7 +146,5 @@ def run_framework(
     windows = store.windows(session_id)
     turns = sum(1 for r in store.rows(session_id) if r.kind == "assistant")
     store.update_session(session_id, status=status, metadata={"pause_reason": reason})
-    from ctxrelay.runtime.events import EndEvent
-
     on_event(EndEvent(session_id, status, reason, len(windows), turns, 0.0))
     return RunResult(session_id, status, reason, len(windows), turns, 0.0, Usage(), message)

@@ -4,7 +4,8 @@ splits ``NAME ARGS...`` off an argv, for ``ctxrelay`` and for ``ctxrelay claude`
 A subcommand module exposes ``main(argv) -> int`` and receives only its own arguments
 (never its name). Modules are imported only when they run, so ``ctxrelay policy`` never
 pays for the provider SDKs and ``ctxrelay claude statusline`` (which Claude Code runs
-after every message) pays for nothing but itself: this module imports the stdlib only.
+after every message) pays for nothing but itself: this module imports light stdlib
+modules only (and :mod:`ctxrelay.cli._suggest`, which keeps to them too).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import importlib
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TypeAlias
+
+from ctxrelay.cli._suggest import suggest
 
 Table: TypeAlias = Mapping[str, tuple[str, str]]
 """Subcommand name -> (module, one-line help)."""
@@ -37,8 +40,6 @@ def dispatch(prog: str, table: Table, template: str, argv: Sequence[str]) -> int
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name not in table:
-        from ctxrelay.cli._suggest import suggest  # stdlib only, and only on this path
-
         hint = suggest(*prog.split()[1:], "--help")
         sys.stderr.write(f"{prog}: unknown command {name!r}; run '{hint}'\n")
         return 2

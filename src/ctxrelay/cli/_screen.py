@@ -21,7 +21,7 @@ PIPE_WIDTH = 100
 
 def screen_console(stderr: bool = False) -> Console:
     """A rich console as wide as the terminal, or ``COLUMNS``/:data:`PIPE_WIDTH` in a pipe."""
-    from rich.console import Console
+    from rich.console import Console  # noqa: PLC0415 — rich: --json output never draws
 
     console = Console(stderr=stderr, highlight=False)
     if console.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit():
@@ -51,7 +51,7 @@ def fit(line: Text, width: int) -> Text:
 def print_line(console: Console, line: Text | str) -> None:
     """Print one line that never wraps: markup (a ``str``) or a ``Text``, shortened to the
     console's width."""
-    from rich.text import Text
+    from rich.text import Text  # noqa: PLC0415 — rich: --json output never draws
 
     text = Text.from_markup(line) if isinstance(line, str) else line
     console.print(fit(text, console.width), no_wrap=True, overflow="ellipsis", crop=True)

@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
+from rich.text import Text
+
 from ctxrelay.cli._readable import fields, show_value
 from ctxrelay.cli._screen import one_line, print_line
 
@@ -161,8 +164,6 @@ def _costed(rows: Iterable[RowLine]) -> bool:
 
 
 def _render(line: RowLine, *, costs: bool, width: int) -> str:
-    from rich.markup import escape
-
     tokens = f"{line.tokens:,}" if line.tokens is not None else ""
     head = f"{line.seq:>5}  {line.label:<8} {tokens:>8}"
     if costs:
@@ -246,9 +247,8 @@ def _window_title(window: WindowInfo, costs: Mapping[str, Any], created: float) 
 
 
 def _field_grid(console: Console, pairs: Iterable[tuple[str, str]], indent: int) -> None:
-    from rich.padding import Padding
-    from rich.table import Table
-    from rich.text import Text
+    from rich.padding import Padding  # noqa: PLC0415 — rich's tables: only --verbose draws one
+    from rich.table import Table  # noqa: PLC0415 — rich's tables: only --verbose draws one
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(no_wrap=True, style="dim")
@@ -268,8 +268,6 @@ def show_session(
     width: int | None = None,
 ) -> None:
     """Print ``session``: its header, then each window's timeline."""
-    from rich.markup import escape
-
     width = width or console.width
     print_line(console, f"[bold]session {escape(session.id)}[/bold]")
     header = _header_fields(session, windows, rows)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from ctxrelay.cli._common import print_json
+from ctxrelay.cli._screen import one_line, print_line, screen_console
 from ctxrelay.runtime.events import (
     AdvisoryEvent,
     DispatchEvent,
@@ -50,8 +52,6 @@ class JsonLines:
     to stderr, for the person watching)."""
 
     def __call__(self, event: Event) -> None:
-        from ctxrelay.cli._common import print_json
-
         print_json(event.to_json())
         if isinstance(event, NoticeEvent):
             _notice(event)
@@ -67,8 +67,6 @@ class Timeline:
         self, console: Console | None = None, *, width: int | None = None, show_text: bool = True
     ) -> None:
         if console is None:
-            from ctxrelay.cli._screen import screen_console
-
             console = screen_console()
         self.out = console
         self.width = width or max(
@@ -112,8 +110,6 @@ class Timeline:
         return "".join(cells)
 
     def _line(self, markup: str) -> None:
-        from ctxrelay.cli._screen import print_line
-
         print_line(self.out, markup)
 
     def _room(self, used: int) -> int:
@@ -163,14 +159,14 @@ class Timeline:
             if self.show_text and event.text and not streamed:
                 tail = f"  [dim]{cost}[/dim]" if cost else ""
                 room = self._room(len(_INDENT) + len("model: ") + (len(cost) + 2 if cost else 0))
-                line(f"{_INDENT}[cyan]model:[/cyan] {_escape(_short(event.text, room))}{tail}")
+                line(f"{_INDENT}[cyan]model:[/cyan] {_escape(one_line(event.text, room))}{tail}")
             elif cost:
                 line(f"{_INDENT}[dim]{cost}[/dim]")
         elif isinstance(event, ToolEvent):
             mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
             name = _escape(event.name)
             room = self._room(len(_INDENT) + 4 + len(event.name))
-            line(f"{_INDENT}{mark} {name}: [dim]{_escape(_short(event.summary, room))}[/dim]")
+            line(f"{_INDENT}{mark} {name}: [dim]{_escape(one_line(event.summary, room))}[/dim]")
         elif isinstance(event, RolloverEvent):
             notes = f"notes {event.notes_bytes:,} B" if event.notes_bytes else "no notes"
             line(
@@ -188,13 +184,7 @@ class Timeline:
             )
 
 
-def _short(text: str, width: int) -> str:
-    from ctxrelay.cli._screen import one_line
-
-    return one_line(text, width)
-
-
 def _escape(text: str) -> str:
-    from rich.markup import escape
+    from rich.markup import escape  # noqa: PLC0415 — rich: run --json's JsonLines never draws
 
     return escape(text)

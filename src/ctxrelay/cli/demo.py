@@ -29,9 +29,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxrelay.analyze import Savings, handoff_savings
 from ctxrelay.budget import Budget
 from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW, DEFAULT_RESERVE_CAP, DEFAULT_THRESHOLD
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+from ctxrelay.cli._demo_frameworks import FRAMEWORKS, run_framework
 from ctxrelay.cli._demo_session import (
     DEMO_PRICED_AS,
     DEMO_TASK,
@@ -39,17 +41,20 @@ from ctxrelay.cli._demo_session import (
     demo_steps,
     demo_workspace,
 )
+from ctxrelay.cli._screen import print_line
+from ctxrelay.cli._suggest import suggest
+from ctxrelay.cli._timeline import JsonLines, Timeline
 from ctxrelay.cli.run import add_session_arguments, exit_code, run_session
+from ctxrelay.errors import ConfigError
 from ctxrelay.pricing import DEFAULT_PRICES, Prices
 from ctxrelay.runtime import Runtime, SessionConfig
 from ctxrelay.runtime.events import EndEvent, Event
 from ctxrelay.runtime.providers.scripted import ScriptedProvider, load_steps
 from ctxrelay.runtime.tools import atomic_write, builtin_tools
+from ctxrelay.store import open_store
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from ctxrelay.analyze import Savings
 
 __all__ = ["DEMO_BUDGET", "DemoOutput", "demo_prices", "main"]
 
@@ -62,16 +67,10 @@ DEMO_BUDGET = Budget(
 def _workspace(where: Path | None) -> Path:
     root = Path(tempfile.mkdtemp(prefix="ctxrelay-demo-")) if where is None else where.resolve()
     if where is not None and where.exists() and any(where.iterdir()):
-        raise_config(f"the demo workspace {str(where)!r} must be empty or absent")
+        raise ConfigError(f"the demo workspace {str(where)!r} must be empty or absent")
     for relative, text in demo_workspace().items():
         atomic_write(root / relative, text.encode("utf-8"))
     return root
-
-
-def raise_config(message: str) -> None:
-    from ctxrelay.errors import ConfigError
-
-    raise ConfigError(message)
 
 
 def demo_prices() -> Prices:
@@ -98,8 +97,6 @@ class DemoOutput:
         priced_as: str = DEMO_PRICED_AS,
         console: Console | None = None,
     ) -> None:
-        from ctxrelay.cli._timeline import JsonLines, Timeline
-
         self.json = json
         self._savings = savings
         self.priced_as = priced_as
@@ -128,8 +125,6 @@ class DemoOutput:
         self._print_savings(saved)
 
     def _print_savings(self, saved: Savings) -> None:
-        from ctxrelay.cli._screen import print_line
-
         assert self.timeline is not None
         out = self.timeline.out
         family = DEFAULT_PRICES.lookup(self.priced_as)
@@ -174,8 +169,6 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--workspace", type=Path, help="where to create the demo project (default: a temp dir)"
     )
-    from ctxrelay.cli._demo_frameworks import FRAMEWORKS, run_framework
-
     parser.add_argument(
         "--framework",
         choices=FRAMEWORKS,
@@ -183,9 +176,6 @@ def main(argv: Sequence[str]) -> int:
         "integration for it), over HTTP to a local model server",
     )
     args = parser.parse_args(list(argv))
-    from ctxrelay.analyze import handoff_savings
-    from ctxrelay.store import open_store
-
     store = open_store(args.db)
     try:
         where = store.describe() if hasattr(store, "describe") else str(args.db)
@@ -217,9 +207,7 @@ def main(argv: Sequence[str]) -> int:
     finally:
         store.close()
     if sink.timeline is not None:
-        from rich.text import Text
-
-        from ctxrelay.cli._suggest import suggest
+        from rich.text import Text  # noqa: PLC0415 — rich: --json never draws
 
         out = sink.timeline.out
         db = ["--db", str(args.db)] if args.db else []

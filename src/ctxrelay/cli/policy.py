@@ -323,7 +323,7 @@ def _plan(budget: Budget, capability: Capability, *, as_json: bool, text: bool) 
             data["texts"] = _texts(budget, capability)
         print_json(data)
         return
-    from rich.table import Table
+    from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
 
     table = Table(title="ctxrelay budget", show_header=False)
     table.add_column(style="bold")
@@ -339,7 +339,7 @@ def _plan(budget: Budget, capability: Capability, *, as_json: bool, text: bool) 
     out = console()
     out.print(table)
     if text:
-        from rich.markup import escape
+        from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
 
         # The wording starts with "[ctxrelay]", which rich would read as a markup tag.
         for stage, wording in _texts(budget, capability).items():
@@ -369,7 +369,7 @@ def _simulate(
         return
     render_timeline(budget, steps, title="ctxrelay policy simulation")
     if text:
-        from rich.markup import escape
+        from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
 
         out = console()
         for step in steps:
@@ -380,7 +380,7 @@ def _simulate(
 
 def render_timeline(budget: Budget, steps: Sequence[Step], *, title: str) -> None:
     """A table of dispatches against the warning point, the target and the usable limit."""
-    from rich.table import Table
+    from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
 
     usable = budget.usable_limit
     target = budget.handoff_target

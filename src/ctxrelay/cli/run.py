@@ -16,22 +16,22 @@ import math
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
+from ctxrelay.cli._timeline import JsonLines, Timeline
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
 from ctxrelay.runtime.events import Event
 from ctxrelay.runtime.providers import SCRIPTED_DEFAULTS, resolve, split_spec
 from ctxrelay.runtime.registry import resolve_model
 from ctxrelay.runtime.tools import ToolSet, approve_all, builtin_tools
-
-if TYPE_CHECKING:
-    from ctxrelay.store import Store
+from ctxrelay.store import Store, open_store, resolve_target
 
 __all__ = [
     "EXIT_PAUSED",
@@ -133,8 +133,6 @@ def _threshold(text: str) -> float | str:
 
 def _day(stamp: str | None) -> str:
     """A stored row's time (seconds since the epoch, or ISO) as its UTC day."""
-    from datetime import UTC, datetime
-
     if not stamp:
         return "?"
     try:
@@ -150,9 +148,8 @@ def _usd(value: float | None) -> str:
 def _auto_threshold(db: str | None) -> tuple[float, dict[str, Any]]:
     """The slider the analyzer recommends from the store's sessions, with its evidence;
     says on stderr which it chose and why."""
-    from ctxrelay.analyze import analyze_store, parse_sweep
-    from ctxrelay.cli.analyze import recommended_slider
-    from ctxrelay.store import resolve_target
+    from ctxrelay.analyze import analyze_store, parse_sweep  # noqa: PLC0415 — the analyzer (~60 ms: the transcript decoders, the replay): only --threshold auto reads the store's sessions (tests/cli/test_run.py)
+    from ctxrelay.cli.analyze import recommended_slider  # noqa: PLC0415 — it loads the analyzer too
 
     target = str(resolve_target(db))
     reports = analyze_store(target, sweep=parse_sweep(AUTO_SWEEP))
@@ -289,8 +286,6 @@ def tools_for(args: argparse.Namespace) -> ToolSet:
 
 
 def display_for(args: argparse.Namespace) -> Display:
-    from ctxrelay.cli._timeline import JsonLines, Timeline
-
     if args.json:
         return JsonLines()
     return Timeline()
@@ -415,8 +410,6 @@ def main(
     display: Callable[[argparse.Namespace], Display] | None = None,
 ) -> int:
     args = _parser().parse_args(list(argv))
-    from ctxrelay.store import open_store
-
     if args.resume is None and not args.message:
         raise ConfigError("give the task as an argument, or --resume ID to continue a session")
     if args.resume is None and not args.model:

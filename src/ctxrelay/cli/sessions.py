@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
 from ctxrelay.cli._screen import print_line, screen_console
+from ctxrelay.cli._session_view import SHORT_SEALS, show_session, when
+from ctxrelay.cli._suggest import suggest
 from ctxrelay.errors import SessionNotFoundError, StoreError
 from ctxrelay.store import (
     DB_ENV,
@@ -121,8 +124,6 @@ def _one_line(text: str | None, width: int = 100) -> str:
 
 def _add_row(table: Any, *values: str) -> None:
     """Cells as plain text: stored text is never read as rich markup."""
-    from rich.text import Text
-
     table.add_row(*(Text(v) for v in values))
 
 
@@ -213,9 +214,7 @@ def _list(store: Store, args: argparse.Namespace) -> None:
     if not sessions:
         out.print(f"No sessions in {store_label(store)}.", markup=False)
         return
-    from rich.table import Table
-
-    from ctxrelay.cli._session_view import SHORT_SEALS, when
+    from rich.table import Table  # noqa: PLC0415 — rich's tables: --json draws none
 
     prefixes = _short_ids([s.id for s in sessions])
     print_line(out, escape(f"Sessions in {store_label(store)}, newest first:"))
@@ -268,8 +267,6 @@ def _list(store: Store, args: argparse.Namespace) -> None:
         _add_row(table, *row[:-1], _one_line(row[-1], room))
     out.print(table)
     out.print()
-    from ctxrelay.cli._suggest import suggest
-
     db = ["--db", args.db] if args.db else []
     out.print(
         f"A unique start of an id is enough. Show one with: "
@@ -295,8 +292,6 @@ def _show(store: Store, args: argparse.Namespace) -> None:
     if args.json:
         print_json(show_json(store, session.id))
         return
-    from ctxrelay.cli._session_view import show_session
-
     show_session(
         screen_console(),
         session,
@@ -340,7 +335,7 @@ def _history(store: Store, args: argparse.Namespace) -> None:
                 }
             )
             return
-        from rich.table import Table
+        from rich.table import Table  # noqa: PLC0415 — rich's tables: --json draws none
 
         table = Table(title=f"window {args.window} from row {args.offset}", title_justify="left")
         table.add_column("seq", justify="right")
@@ -355,7 +350,7 @@ def _history(store: Store, args: argparse.Namespace) -> None:
     if args.json:
         print_json({"session_id": session.id, "windows": [_window_json(w) for w in windows]})
         return
-    from rich.table import Table
+    from rich.table import Table  # noqa: PLC0415 — rich's tables: --json draws none
 
     table = Table(title=escape(f"windows visible to session {session.id}"), title_justify="left")
     table.add_column("index", justify="right")
@@ -372,7 +367,7 @@ def _hits_table(hits: list[HistoryHit], args: argparse.Namespace) -> None:
     if not hits:
         out.print(f"No match for {args.search!r} in the visible history.", markup=False)
         return
-    from rich.table import Table
+    from rich.table import Table  # noqa: PLC0415 — rich's tables: --json draws none
 
     table = Table(title=escape(f"matches for {args.search!r}, newest first"), title_justify="left")
     table.add_column("window", justify="right")
@@ -485,8 +480,6 @@ def main(argv: Sequence[str]) -> int:
             if args.json:
                 print_json({"sessions": []})
             else:
-                from ctxrelay.cli._suggest import suggest
-
                 console().print(
                     f"No sessions yet (no store at {where}); {suggest('demo')} makes one.",
                     markup=False,

@@ -51,7 +51,7 @@ from ctxrelay.errors import (
     StoreUnavailableError,
     UnsupportedSchemaError,
 )
-from ctxrelay.integrations._support import check_versions, provider_of, warn_once
+from ctxrelay.integrations._support import budget_for, check_versions, provider_of, warn_once
 from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime._tools import interrupted_text
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
@@ -78,7 +78,17 @@ from ctxrelay.runtime.plan import (
 from ctxrelay.runtime.tools import Tool, ToolContext, ToolResult
 from ctxrelay.runtime.tools.context import NewContext, SessionHistory
 from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
-from ctxrelay.store import LEASE_TTL_S, Lease, NewRow, Row, RowKind, SealReason, Store, WindowInfo
+from ctxrelay.store import (
+    LEASE_TTL_S,
+    Lease,
+    NewRow,
+    Row,
+    RowKind,
+    SealReason,
+    Store,
+    WindowInfo,
+    open_store,
+)
 from ctxrelay.store._lease import Holding, hold_lease
 
 __all__ = [
@@ -248,12 +258,8 @@ class Relay:
         the budget of ``provider:model`` from the model table unless ``budget`` is given;
         ``options`` as for the constructor (``session_id``, ``workspace``, ...)."""
         if not isinstance(store, Store):
-            from ctxrelay.store import open_store
-
             store = open_store(store)
         if budget is None:
-            from ctxrelay.integrations._support import budget_for
-
             budget = budget_for(provider, model)
         return cls(store, budget, codec=codec, framework=framework, model=model, **options)
 

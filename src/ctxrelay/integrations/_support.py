@@ -72,7 +72,7 @@ def supported_ranges(extra: str) -> dict[str, str]:
     """The distributions ctxrelay's ``extra`` installs and the versions it supports
     (``{"openai-agents": ">=0.24,<0.25"}``), read from ctxrelay's own metadata, whose one
     source is ``pyproject.toml``'s extras; empty when ctxrelay runs uninstalled."""
-    from packaging.requirements import Requirement
+    from packaging.requirements import Requirement  # noqa: PLC0415 — packaging (~15 ms: its markers load platform tags and sysconfig): only a version check needs it
 
     try:
         requires = importlib.metadata.requires(_DIST) or []
@@ -90,7 +90,7 @@ def check_versions(feature: str, extra: str) -> None:
     """Raise :class:`UnsupportedFrameworkError` when an installed distribution of
     ``extra`` is outside the range ctxrelay supports (one that is not installed is
     the missing-extra check's to report)."""
-    from packaging.specifiers import SpecifierSet
+    from packaging.specifiers import SpecifierSet  # noqa: PLC0415 — packaging (~15 ms): only a version check needs it
 
     for name, spec in supported_ranges(extra).items():
         try:

@@ -79,7 +79,7 @@ class LangChainCodec:
 
     def __init__(self) -> None:
         _lc()
-        from langchain_core import messages
+        from langchain_core import messages  # noqa: PLC0415 — langchain (extra)
 
         self._m = messages
         self._keys = KeyCache(self._key)
@@ -189,7 +189,7 @@ class LangChainRelay(FrameworkRelay):
 
     def tool(self, tool: Tool) -> Any:
         """One of ctxrelay's own tools as a LangChain ``StructuredTool``."""
-        from langchain_core.tools import StructuredTool
+        from langchain_core.tools import StructuredTool  # noqa: PLC0415 — langchain (extra)
 
         relay = self.relay
 
@@ -205,7 +205,7 @@ class LangChainRelay(FrameworkRelay):
         )
 
     def _new_context_tool(self) -> Any:
-        from langchain_core.tools import StructuredTool
+        from langchain_core.tools import StructuredTool  # noqa: PLC0415 — langchain (extra)
 
         relay = self.relay
 
@@ -221,10 +221,10 @@ class LangChainRelay(FrameworkRelay):
         )
 
     def _middleware(self) -> Any:
-        from langchain.agents.middleware import AgentMiddleware
-        from langchain_core.messages import AIMessage
+        from langchain.agents.middleware import AgentMiddleware  # noqa: PLC0415 — langchain (extra)
+        from langchain_core.messages import AIMessage  # noqa: PLC0415 — langchain (extra)
 
-        from ctxrelay.integrations._langchain_state import RUN_KEY, RelayState
+        from ctxrelay.integrations._langchain_state import RUN_KEY, RelayState  # noqa: PLC0415 — langchain (extra): the state schema subclasses langchain's
 
         relay = self.relay
         tools = self.tools

@@ -195,7 +195,7 @@ class _AgentsRun:
         return self.run
 
     async def input_filter(self, data: CallModelData[Any]) -> ModelInputData:
-        from agents.run_config import ModelInputData
+        from agents.run_config import ModelInputData  # noqa: PLC0415 — openai-agents (extra)
 
         run = await self._current()
         model_data = data.model_data

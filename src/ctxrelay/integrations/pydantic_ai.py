@@ -61,7 +61,7 @@ def _pai() -> Any:
 
 def _messages() -> Any:
     _pai()
-    from pydantic_ai import messages
+    from pydantic_ai import messages  # noqa: PLC0415 — pydantic-ai (extra)
 
     return messages
 
@@ -177,7 +177,7 @@ class PydanticAIRelay(FrameworkRelay):
         """An ``Agent`` (its model), a ``Model`` (its ``system`` and ``model_name``), or a
         name (``openai:gpt-4.1`` as pydantic-ai spells it)."""
         pai = _pai()
-        from pydantic_ai.models import Model
+        from pydantic_ai.models import Model  # noqa: PLC0415 — pydantic-ai (extra)
 
         setting = model.model if isinstance(model, pai.Agent) else model
         if isinstance(setting, str):
@@ -225,8 +225,8 @@ class PydanticAIRelay(FrameworkRelay):
 
     def _capability(self) -> Any:
         _pai()
-        from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering
-        from pydantic_ai.toolsets import FunctionToolset
+        from pydantic_ai.capabilities import AbstractCapability, CapabilityOrdering  # noqa: PLC0415 — pydantic-ai (extra)
+        from pydantic_ai.toolsets import FunctionToolset  # noqa: PLC0415 — pydantic-ai (extra)
 
         relay = self.relay
         tools = self.tools

@@ -12,15 +12,12 @@ needs ``--limit``. Lookup ignores a provider prefix, letter case, a date suffix
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ctxrelay.budget import Budget, BudgetValueError
 from ctxrelay.budget.bounds import DEFAULT_RESERVE_CAP
 from ctxrelay.budget.models import canonical_model, default_reserve, model_facts
 from ctxrelay.errors import UnknownModelError
-
-if TYPE_CHECKING:
-    from ctxrelay.pricing import Prices
+from ctxrelay.pricing import DEFAULT_PRICES, Prices
 
 __all__ = [
     "DEFAULT_RESERVE_CAP",
@@ -52,8 +49,6 @@ class ModelInfo:
     def prices(self) -> Prices | None:
         """List prices from the project's table (``None``: the table does not know it),
         under the model table's price key when the model is in it."""
-        from ctxrelay.pricing import DEFAULT_PRICES
-
         found = model_facts(self.model, _VENDOR.get(self.provider, self.provider))
         return DEFAULT_PRICES.lookup(self.model if found is None else found.price_key)
 

@@ -15,6 +15,8 @@ import os
 import urllib.parse
 from pathlib import Path
 
+import platformdirs
+
 from ctxrelay.errors import ConfigError
 from ctxrelay.store._protocol import (
     HISTORY_LINE_MAX_BYTES,
@@ -66,8 +68,6 @@ _PG_SCHEMES = ("postgresql://", "postgres://")
 
 def default_store_path() -> Path:
     """``ctxrelay.db`` in the user's data directory (platform-specific)."""
-    import platformdirs
-
     return platformdirs.user_data_path("ctxrelay", appauthor=False) / "ctxrelay.db"
 
 
@@ -110,9 +110,9 @@ def open_store(target: str | Path | None = None, *, create: bool = True) -> Stor
     """
     where = resolve_target(target)
     if isinstance(where, Path):
-        from ctxrelay.store.sqlite import SqliteStore
+        from ctxrelay.store.sqlite import SqliteStore  # noqa: PLC0415 — sqlite3, a store driver: a PostgreSQL store never loads it
 
         return SqliteStore(where, create=create)
-    from ctxrelay.store.postgres import PostgresStore
+    from ctxrelay.store.postgres import PostgresStore  # noqa: PLC0415 — psycopg (extra postgres)
 
     return PostgresStore(where, create=create)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import re
 import secrets
 import shutil
@@ -67,8 +68,6 @@ class ThrowawayPostgres:
         # The server refuses root; run it as "postgres" (Debian creates it) or "nobody".
         self._run_as: str | None = None
         if hasattr(os, "geteuid") and os.geteuid() == 0:
-            import pwd
-
             names = {entry.pw_name for entry in pwd.getpwall()}
             self._run_as = "postgres" if "postgres" in names else "nobody"
 
@@ -146,7 +145,7 @@ class ThrowawayPostgres:
 
     def create_database(self, name: str) -> str:
         """Create a database and return its URL."""
-        import psycopg
+        import psycopg  # noqa: PLC0415 — psycopg (extra postgres): finding a server needs none
 
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')

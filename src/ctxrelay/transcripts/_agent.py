@@ -19,6 +19,7 @@ compaction boundary clears the context but not the turns.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -108,8 +109,6 @@ def _save_cursor(cache: str, cur: dict[str, Any]) -> None:
         os.replace(tmp, cache)
     except OSError:
         # The cursor is only a speed-up: a read-only state dir costs re-reads, no more.
-        import contextlib  # only here: the hook's normal path need not import it
-
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 

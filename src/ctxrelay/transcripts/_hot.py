@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+import stat
+import time
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import CALL_LINE_WAIT_S
@@ -74,8 +76,6 @@ def open_regular(path: str) -> int | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
-    import stat  # builtin, and only once a transcript is there
-
     try:
         if stat.S_ISREG(os.fstat(fd).st_mode):
             return fd
@@ -194,8 +194,6 @@ def reply_written(
                     return True
             finally:
                 os.close(fd)
-        import time  # builtin; only when the reply is not written yet
-
         now = time.monotonic()
         if deadline is None:
             deadline = now + wait_s
@@ -366,8 +364,6 @@ def call_response(
                 return found
         elif os.path.lexists(path) and not os.path.isfile(path):
             return None  # not a regular file: it will never hold the call
-        import time  # builtin; only when the line is not written yet
-
         now = time.monotonic()
         if deadline is None:
             deadline = now + wait_s

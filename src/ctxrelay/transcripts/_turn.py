@@ -107,7 +107,7 @@ def last_turn(path: str | os.PathLike[str]) -> TurnFacts:
     """The newest request's context and model, and the newest turn's tool calls."""
     tokens, model, found = tail_context(os.fspath(path))
     if not found:  # the newest response is further back than the hot path's tail
-        from ctxrelay.transcripts._tail import latest_context
+        from ctxrelay.transcripts._tail import latest_context  # noqa: PLC0415 — _tail's records (dataclasses, ~7 ms): the Stop hook reads the hot tail and needs it only when the newest response is further back
 
         try:
             reading = latest_context(path)

@@ -8,15 +8,21 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from ctxrelay.analyze._discover import default_codex_sessions_dir, default_projects_dir
+from ctxrelay.analyze._groups import parse_when
+from ctxrelay.analyze._plot import _pyplot
+from ctxrelay.analyze._policies import (
+    DEFAULT_POLICIES,
+    Policy,
+    Sweep,
+    parse_policies,
+    parse_sweep,
+)
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.cli._parser import ArgumentParser
 from ctxrelay.errors import ConfigError
-
-if TYPE_CHECKING:
-    from ctxrelay.analyze import Policy, Sweep
-    from ctxrelay.pricing import PriceTable
+from ctxrelay.pricing import DEFAULT_PRICES, PriceTable, load_prices
 
 __all__ = ["Options", "parse", "parser"]
 
@@ -186,18 +192,12 @@ class Options:
 def parse(argv: Sequence[str]) -> Options:
     """Parse and check ``argv``; a :class:`ConfigError` (or a usage error) names the first
     mistake."""
-    from ctxrelay.analyze._discover import default_codex_sessions_dir, default_projects_dir
-    from ctxrelay.analyze._policies import DEFAULT_POLICIES, parse_policies, parse_sweep
-    from ctxrelay.pricing import DEFAULT_PRICES, load_prices
-
     args = parser().parse_args(list(argv))
     policies = parse_policies(args.policy) if args.policy else DEFAULT_POLICIES
     sweep = parse_sweep(args.sweep) if args.sweep else None
     prices = load_prices(args.prices) if args.prices else DEFAULT_PRICES
     since = until = None
     if args.since or args.until:
-        from ctxrelay.analyze._groups import parse_when
-
         since = parse_when(args.since) if args.since else None
         until = parse_when(args.until, end=True) if args.until else None
         if since is not None and until is not None and until < since:
@@ -207,8 +207,6 @@ def parse(argv: Sequence[str]) -> Options:
             f"--plot writes a PNG file; give a name ending in .png, not {args.plot!r}"
         )
     if args.plot:
-        from ctxrelay.analyze._plot import _pyplot
-
         _pyplot()  # fail before the work if the plot extra is missing
     if args.session and not args.db:
         raise ConfigError("--session names a stored session; give the store with --db")

@@ -7,11 +7,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from rich.console import Console
+from ctxrelay.analyze import (
+    ReportRow,
+    SessionReport,
+    Sweep,
+    recommend,
+    recommendation,
+    report_json,
+    sweep_totals,
+    totals_json,
+)
+from ctxrelay.cli._common import console, print_json
 
-    from ctxrelay.analyze import SessionReport, Sweep
-    from ctxrelay.analyze._groups import ReportRow
+if TYPE_CHECKING:
     from ctxrelay.cli.analyze._options import Options
     from ctxrelay.cli.analyze._run import Result
 
@@ -26,19 +34,11 @@ def money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
 
 
-def _console() -> Console:
-    from ctxrelay.cli._common import console
-
-    return console()
-
-
 def print_result(result: Result, options: Options) -> None:
     """Print ``result`` as ``options`` ask: one JSON document with ``--json``, else the
     tables, then what was plotted and what ``--apply`` changed."""
     args = options.args
     if args.json:
-        from ctxrelay.cli._common import print_json
-
         print_json(_document(result, options))
         return
     if options.reporting:
@@ -48,20 +48,16 @@ def print_result(result: Result, options: Options) -> None:
         _render(result.reports, options.sweep)
     if result.plotted is not None:
         shown = ", ".join(r.session_id[:8] for r in result.plotted)
-        _console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
+        console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
     if result.applied is not None:
-        _console().print(_applied_text(result.applied), markup=False, soft_wrap=True)
+        console().print(_applied_text(result.applied), markup=False, soft_wrap=True)
 
 
 def _document(result: Result, options: Options) -> dict[str, Any]:
     """The ``--json`` document: the sessions and totals, the sweep's recommendation, what
     ``--apply`` changed and the report's rows, each when asked for."""
-    from ctxrelay.analyze._report import report_json
-
     doc = report_json(result.reports, options.sweep, result.skipped)
     if options.sweep is not None:
-        from ctxrelay.analyze._groups import recommendation
-
         found = recommendation(result.reports)
         doc["totals"]["recommendation"] = None if found is None else found.as_json()
     if result.applied is not None:
@@ -101,10 +97,10 @@ def _render_report(
     sweep: Sweep | None,
     reports: Sequence[SessionReport],
 ) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
+    from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
 
-    out = _console()
+    out = console()
     if not rows:
         out.print("No requests in the range.")
         return
@@ -151,8 +147,6 @@ def _render_report(
     )
     out.print(table)
     if sweep is not None:
-        from ctxrelay.analyze._groups import recommendation
-
         found = recommendation(reports)
         if found is not None:
             out.print(
@@ -163,13 +157,10 @@ def _render_report(
 
 
 def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
+    from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
 
-    from ctxrelay.analyze import sweep_totals, totals_json
-    from ctxrelay.analyze._report import recommend
-
-    out = _console()
+    out = console()
     if not reports:
         out.print("No transcripts found.")
         return

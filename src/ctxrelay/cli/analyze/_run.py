@@ -7,15 +7,28 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
+from ctxrelay.analyze import (
+    Pricer,
+    Recommendation,
+    ReportRow,
+    SessionReport,
+    analyze_paths,
+    analyze_store,
+    group_reports,
+    recommendation,
+    sweep_totals,
+)
+from ctxrelay.analyze._groups import Grouping, in_range
+from ctxrelay.analyze._parallel import start_reading
+from ctxrelay.analyze._plot import plot_sessions
+from ctxrelay.analyze._skips import Skips
+from ctxrelay.cli.analyze._options import Options
 from ctxrelay.cli.analyze._print import count
 from ctxrelay.errors import ConfigError
-
-if TYPE_CHECKING:
-    from ctxrelay.analyze import Recommendation, SessionReport
-    from ctxrelay.analyze._groups import Grouping, ReportRow
-    from ctxrelay.cli.analyze._options import Options
 
 __all__ = ["Result", "recommended_slider", "run"]
 
@@ -36,9 +49,6 @@ class Result:
 
 def run(options: Options) -> Result:
     """Read, replay, apply and plot as ``options`` say; nothing is printed yet."""
-    from ctxrelay.analyze._report import analyze_paths
-    from ctxrelay.analyze._skips import Skips
-
     args = options.args
     replay: dict[str, Any] = {
         "policies": options.policies,
@@ -50,8 +60,6 @@ def run(options: Options) -> Result:
     reports: list[SessionReport] = []
     skips = Skips()  # each warned about on stderr; listed in --json
     if options.paths:
-        from ctxrelay.analyze._parallel import start_reading
-
         paths = options.paths
         reading = start_reading(paths)
         try:
@@ -60,16 +68,11 @@ def run(options: Options) -> Result:
         finally:
             reading.close()
     if args.db:
-        from ctxrelay.analyze import analyze_store
-
         reports += analyze_store(args.db, session_ids=args.session, **replay)
     applied = _apply(reports, options) if args.apply else None
     rows: list[ReportRow] = []
     by: Grouping = args.by or "session"
     if options.reporting:
-        from ctxrelay.analyze._bill import Pricer
-        from ctxrelay.analyze._groups import group_reports, in_range
-
         reports = in_range(reports, options.since, options.until)
         rows = group_reports(
             reports,
@@ -81,13 +84,8 @@ def run(options: Options) -> Result:
         )
     plotted = None
     if args.plot:
-        from ctxrelay.analyze._plot import plot_sessions
-
         daily = None
         if args.by in ("day", "week", "month"):
-            from ctxrelay.analyze._bill import Pricer
-            from ctxrelay.analyze._groups import group_reports
-
             daily = group_reports(
                 reports,
                 Pricer(options.prices),
@@ -104,9 +102,6 @@ def recommended_slider(reports: Sequence[SessionReport]) -> Recommendation:
     --threshold auto``); a :class:`ConfigError` sentence when it had not: no session
     replayed and priced, or none ever reached any swept slider's handoff target (then
     every slider costs the same and the cheapest says nothing)."""
-    from ctxrelay.analyze import sweep_totals
-    from ctxrelay.analyze._groups import recommendation
-
     swept = [r for r in reports if r.sweep]
     found = recommendation(reports)
     if found is None or found.cost_usd is None:
@@ -126,10 +121,12 @@ def recommended_slider(reports: Sequence[SessionReport]) -> Recommendation:
 def _apply(reports: Sequence[SessionReport], options: Options) -> dict[str, Any]:
     """Write the sweep's slider with its evidence into the Claude Code config (before
     anything is printed, so a refusal leaves no half a report); returns what changed."""
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from ctxrelay.claude.config import ENV_THRESHOLD, Scope, load, set_threshold
+    from ctxrelay.claude.config import (  # noqa: PLC0415 — the Claude Code host's config (~2.5 ms): analyze --json loads no host (tests/cli/test_analyze.py)
+        ENV_THRESHOLD,
+        Scope,
+        load,
+        set_threshold,
+    )
 
     args = options.args
     found = recommended_slider(reports)

@@ -2,9 +2,10 @@
 
 ``scripted:PATH`` plays back a JSON script (tests, the demo); ``anthropic:MODEL``,
 ``openai:MODEL`` (the Responses API) and ``openai-chat:MODEL`` (Chat Completions, for
-compatible servers without Responses) live in ``ctxrelay.runtime.providers.anthropic`` /
-``.openai_responses`` / ``.openai_chat`` and are imported only when asked for, so the
-scripted path never pays for an SDK.
+compatible servers without Responses). Each lives in its module of :data:`PROVIDERS`
+(``ctxrelay.runtime.providers.scripted`` / ``.anthropic`` / ``.openai_responses`` /
+``.openai_chat``), imported only when asked for: the scripted path never pays for an SDK,
+nor a real model's for the test kit whose step format the scripted model reads.
 
 A provider module exposes ``create(model: str, **options) -> ModelProvider`` and may
 expose ``model_defaults(model: str) -> ModelDefaults | None`` (context window, output
@@ -78,13 +79,6 @@ def resolve(model_spec: str, **options: Any) -> ModelProvider:
     """The provider for ``provider:model``; ``options`` go to the provider (e.g.
     ``base_url``, ``api_key``, ``log`` for the scripted model)."""
     kind, model = split_spec(model_spec)
-    if kind == "scripted":
-        from ctxrelay.runtime.providers.scripted import ScriptedProvider
-
-        log = options.pop("log", None)
-        if options:
-            raise ConfigError(f"the scripted model takes no options {sorted(options)}")
-        return ScriptedProvider.from_file(model, log=log)
     module = _module(kind)
     create = getattr(module, "create", None)
     if create is None:

@@ -33,7 +33,7 @@ from ctxrelay.runtime.estimate import request_bytes
 from ctxrelay.runtime.model import ModelRequest, ModelResponse, ToolCall, Usage
 from ctxrelay.testing._script import DONE_TEXT, Step, load_steps
 
-__all__ = ["SCRIPTED_BYTES_PER_TOKEN", "ScriptedProvider", "Step", "load_steps"]
+__all__ = ["SCRIPTED_BYTES_PER_TOKEN", "ScriptedProvider", "Step", "create", "load_steps"]
 
 SCRIPTED_BYTES_PER_TOKEN = 4
 """The scripted model's own tokenizer: ceil(bytes / 4) of the request's JSON rendering."""
@@ -145,3 +145,12 @@ class ScriptedProvider:
             stop_reason=stop or ("tool_use" if calls else "end_turn"),
             model=self._name,
         )
+
+
+def create(model: str, **options: Any) -> ScriptedProvider:
+    """The provider for ``scripted:PATH`` (the seam of ``ctxrelay.runtime.providers``):
+    the steps of the file at ``PATH``; ``log`` is its one option."""
+    log = options.pop("log", None)
+    if options:
+        raise ConfigError(f"the scripted model takes no options {sorted(options)}")
+    return ScriptedProvider.from_file(model, log=log)
