@@ -300,7 +300,8 @@ def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
     # Its SessionStart injected the file, as the writer's /clear would, and the handoff
     # was used once that first request went out with it: read off the fresh session's
     # transcript, which links it to the session that wrote the file.
-    from ctxrelay.claude.handoff import continue_prompt, injection_mark
+    from ctxrelay.claude.handoff import continue_prompt
+    from ctxrelay.claude.host import injection_mark
     from ctxrelay.hooks import chain as _chain
 
     assert injection_mark(path) in resume
