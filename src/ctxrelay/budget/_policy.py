@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from enum import StrEnum
+from fractions import Fraction
 
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 
@@ -101,10 +103,6 @@ def _ratio(value: object, name: str) -> tuple[int, int]:
 def _other_ratio(value: object, name: str) -> tuple[int, int]:
     """The ratio of anything but an int or a float: a ``Decimal``, a ``Fraction``, or a
     value whose ``str()`` is a number."""
-    # Imported here: every hook imports the policy core, and only these rare values need them.
-    from decimal import Decimal
-    from fractions import Fraction
-
     if isinstance(value, bool):
         raise BudgetValueError(name, value, "a number")
     if isinstance(value, Decimal) and (

@@ -193,8 +193,6 @@ def _handoff_path(session_id: str, transcript: str, project: Path) -> Path:
     """The file this session is asked to write: the running auto handoff's, else one
     reserved once for this episode (so repeated denials name the same file), recorded as
     this session's to write (another session's start leaves it to this one)."""
-    from pathlib import Path
-
     doc = _state.session_state(session_id)
 
     def choose(data: dict[str, Any]) -> str:

@@ -23,6 +23,7 @@ exits 0 (a non-zero exit blanks the user's statusline).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
@@ -134,8 +135,6 @@ def _phase_tail(phase: str) -> str | None:
 def _clear_loads(path: str | None) -> bool:
     """Whether a ``/clear`` now would load the ready handoff at ``path``: the file is
     there and no session has started from it (nor was it dropped)."""
-    import os
-
     if path is None or not os.path.isfile(path):
         return False
     project = path

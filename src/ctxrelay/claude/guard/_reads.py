@@ -8,6 +8,7 @@ file over ``READ_MAX_BYTES`` gets a note that a plain Read of it is denied too.
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 import stat
@@ -173,8 +174,6 @@ def _paths(operand: Operand) -> tuple[list[str], int]:
     """The files an operand names, at most ``CALLS_SHOWN``, and how many more match."""
     if not (operand.literal and operand.glob):
         return [operand.path], 0
-    import glob  # only a glob operand needs it
-
     try:
         matches = sorted(itertools.islice(glob.iglob(operand.path), 10 * CALLS_SHOWN))
     except (OSError, ValueError):

@@ -7,12 +7,12 @@ option permutation (``cat f -n``), ``--`` and the obsolete ``head -5`` / ``tail 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay.hooks.guard._model import WHOLE_FILE, LineRange
 
 if TYPE_CHECKING:
-    import re
     from collections.abc import Callable, Sequence
 
     from ctxrelay.hooks.guard._model import Unit
@@ -55,8 +55,6 @@ _OBSOLETE = r"-(\d+)([cl]?)(f?)\Z"  # head -5, tail -20, tail -5c, tail -20f
 
 
 def _obsolete(arg: str) -> re.Match[str] | None:
-    import re
-
     return re.match(_OBSOLETE, arg)
 
 
@@ -64,8 +62,6 @@ def _count(text: str | None) -> tuple[str, int] | None:
     """``"5"`` → ``("", 5)``, ``"-5"`` → ``("-", 5)``, ``"+2K"`` → ``("+", 2048)``."""
     if text is None:
         return None
-    import re
-
     m = re.match(_COUNT, text)
     if m is None or m.group(3) not in _SUFFIXES:
         return None
@@ -193,8 +189,6 @@ def _cap(r: LineRange, stop: int) -> LineRange | None:
 
 
 def _sed_ranges(script: str) -> tuple[LineRange, ...] | None:
-    import re
-
     ranges: list[LineRange] = []
     stop: int | None = None  # the last line printed before a quit
     for part in re.split(r"[;\n]", script):
