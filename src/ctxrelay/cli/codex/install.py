@@ -1,5 +1,5 @@
 """``ctxrelay codex install``: ctxrelay's hooks into Codex's ``hooks.json``, trusted
-through Codex's app-server (what is written and how: :mod:`ctxrelay.codex.install`)."""
+through Codex's app-server (what is written and how: :mod:`ctxrelay.codex.setup.install`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from ctxrelay.cli._common import add_hook_command, handle_errors, print_json
 from ctxrelay.cli.codex._options import scope_of, scope_parser
-from ctxrelay.codex.binary import cli_path
-from ctxrelay.codex.install import InstallResult, choose_command, codex_home, install_hooks
+from ctxrelay.codex.setup.binary import cli_path
+from ctxrelay.codex.setup.install import InstallResult, choose_command, codex_home, install_hooks
 
 __all__ = ["main", "print_result"]
 

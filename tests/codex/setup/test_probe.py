@@ -1,14 +1,14 @@
-"""Codex's hook probe (``ctxrelay.codex.probe.check_hook``) exercises the guard's shell
+"""Codex's hook probe (``ctxrelay.codex.setup.probe.check_hook``) exercises the guard's shell
 parser as Claude Code's does: a hook that cannot import tree-sitter fails its
 ``PreToolUse`` check with the sentence that names the interpreter needing the extra."""
 
 from __future__ import annotations
 
-from ctxrelay.claude.probe import NO_PARSER, PARSER_COMMAND
-from ctxrelay.codex.install import EVENTS
-from ctxrelay.codex.launcher import hook_candidates
-from ctxrelay.codex.probe import check_hook
-from tests.claude._launchers import PYTHON, without_parser
+from ctxrelay.claude.setup.probe import NO_PARSER, PARSER_COMMAND
+from ctxrelay.codex.setup.install import EVENTS
+from ctxrelay.codex.setup.launcher import hook_candidates
+from ctxrelay.codex.setup.probe import check_hook
+from tests.hooks.install._launchers import PYTHON, without_parser
 
 
 def test_a_hook_without_the_parser_fails_its_pre_tool_use_check_loudly() -> None:

@@ -17,7 +17,7 @@ Neither builds ``sys.path`` by hand or leaves out ``site`` (``-S``): an earlier 
 did, which left out ``site-packages`` and with it tree-sitter, so every command that
 needs the parser (``cd app && cat big.txt``, ``cat "big.txt"``) was let through.
 Install keeps the first command that answers real payloads, one of them a command only
-the parser can judge (:func:`ctxrelay.claude.probe.check_hook`). The statusline and the
+the parser can judge (:func:`ctxrelay.claude.setup.probe.check_hook`). The statusline and the
 handoff skill run the ``ctxrelay`` console script of this environment (else
 ``python -m ctxrelay``).
 """

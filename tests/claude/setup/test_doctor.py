@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude._snippet import plugin_dir
-from ctxrelay.claude.doctor import MODS_MIN_VERSION, doctor
+from ctxrelay.claude.setup._snippet import plugin_dir
+from ctxrelay.claude.setup.doctor import MODS_MIN_VERSION, doctor
 from ctxrelay.cli.claude import main
 from tests.conftest import claude_cli
 
@@ -98,8 +98,8 @@ def test_an_install_whose_hook_cannot_parse_shell_syntax_is_broken(
 ) -> None:
     # The previous version's command (python -I -S -c, sys.path built by hand) denies
     # `cat big.txt` but cannot import tree-sitter: doctor says so, naming the interpreter.
-    from ctxrelay.claude.probe import NO_PARSER, PARSER_COMMAND
-    from tests.claude._launchers import PYTHON, without_parser
+    from ctxrelay.claude.setup.probe import NO_PARSER, PARSER_COMMAND
+    from tests.hooks.install._launchers import PYTHON, without_parser
 
     half = without_parser("ctxrelay.claude.hook")
     settings = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": half}]}]}}
@@ -145,7 +145,7 @@ def test_the_human_report_is_sentences_and_a_table_never_a_repr(
 
 
 def _bundled() -> bool:
-    from ctxrelay.claude.binary import cli_path
+    from ctxrelay.claude.setup.binary import cli_path
 
     return cli_path(bundled=True) is not None
 
@@ -230,7 +230,7 @@ def test_a_settings_install_without_its_auto_handoff_mod_is_a_problem(
 def test_the_hook_is_timed_on_a_payload_that_needs_no_wait(tmp_path: Path) -> None:
     # The probe's transcript holds the response that made its call, so the hook's read of
     # it (the one reader's rule) finds it at once instead of waiting its bound.
-    from ctxrelay.claude import probe
+    from ctxrelay.claude.setup import probe
     from ctxrelay.transcripts import call_response
 
     path = tmp_path / "transcript.jsonl"

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxrelay.claude._snippet import HOOK_COMMAND, snippet
-from ctxrelay.claude.install import (
+from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
+from ctxrelay.claude.setup._snippet import HOOK_COMMAND, snippet
+from ctxrelay.claude.setup.install import (
     BARE,
     MANIFEST_NAME,
     Commands,
@@ -25,7 +26,6 @@ from ctxrelay.claude.install import (
     settings_path,
     unmerge_settings,
 )
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.cli import main as cli_main
 from ctxrelay.cli.claude import main
 
@@ -272,8 +272,8 @@ def test_the_installed_hook_denies_what_only_the_parser_can_judge(
 def test_a_hook_without_the_parser_is_refused_loudly_and_nothing_is_written(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxrelay.claude import launcher, probe
-    from tests.claude._launchers import without_parser
+    from ctxrelay.claude.setup import launcher, probe
+    from tests.hooks.install._launchers import without_parser
 
     half = without_parser("ctxrelay.claude.hook")
     monkeypatch.setattr(launcher, "hook_candidates", lambda: [half])
@@ -307,7 +307,7 @@ def test_a_hook_command_that_does_not_work_fails_install_in_one_sentence(
 def test_no_working_launcher_in_this_environment_fails_install(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxrelay.claude import launcher
+    from ctxrelay.claude.setup import launcher
 
     broken = str(project / "gone" / "python")
     monkeypatch.setattr(launcher, "hook_candidates", lambda: [f"{broken} -m ctxrelay.claude.hook"])

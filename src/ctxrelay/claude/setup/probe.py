@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
-from ctxrelay.claude._snippet import HOOK_TIMEOUT_S
+from ctxrelay.claude.setup._snippet import HOOK_TIMEOUT_S
 
 __all__ = [
     "BIG_FILE_LINES",

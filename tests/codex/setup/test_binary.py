@@ -1,4 +1,4 @@
-"""``ctxrelay.codex.binary.cli_path``: the one lookup of the Codex CLI."""
+"""``ctxrelay.codex.setup.binary.cli_path``: the one lookup of the Codex CLI."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.codex.binary import cli_path
+from ctxrelay.codex.setup.binary import cli_path
 from tests.codex._cli import codex_cli, pinned_version
 from tests.conftest import PROJECT
 

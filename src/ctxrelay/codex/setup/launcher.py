@@ -3,17 +3,17 @@ by absolute path, so the hook works whatever ``PATH`` Codex sees.
 
 Codex starts a hook command through the shell (its quoting holds: verified on 0.171.0,
 ``docs/codex-facts.md``), like Claude Code, so the hook starts as the Claude host's
-second way does (:func:`ctxrelay.claude.launcher.module_hook`): ``python -I -m
+second way does (:func:`ctxrelay.claude.setup.launcher.module_hook`): ``python -I -m
 ctxrelay.codex.hook``, with ``site`` and so the environment's ``site-packages`` (the
 ``guard`` extra's parser). There is no console script for it: ``bench/hooks.py``
 measures ``python -I -m`` within a millisecond or two of the Claude hook's console script.
 Install keeps the command once it answers real payloads, one of them a command only the
-parser can judge (:func:`ctxrelay.codex.probe.check_hook`).
+parser can judge (:func:`ctxrelay.codex.setup.probe.check_hook`).
 """
 
 from __future__ import annotations
 
-from ctxrelay.claude.launcher import module_hook
+from ctxrelay.claude.setup.launcher import module_hook
 
 __all__ = ["HOOK_MODULE", "hook_candidates", "is_ours"]
 

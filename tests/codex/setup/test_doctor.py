@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude.probe import NO_PARSER
-from ctxrelay.codex.doctor import doctor
-from ctxrelay.codex.install import install
-from tests.claude._launchers import PYTHON, without_parser
+from ctxrelay.claude.setup.probe import NO_PARSER
+from ctxrelay.codex.setup.doctor import doctor
+from ctxrelay.codex.setup.install import install
+from tests.hooks.install._launchers import PYTHON, without_parser
 
 
 def test_a_hook_that_cannot_parse_shell_syntax_is_a_problem(

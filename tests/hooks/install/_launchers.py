@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 PYTHON = os.path.abspath(sys.executable)
-SRC = str(Path(__file__).resolve().parents[2] / "src")
+SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
 def without_parser(module: str) -> str:

@@ -1,4 +1,4 @@
-"""``ctxrelay.claude.binary.cli_path``: the one lookup of the Claude Code CLI."""
+"""``ctxrelay.claude.setup.binary.cli_path``: the one lookup of the Claude Code CLI."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude.binary import cli_path
-from ctxrelay.claude.doctor import doctor
+from ctxrelay.claude.setup.binary import cli_path
+from ctxrelay.claude.setup.doctor import doctor
 from tests.conftest import claude_cli
 
 

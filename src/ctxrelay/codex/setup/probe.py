@@ -4,10 +4,10 @@ command it finds installed. A failing hook is skipped silently by Codex, so this
 only way to see one fail.
 
 Codex starts a hook through the shell in the session's directory with one JSON payload
-on stdin, as Claude Code does (:func:`ctxrelay.claude.probe.run_as_claude_code`); each
+on stdin, as Claude Code does (:func:`ctxrelay.claude.setup.probe.run_as_claude_code`); each
 probe runs in a throwaway directory with its own ``CTXRELAY_STATE_DIR``. As on Claude
 Code, the ``PreToolUse`` probe sends a command only the guard's shell parser can judge
-(:data:`ctxrelay.claude.probe.PARSER_COMMAND`) beside the plain ``cat big.txt``.
+(:data:`ctxrelay.claude.setup.probe.PARSER_COMMAND`) beside the plain ``cat big.txt``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
-from ctxrelay.claude.probe import (
+from ctxrelay.claude.setup.probe import (
     PARSER_COMMAND,
     PARSER_DIR,
     Check,
@@ -68,7 +68,7 @@ def _last_line(text: str) -> str:
 def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Check:
     """Run ``command`` on a real payload of ``event``: a ``PreToolUse`` for ``cat`` of a
     file over the print bound must come back denied, so must one for
-    :data:`~ctxrelay.claude.probe.PARSER_COMMAND` (the same file in a subdirectory), and
+    :data:`~ctxrelay.claude.setup.probe.PARSER_COMMAND` (the same file in a subdirectory), and
     one for a small file allowed; the other events must answer nothing; garbage must exit
     0 with nothing on stdout. ``ms`` is the median of ``runs`` runs of the main payload."""
     kind = f"{event} hook"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
-from ctxrelay.codex.install import (
+from ctxrelay.codex.setup.install import (
     EVENTS,
     MANIFEST_NAME,
     choose_command,
@@ -19,8 +19,8 @@ from ctxrelay.codex.install import (
     install,
     uninstall,
 )
-from ctxrelay.codex.launcher import hook_candidates, is_ours
-from ctxrelay.codex.probe import sample_payload
+from ctxrelay.codex.setup.launcher import hook_candidates, is_ours
+from ctxrelay.codex.setup.probe import sample_payload
 from ctxrelay.errors import ConfigError
 
 MINE = """{"hooks": {"PreToolUse": [
@@ -41,9 +41,9 @@ def test_a_command_that_does_not_work_is_refused_before_anything_is_written() ->
 
 
 def test_a_hook_without_the_parser_is_refused_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxrelay.claude.probe import NO_PARSER
-    from ctxrelay.codex import launcher
-    from tests.claude._launchers import PYTHON, without_parser
+    from ctxrelay.claude.setup.probe import NO_PARSER
+    from ctxrelay.codex.setup import launcher
+    from tests.hooks.install._launchers import PYTHON, without_parser
 
     half = without_parser("ctxrelay.codex.hook")
     monkeypatch.setattr(launcher, "hook_candidates", lambda: [half])

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude._snippet import HOOK_TIMEOUT_S
-from ctxrelay.codex.appserver import AppServer, HookEntry, trust_edit, untrust_edit
+from ctxrelay.claude.setup._snippet import HOOK_TIMEOUT_S
 from ctxrelay.codex.config import codex_home
-from ctxrelay.codex.launcher import is_ours
+from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, untrust_edit
+from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
 
 __all__ = [
@@ -95,8 +95,8 @@ def choose_command(command: str | None = None) -> str:
     environment's that works. Each is run on real payloads of every event first (the
     ``PreToolUse`` ones include a command only the guard's shell parser judges); one that
     does not work is a :class:`ConfigError`, and nothing is written."""
-    from ctxrelay.claude.probe import NO_PARSER
-    from ctxrelay.codex import launcher, probe
+    from ctxrelay.claude.setup.probe import NO_PARSER
+    from ctxrelay.codex.setup import launcher, probe
 
     candidates = [command] if command is not None else launcher.hook_candidates()
     failures: list[str] = []

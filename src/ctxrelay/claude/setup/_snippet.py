@@ -39,7 +39,7 @@ __all__ = [
 HOOK_COMMAND = "ctxrelay-hook"
 """The console script every hook event runs, by name: what the shipped snippet (pasted by
 hand) says and what the plugin's launcher looks for. ``ctxrelay claude install`` writes
-an absolute command instead (:mod:`ctxrelay.claude.launcher`)."""
+an absolute command instead (:mod:`ctxrelay.claude.setup.launcher`)."""
 
 CTXRELAY_COMMAND = "ctxrelay"
 """The ``ctxrelay`` command, by name, in the shipped snippet and skill."""

@@ -4,7 +4,7 @@ It proves the chain Claude Code will run rather than guessing at it: every comma
 ctxrelay installed — the hooks and statusline of the project's and the user's
 ``settings.json``, the handoff skill's ``!`` line, the hooks of an enabled ctxrelay
 plugin — is started as Claude Code starts it, with a real payload
-(:mod:`ctxrelay.claude.probe`): ``cat`` of a big file must come back denied. The MCP
+(:mod:`ctxrelay.claude.setup.probe`): ``cat`` of a big file must come back denied. The MCP
 server ``ctxrelay`` (``session_history``) is started where it is registered and asked
 ``initialize`` and ``tools/list``. It also reports the hook's latency against a bare
 Node start (the hooks' peer, as ``bench/hooks.py`` compares them), the handoff mode, the
@@ -25,18 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude import probe
-from ctxrelay.claude._snippet import PLUGIN_LAUNCHER
-from ctxrelay.claude.binary import cli_path
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.install import (
+from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
+from ctxrelay.claude.setup import probe
+from ctxrelay.claude.setup._snippet import PLUGIN_LAUNCHER
+from ctxrelay.claude.setup.binary import cli_path
+from ctxrelay.claude.setup.install import (
     MANIFEST_NAME,
     MCP_JSON,
     load_settings,
     mcp_add_command,
     settings_path,
 )
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.errors import ConfigError
 
 __all__ = ["MODS_MIN_VERSION", "Found", "Report", "claude_version", "doctor", "find_installed"]

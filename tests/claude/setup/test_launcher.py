@@ -1,5 +1,5 @@
-"""The hook commands install may write (``ctxrelay.claude.launcher`` and
-``ctxrelay.codex.launcher``): this environment's, by absolute path, started as every Python
+"""The hook commands install may write (``ctxrelay.claude.setup.launcher`` and
+``ctxrelay.codex.setup.launcher``): this environment's, by absolute path, started as every Python
 tool starts: the console script, or ``python -I -m``; never ``-S``, never a ``sys.path``
 built by hand (which left out ``site-packages`` and with it the guard's parser)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude import launcher
-from ctxrelay.codex import launcher as codex_launcher
+from ctxrelay.claude.setup import launcher
+from ctxrelay.codex.setup import launcher as codex_launcher
 from tests.claude.guard._payloads import bash
 
 # What the previous version wrote: how an install of it looks in a settings file.

@@ -1,7 +1,7 @@
 """Install the plugin through Claude Code's settings, and remove exactly that again
 (the commands: ``ctxrelay claude install | uninstall``, :mod:`ctxrelay.cli.claude`).
 
-:func:`install` merges the settings snippet (:func:`ctxrelay.claude._snippet.snippet`: the
+:func:`install` merges the settings snippet (:func:`ctxrelay.claude.setup._snippet.snippet`: the
 environment and the hooks) into Claude Code's ``settings.json`` of the project
 (``.claude/settings.json``, the default) or of the user (``~/.claude/settings.json``),
 and copies the plugin's agents (and skills) beside it. It is idempotent, keeps a
@@ -44,15 +44,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude._snippet import (
+from ctxrelay.claude.handoff import INSTALLED_SKILL
+from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
+from ctxrelay.claude.setup._snippet import (
     CTXRELAY_COMMAND,
     HOOK_COMMAND,
     plugin_dir,
     snippet,
     statusline_command,
 )
-from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.errors import ConfigError
 
 __all__ = [
@@ -130,11 +130,11 @@ installs before absolute commands wrote."""
 def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Commands:
     """The commands to install: ``hook`` and ``ctxrelay`` when given (``--command``,
     ``--ctxrelay``), else this environment's, the first hook command of
-    :mod:`ctxrelay.claude.launcher` that works. Each is run on real payloads first (the
+    :mod:`ctxrelay.claude.setup.launcher` that works. Each is run on real payloads first (the
     hook's include one only the guard's shell parser judges); one that does not work is
     a :class:`ConfigError` saying what to do, and nothing is written: a hook without the
     parser would be a guard that lets most commands through."""
-    from ctxrelay.claude import launcher, probe
+    from ctxrelay.claude.setup import launcher, probe
 
     if hook is not None:
         check = probe.check_hook(hook, runs=1)

@@ -3,7 +3,7 @@
 Codex skips a hook silently when it fails, times out or is not trusted, so the doctor
 checks each step itself: the Codex CLI and its version; ctxrelay's hooks in the user's
 and the project's ``hooks.json``; each hook command run as Codex runs it on a real
-payload of each event (:func:`ctxrelay.codex.probe.check_hook`); and each hook's trust
+payload of each event (:func:`ctxrelay.codex.setup.probe.check_hook`); and each hook's trust
 as Codex reports it (``hooks/list`` through ``codex app-server``). An untrusted or
 modified hook, a project layer Codex does not load, hooks in both ``hooks.json`` and
 ``config.toml`` of one layer, or a hook that does not work is a problem: the report is
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude.probe import Check
-from ctxrelay.codex.appserver import AppServer, HookEntry
-from ctxrelay.codex.install import (
+from ctxrelay.claude.setup.probe import Check
+from ctxrelay.codex.setup.appserver import AppServer, HookEntry
+from ctxrelay.codex.setup.install import (
     EVENTS,
     codex_env,
     hooks_path,
@@ -29,7 +29,7 @@ from ctxrelay.codex.install import (
     trust_advice,
     untrusted_project_advice,
 )
-from ctxrelay.codex.launcher import is_ours
+from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
 
 __all__ = ["Installed", "Report", "codex_version", "doctor"]
@@ -155,7 +155,7 @@ def doctor(project: Path, home: Path, codex: Path | None, *, runs: int = 1) -> R
             "(this project) or 'ctxrelay codex install --user'"
         )
         return report
-    from ctxrelay.codex.probe import check_hook
+    from ctxrelay.codex.setup.probe import check_hook
 
     for found in report.installed:
         missing = [e for e in EVENTS if e not in found.commands]

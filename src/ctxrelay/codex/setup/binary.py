@@ -3,7 +3,7 @@
 Not on the hook path. ``make setup`` installs the pinned CLI
 (``scripts/codex/package.json``) with npm into the environment, ``<prefix>/codex``; the
 user's own ``codex`` on ``PATH`` comes first, as for the Claude Code CLI
-(:mod:`ctxrelay.claude.binary`).
+(:mod:`ctxrelay.claude.setup.binary`).
 """
 
 from __future__ import annotations

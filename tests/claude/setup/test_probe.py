@@ -1,4 +1,4 @@
-"""The hook probe (``ctxrelay.claude.probe.check_hook``) exercises the guard's
+"""The hook probe (``ctxrelay.claude.setup.probe.check_hook``) exercises the guard's
 shell parser: a hook that denies ``cat big.txt`` (no parser needed) but lets
 ``cd sub && cat big.txt`` through runs where tree-sitter cannot be imported, and the
 check fails saying so and naming the interpreter that needs the ``guard`` extra."""
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude import probe
-from ctxrelay.claude.launcher import hook_candidates
-from tests.claude._launchers import PYTHON, without_parser
+from ctxrelay.claude.setup import probe
+from ctxrelay.claude.setup.launcher import hook_candidates
+from tests.hooks.install._launchers import PYTHON, without_parser
 
 
 def _says_no_parser(detail: str) -> None:
