@@ -18,14 +18,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_COMPACT
+from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_COMPACT, HOOK_TIMEOUT_S
 from ctxrelay.claude.hook import HANDLERS
 
 __all__ = [
     "CTXRELAY_COMMAND",
     "HOOK_COMMAND",
     "HOOK_MATCHERS",
-    "HOOK_TIMEOUT_S",
     "PLUGIN_LAUNCHER",
     "STATUSLINE_COMMAND",
     "hooks_config",
@@ -58,10 +57,6 @@ HOOK_MATCHERS: dict[str, str] = {
     "PostToolUse": "*",
 }
 """Tool-name matchers of the tool events; other events take no matcher."""
-
-HOOK_TIMEOUT_S = 10
-"""Claude Code kills a hook after this many seconds and carries on (the hook fails open
-anyway; this bounds a hung filesystem)."""
 
 
 def settings_env() -> dict[str, str]:

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
-from ctxrelay.claude.setup._snippet import HOOK_TIMEOUT_S
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW, HOOK_TIMEOUT_S
 
 __all__ = [
     "BIG_FILE_LINES",

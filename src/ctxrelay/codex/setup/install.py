@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude.setup._snippet import HOOK_TIMEOUT_S
+from ctxrelay.budget.bounds import HOOK_TIMEOUT_S
 from ctxrelay.codex.config import codex_home
 from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, untrust_edit
 from ctxrelay.codex.setup.launcher import is_ours
