@@ -98,7 +98,7 @@ def test_an_install_whose_hook_cannot_parse_shell_syntax_is_broken(
 ) -> None:
     # The previous version's command (python -I -S -c, sys.path built by hand) denies
     # `cat big.txt` but cannot import tree-sitter: doctor says so, naming the interpreter.
-    from ctxrelay.claude.setup.probe import NO_PARSER, PARSER_COMMAND
+    from ctxrelay.hooks.install.probe import NO_PARSER, PARSER_COMMAND
     from tests.hooks.install._launchers import PYTHON, without_parser
 
     half = without_parser("ctxrelay.claude.hook")

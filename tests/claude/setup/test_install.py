@@ -272,7 +272,8 @@ def test_the_installed_hook_denies_what_only_the_parser_can_judge(
 def test_a_hook_without_the_parser_is_refused_loudly_and_nothing_is_written(
     project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ctxrelay.claude.setup import launcher, probe
+    from ctxrelay.claude.setup import launcher
+    from ctxrelay.hooks.install.probe import NO_PARSER
     from tests.hooks.install._launchers import without_parser
 
     half = without_parser("ctxrelay.claude.hook")
@@ -281,12 +282,12 @@ def test_a_hook_without_the_parser_is_refused_loudly_and_nothing_is_written(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "works only in part, nothing was written" in err
-    assert probe.NO_PARSER in err
+    assert NO_PARSER in err
     assert f"{os.path.abspath(sys.executable)} -m pip install" in err
     assert not (project / ".claude" / "settings.json").exists()
     # Given with --command, the same check refuses it.
     assert main(["install", "--project-dir", str(project), "--command", half]) == 1
-    assert probe.NO_PARSER in capsys.readouterr().err
+    assert NO_PARSER in capsys.readouterr().err
     assert not (project / ".claude" / "settings.json").exists()
 
 

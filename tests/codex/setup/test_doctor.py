@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude.setup.probe import NO_PARSER
 from ctxrelay.codex.setup.doctor import doctor
 from ctxrelay.codex.setup.install import install
+from ctxrelay.hooks.install.probe import NO_PARSER
 from tests.hooks.install._launchers import PYTHON, without_parser
 
 

@@ -41,8 +41,8 @@ def test_a_command_that_does_not_work_is_refused_before_anything_is_written() ->
 
 
 def test_a_hook_without_the_parser_is_refused_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ctxrelay.claude.setup.probe import NO_PARSER
     from ctxrelay.codex.setup import launcher
+    from ctxrelay.hooks.install.probe import NO_PARSER
     from tests.hooks.install._launchers import PYTHON, without_parser
 
     half = without_parser("ctxrelay.codex.hook")

@@ -4,10 +4,10 @@ parser as Claude Code's does: a hook that cannot import tree-sitter fails its
 
 from __future__ import annotations
 
-from ctxrelay.claude.setup.probe import NO_PARSER, PARSER_COMMAND
 from ctxrelay.codex.setup.install import EVENTS
 from ctxrelay.codex.setup.launcher import hook_candidates
 from ctxrelay.codex.setup.probe import check_hook
+from ctxrelay.hooks.install.probe import NO_PARSER, PARSER_COMMAND
 from tests.hooks.install._launchers import PYTHON, without_parser
 
 

@@ -1,4 +1,4 @@
-"""Hook commands for the launcher and probe tests."""
+"""Hook commands for the launcher, probe and upgrade tests."""
 
 from __future__ import annotations
 
@@ -11,9 +11,16 @@ PYTHON = os.path.abspath(sys.executable)
 SRC = str(Path(__file__).resolve().parents[3] / "src")
 
 
-def without_parser(module: str) -> str:
-    """A hook of ``module`` that cannot import tree-sitter: the previous version's start,
-    ``python -I -S -c`` with ctxrelay's directory appended to ``sys.path``, which leaves
+def older_layout(module: str, root: str = SRC) -> str:
+    """A hook of ``module`` as the older layout wrote it: ``python -I -S -c`` with the
+    directory ctxrelay is imported from (``root``) appended to ``sys.path``, which leaves
     ``site-packages`` out (and so the ``guard`` extra, wherever it is installed)."""
-    code = f"import sys; sys.path.append({SRC!r}); from {module} import run; run()"
+    literal = repr(root) if set(root) & {'"', "'", "\\"} else f'"{root}"'
+    code = f"import sys; sys.path.append({literal}); from {module} import run; run()"
     return f"{shlex.quote(PYTHON)} -I -S -c {shlex.quote(code)}"
+
+
+def without_parser(module: str) -> str:
+    """A hook of ``module`` that cannot import tree-sitter: the older layout's start
+    with this clone's ``src`` on ``sys.path`` (:func:`older_layout`)."""
+    return older_layout(module)

@@ -38,6 +38,7 @@ from ctxrelay.claude.setup.install import (
     settings_path,
 )
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.probe import Check, baseline_ms, run_as_host
 
 __all__ = ["MODS_MIN_VERSION", "Found", "Report", "claude_version", "doctor", "find_installed"]
 
@@ -75,7 +76,7 @@ class Report:
     """Everything doctor found; :attr:`problems` in sentences, empty when all is well."""
 
     installed: tuple[Found, ...]
-    checks: tuple[probe.Check, ...]
+    checks: tuple[Check, ...]
     python_ms: float
     claude_cli: str | None
     claude_version: str | None
@@ -95,7 +96,7 @@ class Report:
         return not self.problems
 
     @property
-    def hook(self) -> probe.Check | None:
+    def hook(self) -> Check | None:
         """The fastest working hook command's check (the one latency is reported for)."""
         timed = [c for c in self.checks if c.kind == "hook" and c.ok and c.ms is not None]
         return min(timed, key=lambda c: c.ms or 0.0) if timed else None
@@ -239,7 +240,7 @@ def _plugin_says(found: Found, project: Path, env: dict[str, str]) -> str | None
     start = [c for c in found.hooks if "SessionStart" in c]
     if not start:
         return None
-    ran = probe.run_as_claude_code(start[0], "{}", cwd=project, env={**os.environ, **env})
+    ran = run_as_host(start[0], "{}", cwd=project, env={**os.environ, **env})
     try:
         message = json.loads(ran.stdout).get("systemMessage")
     except (ValueError, AttributeError):
@@ -314,7 +315,7 @@ def _registered_server(project: Path, home: Path) -> tuple[str, dict[str, Any]] 
 
 def _check_mcp(
     project: Path, home: Path, installed: list[Found], problems: list[str], notes: list[str]
-) -> probe.Check | None:
+) -> Check | None:
     """Start the registered MCP server and list its tools; say what is missing."""
     from ctxrelay.claude.mcp import check_server
 
@@ -346,7 +347,7 @@ def _check_mcp(
             f"no settings allow {MODEL_TOOL_NAME} (permissions.allow), so Claude Code asks "
             "before each call"
         )
-    return probe.Check("mcp", shown, found.ok, found.detail)
+    return Check("mcp", shown, found.ok, found.detail)
 
 
 def _allows(path: Path) -> bool:
@@ -362,7 +363,7 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
     """Check every command ctxrelay installed for ``project``; see the module doc."""
     installed, problems = find_installed(project, home)
     notes: list[str] = []
-    checks: list[probe.Check] = []
+    checks: list[Check] = []
     for found in installed:
         env = None if found.plugin_root is None else {"CLAUDE_PLUGIN_ROOT": str(found.plugin_root)}
         for command in found.hooks:
@@ -435,7 +436,7 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
         installed=tuple(installed),
         checks=tuple(checks),
         python_ms=next((c.python_ms for c in checks if c.python_ms is not None), None)
-        or probe.baseline_ms(runs),
+        or baseline_ms(runs),
         claude_cli=None if cli is None else str(cli),
         claude_version=version,
         mods=mods,

@@ -54,6 +54,7 @@ from ctxrelay.claude.setup._snippet import (
     statusline_command,
 )
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
 
 __all__ = [
     "BARE",
@@ -130,39 +131,19 @@ installs before absolute commands wrote."""
 def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Commands:
     """The commands to install: ``hook`` and ``ctxrelay`` when given (``--command``,
     ``--ctxrelay``), else this environment's, the first hook command of
-    :mod:`ctxrelay.claude.setup.launcher` that works. Each is run on real payloads first (the
-    hook's include one only the guard's shell parser judges); one that does not work is
-    a :class:`ConfigError` saying what to do, and nothing is written: a hook without the
-    parser would be a guard that lets most commands through."""
+    :mod:`ctxrelay.claude.setup.launcher` that works. Each is run on real payloads first
+    (the hook's include one only the guard's shell parser judges); one that does not work
+    is a :class:`ConfigError` saying what to do, and nothing is written
+    (:func:`ctxrelay.hooks.install.launch.choose_hook`)."""
     from ctxrelay.claude.setup import launcher, probe
 
-    if hook is not None:
-        check = probe.check_hook(hook, runs=1)
-        if not check.ok:
-            raise ConfigError(
-                f"the hook command {hook!r} does not work ({check.detail}); fix it, or "
-                "leave out --command to use this environment's ctxrelay"
-            )
-    else:
-        tried: list[str] = []
-        for candidate in launcher.hook_candidates():
-            check = probe.check_hook(candidate, runs=1)
-            if check.ok:
-                hook = candidate
-                break
-            tried.append(check.detail)
-        if hook is None:
-            if probe.NO_PARSER in tried[0]:
-                raise ConfigError(
-                    f"this environment's ctxrelay hook works only in part, nothing was "
-                    f"written: {tried[0]}"
-                )
-            raise ConfigError(
-                f"this environment cannot run ctxrelay's hook ({tried[0]}); reinstall "
-                "ctxrelay (pipx install '.[claude]' in a clone of its repository) and run "
-                "install with that ctxrelay, or pass --command with a hook command that works"
-            )
-    ctxrelay = launcher.ctxrelay_command() if ctxrelay is None else ctxrelay
+    hook = choose_hook(
+        hook,
+        launcher.hook_candidates(),
+        lambda command: probe.check_hook(command, runs=1),
+        reinstall="pipx install '.[claude]' in a clone of its repository",
+    )
+    ctxrelay = ctxrelay_command() if ctxrelay is None else ctxrelay
     status = probe.check_statusline(statusline_command(ctxrelay))
     if not status.ok:
         raise ConfigError(

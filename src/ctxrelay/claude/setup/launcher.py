@@ -1,78 +1,36 @@
-"""The commands ``ctxrelay claude install`` writes: this environment's ctxrelay, by
-absolute path, started the way every Python tool starts, so the hooks work whatever
-``PATH`` Claude Code sees and import what this environment has installed (the
-``guard`` extra's parser with them).
+"""The commands ``ctxrelay claude install`` writes: the core's launchers
+(:mod:`ctxrelay.hooks.install.launch`: this environment's ctxrelay, by absolute path,
+started the way every Python tool starts) for Claude Code's hook, whose console script
+is ``ctxrelay-hook``.
 
-The hook commands, in the order install tries them:
-
-1. the ``ctxrelay-hook`` console script, by absolute path (where this environment has
-   one);
-2. ``python -I -m ctxrelay.claude.hook`` (:func:`module_hook`): this environment's
-   interpreter, isolated (``-I``: no current directory on ``sys.path``, so a file in
-   the user's project cannot shadow a module; no ``PYTHON*`` variables, no user site),
-   which keeps ``site`` and so the environment's ``site-packages`` and ``.pth`` files
-   (an editable install's path among them).
-
-Neither builds ``sys.path`` by hand or leaves out ``site`` (``-S``): an earlier version
-did, which left out ``site-packages`` and with it tree-sitter, so every command that
-needs the parser (``cd app && cat big.txt``, ``cat "big.txt"``) was let through.
-Install keeps the first command that answers real payloads, one of them a command only
-the parser can judge (:func:`ctxrelay.claude.setup.probe.check_hook`). The statusline and the
-handoff skill run the ``ctxrelay`` console script of this environment (else
-``python -m ctxrelay``).
+The hook commands, in the order install tries them: the ``ctxrelay-hook`` console
+script by absolute path (where this environment has one), then ``python -I -m
+ctxrelay.claude.hook``. Install keeps the first command that answers real payloads, one
+of them a command only the parser can judge (:func:`ctxrelay.claude.setup.probe.check_hook`).
+The statusline and the handoff skill run the ``ctxrelay`` console script of this
+environment (else ``python -m ctxrelay``).
 """
 
 from __future__ import annotations
 
-import os
-import shlex
-import sys
-import sysconfig
-from pathlib import Path
+from ctxrelay.hooks.install import launch
 
-__all__ = [
-    "HOOK_MODULE",
-    "ctxrelay_command",
-    "hook_candidates",
-    "module_hook",
-    "python",
-    "scripts_dir",
-]
+__all__ = ["HOOK_MODULE", "HOOK_SCRIPT", "hook_candidates", "is_ours"]
 
 HOOK_MODULE = "ctxrelay.claude.hook"
 """The module Claude Code's hook runs (``ctxrelay-hook`` is its console script)."""
 
-
-def python() -> Path:
-    """This environment's interpreter, as it was started (a venv's ``bin/python`` is
-    not resolved to the base interpreter it links to: that would leave the venv)."""
-    return Path(os.path.abspath(sys.executable))
-
-
-def scripts_dir() -> Path:
-    """Where this environment's console scripts are (``<venv>/bin``)."""
-    return Path(sysconfig.get_path("scripts"))
-
-
-def module_hook(module: str) -> str:
-    """``module`` run by this environment's interpreter, isolated: ``python -I -m``."""
-    return f"{shlex.quote(str(python()))} -I -m {module}"
+HOOK_SCRIPT = "ctxrelay-hook"
+"""The hook's console script."""
 
 
 def hook_candidates() -> list[str]:
-    """The hook commands of this environment, in the order install tries them: the
-    console script where there is one, then :func:`module_hook`."""
-    found: list[str] = []
-    script = scripts_dir() / "ctxrelay-hook"
-    if script.is_file() and os.access(script, os.X_OK):
-        found.append(shlex.quote(str(script)))
-    found.append(module_hook(HOOK_MODULE))
-    return found
+    """The hook commands of this environment, in the order install tries them."""
+    return launch.hook_candidates(HOOK_MODULE, HOOK_SCRIPT)
 
 
-def ctxrelay_command() -> str:
-    """This environment's ``ctxrelay`` command: its console script, else ``python -m``."""
-    script = scripts_dir() / "ctxrelay"
-    if script.is_file() and os.access(script, os.X_OK):
-        return shlex.quote(str(script))
-    return f"{shlex.quote(str(python()))} -m ctxrelay"
+def is_ours(command: object) -> bool:
+    """Whether a hook command runs ctxrelay's Claude Code hook: this version's (the
+    console script, ``python -I -m``), an older layout's, or the bare ``ctxrelay-hook``
+    of the shipped snippet."""
+    return launch.runs_hook(command, HOOK_MODULE, HOOK_SCRIPT)

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude.setup.probe import Check
 from ctxrelay.codex.setup.appserver import AppServer, HookEntry
 from ctxrelay.codex.setup.install import (
     EVENTS,
@@ -31,6 +30,7 @@ from ctxrelay.codex.setup.install import (
 )
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.probe import Check
 
 __all__ = ["Installed", "Report", "codex_version", "doctor"]
 

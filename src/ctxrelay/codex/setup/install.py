@@ -31,6 +31,7 @@ from ctxrelay.codex.config import codex_home
 from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, untrust_edit
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.launch import choose_hook
 
 __all__ = [
     "EVENTS",
@@ -94,28 +95,15 @@ def choose_command(command: str | None = None) -> str:
     """The hook command to install: ``command`` when given, else the first of this
     environment's that works. Each is run on real payloads of every event first (the
     ``PreToolUse`` ones include a command only the guard's shell parser judges); one that
-    does not work is a :class:`ConfigError`, and nothing is written."""
-    from ctxrelay.claude.setup.probe import NO_PARSER
+    does not work is a :class:`ConfigError`, and nothing is written
+    (:func:`ctxrelay.hooks.install.launch.choose_hook`)."""
     from ctxrelay.codex.setup import launcher, probe
 
-    candidates = [command] if command is not None else launcher.hook_candidates()
-    failures: list[str] = []
-    for candidate in candidates:
-        checks = [probe.check_hook(candidate, event) for event in EVENTS]
-        bad = [c for c in checks if not c.ok]
-        if not bad:
-            return candidate
-        failures.append(f"{bad[0].kind}: {bad[0].detail}")
-    if command is not None:
-        raise ConfigError(f"the hook command {command!r} does not work ({failures[0]})")
-    if NO_PARSER in failures[0]:
-        raise ConfigError(
-            f"this environment's ctxrelay hook works only in part, nothing was written: "
-            f"{failures[0]}"
-        )
-    raise ConfigError(
-        f"this environment cannot run ctxrelay's Codex hook ({failures[0]}); reinstall "
-        "ctxrelay, or pass --command with a hook command that works"
+    return choose_hook(
+        command,
+        launcher.hook_candidates(),
+        lambda candidate: probe.check_every_event(candidate, list(EVENTS)),
+        reinstall="pipx install '.[guard]' in a clone of its repository",
     )
 
 

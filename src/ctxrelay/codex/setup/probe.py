@@ -4,32 +4,30 @@ command it finds installed. A failing hook is skipped silently by Codex, so this
 only way to see one fail.
 
 Codex starts a hook through the shell in the session's directory with one JSON payload
-on stdin, as Claude Code does (:func:`ctxrelay.claude.setup.probe.run_as_claude_code`); each
-probe runs in a throwaway directory with its own ``CTXRELAY_STATE_DIR``. As on Claude
-Code, the ``PreToolUse`` probe sends a command only the guard's shell parser can judge
-(:data:`ctxrelay.claude.setup.probe.PARSER_COMMAND`) beside the plain ``cat big.txt``.
+on stdin, as every host does (:func:`ctxrelay.hooks.install.probe.run_as_host`). The
+``PreToolUse`` probe is the core's guard probe
+(:func:`ctxrelay.hooks.install.probe.check_guard`) with Codex's payloads, a file over
+Codex's print bound, and a small file that must pass; what is Codex's own here is its
+payload samples and the probe of its other events, which must answer nothing.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
-from ctxrelay.claude.setup.probe import (
-    PARSER_COMMAND,
-    PARSER_DIR,
+from ctxrelay.hooks.install.probe import (
     Check,
-    denied,
-    no_parser,
-    run_as_claude_code,
+    check_guard,
+    check_quiet,
+    scratch,
+    state_env,
 )
 
-__all__ = ["PROBE_SESSION", "check_hook", "sample_payload"]
+__all__ = ["PROBE_SESSION", "check_every_event", "check_hook", "sample_payload"]
 
 PROBE_SESSION = "01a2331a-0000-7000-8000-00000000c0de"
 """The session id of the probes' payloads (a Codex thread id is a UUIDv7)."""
@@ -60,68 +58,39 @@ def sample_payload(event: str, root: Path, command: str = "cat big.txt") -> dict
     return payload
 
 
-def _last_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[-1][:200] if lines else "nothing"
-
-
 def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Check:
-    """Run ``command`` on a real payload of ``event``: a ``PreToolUse`` for ``cat`` of a
-    file over the print bound must come back denied, so must one for
-    :data:`~ctxrelay.claude.setup.probe.PARSER_COMMAND` (the same file in a subdirectory), and
-    one for a small file allowed; the other events must answer nothing; garbage must exit
-    0 with nothing on stdout. ``ms`` is the median of ``runs`` runs of the main payload."""
+    """Run ``command`` on a real payload of ``event``: for ``PreToolUse``, the guard's
+    probe (``cat`` of a file over the print bound and the command only the parser judges
+    denied, a small file allowed, garbage failing open); the other events must answer
+    nothing. ``ms`` is the median of ``runs`` runs of the main payload."""
     kind = f"{event} hook"
-    with tempfile.TemporaryDirectory(prefix="ctxrelay-codex-probe-") as tmp:
-        root = Path(tmp)
-        lines = CODEX_PRINT_MAX_BYTES // 10 + 1
-        big = "".join(f"line {i:05d}\n" for i in range(lines))
-        (root / "big.txt").write_text(big)
-        (root / PARSER_DIR).mkdir()
-        (root / PARSER_DIR / "big.txt").write_text(big)
-        (root / "small.txt").write_text("hello\n")
-        env = dict(os.environ, CTXRELAY_STATE_DIR=str(root / ".state"))
-        times: list[float] = []
-        for _ in range(max(runs, 1)):
-            ran = run_as_claude_code(
-                command, json.dumps(sample_payload(event, root)), cwd=root, env=env
+    if event != "PreToolUse":
+        with tempfile.TemporaryDirectory(prefix="ctxrelay-codex-probe-") as tmp:
+            root = Path(tmp)
+            payload = json.dumps(sample_payload(event, root))
+            return check_quiet(
+                command, payload, cwd=root, env=state_env(root), kind=kind, runs=runs
             )
-            if ran.returncode != 0:
-                return Check(
-                    kind, command, False, f"it exited {ran.returncode} ({_last_line(ran.stderr)})"
-                )
-            if ran.stderr.strip():
-                return Check(kind, command, False, f"it failed open ({_last_line(ran.stderr)})")
-            if event == "PreToolUse" and not denied(ran.stdout):
-                return Check(
-                    kind,
-                    command,
-                    False,
-                    f"'cat big.txt' was not denied (it answered {_last_line(ran.stdout)})",
-                )
-            if event != "PreToolUse" and ran.stdout.strip():
-                return Check(kind, command, False, f"it answered {_last_line(ran.stdout)}")
-            times.append(ran.seconds)
-        if event == "PreToolUse":
-            parsed = sample_payload(event, root, PARSER_COMMAND)
-            ran = run_as_claude_code(command, json.dumps(parsed), cwd=root, env=env)
-            if not denied(ran.stdout):
-                what = _last_line(ran.stderr) if ran.stderr.strip() else _last_line(ran.stdout)
-                if ran.returncode != 0:
-                    what = f"exit {ran.returncode}: {what}"
-                return Check(kind, command, False, no_parser(command, what))
-            small = sample_payload(event, root, "cat small.txt")
-            ran = run_as_claude_code(command, json.dumps(small), cwd=root, env=env)
-            if ran.returncode != 0 or ran.stdout.strip():
-                return Check(kind, command, False, "'cat small.txt' was not allowed")
-        garbage = run_as_claude_code(command, "{not json", cwd=root, env=env)
-        if garbage.returncode != 0 or garbage.stdout.strip():
-            return Check(kind, command, False, "it does not fail open on malformed input")
-    ms = round(statistics.median(times) * 1000, 1)
-    detail = (
-        f"'cat big.txt' and '{PARSER_COMMAND}' came back denied, a small file passed; "
-        "bad input is ignored"
-        if event == "PreToolUse"
-        else "it answers a real payload; bad input is ignored"
-    )
-    return Check(kind, command, True, detail, ms)
+    big = "".join(f"line {i:05d}\n" for i in range(CODEX_PRINT_MAX_BYTES // 10 + 1))
+    with scratch(big) as root:
+        (root / "small.txt").write_text("hello\n")
+        return check_guard(
+            command,
+            lambda bash: json.dumps(sample_payload(event, root, bash)),
+            cwd=root,
+            env=state_env(root),
+            kind=kind,
+            runs=runs,
+            allowed="cat small.txt",
+            quiet=True,
+        )
+
+
+def check_every_event(command: str, events: list[str]) -> Check:
+    """``command`` run on a payload of each of ``events``: the first failing check (its
+    sentence led by the event), else the ``PreToolUse`` one."""
+    checks = [check_hook(command, event) for event in events]
+    bad = next((c for c in checks if not c.ok), None)
+    if bad is not None:
+        return Check(bad.kind, command, False, f"{bad.kind}: {bad.detail}", bad.ms)
+    return next((c for c in checks if c.kind == "PreToolUse hook"), checks[0])
