@@ -12,22 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.claude.setup._snippet import HOOK_COMMAND, snippet
-from ctxrelay.claude.setup.install import (
-    BARE,
-    MANIFEST_NAME,
-    Commands,
-    install,
-    merge_settings,
-    settings_path,
-    unmerge_settings,
-)
+from ctxrelay.claude.setup.install import BARE, Commands, install, settings_path
 from ctxrelay.cli import main as cli_main
 from ctxrelay.cli.claude import main
+from ctxrelay.hooks.install.manifest import MANIFEST_NAME
+from tests.hooks.install._launchers import older_layout
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -53,7 +45,9 @@ def settings_of(project: Path) -> dict[str, Any]:
 def installed_snippet(project: Path) -> dict[str, Any]:
     """The snippet install merged (its commands are this environment's)."""
     manifest: dict[str, Any] = json.loads((project / ".claude" / MANIFEST_NAME).read_text())
-    recorded: dict[str, Any] = manifest["snippet"]
+    recorded: dict[str, Any] = manifest["merged"][str(project / ".claude" / "settings.json")][
+        "snippet"
+    ]
     assert recorded == Commands(**manifest["commands"]).snippet()
     return recorded
 
@@ -140,36 +134,6 @@ def test_uninstall_without_a_record_removes_what_equals_the_snippet(project: Pat
     write_settings(project, snippet())  # e.g. pasted by hand, or copied from elsewhere
     assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == {}
-
-
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
-    max_leaves=8,
-)
-_settings = st.fixed_dictionaries(
-    {},
-    optional={
-        "env": st.dictionaries(
-            st.sampled_from(["FOO", "DISABLE_COMPACT", "BASH_MAX_OUTPUT_LENGTH"]), st.text()
-        ),
-        "hooks": st.dictionaries(
-            st.sampled_from(["Stop", "PreToolUse", "Notification"]),
-            st.lists(st.sampled_from([snippet()["hooks"]["Stop"][0], {"hooks": []}])),
-        ),
-        "model": _json,
-        "statusLine": _json,
-    },
-)
-
-
-@settings(max_examples=200, deadline=None)
-@given(_settings)
-def test_merge_then_unmerge_is_the_identity(current: dict[str, Any]) -> None:
-    add = {**snippet(), "statusLine": {"type": "command", "command": "ctxrelay claude statusline"}}
-    merged, record = merge_settings(current, add)
-    assert merge_settings(merged, add)[0] == merged
-    assert unmerge_settings(merged, add, record) == current
 
 
 @pytest.mark.parametrize("flag", ["--project-dir", "--dir"])
@@ -342,16 +306,42 @@ def test_installing_from_another_environment_replaces_the_commands_never_doubles
     assert settings_of(project) == USER_SETTINGS
 
 
+def _as_version_1(project: Path, *, snippet_recorded: bool = True) -> None:
+    """The manifest as the version before the core's format wrote it: the settings'
+    record, its backup and what it created at the top, ``.mcp.json``'s own record (and,
+    before that, no snippet and no commands recorded)."""
+    path = project / ".claude" / MANIFEST_NAME
+    now = json.loads(path.read_text())
+    settings = str(project / ".claude" / "settings.json")
+    entry = now["merged"].pop(settings)
+    old: dict[str, Any] = {
+        "version": 1,
+        "created": {"settings": entry["created"], "dir": entry["dir_created"]},
+        "settings": entry["record"],
+        "files": now["files"],
+    }
+    if entry["backup"]:
+        old["backup"] = entry["backup"]
+    if snippet_recorded:
+        old |= {"snippet": entry["snippet"], "commands": now["commands"]}
+    for where, mcp in now["merged"].items():
+        old["mcp_json"] = {
+            "created": mcp["created"],
+            "text": mcp["text"],
+            "previous": mcp["record"]["mcpServers"]["previous"][SERVER_NAME],
+            "path": where,
+            "entry": mcp["snippet"]["mcpServers"][SERVER_NAME],
+        }
+    path.write_text(json.dumps(old))
+
+
 def test_an_install_by_an_older_version_with_bare_commands_is_upgraded(project: Path) -> None:
     # Before commands were absolute, install wrote `ctxrelay-hook` and recorded no
     # snippet: a new install replaces those groups, and uninstall still restores all.
     write_settings(project, USER_SETTINGS)
     settings = settings_path("project", project, project.parent / "home")
-    install(settings, BARE)
-    manifest_path = project / ".claude" / MANIFEST_NAME
-    manifest = json.loads(manifest_path.read_text())
-    del manifest["snippet"], manifest["commands"]
-    manifest_path.write_text(json.dumps(manifest))
+    install(settings, BARE, mcp_json=project / ".mcp.json")
+    _as_version_1(project, snippet_recorded=False)
     assert f'"{HOOK_COMMAND}"' in json.dumps(settings_of(project))
     assert main(["install", "--project-dir", str(project)]) == 0
     assert f'"{HOOK_COMMAND}"' not in json.dumps(settings_of(project))
@@ -363,11 +353,63 @@ def test_an_install_by_an_older_version_with_bare_commands_is_upgraded(project: 
     assert "!`ctxrelay claude handoff" not in skill.read_text()  # the copy was updated too
     assert main(["uninstall", "--project-dir", str(project)]) == 0
     assert settings_of(project) == USER_SETTINGS
+    assert not (project / ".mcp.json").exists()
+    assert sorted(p.name for p in (project / ".claude").iterdir()) == ["settings.json"]
     assert BARE.snippet() == {
         **snippet(),
         "enabledMcpjsonServers": [SERVER_NAME],
         "permissions": {"allow": [MODEL_TOOL_NAME]},
     }
+
+
+def test_an_install_of_the_older_layout_is_replaced_never_doubled(project: Path) -> None:
+    # The previous version wrote `python -I -S -c '...'` hooks (and its own manifest):
+    # install replaces every one of them, and uninstall gives back the user's bytes.
+    path = project / ".claude" / "settings.json"
+    text = json.dumps(USER_SETTINGS, indent=3)
+    path.write_text(text)
+    old = Commands(older_layout("ctxrelay.claude.hook"), "ctxrelay")
+    settings = settings_path("project", project, project.parent / "home")
+    install(settings, old, mcp_json=project / ".mcp.json")
+    _as_version_1(project)
+    assert main(["install", "--project-dir", str(project)]) == 0
+    hooks = settings_of(project)["hooks"]
+    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    assert not [c for c in commands if "-S" in shlex.split(c)]
+    now = installed_snippet(project)
+    for event, groups in hooks.items():
+        ours = [g for g in groups if "ctxrelay" in json.dumps(g)]
+        assert ours == now["hooks"].get(event, []), event  # one group an event, the new one
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
+    assert path.read_text() == text
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+
+
+def test_hooks_of_ctxrelay_without_a_record_are_replaced_and_removed(project: Path) -> None:
+    # No manifest (lost, or settings copied from another project), and ctxrelay's hooks
+    # in two forms, the older layout's and a pasted snippet's: one of each event after
+    # install, none after uninstall, and the user's own hook stays.
+    old = Commands(older_layout("ctxrelay.claude.hook"), "ctxrelay").snippet()
+    data = {
+        **USER_SETTINGS,
+        "hooks": {
+            **old["hooks"],
+            "Stop": [
+                *USER_SETTINGS["hooks"]["Stop"],
+                *old["hooks"]["Stop"],
+                *snippet()["hooks"]["Stop"],
+            ],
+        },
+    }
+    write_settings(project, data)
+    assert main(["install", "--project-dir", str(project)]) == 0
+    now = installed_snippet(project)
+    for event, groups in settings_of(project)["hooks"].items():
+        ours = [g for g in groups if "ctxrelay" in json.dumps(g)]
+        assert ours == now["hooks"].get(event, []), event
+    assert settings_of(project)["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
+    assert main(["uninstall", "--project-dir", str(project)]) == 0
+    assert settings_of(project)["hooks"] == USER_SETTINGS["hooks"]
 
 
 # -- leaving the project as found, and saying what changed ----------------------------

@@ -30,14 +30,10 @@ from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.claude.setup import probe
 from ctxrelay.claude.setup._snippet import PLUGIN_LAUNCHER
 from ctxrelay.claude.setup.binary import cli_path
-from ctxrelay.claude.setup.install import (
-    MANIFEST_NAME,
-    MCP_JSON,
-    load_settings,
-    mcp_add_command,
-    settings_path,
-)
+from ctxrelay.claude.setup.install import MCP_JSON, mcp_add_command, settings_path
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.files import load_json as load_settings
+from ctxrelay.hooks.install.manifest import MANIFEST_NAME
 from ctxrelay.hooks.install.probe import Check, baseline_ms, run_as_host
 
 __all__ = ["MODS_MIN_VERSION", "Found", "Report", "claude_version", "doctor", "find_installed"]
