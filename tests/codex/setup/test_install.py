@@ -13,15 +13,18 @@ import pytest
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
 from ctxrelay.codex.setup.install import (
     EVENTS,
-    MANIFEST_NAME,
     choose_command,
     hooks_config,
     install,
+    install_hooks,
     uninstall,
+    uninstall_hooks,
 )
 from ctxrelay.codex.setup.launcher import hook_candidates, is_ours
 from ctxrelay.codex.setup.probe import sample_payload
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.manifest import MANIFEST_NAME
+from tests.hooks.install._launchers import older_layout
 
 MINE = """{"hooks": {"PreToolUse": [
   {"matcher": "Bash", "hooks": [{"type": "command", "command": "mine"}]}
@@ -130,3 +133,74 @@ def test_a_file_that_is_not_a_hooks_file_is_refused_unchanged(tmp_path: Path, te
         install(path, "python -m ctxrelay.codex.hook")
     assert path.read_text() == text
     assert not (tmp_path / MANIFEST_NAME).exists()
+
+
+def _as_version_1(path: Path, found: str | None, command: str) -> None:
+    """What the version before the core's manifest recorded beside ``hooks.json``."""
+    manifest = {
+        "found": {"text": found, "dir_existed": True},
+        "written": path.read_text(),
+        "command": command,
+        "version": 1,
+        "config_existed": True,
+    }
+    path.with_name(MANIFEST_NAME).write_text(json.dumps(manifest))
+
+
+def _ours_per_event(path: Path) -> dict[str, list[str]]:
+    hooks = json.loads(path.read_text())["hooks"]
+    return {
+        event: [h["command"] for g in groups for h in g["hooks"] if is_ours(h["command"])]
+        for event, groups in hooks.items()
+    }
+
+
+def test_an_install_of_the_older_layout_is_replaced_and_uninstall_gives_back_the_bytes(
+    tmp_path: Path,
+) -> None:
+    # The previous version wrote `python -I -S -c '...'` hooks and its own manifest:
+    # install replaces each of them (one group an event, the new command), and uninstall
+    # still gives back the very bytes that version found.
+    path = tmp_path / "hooks.json"
+    path.write_text(MINE)
+    old = older_layout("ctxrelay.codex.hook")
+    install(path, old)
+    (tmp_path / MANIFEST_NAME).unlink()
+    for backup in tmp_path.glob("hooks.json.ctxrelay-backup-*"):
+        backup.unlink()  # that version kept no backup
+    _as_version_1(path, MINE, old)
+    (new,) = hook_candidates()
+    result = install(path, new)
+    assert result.changed
+    assert _ours_per_event(path) == {event: [new] for event in EVENTS}
+    assert json.loads(path.read_text())["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "mine"
+    assert not uninstall(path).notes
+    assert path.read_text() == MINE
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hooks.json"]
+
+
+def test_hooks_of_ctxrelay_without_a_manifest_are_replaced_never_doubled(tmp_path: Path) -> None:
+    path = tmp_path / "hooks.json"
+    old = older_layout("ctxrelay.codex.hook")
+    data = json.loads(MINE)
+    for event, groups in hooks_config(old).items():
+        data["hooks"].setdefault(event, []).extend(groups)
+    path.write_text(json.dumps(data))
+    (new,) = hook_candidates()
+    install(path, new)
+    assert _ours_per_event(path) == {event: [new] for event in EVENTS}
+    install(path, new)  # again: nothing doubled
+    assert _ours_per_event(path) == {event: [new] for event in EVENTS}
+    uninstall(path)
+    assert json.loads(path.read_text()) == json.loads(MINE)
+
+
+def test_a_config_toml_only_install_made_goes_with_uninstall(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    result = install_hooks("user", project, home, "python -m ctxrelay.codex.hook", None)
+    assert result.trust is not None
+    assert result.trust.problem == "the Codex CLI was not found"
+    (home / "config.toml").write_text("\n")  # what Codex's trust leaves once emptied
+    uninstall_hooks("user", project, home, None)
+    assert not home.exists()

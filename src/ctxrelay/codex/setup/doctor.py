@@ -22,7 +22,6 @@ from ctxrelay.codex.setup.install import (
     EVENTS,
     codex_env,
     hooks_path,
-    load_hooks,
     our_entries,
     project_trusted,
     trust_advice,
@@ -30,6 +29,8 @@ from ctxrelay.codex.setup.install import (
 )
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.entries import hook_commands
+from ctxrelay.hooks.install.files import load_json
 from ctxrelay.hooks.install.probe import Check
 
 __all__ = ["Installed", "Report", "codex_version", "doctor"]
@@ -91,16 +92,11 @@ def codex_version(codex: Path) -> str | None:
 
 def _installed(where: str, path: Path, report: Report) -> Installed | None:
     try:
-        _, data = load_hooks(path)
+        data = load_json(path)
     except ConfigError as exc:
         report.problems.append(str(exc))
         return None
-    commands: dict[str, str] = {}
-    for event, groups in (data.get("hooks") or {}).items():
-        for group in groups:
-            for hook in group.get("hooks") or () if isinstance(group, dict) else ():
-                if isinstance(hook, dict) and is_ours(hook.get("command")):
-                    commands[event] = str(hook["command"])
+    commands = {e: c for e, c in hook_commands(data.get("hooks")) if is_ours(c)}
     return Installed(where, path, commands) if commands else None
 
 

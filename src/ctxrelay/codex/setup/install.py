@@ -4,11 +4,14 @@ uninstall``, :mod:`ctxrelay.cli.codex`).
 
 The hooks go to the user layer (``$CODEX_HOME/hooks.json``) or the project layer
 (``<project>/.codex/hooks.json``), never to ``[hooks]`` in ``config.toml`` (both forms
-in one layer make Codex warn on every run). Our groups are appended to each event's
-list, so the positions (and so the trust keys) of the user's own hooks do not move.
-What the file held before is recorded in ``ctxrelay-install.json`` beside it: uninstall
-puts back the very bytes it found (or removes a file that was not there) when the file
-is still as install left it, and otherwise removes only our groups.
+in one layer make Codex warn on every run). The machinery is the core's
+(:mod:`ctxrelay.hooks.install`): our groups are appended to each event's list, so the
+positions (and so the trust keys) of the user's own hooks do not move; any group that
+runs ``ctxrelay.codex.hook`` (an earlier install's, an older layout's) is replaced,
+never doubled; the manifest ``ctxrelay-install.json`` and one backup of the file as
+found sit beside it, and uninstall puts back the very bytes it found (or removes a file
+that was not there) when nothing else changed it since, and otherwise removes only our
+groups.
 
 Trust: :func:`trust` asks ``codex app-server`` for the hooks as Codex sees them
 (``hooks/list``), records the ``currentHash`` Codex reported for each of ours
@@ -18,7 +21,6 @@ Trust: :func:`trust` asks ``codex app-server`` for the hooks as Codex sees them
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -26,16 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import HOOK_TIMEOUT_S
 from ctxrelay.codex.config import codex_home
 from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, untrust_edit
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.entries import command_hooks, runs_ours
 from ctxrelay.hooks.install.launch import choose_hook
+from ctxrelay.hooks.install.manifest import Manifest
+from ctxrelay.hooks.install.merge import Ours, Rule, Rules, merge
 
 __all__ = [
     "EVENTS",
-    "MANIFEST_NAME",
+    "MERGE_RULES",
+    "OURS",
     "InstallResult",
     "TrustResult",
     "choose_command",
@@ -46,7 +51,6 @@ __all__ = [
     "hooks_path",
     "install",
     "install_hooks",
-    "load_hooks",
     "our_entries",
     "project_trusted",
     "trust",
@@ -57,9 +61,6 @@ __all__ = [
     "untrusted_project_advice",
 ]
 
-MANIFEST_NAME = "ctxrelay-install.json"
-"""What install found and wrote, next to the ``hooks.json`` it changed."""
-
 EVENTS: Mapping[str, str | None] = {
     "PreToolUse": "Bash",
     "PostToolUse": "Bash",
@@ -69,6 +70,12 @@ EVENTS: Mapping[str, str | None] = {
 }
 """The events ctxrelay's hook answers on Codex, with their matcher (Codex matches the
 hook-visible tool name, ``Bash`` for its shell, by a full regex match)."""
+
+MERGE_RULES: Rules = {"hooks": Rule.LISTS}
+"""``hooks.json`` holds one key, an object of each event's groups."""
+
+OURS: Ours = {"hooks": runs_ours(is_ours)}
+"""The groups that are ctxrelay's, whatever command they run ``ctxrelay.codex.hook`` with."""
 
 
 def codex_env(home: Path) -> dict[str, str]:
@@ -83,12 +90,7 @@ def hooks_path(scope: str, project: Path, home: Path) -> Path:
 
 def hooks_config(command: str) -> dict[str, list[dict[str, Any]]]:
     """ctxrelay's groups for each event, running ``command``."""
-    config: dict[str, list[dict[str, Any]]] = {}
-    for event, matcher in EVENTS.items():
-        group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-        group["hooks"] = [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]
-        config[event] = [group]
-    return config
+    return command_hooks(EVENTS, command, matchers=EVENTS)
 
 
 def choose_command(command: str | None = None) -> str:
@@ -144,95 +146,70 @@ class TrustResult:
         }
 
 
-def load_hooks(path: Path) -> tuple[str | None, dict[str, Any]]:
-    """The file's text (``None`` when there is none) and its hooks object. Refuses, in
-    one sentence and changing nothing, anything that is not Codex's hooks format."""
+def _upgrade(path: Path, old: dict[str, Any]) -> dict[str, Any]:
+    """A manifest an earlier version wrote beside ``path`` (its version 1: the file's
+    text as found, whether its folder was there, the command) in the core's format, with
+    the record its merge would have made, so uninstall still gives back those bytes."""
+    found = old.get("found") if isinstance(old.get("found"), dict) else None
+    command = old.get("command")
+    new: dict[str, Any] = {k: old[k] for k in ("config_existed",) if k in old}
+    if found is None or not isinstance(command, str):
+        return new
+    text = found.get("text") if isinstance(found.get("text"), str) else None
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {path} ({exc}); nothing was changed") from None
-    if not text.strip():
-        return text, {}
+        had = json.loads(text) if text and text.strip() else {}
+    except ValueError:
+        had = {}
+    add = {"hooks": hooks_config(command)}
     try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"cannot parse {path} as JSON ({exc}); nothing was changed") from None
-    hooks = data.get("hooks", {}) if isinstance(data, dict) else None
-    if not isinstance(hooks, dict) or not all(isinstance(v, list) for v in hooks.values()):
-        raise ConfigError(
-            f'{path} is not a hooks file ({{"hooks": {{event: [groups]}}}}); nothing was changed'
-        )
-    return text, data
+        _, record = merge(had if isinstance(had, dict) else {}, add, MERGE_RULES, OURS)
+    except ConfigError:
+        record = None
+    new["merged"] = {
+        str(path): {
+            "created": text is None,
+            "text": text,
+            "dir_created": not found.get("dir_existed", True),
+            "backup": None,
+            "snippet": add,
+            "record": record,
+        }
+    }
+    return new
 
 
-def _is_our_group(group: object) -> bool:
-    hooks = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(hooks, list) and any(
-        isinstance(h, dict) and is_ours(h.get("command")) for h in hooks
+def _manifest(path: Path) -> Manifest:
+    return Manifest.load(path.parent, lambda old: _upgrade(path, old))
+
+
+def _install(manifest: Manifest, path: Path, command: str) -> InstallResult:
+    merged = manifest.merge_file(
+        path, {"hooks": hooks_config(command)}, MERGE_RULES, ours=OURS, backup=True
     )
-
-
-def _without_ours(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with every group of ctxrelay's removed, and the events left empty by that."""
-    out: dict[str, Any] = json.loads(json.dumps(data))
-    hooks = out.get("hooks")
-    if not isinstance(hooks, dict):
-        return out
-    for event in list(hooks):
-        kept = [g for g in hooks[event] if not _is_our_group(g)]
-        if len(kept) != len(hooks[event]):
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
-    if not hooks:
-        del out["hooks"]
-    return out
-
-
-def _dump(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _manifest(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.with_name(MANIFEST_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    manifest.data["command"] = command
+    manifest.save()
+    result = InstallResult(path, merged.changed, command=command)
+    if merged.backup is not None:
+        result.notes.append(f"the file as it was found is kept in {merged.backup}")
+    return result
 
 
 def install(path: Path, command: str) -> InstallResult:
     """Append ctxrelay's groups running ``command`` to ``path`` (replacing the groups of
     an earlier install, never doubling them). Safe to run again."""
-    text, data = load_hooks(path)
-    manifest = _manifest(path)
-    merged = _without_ours(data)
-    hooks = merged.setdefault("hooks", {})
-    for event, groups in hooks_config(command).items():
-        hooks.setdefault(event, []).extend(groups)
-    result = InstallResult(path, changed=False, command=command)
-    if "found" not in manifest:  # the first install: what was there before ctxrelay
-        manifest["found"] = {"text": text, "dir_existed": path.parent.is_dir()}
-    if merged != data or text is None:
-        new_text = _dump(merged)
-        _write(path, new_text)
-        result.changed = True
-    else:
-        new_text = text
-    manifest["written"] = new_text
-    manifest["command"] = command
-    manifest["version"] = 1
-    _write(path.with_name(MANIFEST_NAME), _dump(manifest))
+    return _install(_manifest(path), path, command)
+
+
+def _uninstall(manifest: Manifest, path: Path) -> InstallResult:
+    taken = manifest.unmerge_file(
+        path, MERGE_RULES, ours=OURS, default={"hooks": {}}, backup=True, what="ctxrelay's hooks"
+    )
+    result = InstallResult(path, taken.changed)
+    if taken.changed and not taken.as_found:
+        kept = "" if taken.backup is None else f" (as it was found: {taken.backup})"
+        result.notes.append(
+            f"{path} changed since install: only ctxrelay's hooks were removed{kept}"
+        )
     return result
 
 
@@ -240,29 +217,8 @@ def uninstall(path: Path) -> InstallResult:
     """Remove what :func:`install` added: the file as it was found when nothing else
     changed it since, else only ctxrelay's groups."""
     manifest = _manifest(path)
-    text, data = load_hooks(path)
-    result = InstallResult(path, changed=False)
-    found = manifest.get("found") if isinstance(manifest.get("found"), dict) else None
-    if found is not None and text is not None and text == manifest.get("written"):
-        before = found.get("text")
-        if isinstance(before, str):
-            _write(path, before)
-        else:
-            path.unlink()
-        result.changed = True
-    elif text is not None:
-        restored = _without_ours(data)
-        if restored != data:
-            if restored or found is None or found.get("text") is not None:
-                _write(path, _dump(restored))
-            else:
-                path.unlink()  # nothing of the user's in a file install created
-            result.changed = True
-            result.notes.append(f"{path} changed since install: only ctxrelay's hooks were removed")
-    path.with_name(MANIFEST_NAME).unlink(missing_ok=True)
-    if found is not None and not found.get("dir_existed", True):
-        with contextlib.suppress(OSError):
-            path.parent.rmdir()  # only when empty
+    result = _uninstall(manifest, path)
+    manifest.remove()
     return result
 
 
@@ -362,12 +318,9 @@ def install_hooks(
     """Install into the ``scope`` layer, then trust through ``codex`` (the CLI; ``None``
     when there is none: the result then says what to trust and where)."""
     path = hooks_path(scope, project, home)
-    config = config_toml(home)
-    config_existed = config.exists()
-    result = install(path, command)
     manifest = _manifest(path)
-    manifest.setdefault("config_existed", config_existed)
-    _write(path.with_name(MANIFEST_NAME), _dump(manifest))
+    manifest.data.setdefault("config_existed", config_toml(home).exists())
+    result = _install(manifest, path, command)
     if codex is None:
         result.trust = TrustResult((), "the Codex CLI was not found")
     else:
@@ -385,15 +338,16 @@ def uninstall_hooks(scope: str, project: Path, home: Path, codex: Path | None) -
     ``config.toml`` install created that holds nothing now."""
     path = hooks_path(scope, project, home)
     manifest = _manifest(path)
+    created = manifest.data.get("config_existed") is False
     problem = None if codex is None else untrust(codex, home, project, path)
-    result = uninstall(path)
+    result = _uninstall(manifest, path)
     if problem is not None:
         result.notes.append(
             f"the trust records of ctxrelay's hooks may remain in {config_toml(home)} ({problem})"
         )
     config = config_toml(home)
-    created = manifest.get("config_existed") is False and config.exists()
-    if created and not config.read_text(encoding="utf-8").strip():
+    if created and config.exists() and not config.read_text(encoding="utf-8").strip():
         config.unlink()
         result.changed = True
+    manifest.remove()  # last: a folder install created goes once empty
     return result
