@@ -16,6 +16,7 @@ import pytest
 from ctxrelay.claude.setup._snippet import plugin_dir
 from ctxrelay.claude.setup.doctor import MODS_MIN_VERSION, doctor
 from ctxrelay.cli.claude import main
+from ctxrelay.hooks.install.launch import older_layout_note
 from tests.conftest import claude_cli
 
 
@@ -112,10 +113,31 @@ def test_an_install_whose_hook_cannot_parse_shell_syntax_is_broken(
     (problem,) = [p for p in report["problems"] if NO_PARSER in p]
     assert PARSER_COMMAND in problem
     assert f"{PYTHON} -m pip install" in problem
+    # The command is of the older layout: one sentence says that install upgrades it.
+    settings_file = project / ".claude" / "settings.json"
+    (note,) = [n for n in report["notes"] if "older ctxrelay" in n]
+    assert note == older_layout_note(settings_file, "ctxrelay claude install")
     # The sentences print as they are: rich markup does not eat "[guard]".
     assert main(["doctor", "--project-dir", str(project), "--runs", "1"]) == 1
     out = capsys.readouterr().out
     assert "pip install 'ctxrelay[guard]'" in out
+    assert f"Note: {note}." in " ".join(out.split())
+
+
+def test_install_upgrades_an_install_of_the_older_layout_and_doctor_stops_saying_so(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxrelay.claude.setup.install import Commands, install
+    from tests.hooks.install._launchers import older_layout
+
+    settings = project / ".claude" / "settings.json"
+    install(settings, Commands(older_layout("ctxrelay.claude.hook"), "ctxrelay"))
+    _, report = _doctor(project, capsys)
+    assert older_layout_note(settings, "ctxrelay claude install") in report["notes"]
+    assert main(["install", "--project-dir", str(project)]) == 0
+    _, report = _doctor(project, capsys)
+    assert not [n for n in report["notes"] if "older ctxrelay" in n]
+    assert [c["ok"] for c in report["checks"] if c["kind"] == "hook"] == [True]
 
 
 def test_nothing_installed_exits_1_and_says_what_to_do(

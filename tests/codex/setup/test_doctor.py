@@ -10,6 +10,8 @@ import pytest
 
 from ctxrelay.codex.setup.doctor import doctor
 from ctxrelay.codex.setup.install import install
+from ctxrelay.codex.setup.launcher import hook_candidates
+from ctxrelay.hooks.install.launch import older_layout_note
 from ctxrelay.hooks.install.probe import NO_PARSER
 from tests.hooks.install._launchers import PYTHON, without_parser
 
@@ -29,4 +31,11 @@ def test_a_hook_that_cannot_parse_shell_syntax_is_a_problem(
     assert problem.startswith(f"the PreToolUse hook in {home / 'hooks.json'} ")
     assert f"{PYTHON} -m pip install" in problem
     assert all(c.ok for c in report.checks if c.kind != "PreToolUse hook")
+    # One sentence says the install is of the older layout and install upgrades it.
+    upgrade = older_layout_note(home / "hooks.json", "ctxrelay codex install --user")
+    assert report.notes.count(upgrade) == 1
+    install(home / "hooks.json", hook_candidates()[0])
+    report = doctor(project, home, None)
+    assert upgrade not in report.notes
+    assert not [p for p in report.problems if NO_PARSER in p]
     assert json.loads((home / "hooks.json").read_text())["hooks"]  # doctor changed nothing

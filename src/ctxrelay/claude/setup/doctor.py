@@ -33,6 +33,7 @@ from ctxrelay.claude.setup.binary import cli_path
 from ctxrelay.claude.setup.install import MCP_JSON, mcp_add_command, settings_path
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install.files import load_json as load_settings
+from ctxrelay.hooks.install.launch import older_layout, older_layout_note
 from ctxrelay.hooks.install.manifest import MANIFEST_NAME
 from ctxrelay.hooks.install.probe import Check, baseline_ms, run_as_host
 
@@ -378,6 +379,9 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
                     f"the {found.where} hook command {command} is found on PATH: it works here, "
                     "but only where Claude Code's PATH has it too"
                 )
+        if found.where != "plugin" and any(older_layout(c) for c in found.hooks):
+            upgrade = "ctxrelay claude install" + (" --user" if found.where == "user" else "")
+            notes.append(older_layout_note(found.path, upgrade))
         if found.statusline:
             check = probe.check_statusline(found.statusline)
             checks.append(check)

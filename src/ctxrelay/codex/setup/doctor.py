@@ -31,6 +31,7 @@ from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install.entries import hook_commands
 from ctxrelay.hooks.install.files import load_json
+from ctxrelay.hooks.install.launch import older_layout, older_layout_note
 from ctxrelay.hooks.install.probe import Check
 
 __all__ = ["Installed", "Report", "codex_version", "doctor"]
@@ -160,6 +161,9 @@ def doctor(project: Path, home: Path, codex: Path | None, *, runs: int = 1) -> R
                 f"{found.path} lacks ctxrelay's {', '.join(missing)} hook; run 'ctxrelay codex "
                 "install' again"
             )
+        if any(older_layout(c) for c in found.commands.values()):
+            upgrade = "ctxrelay codex install" + (" --user" if found.where == "user" else "")
+            report.notes.append(older_layout_note(found.path, upgrade))
         for event, command in found.commands.items():
             check = check_hook(command, event, runs=runs)
             report.checks.append(check)
