@@ -11,6 +11,7 @@ import pytest
 from ctxrelay.claude.setup.binary import cli_path
 from ctxrelay.claude.setup.doctor import doctor
 from tests.conftest import claude_cli
+from tests.hooks.install._launchers import fake_cli
 
 
 def test_the_bundled_cli_is_found_through_the_package_and_runs() -> None:
@@ -28,21 +29,13 @@ def test_claude_on_path_comes_first_unless_the_bundled_one_is_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     bundled = claude_cli()
-    mine = tmp_path / "claude"
-    mine.write_text("#!/bin/sh\necho '9.9.9 (Claude Code)'\n")
-    mine.chmod(0o755)
+    mine = fake_cli(tmp_path, "claude", "9.9.9 (Claude Code)")
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert cli_path() == mine
-    assert cli_path(bundled=True) == bundled
-    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    assert cli_path() == bundled
+    assert (cli_path(), cli_path(bundled=True)) == (mine, bundled)
 
 
 def test_doctor_reports_the_cli_it_finds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    mine = tmp_path / "bin" / "claude"
-    mine.parent.mkdir()
-    mine.write_text("#!/bin/sh\necho '9.9.9 (Claude Code)'\n")
-    mine.chmod(0o755)
+    mine = fake_cli(tmp_path / "bin", "claude", "9.9.9 (Claude Code)")
     monkeypatch.setenv("PATH", f"{mine.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     report = doctor(tmp_path, tmp_path / "home", runs=1)
     assert report.claude_cli == str(mine)

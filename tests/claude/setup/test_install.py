@@ -19,7 +19,7 @@ from ctxrelay.claude.setup.install import BARE, Commands, install, settings_path
 from ctxrelay.cli import main as cli_main
 from ctxrelay.cli.claude import main
 from ctxrelay.hooks.install.manifest import MANIFEST_NAME
-from tests.hooks.install._launchers import older_layout
+from tests.hooks.install._launchers import older_layout, through_shell
 
 USER_SETTINGS: dict[str, Any] = {
     "model": "opus",
@@ -170,16 +170,7 @@ def _run_hook(
         "tool_input": {"command": bash},
         "tool_use_id": "toolu_1",
     }
-    return subprocess.run(
-        ["/bin/sh", "-c", command],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    return through_shell(command, payload, cwd, env)
 
 
 def test_the_installed_commands_run_without_this_environment_on_path(

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.codex.setup.binary import cli_path
+from ctxrelay.codex.setup.doctor import codex_version
 from tests.codex._cli import codex_cli, pinned_version
 from tests.conftest import PROJECT
+from tests.hooks.install._launchers import fake_cli
 
 
 def test_the_pinned_cli_runs_and_is_the_pinned_version() -> None:
@@ -32,11 +34,7 @@ def test_codex_on_path_comes_first_unless_the_pinned_one_is_asked_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pinned = codex_cli()
-    mine = tmp_path / "codex"
-    mine.write_text("#!/bin/sh\necho 'codex-cli 9.9.9'\n")
-    mine.chmod(0o755)
+    mine = fake_cli(tmp_path, "codex", "codex-cli 9.9.9")
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert cli_path() == mine
-    assert cli_path(pinned=True) == pinned
-    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
-    assert cli_path() == pinned
+    assert (cli_path(), cli_path(pinned=True)) == (mine, pinned)
+    assert codex_version(mine) == "9.9.9"

@@ -16,7 +16,7 @@ import pytest
 
 import ctxrelay
 from ctxrelay.hooks.install.launch import older_layout as is_older_layout
-from tests.hooks.install._launchers import older_layout
+from tests.hooks.install._launchers import older_layout, through_shell
 
 ROOT = str(Path(os.path.abspath(ctxrelay.__file__)).parent.parent)
 """Where the previous version's command appended ctxrelay from (its package root)."""
@@ -25,16 +25,7 @@ ROOT = str(Path(os.path.abspath(ctxrelay.__file__)).parent.parent)
 def _run(
     command: str, payload: Mapping[str, object], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["/bin/sh", "-c", command],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "CTXRELAY_STATE_DIR": str(cwd / ".state")},
-        timeout=60,
-        check=False,
-    )
+    return through_shell(command, payload, cwd, {**os.environ, "CTXRELAY_STATE_DIR": str(cwd)})
 
 
 @pytest.mark.parametrize("module", ["ctxrelay.claude.hook", "ctxrelay.codex.hook"])

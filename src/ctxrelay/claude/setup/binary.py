@@ -1,16 +1,18 @@
-"""Where the Claude Code CLI is: the one lookup the doctor, the driver and the tests use.
+"""Where the Claude Code CLI is: the one lookup the doctor, the driver and the tests use
+(the core's, :func:`ctxrelay.hooks.install.binary.cli_path`, for ``claude``).
 
-Not on the hook path (nothing a hook imports reaches it). It finds the CLI that
-``claude-agent-sdk`` bundles through the package's import spec, without importing the
-SDK (which is slow to import), and never by a fixed path.
+Not on the hook path (nothing a hook imports reaches it). Besides ``PATH``, it finds the
+CLI that ``claude-agent-sdk`` bundles through the package's import spec, without
+importing the SDK (which is slow to import), and never by a fixed path.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 from pathlib import Path
+
+from ctxrelay.hooks.install import binary
 
 __all__ = ["cli_path"]
 
@@ -33,8 +35,4 @@ def cli_path(*, bundled: bool = False) -> Path | None:
     ``bundled=True`` skips ``PATH``: the bundled CLI is the version ``claude-agent-sdk``
     was released with, which is what the driver's SDK and the end-to-end tests expect.
     """
-    if not bundled:
-        found = shutil.which("claude")
-        if found:
-            return Path(found)
-    return _bundled()
+    return binary.cli_path("claude", _bundled, skip_path=bundled)

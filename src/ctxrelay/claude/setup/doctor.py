@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shlex
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from ctxrelay.claude.setup._snippet import PLUGIN_LAUNCHER
 from ctxrelay.claude.setup.binary import cli_path
 from ctxrelay.claude.setup.install import MCP_JSON, mcp_add_command, settings_path
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.binary import cli_version
 from ctxrelay.hooks.install.files import load_json as load_settings
 from ctxrelay.hooks.install.launch import older_layout, older_layout_note
 from ctxrelay.hooks.install.manifest import MANIFEST_NAME
@@ -247,14 +247,7 @@ def _plugin_says(found: Found, project: Path, env: dict[str, str]) -> str | None
 
 def claude_version(cli: Path) -> str | None:
     """``claude --version``'s version number; ``None`` when it does not run."""
-    try:
-        out = subprocess.run(
-            [str(cli), "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    match = re.match(r"\s*(\d+(?:\.\d+)+)", out.stdout)
-    return match.group(1) if match else None
+    return cli_version(cli)
 
 
 def _absolute(command: str) -> bool:

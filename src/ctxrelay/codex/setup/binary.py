@@ -1,17 +1,19 @@
-"""Where the Codex CLI is: the one lookup install, doctor and the tests use.
+"""Where the Codex CLI is: the one lookup install, doctor and the tests use (the core's,
+:func:`ctxrelay.hooks.install.binary.cli_path`, for ``codex``).
 
 Not on the hook path. ``make setup`` installs the pinned CLI
 (``scripts/codex/package.json``) with npm into the environment, ``<prefix>/codex``; the
 user's own ``codex`` on ``PATH`` comes first, as for the Claude Code CLI
-(:mod:`ctxrelay.claude.setup.binary`).
+(as for the Claude Code CLI).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
+
+from ctxrelay.hooks.install import binary
 
 __all__ = ["cli_path", "pinned_path"]
 
@@ -31,8 +33,4 @@ def cli_path(*, pinned: bool = False) -> Path | None:
     ``pinned=True`` skips ``PATH``: the pinned version is what the end-to-end tests and
     ``docs/codex-facts.md`` were checked against.
     """
-    if not pinned:
-        found = shutil.which("codex")
-        if found:
-            return Path(found)
-    return pinned_path()
+    return binary.cli_path("codex", pinned_path, skip_path=pinned)

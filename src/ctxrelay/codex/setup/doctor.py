@@ -12,7 +12,6 @@ not ``ok`` and the command exits 1.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from ctxrelay.codex.setup.install import (
 )
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.install.binary import cli_version
 from ctxrelay.hooks.install.entries import hook_commands
 from ctxrelay.hooks.install.files import load_json
 from ctxrelay.hooks.install.launch import older_layout, older_layout_note
@@ -81,14 +81,7 @@ class Report:
 
 def codex_version(codex: Path) -> str | None:
     """``codex --version``'s number (``codex-cli 0.171.0`` -> ``0.171.0``)."""
-    try:
-        done = subprocess.run(
-            [str(codex), "--version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    words = done.stdout.split()
-    return words[-1] if done.returncode == 0 and words else None
+    return cli_version(codex)
 
 
 def _installed(where: str, path: Path, report: Report) -> Installed | None:
