@@ -11,21 +11,16 @@ import pytest
 
 from ctxrelay.claude.setup import launcher
 from ctxrelay.hooks.install import launch
-from tests.hooks.install._launchers import PYTHON, older_layout
+from tests.hooks.install._launchers import PYTHON, fake_cli, older_layout
 
 
 def test_the_console_script_comes_first_then_python_dash_m(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = tmp_path / "ctxrelay-hook"
-    script.write_text("#!/bin/sh\n")
-    script.chmod(0o755)
     monkeypatch.setattr(launch, "scripts_dir", lambda: tmp_path)
+    script = shlex.quote(str(fake_cli(tmp_path, "ctxrelay-hook", "")))
     python = shlex.quote(PYTHON)
-    assert launcher.hook_candidates() == [
-        shlex.quote(str(script)),
-        f"{python} -I -m ctxrelay.claude.hook",
-    ]
+    assert launcher.hook_candidates() == [script, f"{python} -I -m ctxrelay.claude.hook"]
 
 
 def test_every_form_of_the_hook_is_ours_and_nothing_else() -> None:

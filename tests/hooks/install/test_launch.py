@@ -17,7 +17,7 @@ import pytest
 
 from ctxrelay.hooks.install import launch
 from tests.claude.guard._payloads import bash
-from tests.hooks.install._launchers import PYTHON, older_layout
+from tests.hooks.install._launchers import PYTHON, fake_cli, older_layout
 
 MODULE = "ctxrelay.claude.hook"
 
@@ -34,10 +34,8 @@ def _plain(command: str) -> None:
 def test_the_console_script_comes_first_then_python_dash_m(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script = tmp_path / "my-hook"
-    script.write_text("#!/bin/sh\n")
-    script.chmod(0o755)
     monkeypatch.setattr(launch, "scripts_dir", lambda: tmp_path)
+    script = fake_cli(tmp_path, "my-hook", "")
     found = launch.hook_candidates(MODULE, "my-hook")
     python = shlex.quote(PYTHON)
     assert found == [shlex.quote(str(script)), f"{python} -I -m {MODULE}"]
@@ -59,9 +57,8 @@ def test_the_ctxrelay_command_is_the_console_script_else_python_dash_m(
 ) -> None:
     monkeypatch.setattr(launch, "scripts_dir", lambda: tmp_path)
     assert launch.ctxrelay_command() == f"{shlex.quote(PYTHON)} -m ctxrelay"
-    (tmp_path / "ctxrelay").write_text("#!/bin/sh\n")
-    (tmp_path / "ctxrelay").chmod(0o755)
-    assert launch.ctxrelay_command() == shlex.quote(str(tmp_path / "ctxrelay"))
+    script = fake_cli(tmp_path, "ctxrelay", "")
+    assert launch.ctxrelay_command() == shlex.quote(str(script))
 
 
 def test_every_form_an_install_wrote_is_known_as_ctxrelays() -> None:
