@@ -20,6 +20,7 @@ from typing import Any
 
 from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_COMPACT, HOOK_TIMEOUT_S
 from ctxrelay.claude.hook import HANDLERS
+from ctxrelay.hooks.install.entries import command_hooks
 
 __all__ = [
     "CTXRELAY_COMMAND",
@@ -72,15 +73,7 @@ def hooks_config(
 ) -> dict[str, list[dict[str, Any]]]:
     """Claude Code's ``hooks`` object: every event ``ctxrelay-hook`` handles runs
     ``command`` (or ``command(event)``)."""
-    config: dict[str, list[dict[str, Any]]] = {}
-    for event in HANDLERS:
-        group: dict[str, Any] = {}
-        if event in HOOK_MATCHERS:
-            group["matcher"] = HOOK_MATCHERS[event]
-        run = command if isinstance(command, str) else command(event)
-        group["hooks"] = [{"type": "command", "command": run, "timeout": HOOK_TIMEOUT_S}]
-        config[event] = [group]
-    return config
+    return command_hooks(HANDLERS, command, matchers=HOOK_MATCHERS, timeout=HOOK_TIMEOUT_S)
 
 
 def plugin_hook_command(event: str) -> str:

@@ -32,6 +32,7 @@ from ctxrelay.claude.setup.binary import cli_path
 from ctxrelay.claude.setup.install import MCP_JSON, mcp_add_command, settings_path
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install.binary import cli_version
+from ctxrelay.hooks.install.entries import hook_commands
 from ctxrelay.hooks.install.files import load_json as load_settings
 from ctxrelay.hooks.install.launch import older_layout, older_layout_note
 from ctxrelay.hooks.install.manifest import MANIFEST_NAME
@@ -142,19 +143,9 @@ def _hook_commands(hooks: object, *, all_of_them: bool = False) -> list[str]:
     """The distinct hook commands of a ``hooks`` object: ctxrelay's, or (a plugin's own
     hooks file) every one."""
     found: list[str] = []
-    if not isinstance(hooks, dict):
-        return found
-    for groups in hooks.values():
-        for group in groups if isinstance(groups, list) else []:
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            for hook in inner if isinstance(inner, list) else []:
-                command = hook.get("command") if isinstance(hook, dict) else None
-                if (
-                    isinstance(command, str)
-                    and (all_of_them or _ours(command))
-                    and command not in found
-                ):
-                    found.append(command)
+    for _, command in hook_commands(hooks):
+        if (all_of_them or _ours(command)) and command not in found:
+            found.append(command)
     return found
 
 

@@ -85,6 +85,14 @@ def ctxrelay_command() -> str:
     return console_script("ctxrelay") or f"{shlex.quote(str(python()))} -m ctxrelay"
 
 
+def _words(command: object) -> list[str]:
+    """A command's words as the shell splits them; none for what is not one."""
+    try:
+        return shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return []
+
+
 def runs_hook(command: object, module: str, script: str | None = None) -> bool:
     """Whether ``command`` runs ctxrelay's hook ``module``, in any form an install of
     ctxrelay wrote: ``python -I -m module``, the older layout's ``… from module import
@@ -93,25 +101,15 @@ def runs_hook(command: object, module: str, script: str | None = None) -> bool:
         return False
     if re.search(rf"(?<![\w.]){re.escape(module)}(?![\w.])", command):
         return True
-    if script is None:
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    return bool(words) and os.path.basename(words[0]) == script
+    words = _words(command)
+    return script is not None and bool(words) and os.path.basename(words[0]) == script
 
 
 def older_layout(command: object) -> bool:
     """Whether ``command`` is a hook as the older layout wrote it: ``python -I -S -c``
     with ``sys.path`` built by hand (no ``site``, so no ``site-packages``)."""
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    return "-S" in words[1:] and "-c" in words[1:] and "sys.path" in command
+    words = _words(command)
+    return "-S" in words[1:] and "-c" in words[1:] and "sys.path" in str(command)
 
 
 def older_layout_note(where: Path, install: str) -> str:
