@@ -23,6 +23,7 @@ manifest (:meth:`Manifest.remove`). The rules:
 The format (``version`` 2)::
 
     {"version": 2,
+     "dir_created": bool,        # the manifest's folder was not there before install
      "merged": {"<file>": {"created": bool, "text": str | null, "dir_created": bool,
                            "backup": str | null, "snippet": {...}, "record": {...}}},
      "files": {"<path under the folder>": "<sha256>"},
@@ -97,6 +98,7 @@ class Manifest:
         self.folder = folder
         self.data: dict[str, Any] = data if data is not None else {}
         self._emptied: list[Path] = []
+        self._found_folder = folder.is_dir()
 
     @property
     def path(self) -> Path:
@@ -272,12 +274,16 @@ class Manifest:
         return done
 
     def save(self) -> None:
+        self.data.setdefault("dir_created", not self._found_folder)
         self.data["version"] = VERSION
         files.write_json(self.path, self.data)
 
     def remove(self) -> None:
-        """Remove the manifest, then each folder install created, once empty."""
+        """Remove the manifest, then each folder install created, once empty (its own
+        last)."""
         self.path.unlink(missing_ok=True)
+        if self.data.get("dir_created"):
+            self._emptied.append(self.folder)
         for folder in self._emptied:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty
