@@ -27,8 +27,9 @@ The hooks run this environment's ctxrelay by absolute path (python -I -m
 ctxrelay.codex.hook); install runs each on real payloads first (one only the guard's
 shell parser can judge: the guard extra must be installed here) and changes nothing
 when one does not work (--command overrides it). Our
-groups are appended, so your own hooks and their trust stay as they are; the file as it
-was is recorded beside it (ctxrelay-install.json) for uninstall. Codex loads a project's
+groups are appended, so your own hooks and their trust stay as they are (an earlier
+install's are replaced, never doubled); the file as it was is kept beside it (one
+backup, and ctxrelay-install.json) for uninstall. Codex loads a project's
 .codex/ only in a project you trust in Codex: ctxrelay never trusts a project for you.
 Exit 1 when the hooks are written but Codex does not trust them yet, with the one
 sentence that says what to trust and where."""
