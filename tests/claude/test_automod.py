@@ -1,10 +1,12 @@
 """What the Stop hook tells the auto-handoff mod, and when, through the real hook entry
-and real transcript files; and the mod's files as install lays them out."""
+and real transcript files; the mod's files as install lays them out; and the mod itself on
+Claude Code's own engine (``automod.test.ts`` under ``claude plugin test``)."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from tests.claude._handoff import (
     run_hook,
     stop_payload,
 )
+from tests.conftest import claude_cli
 
 WINDOW = 200_000
 AT = WINDOW * CONTEXT_PERCENT // 100
@@ -181,7 +184,13 @@ def test_the_module_reads_what_python_writes() -> None:
     assert "'act'" not in source  # reads job.act, as Python writes it
     assert "job.act === 'clear'" in source
     hooks = set(re.findall(r"on\('([a-zA-Z.]+)'", source))
-    assert hooks == {"session.start", "classic.Stop", "turn.complete", "prompt.submit"}
+    assert hooks == {
+        "session.start",
+        "classic.Stop",
+        "turn.complete",
+        "prompt.submit",
+        "prompt.change",
+    }
     plugin_hooks = json.loads((plugin_dir() / "hooks" / "hooks.json").read_text())
     assert plugin_hooks["modules"] == [f"./{automod.MODULE}"]
 
@@ -256,3 +265,38 @@ def test_the_first_version_that_loads_mods_is_the_one_doctor_checks() -> None:
     from ctxrelay.claude.setup.doctor import MODS_MIN_VERSION
 
     assert ".".join(map(str, MODS_MIN_VERSION)) == _mod_channel.MIN_VERSION
+
+
+def test_the_mod_passes_its_tests_on_claude_codes_own_engine(tmp_path: Path) -> None:
+    """``automod.test.ts`` beside the mod as install lays it out, run by the bundled CLI's
+    ``claude plugin test``: the mod's hooks on the engine's chains, the settings hooks,
+    the prompt box, the store and the clock stood in for by the test's hooks."""
+    cli = claude_cli()
+    mod = tmp_path / automod.NAME
+    for rel, content in automod.files():
+        path = mod / rel.removeprefix(f"skills/{automod.NAME}/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    tests = (Path(__file__).parent / "automod.test.ts").read_text()
+    wait = re.compile(r"^const WAIT_MS = (\d+)", re.MULTILINE)
+    assert wait.findall(tests) == wait.findall(automod.module_source().decode())  # one bound
+    (mod / "tests").mkdir()
+    (mod / "tests" / "automod.test.ts").write_text(tests)
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(
+        [str(cli), "plugin", "test", str(mod)],
+        env={
+            "HOME": str(home),
+            "PATH": "/usr/bin:/bin",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert " 0 fail" in out, out
+    assert "(pass) a held prompt leaves the box once the drop put it back" in out, out

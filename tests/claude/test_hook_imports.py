@@ -196,6 +196,7 @@ def test_a_quiet_turn_end(base: dict[str, Any], tmp_path: Path) -> None:
     assert answer == ""
     _assert_absent(modules, NEVER_PACKAGES + PARSER)
     assert "ctxrelay.claude._events.stop" in modules
+    assert "ctxrelay.hooks.job" not in modules  # a session that never had a handoff job
 
 
 def test_a_second_session_started_in_the_same_place(base: dict[str, Any], tmp_path: Path) -> None:

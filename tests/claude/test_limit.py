@@ -87,6 +87,20 @@ def test_at_the_limit_tools_are_denied_with_the_handoff_path(project: Path, tmp_
     assert path not in third
 
 
+def test_the_file_the_limit_asks_for_is_this_sessions_to_write(
+    project: Path, tmp_path: Path
+) -> None:
+    from ctxrelay.claude import handoff
+    from ctxrelay.hooks.chain import ChainLink
+
+    t = _at(tmp_path, LIMIT)
+    reason = deny_reason(_payload(t, project, "Bash", {"command": "ls"}))
+    assert reason is not None
+    path = Path(next(w for w in reason.split() if w.endswith(".md")))
+    # Another session's start leaves it to this one while it runs (session_start).
+    assert handoff.reserved_by(project, path.name) == ChainLink("claude", SESSION, str(t.path))
+
+
 def test_subagents_off_and_big_windows_are_left_alone(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -339,3 +341,98 @@ def test_the_quick_project_lookup_is_the_configs(
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     assert session_start.project_of(payload) == str(project_dir_of(str(project / "sub")))  # type: ignore[arg-type]
     assert os.path.join(".ctxrelay", "handoff") == str(handoff.HANDOFF_DIR)
+
+
+@pytest.fixture
+def writer_process() -> Iterator[subprocess.Popen[bytes]]:
+    """The Claude Code process of the writer, in another terminal: alive until killed."""
+    child = subprocess.Popen(["sleep", "120"])
+    try:
+        yield child
+    finally:
+        child.kill()
+        child.wait()
+
+
+def _as_process(monkeypatch: pytest.MonkeyPatch, pid: int) -> None:
+    monkeypatch.setenv("CLAUDE_PID", str(pid))
+
+
+def test_a_second_claude_leaves_a_handoff_in_flight_to_its_chain(
+    project: Path, monkeypatch: pytest.MonkeyPatch, writer_process: subprocess.Popen[bytes]
+) -> None:
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    _as_process(monkeypatch, writer_process.pid)
+    _start(project, "startup", WRITER)
+    # The writer was asked for the file and has written it; no Stop has seen it yet.
+    path = handoff.new_handoff_path(project)
+    handoff.record_reserved(project, path, _chain.ChainLink("claude", WRITER, "w.jsonl"))
+    path.write_text("# Handoff\n## Next step\nrun it\n")
+
+    # A second `claude` in the same project: nothing offered, nothing injected.
+    _as_process(monkeypatch, os.getpid())
+    assert _start(project, "startup", "second") is None
+    assert _start(project, "resume", "second") is None
+    assert _start(project, "clear", "second-2") is None  # nor at its /clear
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "manual")
+    assert _start(project, "startup", "second-3") is None  # manual: not even offered
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    assert handoff.injected_into(project, path.name) == []
+
+    # The writer's /clear takes it; while that fresh session runs it stays its own.
+    _as_process(monkeypatch, writer_process.pid)
+    assert str(path) in _context(_start(project, "clear", "fresh-1"))
+    _as_process(monkeypatch, os.getpid())
+    assert _start(project, "startup", "third") is None
+
+    # The writer's process is killed before the fresh session's first request: the next
+    # plain start continues from the file (docs/claude-handoff.md, "After a crash").
+    writer_process.kill()
+    writer_process.wait()
+    assert str(path) in _context(_start(project, "startup", "fourth"))
+
+
+def test_a_written_handoff_is_the_writers_until_its_process_ends(
+    project: Path, monkeypatch: pytest.MonkeyPatch, writer_process: subprocess.Popen[bytes]
+) -> None:
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    _as_process(monkeypatch, writer_process.pid)
+    _start(project, "startup", WRITER)
+    path = _write(project, "# Handoff\n")  # the writer's Stop saw it: ready, not cleared
+    _as_process(monkeypatch, os.getpid())
+    assert _start(project, "startup", "second") is None
+    writer_process.terminate()  # the user quit the writer's Claude Code
+    writer_process.wait()
+    assert str(path) in _context(_start(project, "startup", "third"))
+
+
+def test_a_writer_whose_process_runs_another_session_now_holds_nothing(
+    project: Path, monkeypatch: pytest.MonkeyPatch, writer_process: subprocess.Popen[bytes]
+) -> None:
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    _as_process(monkeypatch, writer_process.pid)
+    _start(project, "startup", WRITER)
+    path = _write(project, "# Handoff\n")
+    # The pid's record names another session now (a recycled pid; or another session
+    # resumed in that Claude Code): the writer's session is over.
+    _chain.record_process(writer_process.pid, project, _chain.ChainLink("claude", "x", "x"))
+    _as_process(monkeypatch, os.getpid())
+    assert str(path) in _context(_start(project, "startup", "second"))
+
+
+def test_the_drivers_fresh_session_is_given_the_file_it_names(
+    project: Path, monkeypatch: pytest.MonkeyPatch, writer_process: subprocess.Popen[bytes]
+) -> None:
+    path = _write(project, "# Handoff\n## Next step\nrun it\n")
+    monkeypatch.setenv(handoff.RESUME_ENV, str(project / "elsewhere.md"))
+    assert _start(project, "startup", "s1") == {"systemMessage": session_start.offer_text(path)}
+    # ctxrelay claude run names the file: injected whatever the mode (manual here).
+    monkeypatch.setenv(handoff.RESUME_ENV, str(path))
+    _as_process(monkeypatch, writer_process.pid)
+    assert str(path) in _context(_start(project, "startup", "fresh-1"))
+    # A claude run inside that session inherits the variable: the usual rules, and the
+    # handoff is fresh-1's while it runs.
+    _as_process(monkeypatch, os.getpid())
+    monkeypatch.setenv("CTXRELAY_MAIN_HANDOVER", "auto")
+    assert _start(project, "startup", "nested") is None
+    assert [x.session_id for x in handoff.injected_into(project, path.name)] == ["fresh-1"]

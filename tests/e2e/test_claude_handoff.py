@@ -21,6 +21,7 @@ import pytest
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
 from ctxrelay.claude.handoff import INSTALLED_SKILL
+from ctxrelay.claude.handoff import consumed as handoff_consumed
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
@@ -205,52 +206,62 @@ def test_manual_hints_at_60_percent_and_for_a_completed_task_once_each(
 # -- auto mode under `ctxrelay claude run` -----------------------------------------------
 
 
+HANDOFF_BODY = (
+    "# Handoff\n\n## Goal\nBuild the widget (TASK-AUTO).\n\n## State\nPart one done.\n\n"
+    "## Decisions\nKeep the old API.\n\n## Files touched\nwidget.py: new.\n\n"
+    "## Commands that matter\nmake test (passes)\n\n## Next step\n"
+    "NEXT-STEP-MARKER: write part two of widget.py\n"
+)
+
+
+def auto_task(body: Mapping[str, Any]) -> Step:
+    """The scripted model of a `claude run` in auto mode: part one reaches the slider,
+    the handoff file is written when asked, and a resumed session finishes."""
+    first = "\n".join(texts(body["messages"][0].get("content")))
+    tail = after_last_assistant(body)
+    if "[ctxrelay] Resume" in first:
+        return Step(text="Resumed; part two written. All done.", **usage(12_000))
+    if "Stop hook additional context" in tail and "Hand off now" in tail:
+        path = HANDOFF_RE.search(tail)
+        assert path is not None, tail[:2000]
+        write = ToolUse("Write", {"file_path": path.group(1), "content": HANDOFF_BODY})
+        return Step(tool_calls=[write], **usage(AT + 9_000))
+    if "TASK-AUTO" in first and body["messages"][-1].get("role") == "user":
+        if any(m.get("role") == "assistant" for m in body["messages"]):
+            return Step(text="Handoff file written.", **usage(AT + 9_500))
+        return Step(text="Part one of the widget is done.", **usage(AT + 5_000))
+    return Step(text="ok")
+
+
+def claude_run(project: Path, env: Mapping[str, str]) -> list[str]:
+    """The command line of ``ctxrelay claude run --mode auto --json`` on the widget task."""
+    return [
+        str(BIN / "ctxrelay"),
+        "claude",
+        "run",
+        "--mode",
+        "auto",
+        "--json",
+        "--model",
+        MODEL,
+        "--permission-mode",
+        "bypassPermissions",
+        "--project-dir",
+        str(project),
+        "--claude",
+        env["CTXRELAY_CLAUDE_CLI"],
+        "TASK-AUTO build the widget",
+    ]
+
+
 def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
     claude_env: tuple[Path, Path, dict[str, str]],
 ) -> None:
     _, project, env = claude_env
-    handoff_body = (
-        "# Handoff\n\n## Goal\nBuild the widget (TASK-AUTO).\n\n## State\nPart one done.\n\n"
-        "## Decisions\nKeep the old API.\n\n## Files touched\nwidget.py: new.\n\n"
-        "## Commands that matter\nmake test (passes)\n\n## Next step\n"
-        "NEXT-STEP-MARKER: write part two of widget.py\n"
-    )
-
-    def route(body: Mapping[str, Any]) -> Step:
-        first = "\n".join(texts(body["messages"][0].get("content")))
-        tail = after_last_assistant(body)
-        if "[ctxrelay] Resume" in first:
-            return Step(text="Resumed; part two written. All done.", **usage(12_000))
-        if "Stop hook additional context" in tail and "Hand off now" in tail:
-            path = HANDOFF_RE.search(tail)
-            assert path is not None, tail[:2000]
-            write = ToolUse("Write", {"file_path": path.group(1), "content": handoff_body})
-            return Step(tool_calls=[write], **usage(AT + 9_000))
-        if "TASK-AUTO" in first and body["messages"][-1].get("role") == "user":
-            if any(m.get("role") == "assistant" for m in body["messages"]):
-                return Step(text="Handoff file written.", **usage(AT + 9_500))
-            return Step(text="Part one of the widget is done.", **usage(AT + 5_000))
-        return Step(text="ok")
-
-    with AnthropicServer(route) as server:
+    handoff_body = HANDOFF_BODY
+    with AnthropicServer(auto_task) as server:
         proc = subprocess.run(
-            [
-                str(BIN / "ctxrelay"),
-                "claude",
-                "run",
-                "--mode",
-                "auto",
-                "--json",
-                "--model",
-                MODEL,
-                "--permission-mode",
-                "bypassPermissions",
-                "--project-dir",
-                str(project),
-                "--claude",
-                env["CTXRELAY_CLAUDE_CLI"],
-                "TASK-AUTO build the widget",
-            ],
+            claude_run(project, env),
             cwd=project,
             env={**env, "ANTHROPIC_BASE_URL": server.base_url},
             capture_output=True,
@@ -286,6 +297,82 @@ def test_auto_mode_under_ctxrelay_claude_run_hands_off_to_a_fresh_session(
     assert str(path) in resume
     assert "NEXT-STEP-MARKER: write part two of widget.py" in resume
     assert "TASK-AUTO build the widget" not in json.dumps(first["messages"])
+    # Its SessionStart injected the file, as the writer's /clear would, and the handoff
+    # was used once that first request went out with it: read off the fresh session's
+    # transcript, which links it to the session that wrote the file.
+    from ctxrelay.claude.handoff import continue_prompt, injection_mark
+    from ctxrelay.hooks import chain as _chain
+
+    assert injection_mark(path) in resume
+    assert continue_prompt(path) in resume
+    assert handoff_consumed(project, path.name)
+    writer, fresh_id = end["sessions"]
+    assert [x.session_id for x in _chain.chain(project, fresh_id)] == [writer, fresh_id]
+
+
+# A user hook that blocks the fresh session's SessionStart (the one `claude run` names
+# the handoff to) until the run is killed; it says so with ``reached``.
+GATE = """\
+[ -n "$CTXRELAY_RESUME_HANDOFF" ] || exit 0
+touch "$GATES/reached"
+while kill -0 "$CLAUDE_PID" 2>/dev/null; do sleep 0.05; done
+"""
+
+
+def test_a_claude_run_killed_before_the_fresh_sessions_first_request_leaves_the_handoff(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    import os
+    import signal
+
+    from ctxrelay.claude import handoff
+    from ctxrelay.hooks.handoff import list_handoffs
+    from tests.e2e._process import wait_until
+
+    _, project, env = claude_env
+    gates = project.parent / "gates"
+    gates.mkdir()
+    (gates / "gate.sh").write_text(GATE)
+    command = f'GATES="{gates}" sh "{gates / "gate.sh"}"'
+    hook = [{"hooks": [{"type": "command", "command": command, "timeout": 120}]}]
+    settings = project / ".claude" / "settings.local.json"
+    settings.write_text(json.dumps({"hooks": {"SessionStart": hook}}))
+
+    with AnthropicServer(auto_task) as server:
+        run = subprocess.Popen(
+            claude_run(project, env),
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            wait_until((gates / "reached").exists, "the fresh session's start", 240)
+            (path,) = list_handoffs(project)
+            wait_until(lambda: bool(handoff.injected_into(project, path.name)), "the injection")
+        finally:
+            os.killpg(run.pid, signal.SIGKILL)  # the run, its CLI and their hooks
+            run.wait()
+
+        def resumed() -> list[dict[str, Any]]:
+            return [b for b in bodies(server) if "[ctxrelay] Resume" in _first_text(b)]
+
+        assert resumed() == []  # the fresh session never sent its first request
+        assert not handoff_consumed(project, path.name)
+
+        # A plain `claude` afterwards starts from it (auto mode), and uses it up.
+        settings.unlink()
+        claude({**env, "CTXRELAY_MAIN_HANDOVER": "auto"}, project, server, "GO-ON next part")
+        (first,) = resumed()
+        assert "GO-ON next part" in _first_text(first)
+        assert "NEXT-STEP-MARKER" in _first_text(first)
+        assert "TASK-AUTO build the widget" not in json.dumps(first["messages"])
+    assert handoff_consumed(project, path.name)
+
+
+def _first_text(body: Mapping[str, Any]) -> str:
+    return "\n".join(texts(body["messages"][0].get("content")))
 
 
 # -- SessionStart after /clear -----------------------------------------------------------

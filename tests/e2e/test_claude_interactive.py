@@ -1,20 +1,28 @@
 """Auto mode in Claude Code's interactive UI, end to end: the real CLI bundled by
-``claude-agent-sdk`` on a pseudo-terminal (Python's ``pty``), the project's scripted
+``claude-agent-sdk`` in a tmux session of its own (``Tmux``), the project's scripted
 Anthropic-compatible server, and ``ctxrelay claude install`` into a temp project (which
 puts the auto-handoff mod in ``.claude/skills/ctxrelay-automod/``).
 
 At 60% the Stop hook asks Claude to write the handoff file; once it is written the mod
 runs ``/clear`` and submits the resume prompt, with no keystroke. What is asserted is what
-the model was sent. Every wait is on observable state: a recorded request, the screen, a
-file; the deadline only bounds a failure.
+the model was sent. Every wait is on observable state: a recorded request, the screen (what
+was drawn, or the prompt box as it stands), a file; the deadline only bounds a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import os
+import shlex
 import shutil
+import signal
+import subprocess
+import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +32,7 @@ from ctxrelay.claude import _mod_channel
 from ctxrelay.claude.automod import NAME as MOD_NAME
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.conftest import claude_cli
+from tests.conftest import claude_cli, need
 from tests.e2e._claude import (
     TIMEOUT,
     Terminal,
@@ -113,9 +121,87 @@ class Plan:
         return _step(AT + 3_000, text="ok")
 
 
-def _launch(env: dict[str, str], project: Path, server: AnthropicServer, *args: str) -> Terminal:
+class Tmux(Terminal):
+    """Claude Code's interactive UI in a detached tmux session of its own: what it drew,
+    the terminal's byte stream (tmux's ``pipe-pane``), for ``shows``; the screen as it
+    stands (``capture-pane``) for what the prompt box holds now."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+        if shutil.which("tmux") is None:
+            need("CLAUDE", "tmux is not installed: the interactive tests drive Claude Code in it")
+        self.raw = bytearray()
+        self.dir = Path(tempfile.mkdtemp(prefix="ctxrelay-tmux-"))  # a socket path is short
+        go, out = self.dir / "go", self.dir / "out"
+        out.touch()
+        self.out = out.open("rb")
+        variables = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        command = (  # starts once the pipe is in place, so no byte goes unseen
+            f"while [ ! -e {shlex.quote(str(go))} ]; do sleep 0.02; done; "
+            f"cd {shlex.quote(str(cwd))} && exec env -i {variables} {shlex.join(argv)}"
+        )
+        self._tmux("new-session", "-d", "-x", "160", "-y", "50", command)
+        self._tmux("pipe-pane", "-O", f"cat >> {shlex.quote(str(out))}")
+        self.pid = int(self._tmux("display-message", "-p", "#{pane_pid}"))
+        go.touch()
+        self.alive = True
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(
+            ["tmux", "-S", str(self.dir / "tmux"), *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    def now(self) -> str:
+        """The screen as it stands."""
+        return self._tmux("capture-pane", "-p")
+
+    def box(self) -> str | None:
+        """The prompt box's first line as it stands (the ``❯`` line under a rule), or
+        None while none is drawn."""
+        lines = self.now().splitlines()
+        for above, line in reversed(list(itertools.pairwise(lines))):
+            if above.startswith("─") and line.startswith("❯"):
+                return line.removeprefix("❯").strip()
+        return None
+
+    def wait(self, until: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            self.raw.extend(self.out.read())
+            if until():
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{self.now()}")
+            try:
+                os.kill(self.pid, 0)
+            except ProcessLookupError:
+                raise AssertionError(f"Claude Code exited waiting for {what}") from None
+            time.sleep(0.05)
+
+    def type(self, text: str) -> None:
+        """Type ``text``, and Enter once the box shows it (apart: together they would be
+        taken as a paste)."""
+        self._tmux("send-keys", "-l", text)
+        tail = text[-12:]
+        self.wait(lambda: self.shows(tail), f"the typed text {tail!r}")
+        self._tmux("send-keys", "Enter")
+
+    def kill(self) -> None:
+        if self.alive:
+            self.alive = False
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            subprocess.run(["tmux", "-S", str(self.dir / "tmux"), "kill-server"], check=False)
+            self.out.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _launch(env: dict[str, str], project: Path, server: AnthropicServer, *args: str) -> Tmux:
     argv = [env["CTXRELAY_CLAUDE_CLI"], "--model", MODEL, "--permission-mode", "acceptEdits"]
-    return Terminal([*argv, *args], project, {**env, "ANTHROPIC_BASE_URL": server.base_url})
+    return Tmux([*argv, *args], project, {**env, "ANTHROPIC_BASE_URL": server.base_url})
 
 
 def _handoff_files(project: Path) -> list[Path]:
@@ -135,7 +221,17 @@ def _old_session(project: Path, env: dict[str, str]) -> str:
     raise AssertionError("no transcript holds the first task")
 
 
-def _hand_off(project: Path, env: dict[str, str], server: AnthropicServer, plan: Plan) -> Terminal:
+def _held(term: Tmux) -> None:
+    """Wait until the session's first held prompt is out of the box again. The engine puts
+    a dropped prompt back in the box and draws the drop's line in the same update, so with
+    the line on screen the box is empty only once the mod has taken the prompt out."""
+    term.wait(
+        lambda: term.shows("ctxrelay: held until") and term.box() == "",
+        "the prompt held and the box emptied",
+    )
+
+
+def _hand_off(project: Path, env: dict[str, str], server: AnthropicServer, plan: Plan) -> Tmux:
     """One session from the first prompt to the resumed fresh session's first request;
     types a prompt while the handoff file is being written."""
     term = _launch(env, project, server)
@@ -143,7 +239,7 @@ def _hand_off(project: Path, env: dict[str, str], server: AnthropicServer, plan:
     term.type("TASK-WIDGET build the widget")
     term.wait(plan.writing.is_set, "the write prompt to reach the model")
     term.type("TYPED-MEANWHILE also add a docstring")
-    term.wait(lambda: term.shows("ctxrelay: held until"), "the first prompt held")
+    _held(term)
     term.type("TYPED-AGAIN and a test")  # into an emptied box: held alone
     plan.typed.set()
     term.wait(lambda: bool(_resumed(server)), "the fresh session's first request")
@@ -215,6 +311,69 @@ def test_auto_mode_clears_and_resumes_by_itself(setup: tuple[Path, dict[str, str
     assert "blocking error" not in json.dumps(requests)
     # The user was told, and had nothing to type.
     assert told
+
+
+# A user Stop hook beside ctxrelay's that holds the first Stop open until the test lets it
+# go, saying so: the moment after the turn that reached the slider ended and before the
+# Stop hooks' answer (the write prompt) went on. It ends with the Claude Code that ran it.
+GATE = """\
+[ -e "$GATE/arm" ] || exit 0
+rm -f "$GATE/arm" && touch "$GATE/reached"
+while [ ! -e "$GATE/open" ] && kill -0 "$CLAUDE_PID" 2>/dev/null; do sleep 0.05; done
+"""
+
+
+def test_a_prompt_typed_while_the_stop_hooks_decide_is_held_too(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    project, env = setup
+    gate = project.parent / "gate"
+    gate.mkdir()
+    (gate / "gate.sh").write_text(GATE)
+    (gate / "arm").touch()
+    env["GATE"] = str(gate)
+    hook = {"type": "command", "command": f'sh "{gate / "gate.sh"}"', "timeout": 120}
+    settings = {"hooks": {"Stop": [{"hooks": [hook]}]}}
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+    plan = Plan()
+    plan.typed.set()  # nothing is typed while the file is written
+    with AnthropicServer(plan) as server:
+        term = _launch(env, project, server)
+        try:
+            term.ready()
+            term.type("TASK-WIDGET build the widget")
+            term.wait((gate / "reached").exists, "the Stop hooks to run")
+            term.type("TYPED-EARLY also add a docstring")
+            # Taken at Enter while the Stop hooks run: queued, the mod deciding on it.
+            term.wait(lambda: term.box() == "Press up to edit queued messages", "the prompt queued")
+            (gate / "open").touch()
+            term.wait(
+                lambda: (
+                    term.shows("ctxrelay: held until")
+                    or any("TYPED-EARLY" in _everything(b) for b in bodies(server))
+                ),
+                "the prompt held, or sent",
+            )
+            assert term.shows("ctxrelay: held until"), "sent into the session being handed off"
+            _held(term)
+            term.wait(
+                lambda: any(
+                    "TYPED-EARLY" in _everything(b) and "Resumed" in _everything(b)
+                    for b in bodies(server)
+                ),
+                "the held prompt in the fresh session",
+            )
+        finally:
+            term.kill()
+        requests = bodies(server)
+    (path,) = _handoff_files(project)
+    assert path.read_text() == HANDOFF_BODY
+    old = [b for b in requests if "TASK-WIDGET build the widget" in _everything(b)]
+    assert any("Hand off now" in after_last_assistant(b) for b in old)
+    assert not any("TYPED-EARLY" in _everything(b) for b in old)
+    last = _everything(requests[-1])
+    assert last.count("TYPED-EARLY also add a docstring") == 1
+    assert last.index(_mod_channel.resume_text(str(path))) < last.index("TYPED-EARLY")
 
 
 def test_a_restart_mid_handoff_does_not_hand_off_twice(

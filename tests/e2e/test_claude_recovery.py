@@ -7,7 +7,8 @@ model holds its answer (during the write), or a user hook of the project blocks 
 the test creates (after the write, before ``/clear``: a ``Stop`` hook; after ``/clear``,
 before the fresh session's first request: a ``SessionStart`` hook). Each test then checks
 that the handoff was used exactly once, by the right session, and that a prompt typed
-during the handoff reached the model once.
+during the handoff reached the model once. And while the writer still runs, a second
+`claude` in the project leaves its handoff alone, until the writer is killed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ctxrelay.hooks import chain as _chain
 from ctxrelay.testing import AnthropicServer, Step
 from tests.e2e._claude import TIMEOUT, Terminal, bodies
 from tests.e2e._process import wait_until
+from tests.e2e.test_claude_handoff import MODEL
 from tests.e2e.test_claude_interactive import (
     Plan,
     _everything,
@@ -251,3 +253,53 @@ def test_killed_during_the_write_then_a_plain_start(
     assert not any("TASK-WIDGET build the widget" in _everything(b) for b in after)
     # The writer is known though its Stop never ran: the chain holds.
     assert [x.session_id for x in _chain.chain(project, fresh)] == [writer, fresh.session_id]
+
+
+class SideTaskPlan(Plan):
+    """The scripted model, answering a side task (a second `claude` in the project)
+    below the slider, so it does not hand off itself."""
+
+    def __call__(self, body: Mapping[str, Any]) -> Step:
+        if "SIDE-TASK" in _everything(body) and "[ctxrelay] Resume" not in _first_user_text(body):
+            return Step(text="side task done", input_tokens=5, cache_read_input_tokens=9_000)
+        return super().__call__(body)
+
+
+def test_a_second_claude_leaves_the_handoff_while_the_writer_runs(
+    setup: tuple[Path, dict[str, str]],
+) -> None:
+    from tests.e2e._claude import run_cli
+
+    project, env = setup
+    gates = _gates(project, env)
+    (gates / "arm-Stop").touch()
+    plan = SideTaskPlan()
+    with AnthropicServer(plan) as server:
+        term = _until_writing(project, env, server, plan, typed="")
+        try:
+            wait_until((gates / "reached-Stop").exists, "the Stop after the write", TIMEOUT)
+            writer = _writer(env)
+
+            def phase() -> object:
+                job = _state.session_state(writer).get("handoff")
+                return job.get("phase") if isinstance(job, dict) else None
+
+            wait_until(lambda: phase() == "ready", "ctxrelay's Stop to see the file")
+            (gates / "arm-Stop").unlink()  # the writer's Stop stays held; no other is
+            (path,) = _handoff_files(project)
+
+            # A second `claude` in the project while the writer runs: nothing of it.
+            done = run_cli(env, project, server, "-p", "SIDE-TASK one", "--model", MODEL)
+            assert done.returncode == 0, done.stderr[-2000:]
+            side = [b for b in bodies(server) if "SIDE-TASK one" in _everything(b)]
+            assert side
+            assert not any(str(path) in _everything(b) for b in side)
+            assert handoff.injected_into(project, path.name) == []
+        finally:
+            term.kill()  # the writer's Claude Code is gone: the handoff is any start's
+
+        done = run_cli(env, project, server, "-p", "SIDE-TASK two", "--model", MODEL)
+        assert done.returncode == 0, done.stderr[-2000:]
+        (first,) = [b for b in _resumed(server) if "SIDE-TASK two" in _everything(b)]
+        assert "NEXT-STEP-MARKER" in _everything(first)
+    assert handoff.consumed(project, path.name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,37 @@ def test_record_process_never_links_across_projects(tmp_path: Path) -> None:
         _chain.record_process(pid, tmp_path / "b", _chain.ChainLink("claude", "s2", "/t/s2.jsonl"))
         is None
     )
+
+
+def test_running_is_the_session_of_a_live_process_only(tmp_path: Path) -> None:
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        _chain.record_process(child.pid, tmp_path, _link("s1"))
+        assert _chain.running("claude", child.pid) == _link("s1")
+        assert _chain.running("codex", child.pid) is None  # another host's processes
+        child.kill()
+        deadline = time.monotonic() + 10
+        while _stat_state(child.pid) not in ("Z", None) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        # Killed, not yet reaped (a zombie): gone as far as the chain goes.
+        assert _chain.running("claude", child.pid) is None
+        assert _chain.current("claude", child.pid) == _link("s1")  # what it ran last
+    finally:
+        child.kill()
+        child.wait()
+    assert _chain.running("claude", child.pid) is None
+    for pid in (0, -1):
+        assert _chain.running("claude", pid) is None
+
+
+def _stat_state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0]
+    except OSError:
+        return None
 
 
 def test_a_recycled_pid_is_not_the_old_process(tmp_path: Path) -> None:

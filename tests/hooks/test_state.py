@@ -100,6 +100,19 @@ def test_claim_once_and_reset(tmp_path: Path) -> None:
     assert doc.claim_once("context")
 
 
+def test_a_claim_inside_an_update_is_claim_once(tmp_path: Path) -> None:
+    """The Stop hook claims its hints inside its own update (one lock for the whole
+    decision): the same flags, in the same group, as claim_once."""
+    doc = StateFile(tmp_path / "d.json")
+    assert doc.update(lambda data: _state.claim(data, "auto:context"))
+    assert not doc.claim_once("auto:context")
+    assert doc.claimed("auto:context", group=_state.ONCE)
+    assert not doc.update(lambda data: _state.claim(data, "auto:context"))
+    assert doc.update(lambda data: _state.claim(data, "auto:context", group="other"))
+    doc.reset(_state.ONCE)
+    assert doc.update(lambda data: _state.claim(data, "auto:context"))
+
+
 def test_append_take_delivers_each_item_once_and_caps(tmp_path: Path) -> None:
     doc = StateFile(tmp_path / "d.json")
     for i in range(5):

@@ -182,7 +182,7 @@ def _full_check(
     _state.session_state(session_id).update(lambda data: refresh(data, window, cfg.main_handover))
     if tokens < limit:
         return None
-    return limit_text(tokens, limit, window, _handoff_path(session_id, project))
+    return limit_text(tokens, limit, window, _handoff_path(session_id, transcript, project))
 
 
 def limit_text(tokens: int, limit: int, window: int, path: Path) -> str:
@@ -199,24 +199,27 @@ def limit_text(tokens: int, limit: int, window: int, path: Path) -> str:
     )
 
 
-def _handoff_path(session_id: str, project: Path) -> Path:
+def _handoff_path(session_id: str, transcript: str, project: Path) -> Path:
     """The file this session is asked to write: the running auto handoff's, else one
-    reserved once for this episode (so repeated denials name the same file)."""
+    reserved once for this episode (so repeated denials name the same file), recorded as
+    this session's to write (another session's start leaves it to this one)."""
     from pathlib import Path
 
     from ctxrelay.claude import _state, handoff
+    from ctxrelay.hooks.chain import ChainLink
 
     doc = _state.session_state(session_id)
 
     def choose(data: dict[str, Any]) -> str:
-        job = data.get("handoff")
-        if isinstance(job, dict) and job.get("phase") == "writing" and job.get("path"):
-            return str(job["path"])
+        job = _state.handoff_job(data)
+        if job is not None and job.writing and job.path:
+            return job.path
         current = data.get("limit_path")
         if isinstance(current, str) and not Path(current).exists():
             return current
-        fresh = str(handoff.new_handoff_path(project))
-        data["limit_path"] = fresh
-        return fresh
+        fresh = handoff.new_handoff_path(project)
+        handoff.record_reserved(project, fresh, ChainLink(_state.HOST, session_id, transcript))
+        data["limit_path"] = str(fresh)
+        return str(fresh)
 
     return Path(doc.update(choose))

@@ -12,8 +12,9 @@ it (the turn goes on with it); an entry that was only the mod's line is removed 
 (the turn ends):
 
 - ``{"act": "hold"}`` while the write prompt goes out: the mod holds what the user types
-  (and empties the prompt box) until the turn is over, and, if a clear follows, until
-  the resume prompt is in;
+  (and takes it back out of the prompt box) until the turn is over, and, if a clear
+  follows, until the resume prompt is in. A prompt typed while the Stop hooks still run
+  waits in the mod for this answer (5 s at most), so it is held too;
 - ``{"act": "clear", "id": <file>, "prompt": <text>}`` once, when the handoff is ready:
   the mod runs ``/clear`` when the turn completes, ``SessionStart`` injects the file into
   the fresh session, and the mod submits ``prompt``. The job's ``automod`` field records
@@ -26,7 +27,8 @@ nested ``claude`` (which inherits the variable and has another pid) and a headle
 not load in an interactive session, behaviour stays as without it, and the user is told
 once per session why auto mode cannot clear by itself (:func:`not_loaded_text`).
 
-Imports only ``os`` and the hook's JSON codec: this runs in the Stop hook's process.
+Imports only ``os``, the hook's JSON codec and the session's handoff job (which the Stop
+hook has loaded already): this runs in the Stop hook's process.
 """
 
 from __future__ import annotations
@@ -131,23 +133,25 @@ def relay(data: dict[str, Any], answer: HookAnswer | None, mode: str) -> HookAns
     """The Stop answer with what the mod must do added; called inside the Stop hook's
     locked update of the session's state ``data``, right after the handover decided
     ``answer``. Changes nothing outside auto mode."""
-    job = data.get("handoff")
-    if mode != "auto" or not isinstance(job, dict):
+    from ctxrelay.claude._state import handoff_job, set_handoff_job
+
+    job = handoff_job(data)
+    if mode != "auto" or job is None:
         return answer
-    phase = job.get("phase")
-    path = job.get("path")
-    if phase == "writing" and _continues(answer):
+    path = job.path
+    if job.writing and _continues(answer):
         return _signal(answer, {"act": "hold"}) if loaded() else answer
-    if phase != "ready" or job.get("automod") is not None or not isinstance(path, str):
+    if not job.ready or job.automod is not None or path is None:
         return answer
     # The handoff just became ready: the one Stop that decides who clears.
     if not loaded():
-        job["automod"] = "absent"  # a mod loaded later (a resumed session) does not clear
+        # A mod loaded later (a resumed session) does not clear.
+        set_handoff_job(data, job.told("absent"))
         if _attended() and not data.get("automod_told"):
             data["automod_told"] = True
             return _tell(answer, not_loaded_text())
         return answer
-    job["automod"] = "sent"
+    set_handoff_job(data, job.told("sent"))
     out: HookAnswer = answer.copy() if answer else {}
     out["systemMessage"] = cleared_text(path)
     return _signal(out, {"act": "clear", "id": path, "prompt": resume_text(path)})

@@ -9,24 +9,88 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ctxrelay.hooks import state
 
+if TYPE_CHECKING:
+    from ctxrelay.hooks.job import HandoffJob
+
 __all__ = [
     "HOST",
+    "SessionDoc",
     "cursor_path",
+    "handoff_job",
     "notice_possible",
     "pending_marker",
     "record_window",
     "recorded_window",
+    "session_doc",
     "session_doc_path",
     "session_state",
+    "set_handoff_job",
     "state_dir",
 ]
 
 HOST = "claude"
 """The host's name in the state root and in handoff chain links."""
+
+
+class SessionDoc(TypedDict, total=False):
+    """The keys of a Claude Code session's document and what each holds. A document on
+    disk may be damaged (any key of any type): readers still check what they read."""
+
+    window: int
+    """The window Claude Code reported to the statusline (:func:`record_window`)."""
+    mode: str
+    """The handoff mode the cached usable limit was computed under (``manual``, ``auto``,
+    ``off``; :func:`ctxrelay.claude._limit.refresh`)."""
+    usable_limit: int
+    limit_env: str
+    """The environment overrides the cache was made under."""
+    limit_path: str
+    """The handoff file the usable limit's deny names, reserved once per episode."""
+    stop_quiet: dict[str, Any]
+    """The last full ``Stop``'s stamp (:mod:`ctxrelay.claude._events._stamp`)."""
+    handoff: dict[str, Any]
+    """The session's handoff job (:meth:`ctxrelay.hooks.job.HandoffJob.to_json`; read
+    with :func:`handoff_job`)."""
+    once: list[str]
+    """The hints given this episode (:func:`ctxrelay.hooks.state.claim`)."""
+    episode: int
+    """Episodes ended so far (each at a handoff written)."""
+    injected: str
+    """The handoff ``SessionStart`` injected, until the session has started from it."""
+    offered: str
+    """The handoff a start offered: this session's ``/clear`` takes it."""
+    automod_told: bool
+    """The user was told why the auto-handoff mod cannot clear here."""
+    claude_pid: int
+    """The Claude Code process that runs the session (``CLAUDE_PID`` at its last start)."""
+    subagent_notices: list[dict[str, Any]]
+    subagent_notified: list[str]
+
+
+def session_doc(data: dict[str, Any]) -> SessionDoc:
+    """A session document (as read, or inside an update) typed by its keys: the same
+    object."""
+    return cast("SessionDoc", data)
+
+
+def handoff_job(data: Mapping[str, Any]) -> HandoffJob | None:
+    """The session's handoff job, or ``None``. (Most sessions never had one: their hooks
+    do not import :mod:`ctxrelay.hooks.job`, whose dataclass takes a while to make.)"""
+    stored = data.get("handoff")
+    if stored is None:
+        return None
+    from ctxrelay.hooks.job import HandoffJob
+
+    return HandoffJob.from_json(stored)
+
+
+def set_handoff_job(data: dict[str, Any], job: HandoffJob) -> None:
+    """Store ``job`` as the session's handoff job (inside an update)."""
+    session_doc(data)["handoff"] = job.to_json()
 
 
 def state_dir() -> str:

@@ -6,8 +6,14 @@ package, or ``--claude PATH``), with the user's installed settings, so the ctxre
 run as they do interactively. After each turn it reads the session's state document
 (written by the Stop hook, :mod:`ctxrelay.claude._events.stop`):
 
-- handoff ``ready`` (the file exists): the handoff is marked consumed and a **fresh
-  session** starts with the resume prompt, which names the file and its next step;
+- handoff ``ready`` (the file exists): a **fresh session** starts from it. The driver
+  names the file to that session's hooks (:data:`ctxrelay.claude.handoff.RESUME_ENV`),
+  so its ``SessionStart`` injects it as the ``/clear`` of the writer would (the resume
+  prompt, the next step, the file), and its first prompt says to continue from it. The
+  file is consumed once that session's first request went out with it, as in the UI
+  (its ``Stop`` reads it off the transcript: :func:`ctxrelay.claude.handoff.settle`);
+  the driver settles again once the first turn is back. A crash before that request
+  leaves the handoff offered to the next start;
 - handoff ``writing`` (Claude was asked and has not written it yet): the same session
   gets "Continue." so the Stop hook can count its waiting turns and retry the prompt;
 - otherwise the task is finished and the run ends.
@@ -23,10 +29,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.errors import CtxrelayError, MissingExtraError
+
+if TYPE_CHECKING:
+    from ctxrelay.hooks.job import HandoffJob
 
 __all__ = ["CONTINUE_PROMPT", "MAX_SESSIONS", "DriverOptions", "Emit", "RunOutcome", "run_task"]
 
@@ -105,11 +114,24 @@ def _record_window(result: Any) -> None:
             _state.record_window(result.session_id, model, window)
 
 
-def _handoff_job(session_id: str) -> dict[str, Any]:
+def _handoff_job(session_id: str) -> HandoffJob | None:
     from ctxrelay.claude import _state
 
-    job = _state.session_state(session_id).get("handoff")
-    return job if isinstance(job, dict) else {}
+    return _state.handoff_job(_state.session_state(session_id).read())
+
+
+def _started(project: Path, path: Path, result: Any) -> None:
+    """The fresh session's first turn is back, so its first request went out with the
+    handoff ``path``. Its ``Stop`` consumed the file already (the injection, then an
+    ``api-request`` line in its transcript); settle again should that hook not have run,
+    and consume the file if the session's start did not inject it (hooks of a ctxrelay
+    that does not read :data:`~ctxrelay.claude.handoff.RESUME_ENV`: the prompt named the
+    file)."""
+    from ctxrelay.claude import handoff
+
+    handoff.settle(project)
+    if not result.is_error and not handoff.consumed(project, path.name):
+        handoff.mark_consumed(project, path)
 
 
 async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
@@ -120,22 +142,26 @@ async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
     env = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1", **options.env}
     if options.mode is not None:
         env["CTXRELAY_MAIN_HANDOVER"] = options.mode
-    sdk_options = sdk.ClaudeAgentOptions(
-        cwd=str(options.project_dir),
-        model=options.model,
-        permission_mode=options.permission_mode,
-        max_turns=options.max_turns,
-        cli_path=str(options.cli_path) if options.cli_path else None,
-        env=env,
-        plugins=[{"type": "local", "path": str(p)} for p in options.plugin_dirs],
-    )
+
+    def sdk_options(resume: Path | None) -> Any:
+        return sdk.ClaudeAgentOptions(
+            cwd=str(options.project_dir),
+            model=options.model,
+            permission_mode=options.permission_mode,
+            max_turns=options.max_turns,
+            cli_path=str(options.cli_path) if options.cli_path else None,
+            env=env if resume is None else {**env, handoff.RESUME_ENV: str(resume)},
+            plugins=[{"type": "local", "path": str(p)} for p in options.plugin_dirs],
+        )
+
     sessions: list[str] = []
     handoffs: list[str] = []
     prompt = task
+    resume: Path | None = None  # the handoff the next session starts from
     last_text: str | None = None
     for index in range(1, options.max_sessions + 1):
         emit({"event": "session", "session": index, "prompt": prompt})
-        async with sdk.ClaudeSDKClient(options=sdk_options) as client:
+        async with sdk.ClaudeSDKClient(options=sdk_options(resume)) as client:
             try:
                 usage = await client.get_context_usage()
                 from ctxrelay.claude import _state
@@ -144,6 +170,8 @@ async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
             except Exception:  # older CLIs: the Stop hook falls back to the model id
                 pass
             result = await _turn(client, prompt, sdk, emit, index)
+            if resume is not None:
+                _started(options.project_dir, resume, result)
             session_id = result.session_id
             sessions.append(session_id)
             _record_window(result)
@@ -159,24 +187,21 @@ async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
             )
             nudges = 0
             job = _handoff_job(session_id)
-            while job.get("phase") == "writing" and nudges < _MAX_NUDGES:
+            while job is not None and job.writing and nudges < _MAX_NUDGES:
                 nudges += 1
                 result = await _turn(client, CONTINUE_PROMPT, sdk, emit, index)
                 last_text = result.result
                 job = _handoff_job(session_id)
-        if job.get("phase") != "ready":
+        if job is None or not job.ready:
             status = "completed" if not result.is_error else "error"
             emit({"event": "end", "status": status, "sessions": sessions, "handoffs": handoffs})
             return RunOutcome(status, sessions, handoffs, last_text)
-        path = Path(str(job["path"]))
-        found = handoff.read_handoff(path)
-        if found is None:
+        path = Path(str(job.path))
+        if handoff.read_handoff(path) is None:
             raise CtxrelayError(f"the handoff file {path} is gone or empty; nothing to resume")
-        handoff.mark_consumed(options.project_dir, path)
         handoffs.append(str(path))
         emit({"event": "handoff", "session": index, "path": str(path)})
-        prompt = handoff.resume_prompt(
-            path, next_step=found.next_step, project_dir=options.project_dir
-        )
+        prompt = handoff.continue_prompt(path)  # its SessionStart injects the file
+        resume = path
     emit({"event": "end", "status": "max_sessions", "sessions": sessions, "handoffs": handoffs})
     return RunOutcome("max_sessions", sessions, handoffs, last_text)

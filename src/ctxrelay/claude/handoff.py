@@ -40,8 +40,10 @@ __all__ = [
     "HANDOFF_DIR",
     "INSTALLED_SKILL",
     "LAYOUT",
+    "RESUME_ENV",
     "Handoff",
     "consumed",
+    "continue_prompt",
     "drop",
     "handoff_dir",
     "injected_into",
@@ -69,6 +71,11 @@ name, ``/ctxrelay-handoff``; the prefix keeps it apart from a skill of yours cal
 ``handoff``. From the plugin the same skill is ``/ctxrelay:handoff``."""
 
 _PLUGIN_SKILL = "ctxrelay:handoff"
+
+RESUME_ENV = "CTXRELAY_RESUME_HANDOFF"
+"""Set by ``ctxrelay claude run`` (:mod:`ctxrelay.claude.driver`) for a fresh session it
+starts after a handoff: the handoff file's path. That session's ``SessionStart`` injects
+the file whatever the mode, as the ``/clear`` of the session that wrote it would."""
 
 
 def skill_command(project_dir: str | os.PathLike[str] | None = None) -> str:
@@ -155,6 +162,15 @@ def write_prompt(path: Path, *, reason: str, retry: bool = False) -> str:
         f"{LAYOUT}\n"
         "After writing it, reply with one line naming the file and stop; the work continues "
         "in a fresh session."
+    )
+
+
+def continue_prompt(path: Path) -> str:
+    """The first prompt of a fresh session whose ``SessionStart`` injected the handoff
+    ``path`` (the resume prompt and the file's content are in its context already)."""
+    return (
+        f"[ctxrelay] Continue the work from the handoff file {path}, starting with the "
+        "next step it names."
     )
 
 

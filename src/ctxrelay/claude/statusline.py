@@ -101,10 +101,8 @@ def render(
         left = budget.usable_limit - used
         tail = f"slider off · limit in {_short(max(left, 0))}"
         level = 2 if left <= 0 else 1 if left <= window // 10 else 0
-    elif handoff_phase == "writing":
-        tail, level = "handoff: writing the file…", 2
-    elif handoff_phase == "ready":
-        tail, level = "handoff ready: /clear to continue", 2
+    elif handoff_phase is not None and (shown := _phase_tail(handoff_phase)) is not None:
+        tail, level = shown, 2
     elif used >= target:
         tail = f"handoff due ({point} reached, +{_short(used - target)})"
         tail += f": {command}" if mode == "manual" and command else ""
@@ -120,13 +118,23 @@ def render(
     return f"\x1b[{code}m{line}\x1b[0m"
 
 
-def _clear_loads(job: dict[str, Any]) -> bool:
-    """Whether a ``/clear`` now would load the ready handoff of ``job``: the file is
+def _phase_tail(phase: str) -> str | None:
+    """What the line says of a running handoff job in ``phase``."""
+    from ctxrelay.hooks.job import HandoffPhase
+
+    if phase == HandoffPhase.WRITING:
+        return "handoff: writing the file…"
+    if phase == HandoffPhase.READY:
+        return "handoff ready: /clear to continue"
+    return None
+
+
+def _clear_loads(path: str | None) -> bool:
+    """Whether a ``/clear`` now would load the ready handoff at ``path``: the file is
     there and no session has started from it (nor was it dropped)."""
     import os
 
-    path = job.get("path")
-    if not isinstance(path, str) or not os.path.isfile(path):
+    if path is None or not os.path.isfile(path):
         return False
     from ctxrelay.claude.handoff import HANDOFF_DIR, consumed
 
@@ -168,9 +176,9 @@ def status_line(payload: Any) -> str:
         if session_id:
             doc = _state.session_state(session_id)
             current = doc.read()
-            job = current.get("handoff")
-            phase = job.get("phase") if isinstance(job, dict) else None
-            if phase == "ready" and isinstance(job, dict) and not _clear_loads(job):
+            job = _state.handoff_job(current)
+            phase = job.phase if job is not None else None
+            if job is not None and job.ready and not _clear_loads(job.path):
                 phase = None  # /clear would load nothing: no "/clear to continue"
             from ctxrelay.claude._limit import refresh, usable_limit
 

@@ -38,6 +38,7 @@ __all__ = [
     "record_process",
     "record_started",
     "record_written",
+    "running",
     "started_by",
     "started_from",
     "written_by",
@@ -93,15 +94,37 @@ def _process_path(host: str, pid: int) -> str:
     return os.path.join(_state.host_dir(host), "processes", f"{int(pid)}.json")
 
 
-def _started_at(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux ``/proc``), else ``None``."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (Linux), else ``None``."""
     try:
         with open(f"/proc/{int(pid)}/stat", encoding="ascii", errors="replace") as fh:
             text = fh.read()
     except OSError:
         return None
-    fields = text.rpartition(")")[2].split()
-    return fields[19] if len(fields) > 19 else None
+    return text.rpartition(")")[2].split()
+
+
+def _started_at(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux ``/proc``), else ``None``."""
+    fields = _stat(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process ``pid`` runs: it exists, and is not a zombie (killed, not yet
+    reaped by its parent)."""
+    if pid <= 0:
+        return False  # 0 and negative pids signal process groups
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # another user's process: it exists
+    except OSError:
+        return False
+    fields = _stat(pid)
+    return not fields or fields[0] not in ("Z", "X")
 
 
 def _same_process(data: dict[str, Any], pid: int) -> bool:
@@ -139,6 +162,13 @@ def current(host: str, pid: int) -> ChainLink | None:
     if not data or not _same_process(data, pid):
         return None
     return ChainLink.from_json(data.get("session"))
+
+
+def running(host: str, pid: int) -> ChainLink | None:
+    """The session the process ``pid`` of ``host`` runs now, while that process runs:
+    ``None`` once it is gone (ended, killed) or its pid belongs to another process (by its
+    start time, where the system tells it)."""
+    return current(host, pid) if _alive(pid) else None
 
 
 # -- handoff links ----------------------------------------------------------------------

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = ["Answer", "Event", "Handler", "Host", "join_text"]
 
@@ -81,6 +81,7 @@ class Handler(NamedTuple):
     module: str
 
 
+@runtime_checkable
 class Host(Protocol):
     """What a coding-agent host's adapter supplies to the core."""
 

@@ -43,9 +43,11 @@ T = TypeVar("T")
 __all__ = [
     "LOCK_TIMEOUT_S",
     "MAX_LIST_ITEMS",
+    "ONCE",
     "StateFile",
     "StateLockError",
     "adopt",
+    "claim",
     "host_dir",
     "is_plain",
     "project_key",
@@ -65,6 +67,10 @@ LOCK_TIMEOUT_S = 5.0
 MAX_LIST_ITEMS = 100
 """Cap of a list kept by :meth:`StateFile.append`, so a stuck consumer cannot grow a
 document without bound (oldest items are dropped first)."""
+
+ONCE = "once"
+"""The default group of :meth:`StateFile.claim_once`'s flags; :meth:`StateFile.reset` of it
+(or :func:`claim`'s caller dropping it) starts them over, e.g. when an episode ends."""
 
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
@@ -176,23 +182,13 @@ class StateFile:
 
         self.update(change)
 
-    def claim_once(self, flag: str, *, group: str = "once") -> bool:
+    def claim_once(self, flag: str, *, group: str = ONCE) -> bool:
         """``True`` exactly once per ``flag`` until :meth:`reset` of ``group``: the
-        first concurrent caller wins, every other caller gets ``False``."""
+        first concurrent caller wins, every other caller gets ``False``. Inside an
+        :meth:`update` of the same document (which holds its lock), use :func:`claim`."""
+        return self.update(lambda data: claim(data, flag, group=group))
 
-        def change(data: dict[str, Any]) -> bool:
-            flags = data.get(group)
-            if not isinstance(flags, list):
-                flags = []
-            if flag in flags:
-                return False
-            flags.append(flag)
-            data[group] = flags
-            return True
-
-        return self.update(change)
-
-    def claimed(self, flag: str, *, group: str = "once") -> bool:
+    def claimed(self, flag: str, *, group: str = ONCE) -> bool:
         """Whether ``flag`` was claimed (unlocked read)."""
         flags = self.read().get(group)
         return isinstance(flags, list) and flag in flags
@@ -227,6 +223,22 @@ class StateFile:
                 data.pop(key, None)
 
         self.update(change)
+
+
+def claim(data: dict[str, Any], flag: str, *, group: str = ONCE) -> bool:
+    """:meth:`StateFile.claim_once` on a document an :meth:`StateFile.update` has open:
+    ``True`` the first time ``flag`` is claimed in ``group``, ``False`` after, until the
+    group is removed. One decision that claims among other changes makes them all under
+    one lock this way (a second ``update`` of the same document inside the first would
+    wait for its own lock)."""
+    flags = data.get(group)
+    if not isinstance(flags, list):
+        flags = []
+    if flag in flags:
+        return False
+    flags.append(flag)
+    data[group] = flags
+    return True
 
 
 def update_document(path: str, change: Callable[[dict[str, Any]], T]) -> T:

@@ -19,6 +19,16 @@ offered:
   injected the same way, with one line saying so; in manual mode one line on how to
   continue from it (``/clear``) or drop it. When the session resumed is the one that
   wrote the file, it is not injected into its own writer: the line says to ``/clear``.
+  While the handoff is in flight in another session that still runs (its writer, asked
+  to write it or done and not cleared; or a fresh session it was injected into, before
+  its first request), nothing is offered: it is that chain's. Whether a session runs is
+  whether the Claude Code process its last start recorded (``claude_pid`` in its
+  document) is alive and runs it now (:func:`ctxrelay.hooks.chain.running`), so after a
+  crash of that process any start takes the handoff again.
+
+A fresh session ``ctxrelay claude run`` starts after a handoff names the file in
+:data:`ctxrelay.claude.handoff.RESUME_ENV`; its ``startup`` injects that file whatever
+the mode, as the writer's ``/clear`` would.
 
 Injecting does not consume the file: the session that got it has started from it once its
 first request went out with it (read off its transcript at its ``Stop`` or at the next
@@ -31,12 +41,15 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from ctxrelay.claude._state import HOST
+from ctxrelay.claude._state import HOST, session_doc
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 
 # The config, the handoff files and the policy core are imported by the functions that
 # use them: a startup whose seed stamp holds needs none of them.
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from ctxrelay.claude import handoff
     from ctxrelay.claude._events._payloads import HookAnswer, SessionStartPayload
 
@@ -90,8 +103,19 @@ def _seeded(payload: SessionStartPayload) -> bool:
     path = session_doc_path(session_id)
     if read_document(path).get("window") != found.get("recorded"):
         return False  # the statusline recorded this session's window: the full path
-    update_document(path, lambda data: data.update(seed))
+    update_document(path, lambda data: _seed_into(data, seed))
     return True
+
+
+def _seed_into(data: dict[str, Any], seed: dict[str, Any]) -> None:
+    """The seed, and the Claude Code process that runs the session now (a later start
+    asks whether it still does: :func:`_live`)."""
+    data.update(seed)
+    pid = _claude_pid()
+    if pid is None:
+        data.pop("claude_pid", None)
+    else:
+        session_doc(data)["claude_pid"] = pid
 
 
 def _cache_limit(
@@ -114,9 +138,9 @@ def _cache_limit(
     doc = _state.session_state(session_id)
     recorded = doc.get("window")
     window = context_window_for(None, configured or _state.recorded_window(session_id, None))
-    seed: dict[str, object] = {}
+    seed: dict[str, Any] = {}
     refresh(seed, window, mode)
-    doc.update(lambda data: data.update(seed))
+    doc.update(lambda data: _seed_into(data, seed))
     if isinstance(cwd, str) and not recorded:
         found = _stamp.stamp(cwd, Path(str(project)), seed=seed, recorded=recorded)
         update_document(_seed_path(cwd), lambda data: data.update(found))
@@ -148,7 +172,7 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
     """Whether the handoff ``name`` belongs to the chain of ``previous``, the session a
     ``/clear`` just replaced: it wrote the file, was asked to, was offered it, or had it
     injected and was cleared before its first request."""
-    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.claude._state import handoff_job, session_doc, session_doc_path
     from ctxrelay.hooks.chain import ChainLink
     from ctxrelay.hooks.state import read_document
 
@@ -156,22 +180,79 @@ def _belongs(project: object, name: str, previous: object, writer: object) -> bo
         return False
     if isinstance(writer, ChainLink) and writer.session_id == previous.session_id:
         return True
-    doc = read_document(session_doc_path(previous.session_id))
-    job = doc.get("handoff")
-    asked = job.get("path") if isinstance(job, dict) else None
+    data = read_document(session_doc_path(previous.session_id))
+    doc, job = session_doc(data), handoff_job(data)
+    asked = job.path if job is not None else None
     return name in (doc.get("offered"), doc.get("injected")) or (
-        isinstance(asked, str) and os.path.basename(asked) == name
+        asked is not None and os.path.basename(asked) == name
     )
 
 
-def _offered(data: dict[str, object], name: str, own: bool) -> None:
+def _live(link: object) -> bool:
+    """Whether the Claude Code session ``link`` still runs: the process its last start
+    recorded (``claude_pid``) is alive and runs it now (not killed, not cleared since)."""
+    from ctxrelay.claude._state import session_doc_path
+    from ctxrelay.hooks.chain import ChainLink, running
+    from ctxrelay.hooks.state import read_document
+
+    if not isinstance(link, ChainLink) or link.host != HOST:
+        return False
+    pid = session_doc(read_document(session_doc_path(link.session_id))).get("claude_pid")
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return False  # started before the pid was recorded, or with no CLAUDE_PID
+    now = running(HOST, pid)
+    return now is not None and now.session_id == link.session_id
+
+
+def _in_flight(project: object, name: str, writer: object, session_id: str) -> bool:
+    """Whether the handoff ``name`` belongs to another session that still runs: its
+    writer (asked to write it, or wrote it, and not cleared since), or a fresh session it
+    was injected into that has not started from it yet. A start elsewhere leaves it to
+    them; once their process is gone (a crash) it is any start's again."""
+    from pathlib import Path
+
+    from ctxrelay.claude import handoff
+    from ctxrelay.hooks.chain import ChainLink
+
+    links = [writer, *handoff.injected_into(Path(str(project)), name)]
+    return any(_live(x) for x in links if isinstance(x, ChainLink) and x.session_id != session_id)
+
+
+def _continued(project: object) -> Path | None:
+    """The handoff ``ctxrelay claude run`` starts this session from, named by
+    :data:`ctxrelay.claude.handoff.RESUME_ENV`: a handoff file of this project that no
+    session has started from or been given yet (a ``claude`` run inside the session
+    inherits the variable, and gets the usual rules)."""
+    from pathlib import Path
+
+    from ctxrelay.claude import handoff
+
+    text = os.environ.get(handoff.RESUME_ENV)
+    folder = Path(str(project))
+    if not text or not handoff.is_handoff_path(folder, text):
+        return None
+    path = Path(text) if os.path.isabs(text) else folder / text
+    if handoff.consumed(folder, path.name) or handoff.injected_into(folder, path.name):
+        return None
+    return path
+
+
+def _offered(data: dict[str, Any], name: str, own: bool) -> None:
     """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
     resumed (after a crash) is not cleared by the mod after the user's next prompt: that
     prompt would be lost to the fresh session. The user runs ``/clear``."""
-    data["offered"] = name
-    job = data.get("handoff")
-    if own and isinstance(job, dict) and os.path.basename(str(job.get("path"))) == name:
-        data["handoff"] = {**job, "phase": "ready", "automod": "offered"}
+    from ctxrelay.claude._state import handoff_job, session_doc, set_handoff_job
+    from ctxrelay.hooks.job import HandoffPhase
+
+    session_doc(data)["offered"] = name
+    job = handoff_job(data)
+    if (
+        own
+        and job is not None
+        and job.phase is not HandoffPhase.USED  # used: another session started from it
+        and os.path.basename(str(job.path)) == name
+    ):
+        set_handoff_job(data, job.offered())
 
 
 def project_of(payload: SessionStartPayload) -> str:
@@ -227,7 +308,8 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
         return None
     handoff.settle(project)
-    path = handoff.latest_unconsumed(project)
+    chosen = _continued(project) if source == "startup" else None
+    path = chosen or handoff.latest_unconsumed(project)
     if path is None:
         return None
     name = path.name
@@ -235,9 +317,13 @@ def handle(payload: SessionStartPayload) -> HookAnswer | None:
     if writer is not None and _chain.written_by(project, name) is None:
         _chain.record_written(project, name, writer)  # the Stop that saw it never ran
     me = _chain.ChainLink(HOST, session_id, transcript)
-    if source == "clear":
+    if chosen is not None:
+        pass  # ctxrelay claude run's fresh session: the chain's next, as at /clear
+    elif source == "clear":
         if not _belongs(project, name, previous, writer):
             return None  # another chain's handoff: an unrelated /clear never takes it
+    elif _in_flight(project, name, writer, session_id):
+        return None  # another session's handoff in flight: its chain takes it
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
         from ctxrelay.claude._state import session_state
 

@@ -44,6 +44,7 @@ from ctxrelay.claude import _state
 from ctxrelay.claude._events import _stamp
 from ctxrelay.claude._limit import refresh
 from ctxrelay.claude._state import HOST
+from ctxrelay.hooks.state import ONCE, claim
 
 # The config and the handoff files are imported by the functions that use them: most
 # turns end with nothing to do (:func:`_quiet` answers those without them).
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
 
     from ctxrelay.budget.triggers import MainTrigger
     from ctxrelay.claude._events._payloads import HookAnswer, StopPayload
+    from ctxrelay.claude.config import ClaudeConfig
+    from ctxrelay.hooks.chain import ChainLink
+    from ctxrelay.hooks.job import HandoffJob
+    from ctxrelay.hooks.state import StateFile
 
 __all__ = [
     "failed_text",
@@ -197,10 +202,10 @@ def _quiet(payload: StopPayload) -> bool:
         return False
     if doc.get("injected"):
         return False  # a fresh session: has its first request gone out with the handoff?
-    job = doc.get("handoff")
-    if isinstance(job, dict) and job.get("phase") == "writing":
+    job = _state.handoff_job(doc)
+    if job is not None and job.writing:
         return False
-    if isinstance(job, dict) and job.get("phase") == "ready" and job.get("automod") is None:
+    if job is not None and job.ready and job.automod is None:
         return False  # the auto-handoff mod has not been told who clears (_mod_channel.relay)
     if stamp.get("mode") == "off":
         return True
@@ -262,36 +267,109 @@ def with_notice(answer: HookAnswer | None, notice: str | None) -> HookAnswer | N
     return out
 
 
+# -- the full path: the turn's reading, then one locked decision ------------------------
+#
+# ``_handover`` reads the turn (:func:`_read_turn`), settles the handoff this session was
+# started with (:func:`_settle_injected`), and decides under the session document's lock
+# (:func:`_decide`): the running handoff job's next step (:func:`_wait_for_file`), a
+# handoff written this turn (:func:`_found`), else the triggers (:func:`_on_triggers`:
+# a hint, or a new job, :func:`_start_job`). The auto-handoff mod's part is added in the
+# same update (:func:`ctxrelay.claude._mod_channel.relay`).
+
+
+class _Turn:
+    """What the full path read of the turn that ended: this session as the chain names
+    it (``me``), the context of the turn's last response (``tokens``, ``None`` when no
+    response was read) and its model, the window, the slider as applied (``point``), the
+    triggers that fired, the handoff file a Write of this turn created (``written``),
+    and the stamp of this full Stop for the next quiet one. (A plain class: a
+    dataclass would cost every Stop its making at import.)"""
+
+    __slots__ = (
+        "fired",
+        "me",
+        "mode",
+        "model",
+        "point",
+        "project",
+        "stamp",
+        "tokens",
+        "window",
+        "written",
+    )
+
+    def __init__(
+        self,
+        *,
+        project: Path,
+        me: ChainLink,
+        mode: str,
+        tokens: int | None,
+        model: str | None,
+        window: int,
+        point: float,
+        fired: frozenset[MainTrigger],
+        written: Path | None,
+        stamp: dict[str, object],
+    ) -> None:
+        self.project = project
+        self.me = me
+        self.mode = mode
+        self.tokens = tokens
+        self.model = model
+        self.window = window
+        self.point = point
+        self.fired = fired
+        self.written = written
+        self.stamp = stamp
+
+
 def _handover(payload: StopPayload) -> HookAnswer | None:
     session_id = payload.get("session_id")
     transcript = payload.get("transcript_path")
     if not isinstance(session_id, str) or not session_id or not isinstance(transcript, str):
         return None
-    from pathlib import Path
-
-    from ctxrelay.claude import handoff
     from ctxrelay.claude.config import load, project_dir_of
-    from ctxrelay.transcripts import last_turn
 
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
     cfg = load(project)
     doc = _state.session_state(session_id)
     if cfg.main_handover == "off":
-        stamp = _stamp.stamp(cwd, project, model=None, window=0, mode="off")
-
-        def turn_off(data: dict[str, Any]) -> None:
-            data["mode"] = "off"  # the usable-limit check reads it on every tool call
-            data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
-
-        doc.update(turn_off)
+        _turn_off(doc, cwd, project)
         return None
+    turn = _read_turn(cfg, cwd, project, session_id, transcript)
+    _settle_injected(doc, project)
+
+    # The auto-handoff mod, where it runs, carries out what this decided.
+    from ctxrelay.claude import _mod_channel
+
+    return doc.update(lambda data: _mod_channel.relay(data, _decide(data, turn), turn.mode))
+
+
+def _turn_off(doc: StateFile, cwd: object, project: Path) -> None:
+    """Mode ``off``: only the mode and the stamp are kept."""
+    stamp = _stamp.stamp(cwd, project, model=None, window=0, mode="off")
+
+    def turn_off(data: dict[str, Any]) -> None:
+        data["mode"] = "off"  # the usable-limit check reads it on every tool call
+        data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
+
+    doc.update(turn_off)
+
+
+def _read_turn(
+    cfg: ClaudeConfig, cwd: object, project: Path, session_id: str, transcript: str
+) -> _Turn:
+    """The turn's numbers off its transcript, the window and the slider, the triggers
+    that fired, and the handoff file it wrote."""
+    from ctxrelay.hooks.chain import ChainLink
+    from ctxrelay.transcripts import last_turn
 
     facts = last_turn(transcript)
     configured = cfg.context_window or _state.recorded_window(session_id, facts.model)
     window = context_window_for(facts.model, configured)
     budget = cfg.budget(window)  # the slider, read at every Stop: never a stale copy
-    point = budget.effective_threshold
     fired = (
         frozenset()  # Off: no hint and no handoff (the usable-limit deny stays)
         if budget.off
@@ -301,108 +379,137 @@ def _handover(payload: StopPayload) -> HookAnswer | None:
             task_completed=completed_task_in(facts.tool_calls),
         )
     )
-    written = _wrote_handoff(project, facts.tool_calls)
     mode = cfg.main_handover
-    from ctxrelay.hooks import chain as _chain
+    target = None if budget.off else budget.handoff_target
+    return _Turn(
+        project=project,
+        me=ChainLink(HOST, session_id, transcript),
+        mode=mode,
+        tokens=facts.context_tokens,
+        model=facts.model,
+        window=window,
+        point=budget.effective_threshold,
+        fired=fired,
+        written=_wrote_handoff(project, facts.tool_calls),
+        stamp=_stamp.stamp(
+            cwd, project, model=facts.model, window=window, target=target, mode=mode
+        ),
+    )
 
-    me = _chain.ChainLink(HOST, session_id, transcript)
+
+def _settle_injected(doc: StateFile, project: Path) -> None:
+    """A fresh session: whether its first request went out with the handoff injected at
+    its start (which consumes the file)."""
+    from ctxrelay.claude import handoff
+
     if doc.get("injected"):
         handoff.settle(project)
         if handoff.consumed(project, str(doc.get("injected"))):
             doc.reset("injected")
 
-    target = None if budget.off else budget.handoff_target
-    stamp = _stamp.stamp(cwd, project, model=facts.model, window=window, target=target, mode=mode)
 
-    def decide(data: dict[str, Any]) -> HookAnswer | None:
-        refresh(data, window, mode)
-        if facts.context_tokens is None or facts.model is None:
-            # A read that found no response (not written yet) stamps nothing: the next
-            # Stop reads again rather than answering from a stamp of nothing.
-            data.pop("stop_quiet", None)
-        else:
-            data["stop_quiet"] = {**stamp, "recorded": data.get("window")}
-        job = data.get("handoff")
-        if not isinstance(job, dict):
-            job = None
-
-        if job is not None and job.get("phase") == "writing":
-            done = _ready(job.get("path")) or written
-            if done is not None and handoff.consumed(project, done.name):
-                # Written, then a restart: another session started from it before this
-                # Stop saw it. Nothing is left to clear for.
-                _chain.record_written(project, done.name, me)
-                _end_episode(data)
-                data["handoff"] = {**job, "phase": "used", "path": str(done)}
-                return None
-            if done is not None:
-                _chain.record_written(project, done.name, me)
-                _end_episode(data)
-                data["handoff"] = {**job, "phase": "ready", "path": str(done)}
-                return {"systemMessage": ready_text(done)}
-            waited = int(job.get("waited", 0)) + 1
-            retries = int(job.get("retries", 0))
-            if waited < HANDOFF_WAIT_TURNS:
-                data["handoff"] = {**job, "waited": waited}
-                return None
-            if retries < HANDOFF_RETRY_MAX:
-                data["handoff"] = {**job, "waited": 0, "retries": retries + 1}
-                prompt = handoff.write_prompt(
-                    Path(str(job["path"])),
-                    reason=str(job.get("reason", "the handoff is due")),
-                    retry=True,
-                )
-                return write_answer(prompt)
-            data["handoff"] = {**job, "phase": "failed", "waited": waited}
-            return {"systemMessage": failed_text(retries + 1)}
-
-        if written is not None:
-            # A handoff this turn (the skill, or Claude on its own) ends the episode.
-            _chain.record_written(project, written.name, me)
-            _end_episode(data)
-            data["handoff"] = {"phase": "ready", "path": str(written)}
-            return None
-
-        if not fired:
-            return None
-        triggers = sorted(fired)
-        new = [t for t in triggers if _claim(data, f"{mode}:{t.value}")]
-        if not new:
-            return None
-        if mode == "manual":
-            return {"systemMessage": hint_text(new, facts.context_tokens, window, point=point)}
-        if job is not None and job.get("phase") == "ready" and _ready(job.get("path")):
-            return {"systemMessage": still_ready_text(Path(str(job["path"])))}
-        reason = "; ".join(reason_text(t, facts.context_tokens, window, point) for t in new)
-        path = handoff.new_handoff_path(project)
-        data["handoff"] = {
-            "phase": "writing",
-            "path": str(path),
-            "reason": reason,
-            "waited": 0,
-            "retries": 0,
-            "triggers": [t.value for t in new],
-        }
-        handoff.record_reserved(project, path, me)
-        return write_answer(handoff.write_prompt(path, reason=reason))
-
-    # The auto-handoff mod, where it runs, carries out what this decided.
-    from ctxrelay.claude import _mod_channel
-
-    return doc.update(lambda data: _mod_channel.relay(data, decide(data), mode))
+def _decide(data: dict[str, Any], turn: _Turn) -> HookAnswer | None:
+    """The Stop's decision, inside the locked update of the session's document."""
+    _record_turn(data, turn)
+    job = _state.handoff_job(data)
+    if job is not None and job.writing:
+        return _wait_for_file(data, job, turn)
+    if turn.written is not None:
+        _found(data, turn.written, turn)
+        return None
+    return _on_triggers(data, job, turn)
 
 
-def _claim(data: dict[str, Any], flag: str) -> bool:
-    flags = data.get("once")
-    if not isinstance(flags, list):
-        flags = []
-    if flag in flags:
-        return False
-    flags.append(flag)
-    data["once"] = flags
-    return True
+def _record_turn(data: dict[str, Any], turn: _Turn) -> None:
+    """Cache the usable limit and the mode, and stamp this turn for the next quiet one."""
+    refresh(data, turn.window, turn.mode)
+    if turn.tokens is None or turn.model is None:
+        # A read that found no response (not written yet) stamps nothing: the next
+        # Stop reads again rather than answering from a stamp of nothing.
+        data.pop("stop_quiet", None)
+    else:
+        data["stop_quiet"] = {**turn.stamp, "recorded": data.get("window")}
+
+
+def _wait_for_file(data: dict[str, Any], job: HandoffJob, turn: _Turn) -> HookAnswer | None:
+    """The running job: the file is written (ready, or used already), or one more turn
+    is waited, or the write prompt goes out again, or the hook gives up."""
+    from pathlib import Path
+
+    from ctxrelay.claude import handoff
+    from ctxrelay.hooks import chain as _chain
+
+    project = turn.project
+    done = _ready(job.path) or turn.written
+    if done is not None and handoff.consumed(project, done.name):
+        # Written, then a restart: another session started from it before this
+        # Stop saw it. Nothing is left to clear for.
+        _chain.record_written(project, done.name, turn.me)
+        _end_episode(data)
+        _state.set_handoff_job(data, job.used(str(done)))
+        return None
+    if done is not None:
+        _chain.record_written(project, done.name, turn.me)
+        _end_episode(data)
+        _state.set_handoff_job(data, job.written(str(done)))
+        return {"systemMessage": ready_text(done)}
+    if job.waiting().waited < HANDOFF_WAIT_TURNS:
+        _state.set_handoff_job(data, job.waiting())
+        return None
+    if job.retries < HANDOFF_RETRY_MAX:
+        _state.set_handoff_job(data, job.retried())
+        prompt = handoff.write_prompt(
+            Path(str(job.path)),
+            reason=job.reason or "the handoff is due",
+            retry=True,
+        )
+        return write_answer(prompt)
+    _state.set_handoff_job(data, job.failed())
+    return {"systemMessage": failed_text(job.retries + 1)}
+
+
+def _found(data: dict[str, Any], written: Path, turn: _Turn) -> None:
+    """A handoff written this turn with no job asking for it (the skill, or Claude on
+    its own) ends the episode."""
+    from ctxrelay.hooks import chain as _chain
+    from ctxrelay.hooks.job import HandoffJob
+
+    _chain.record_written(turn.project, written.name, turn.me)
+    _end_episode(data)
+    _state.set_handoff_job(data, HandoffJob.found(str(written)))
+
+
+def _on_triggers(data: dict[str, Any], job: HandoffJob | None, turn: _Turn) -> HookAnswer | None:
+    """The triggers that fired, each kind once per episode: the hint (manual), the ready
+    handoff named again, or a new job (auto)."""
+    if not turn.fired:
+        return None
+    triggers = sorted(turn.fired)
+    new = [t for t in triggers if claim(data, f"{turn.mode}:{t.value}")]
+    if not new:
+        return None
+    if turn.mode == "manual":
+        return {"systemMessage": hint_text(new, turn.tokens, turn.window, point=turn.point)}
+    if job is not None and job.ready and _ready(job.path):
+        from pathlib import Path
+
+        return {"systemMessage": still_ready_text(Path(str(job.path)))}
+    return _start_job(data, new, turn)
+
+
+def _start_job(data: dict[str, Any], new: list[MainTrigger], turn: _Turn) -> HookAnswer:
+    """Auto mode: reserve the file, record who is asked to write it, and ask."""
+    from ctxrelay.claude import handoff
+    from ctxrelay.hooks.job import HandoffJob
+
+    reason = "; ".join(reason_text(t, turn.tokens, turn.window, turn.point) for t in new)
+    path = handoff.new_handoff_path(turn.project)
+    job = HandoffJob.asked(str(path), reason=reason, triggers=tuple(t.value for t in new))
+    _state.set_handoff_job(data, job)
+    handoff.record_reserved(turn.project, path, turn.me)
+    return write_answer(handoff.write_prompt(path, reason=reason))
 
 
 def _end_episode(data: dict[str, Any]) -> None:
-    data.pop("once", None)
+    data.pop(ONCE, None)  # every hint of the episode may come again in the next
     data["episode"] = int(data.get("episode", 0)) + 1

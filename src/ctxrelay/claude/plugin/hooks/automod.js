@@ -3,32 +3,34 @@
 // It decides nothing. ctxrelay's Stop hook (Python) decides when a handoff is in flight
 // and when it is ready, and says so in the last line of its entry in the Stop answer's
 // additionalContext, "[ctxrelay-automod] {json}", which this module takes out before
-// the answer goes on, so the model never reads it (what comes before that line, the
-// write prompt, goes on to the model). The module only carries it out:
+// the answer goes on (the write prompt before that line goes on to the model):
 //
 //   {"act": "hold"}                     a handoff file is being written this turn
 //   {"act": "clear", "id", "prompt"}    the file is written: when the turn completes,
 //                                       run /clear, then submit `prompt`
 //
-// While a handoff is in flight, what the user types is held (and kept in this
-// plugin's store, so a restart of Claude Code does not lose it), the prompt box is
-// emptied, and the held prompts are submitted, in order, after the resume prompt, or at
-// the end of the turn when no clear follows. Claude Code draws each as "Prompt from the
-// ctxrelay-automod plugin" (the model gets the plain text). A handoff id it has acted on
-// is stored too: one handoff, one clear. After a restart the held prompts come back into
-// the prompt box, for the user to send where they choose.
+// While a handoff is in flight, what the user types is held (typed while the Stop hooks
+// run, it waits for their answer, which may start one), kept in this plugin's store
+// against a restart, and taken back out of the prompt box once the drop has put it back
+// there. The held prompts are submitted, in order, after the resume prompt, or at the
+// end of the turn when no clear follows; Claude Code draws each as "Prompt from the
+// ctxrelay-automod plugin" (the model gets the plain text). A handoff id acted on is
+// stored too: one handoff, one clear. After a restart the held prompts come back into
+// the box, for the user to send.
 //
-// Python only sends these entries when it sees CTXRELAY_AUTOMOD equal to
-// CLAUDE_PID in a hook's environment, which this module sets in an interactive
-// session alone (a headless run, `ctxrelay claude run` included, starts its fresh
-// sessions itself). The protocol's owner is ctxrelay.claude._mod_channel.
+// Python only sends these entries when it sees CTXRELAY_AUTOMOD equal to CLAUDE_PID in
+// a hook's environment, which this module sets in an interactive session alone. The
+// protocol's owner is ctxrelay.claude._mod_channel.
 
 const MARK = '[ctxrelay-automod] '
 const DONE_KEEP = 20
+const WAIT_MS = 5000 // the longest a prompt waits on the Stop hooks, or on its restore
 
 let pending = null // {id, prompt}: clear and resume once the turn completes
 let holding = false // a handoff is in flight: the user's prompts wait
 let held = [] // the prompts held meanwhile, oldest first
+let stopping = null // while the Stop hooks run: settles once their answer is read
+let dropped = [] // held prompts the drop puts back in the box, to take out once there
 
 const entries = result =>
   Array.isArray(result.additionalContext) ? result.additionalContext : []
@@ -64,6 +66,15 @@ const release = async $ => {
   for (const text of texts) await $.prompt.submit({ text, asUser: true })
 }
 
+// A held prompt out of the box, where its drop put it back after anything typed since:
+// once, when the change that put it there is seen, or WAIT_MS on (the box read then).
+const takeBack = async ($, text, box) => {
+  if (!dropped.includes(text)) return
+  dropped.splice(dropped.indexOf(text), 1)
+  box ??= (await $.prompt.read()).text
+  if (box.includes(text)) await $.prompt.fill({ text: box.replace(text, '').trim() })
+}
+
 const handOff = async ($, job) => {
   const done = (await $.store.get('done')) ?? []
   if (done.includes(job.id)) return release($)
@@ -92,13 +103,20 @@ export function register(on) {
   })
 
   on('classic.Stop', async ($, e, next) => {
-    const result = await next(e)
-    for (const text of ours(result)) {
-      const job = JSON.parse(text.slice(MARK.length))
-      holding = true
-      if (job.act === 'clear') pending = { id: job.id, prompt: job.prompt }
+    let read
+    stopping = new Promise(resolve => (read = resolve))
+    try {
+      const result = await next(e)
+      for (const text of ours(result)) {
+        const job = JSON.parse(text.slice(MARK.length))
+        holding = true
+        if (job.act === 'clear') pending = { id: job.id, prompt: job.prompt }
+      }
+      return without(result)
+    } finally {
+      stopping = null
+      read()
     }
-    return without(result)
   }).catch(async ($, e, next) => without(await next(e))) // never let an entry through
 
   on('turn.complete', async ($, e, next) => {
@@ -114,15 +132,20 @@ export function register(on) {
   })
 
   on('prompt.submit', async ($, e, next) => {
-    if (!holding || e.command !== undefined || e.origin?.kind !== 'composer') return next(e)
+    if (e.command !== undefined || e.origin?.kind !== 'composer') return next(e)
+    if (!holding && stopping !== null) // their answer may start a handoff: wait for it
+      await Promise.race([stopping, $.clock.sleep(WAIT_MS, { signal: next.signal })])
+    if (!holding) return next(e)
     await heldNow($, [...held, e.text])
-    // The drop puts the text back in the box once this handler returns; emptied just
-    // after, or the next prompt would be appended to it (and sent twice).
-    setTimeout(() => {
-      Promise.resolve()
-        .then(() => $.prompt.fill({ text: '', mode: 'replace' }))
-        .catch(() => {})
-    }, 0)
+    dropped.push(e.text)
+    $.clock.after(WAIT_MS, () => void takeBack($, e.text).catch(() => {}))
     return { drop: 'ctxrelay: held until the fresh session has resumed from the handoff' }
   }).catch(($, e, next) => next(e)) // a failed hold lets the prompt through
+
+  // The drop's restore, once this handler has returned, is the engine's "draft put back".
+  on('prompt.change', { origin: { kind: 'engine' } }, ($, e, next) => {
+    const text = dropped.find(one => e.text.includes(one))
+    if (text !== undefined) void takeBack($, text, e.text).catch(() => {})
+    return next(e)
+  })
 }
