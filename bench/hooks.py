@@ -16,7 +16,7 @@ a bare ``python -c pass`` of the same interpreter.
   reply that the payload names, which ends with nothing to do, answered from the stamp
   of the first, full run) and ``SessionStart``
   (every session: a startup seeded from the stamp of the first);
-- the ways to start the hook (``ctxrelay.claude.launcher``): the console script
+- the ways to start the hook (``ctxrelay.claude.setup.launcher``): the console script
   ``ctxrelay-hook`` (what the plugin's launcher finds, and install's first choice),
   ``python -I -m ctxrelay.claude.hook`` (install's fallback, and how the Codex hook
   starts), and the command ``ctxrelay claude install`` writes from this environment
@@ -158,7 +158,7 @@ def compile_package() -> None:
 def install_command() -> str:
     """The hook command ``ctxrelay claude install`` writes from this environment (the
     first that passes its probe; the console script, where there is one)."""
-    from ctxrelay.claude.launcher import hook_candidates
+    from ctxrelay.claude.setup.launcher import hook_candidates
 
     return hook_candidates()[0]
 

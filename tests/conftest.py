@@ -43,9 +43,9 @@ def shared_dir() -> Path:
 
 
 def claude_cli() -> Path:
-    """The Claude Code CLI bundled by claude-agent-sdk (``ctxrelay.claude.binary.cli_path``);
+    """The Claude Code CLI bundled by claude-agent-sdk (``ctxrelay.claude.setup.binary.cli_path``);
     skips (or fails when ``CTXRELAY_REQUIRE_CLAUDE=1``) when it is absent."""
-    from ctxrelay.claude.binary import cli_path
+    from ctxrelay.claude.setup.binary import cli_path
 
     found = cli_path(bundled=True)
     if found is None:

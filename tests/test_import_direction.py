@@ -102,5 +102,5 @@ def test_the_checker_sees_every_kind_of_import(
 
 def test_the_real_tree_is_scanned() -> None:
     names = {module_name(p) for p in _modules()}
-    assert {"ctxrelay.claude.install", "ctxrelay.claude.hook", "ctxrelay.budget"} <= names
+    assert {"ctxrelay.claude.setup.install", "ctxrelay.claude.hook", "ctxrelay.budget"} <= names
     assert not any(_names_cli(n) for n in names)

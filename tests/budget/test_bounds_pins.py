@@ -17,14 +17,14 @@ import pytest
 
 from ctxrelay import __version__
 from ctxrelay.budget import bounds
-from ctxrelay.claude._snippet import (
+from ctxrelay.claude.host import CLAUDE
+from ctxrelay.claude.setup._snippet import (
     hooks_config,
     plugin_dir,
     plugin_hook_command,
     settings_env,
     snippet,
 )
-from ctxrelay.claude.host import CLAUDE
 
 PROJECT = Path(__file__).resolve().parents[2]
 PLUGIN = plugin_dir()

@@ -13,8 +13,8 @@ import pytest
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _mod_channel, _state, automod, handoff
-from ctxrelay.claude._snippet import plugin_dir
-from ctxrelay.claude.install import install, uninstall
+from ctxrelay.claude.setup._snippet import plugin_dir
+from ctxrelay.claude.setup.install import install, uninstall
 from tests.claude._handoff import (
     SESSION,
     Transcript,
@@ -262,7 +262,7 @@ def test_a_handoff_made_ready_without_the_mod_is_never_cleared_by_it_later(
 
 
 def test_the_first_version_that_loads_mods_is_the_one_doctor_checks() -> None:
-    from ctxrelay.claude.doctor import MODS_MIN_VERSION
+    from ctxrelay.claude.setup.doctor import MODS_MIN_VERSION
 
     assert ".".join(map(str, MODS_MIN_VERSION)) == _mod_channel.MIN_VERSION
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ctxrelay.budget.triggers import report_now
 from ctxrelay.claude._notices import StoppedShort, render
-from ctxrelay.claude._snippet import plugin_dir
+from ctxrelay.claude.setup._snippet import plugin_dir
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "claude-code.md").read_text()
 

@@ -34,6 +34,9 @@ NEVER_PACKAGES = (
     "ctxrelay.runtime",
     "ctxrelay.analyze",
     "ctxrelay.cli",
+    # Install time only: the core's install machinery and the host's setup/.
+    "ctxrelay.hooks.install",
+    "ctxrelay.claude.setup",
 )
 # Nor, for a command that needs no parser, the parser.
 PARSER = ("tree_sitter", "tree_sitter_bash")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude._snippet import PLUGIN_LAUNCHER, plugin_dir, plugin_hook_command
 from ctxrelay.claude.host import CLAUDE
+from ctxrelay.claude.setup._snippet import PLUGIN_LAUNCHER, plugin_dir, plugin_hook_command
 
 HOOK = Path(sys.executable).parent / "ctxrelay-hook"
 BARE_PATH = "/usr/bin:/bin"

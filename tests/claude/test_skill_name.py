@@ -15,11 +15,11 @@ import pytest
 
 from ctxrelay.budget.triggers import MainTrigger
 from ctxrelay.claude._events.stop import failed_text, hint_text
-from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.handoff import INSTALLED_SKILL, skill_command
-from ctxrelay.claude.install import MANIFEST_NAME
+from ctxrelay.claude.setup._snippet import plugin_dir
 from ctxrelay.cli.claude import main
 from ctxrelay.cli.claude.statusline import main as statusline_main
+from ctxrelay.hooks.install.manifest import MANIFEST_NAME
 
 INSTALLED = "/ctxrelay-handoff"
 PLUGIN = "/ctxrelay:handoff"

@@ -254,7 +254,7 @@ def test_a_bad_slider_is_refused_with_a_sentence(project: Path, bad: str) -> Non
 
 
 def test_doctor_names_the_handoff_point(project: Path, tmp_path: Path) -> None:
-    from ctxrelay.claude.doctor import doctor
+    from ctxrelay.claude.setup.doctor import doctor
 
     set_value("threshold", "45", project_dir=project)
     report = doctor(project, tmp_path / "home", runs=1)

@@ -19,7 +19,7 @@ def pinned_version() -> str:
 
 
 def codex_cli() -> Path:
-    from ctxrelay.codex.binary import cli_path
+    from ctxrelay.codex.setup.binary import cli_path
 
     found = cli_path(pinned=True)
     if found is None:

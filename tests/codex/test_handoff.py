@@ -260,5 +260,8 @@ def test_the_stop_hook_loads_no_process_or_server_machinery(project: Path, tmp_p
     first, _, modules = done.stdout.partition("\n")
     assert '"decision": "block"' in first
     loaded = set(modules.splitlines())
-    for heavy in ("subprocess", "threading", "ctxrelay.codex.appserver", "ctxrelay.cli", "rich"):
+    # Nor anything install-time: the core's install machinery, the host's setup/ (the
+    # app-server client among it).
+    install_time = ("ctxrelay.hooks.install", "ctxrelay.codex.setup")
+    for heavy in ("subprocess", "threading", *install_time, "ctxrelay.cli", "rich"):
         assert heavy not in loaded

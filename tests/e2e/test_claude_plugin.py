@@ -28,8 +28,8 @@ from ctxrelay.budget.bounds import (
     SUBAGENT_CONTEXT_MAX,
     TURNS_LEFT_AT,
 )
-from ctxrelay.claude._snippet import plugin_dir
 from ctxrelay.claude.host import CLAUDE
+from ctxrelay.claude.setup._snippet import plugin_dir
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.e2e._claude import PROJECT_ROOT, claude_home, plugin_command, run_cli, texts

@@ -15,7 +15,7 @@ import pytest
 
 from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES
 from ctxrelay.cli import main as ctxrelay
-from ctxrelay.codex.install import EVENTS
+from ctxrelay.codex.setup.install import EVENTS
 from ctxrelay.testing import OpenAIServer, Step, ToolUse
 from tests.e2e._codex import codex_home, run_exec, tool_outputs
 

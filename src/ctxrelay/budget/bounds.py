@@ -41,6 +41,7 @@ __all__ = [
     "HISTORY_RESULT_MAX_BYTES",
     "HISTORY_ROWS_MAX",
     "HISTORY_SCAN_MAX_BYTES",
+    "HOOK_TIMEOUT_S",
     "LIST_MAX_ENTRIES",
     "LONG_CONTEXT_WINDOW",
     "MAIN_HANDOVERS",
@@ -161,6 +162,11 @@ CALL_LINE_WAIT_S: Final = 0.5
 Claude Code (2.1.332) writes transcript lines in batches about every 100 ms, so a hook
 that starts right after a response can find it not written yet; past this bound the hook
 decides without it (it fails open)."""
+
+HOOK_TIMEOUT_S: Final = 10
+"""How long a host lets one hook command run before it kills it and carries on (the
+``timeout`` of every hook ctxrelay installs, on Claude Code and on Codex), and how long
+a probe waits for one. The hook fails open anyway; this bounds a hung filesystem."""
 
 DEFAULT_CONTEXT_WINDOW: Final = 200_000
 """The window of a Claude model whose id does not say otherwise."""

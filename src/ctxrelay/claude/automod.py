@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ctxrelay import __version__
 from ctxrelay.claude._mod_channel import MIN_VERSION
-from ctxrelay.claude._snippet import plugin_dir
+from ctxrelay.claude.setup._snippet import plugin_dir
 
 __all__ = ["MODULE", "NAME", "AutomodStatus", "files", "module_source", "status"]
 

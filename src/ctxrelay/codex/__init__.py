@@ -1,10 +1,9 @@
-"""The Codex CLI host: its hooks (Claude Code's hook protocol, answered by
-``ctxrelay.claude``'s handlers and guard), trust through Codex's app-server, install,
-doctor and config.
+"""The Codex CLI host: its hooks (an adapter of the core ``ctxrelay.hooks``), and, in
+``setup/`` at install time only, install with trust through Codex's app-server, and
+doctor.
 
-Imports run one way, ``ctxrelay.codex`` -> ``ctxrelay.claude``, never back
-(``tests/codex/test_direction.py``). The hook Codex runs starts fast, so this package's
-``__init__`` imports nothing.
+It imports the core, never another host (``tests/test_hosts_apart.py``). The hook Codex
+runs starts fast, so this package's ``__init__`` imports nothing.
 """
 
 __all__: list[str] = []

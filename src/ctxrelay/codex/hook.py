@@ -1,5 +1,5 @@
 """The hook Codex runs for every event ctxrelay installs (``python -I -m
-ctxrelay.codex.hook``, :mod:`ctxrelay.codex.launcher`).
+ctxrelay.codex.hook``, :mod:`ctxrelay.codex.setup.launcher`).
 
 Codex's hooks take one JSON payload on stdin and answer JSON (or nothing) on stdout;
 the dispatch is the core's (:func:`ctxrelay.hooks.dispatch.run`), the events and the

@@ -1,5 +1,5 @@
 """``ctxrelay claude doctor``: prove each installed command works (the checks
-themselves: :mod:`ctxrelay.claude.doctor`)."""
+themselves: :mod:`ctxrelay.claude.setup.doctor`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ctxrelay.claude.doctor import MODS_MIN_VERSION, Report, doctor
+from ctxrelay.claude.setup.doctor import MODS_MIN_VERSION, Report, doctor
 from ctxrelay.cli._common import ArgumentParser, add_project_dir, console, handle_errors, print_json
 
 __all__ = ["main"]

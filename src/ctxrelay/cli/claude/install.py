@@ -1,5 +1,5 @@
 """``ctxrelay claude install``: merge the hooks and settings into ``settings.json``
-(what is merged and copied: :mod:`ctxrelay.claude.install`)."""
+(what is merged and copied: :mod:`ctxrelay.claude.setup.install`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude.install import (
+from ctxrelay.claude.setup.install import (
     MCP_JSON,
     InstallResult,
     choose_commands,

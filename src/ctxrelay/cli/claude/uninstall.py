@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ctxrelay.claude.install import uninstall
+from ctxrelay.claude.setup.install import uninstall
 from ctxrelay.cli._common import handle_errors
 from ctxrelay.cli.claude.install import print_result, scope_parser, settings_of
 

@@ -1,5 +1,5 @@
 """``ctxrelay codex doctor``: prove Codex runs ctxrelay's hooks (the checks themselves:
-:mod:`ctxrelay.codex.doctor`)."""
+:mod:`ctxrelay.codex.setup.doctor`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 from ctxrelay.cli._common import handle_errors, print_json
 from ctxrelay.cli.codex._options import scope_of, scope_parser
-from ctxrelay.codex.binary import cli_path
-from ctxrelay.codex.doctor import Report, doctor
-from ctxrelay.codex.install import codex_home
+from ctxrelay.codex.setup.binary import cli_path
+from ctxrelay.codex.setup.doctor import Report, doctor
+from ctxrelay.codex.setup.install import codex_home
 
 __all__ = ["main"]
 

@@ -1,5 +1,5 @@
 """``ctxrelay codex install``: ctxrelay's hooks into Codex's ``hooks.json``, trusted
-through Codex's app-server (what is written and how: :mod:`ctxrelay.codex.install`)."""
+through Codex's app-server (what is written and how: :mod:`ctxrelay.codex.setup.install`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from ctxrelay.cli._common import add_hook_command, handle_errors, print_json
 from ctxrelay.cli.codex._options import scope_of, scope_parser
-from ctxrelay.codex.binary import cli_path
-from ctxrelay.codex.install import InstallResult, choose_command, codex_home, install_hooks
+from ctxrelay.codex.setup.binary import cli_path
+from ctxrelay.codex.setup.install import InstallResult, choose_command, codex_home, install_hooks
 
 __all__ = ["main", "print_result"]
 
@@ -27,8 +27,9 @@ The hooks run this environment's ctxrelay by absolute path (python -I -m
 ctxrelay.codex.hook); install runs each on real payloads first (one only the guard's
 shell parser can judge: the guard extra must be installed here) and changes nothing
 when one does not work (--command overrides it). Our
-groups are appended, so your own hooks and their trust stay as they are; the file as it
-was is recorded beside it (ctxrelay-install.json) for uninstall. Codex loads a project's
+groups are appended, so your own hooks and their trust stay as they are (an earlier
+install's are replaced, never doubled); the file as it was is kept beside it (one
+backup, and ctxrelay-install.json) for uninstall. Codex loads a project's
 .codex/ only in a project you trust in Codex: ctxrelay never trusts a project for you.
 Exit 1 when the hooks are written but Codex does not trust them yet, with the one
 sentence that says what to trust and where."""

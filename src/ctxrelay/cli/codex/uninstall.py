@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from ctxrelay.cli._common import handle_errors
 from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.cli.codex.install import print_result
-from ctxrelay.codex.binary import cli_path
-from ctxrelay.codex.install import codex_home, uninstall_hooks
+from ctxrelay.codex.setup.binary import cli_path
+from ctxrelay.codex.setup.install import codex_home, uninstall_hooks
 
 __all__ = ["main"]
 

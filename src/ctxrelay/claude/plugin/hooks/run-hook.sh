@@ -3,7 +3,7 @@
 # It finds ctxrelay-hook on the PATH Claude Code sees, else where pipx and uv install
 # tools, and runs it with the hook payload on stdin. Without one, the SessionStart hook
 # tells the user in one line how to install it and every other event does nothing: the
-# session is never broken. Its path is ctxrelay.claude._snippet.PLUGIN_LAUNCHER; POSIX sh.
+# session is never broken. Its path is ctxrelay.claude.setup._snippet.PLUGIN_LAUNCHER; POSIX sh.
 
 event="${1:-}"
 data="${XDG_DATA_HOME:-$HOME/.local/share}"
