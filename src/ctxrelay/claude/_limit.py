@@ -21,6 +21,7 @@ hook starts: :func:`ctxrelay.transcripts.call_response` waits for it up to
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget.triggers import context_window_for, main_budget
@@ -34,7 +35,6 @@ from ctxrelay.transcripts import latest_context
 from ctxrelay.transcripts._hot import call_response, tail_context
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
     from ctxrelay.claude._events._payloads import PreToolUsePayload
