@@ -81,7 +81,7 @@ class RunOutcome:
 
 def _sdk() -> Any:
     try:
-        import claude_agent_sdk
+        import claude_agent_sdk  # noqa: PLC0415 — the claude extra's SDK, only for a run
     except ImportError as exc:
         raise MissingExtraError("ctxrelay claude run", "claude") from exc
     return claude_agent_sdk

@@ -214,10 +214,10 @@ async def history_call(history: ChainHistory, args: Mapping[str, Any]) -> ToolRe
 def serve() -> None:
     """Serve the tool over stdio until the client closes the pipe."""
     try:
-        import anyio
-        from mcp import types
-        from mcp.server.lowlevel import Server
-        from mcp.server.stdio import stdio_server
+        import anyio  # noqa: PLC0415 — the claude extra's anyio
+        from mcp import types  # noqa: PLC0415 — the claude extra's mcp SDK
+        from mcp.server.lowlevel import Server  # noqa: PLC0415 — the mcp SDK
+        from mcp.server.stdio import stdio_server  # noqa: PLC0415 — the mcp SDK
     except ImportError:
         raise ConfigError(
             "ctxrelay claude mcp needs the MCP SDK: install ctxrelay with the claude extra "
@@ -272,11 +272,11 @@ def check_server(
 ) -> ServerCheck:
     """Start the server as Claude Code does (``command`` with ``args``, over stdio) and
     speak MCP to it: ``initialize``, then ``tools/list``, which must name the tool."""
-    import anyio
+    import anyio  # noqa: PLC0415 — the claude extra's anyio
 
     try:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
+        from mcp import ClientSession, StdioServerParameters  # noqa: PLC0415 — the mcp SDK
+        from mcp.client.stdio import stdio_client  # noqa: PLC0415 — the mcp SDK
     except ImportError:
         return ServerCheck(False, "the MCP SDK is missing: install ctxrelay with the claude extra")
 

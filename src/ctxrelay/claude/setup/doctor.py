@@ -24,8 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxrelay.claude import automod
+from ctxrelay.claude.config import load
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
+from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME, check_server
 from ctxrelay.claude.setup import probe
 from ctxrelay.claude.setup._snippet import PLUGIN_LAUNCHER
 from ctxrelay.claude.setup.binary import cli_path
@@ -256,8 +258,6 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 def _slider(project: Path) -> tuple[str, float, str, str]:
     """The handoff point the hooks use in ``project``, in a sentence, the slider, and the
     mode with where it was set."""
-    from ctxrelay.claude.config import load
-
     cfg = load(project)
     by = " by ctxrelay analyze --apply" if cfg.threshold_evidence else ""
     where = (
@@ -298,8 +298,6 @@ def _check_mcp(
     project: Path, home: Path, installed: list[Found], problems: list[str], notes: list[str]
 ) -> Check | None:
     """Start the registered MCP server and list its tools; say what is missing."""
-    from ctxrelay.claude.mcp import check_server
-
     registered = _registered_server(project, home)
     if registered is None:
         ctxrelay = next(
@@ -383,8 +381,6 @@ def doctor(project: Path, home: Path, runs: int = 5) -> Report:
         elif found.where != "plugin":
             # A settings install carries the auto-handoff mod in its .claude/ directory
             # (the plugin route ships it in the plugin's own hooks.json).
-            from ctxrelay.claude import automod
-
             mod = automod.status(found.path.parent)
             (notes if mod.installed and mod.current else problems).append(mod.sentence.rstrip("."))
     routes = {"plugin" if f.where == "plugin" else "settings" for f in installed if f.hooks}

@@ -34,8 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxrelay.claude import automod
 from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
+from ctxrelay.claude.setup import launcher, probe
 from ctxrelay.claude.setup._snippet import (
     CTXRELAY_COMMAND,
     HOOK_COMMAND,
@@ -134,8 +136,6 @@ def choose_commands(hook: str | None = None, ctxrelay: str | None = None) -> Com
     (the hook's include one only the guard's shell parser judges); one that does not work
     is a :class:`ConfigError` saying what to do, and nothing is written
     (:func:`ctxrelay.hooks.install.launch.choose_hook`)."""
-    from ctxrelay.claude.setup import launcher, probe
-
     hook = choose_hook(
         hook,
         launcher.hook_candidates(),
@@ -216,8 +216,6 @@ def _plugin_files(ctxrelay: str) -> list[tuple[str, bytes]]:
                 for p in sorted(base.rglob("*"))
                 if p.is_file()
             ]
-    from ctxrelay.claude import automod  # the auto-handoff mod, as a skills-folder plugin
-
     return found + automod.files()
 
 

@@ -50,8 +50,8 @@ def _parser() -> ArgumentParser:
 
 
 def _show(report: Report) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.markup import escape  # noqa: PLC0415 — rich, only for the table
+    from rich.table import Table  # noqa: PLC0415 — rich, only for the table
 
     out = console()  # its sentences hold paths and commands ("ctxrelay[guard]"): escaped
     minimum = ".".join(map(str, MODS_MIN_VERSION))

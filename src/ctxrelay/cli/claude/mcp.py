@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from ctxrelay.claude.mcp import serve
 from ctxrelay.cli._common import ArgumentParser, handle_errors
 
 __all__ = ["main"]
@@ -32,7 +33,5 @@ def main(argv: Sequence[str]) -> int:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     ).parse_args(list(argv))
-    from ctxrelay.claude.mcp import serve
-
     serve()
     return 0

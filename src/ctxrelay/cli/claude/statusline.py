@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from typing import IO
 
+from ctxrelay.claude.statusline import status_line
+
 __all__ = ["main"]
 
 _HELP = """\
@@ -36,8 +38,6 @@ def main(argv: Sequence[str], stdin: IO[str] | None = None, stdout: IO[str] | No
         return 0
     src = sys.stdin if stdin is None else stdin
     try:
-        from ctxrelay.claude.statusline import status_line
-
         line = status_line(json.loads(src.read() or "null"))
     except Exception as exc:  # never blank the statusline with a traceback
         line = f"ctxrelay: statusline input not understood ({type(exc).__name__})"

@@ -27,6 +27,7 @@ from ctxrelay.codex.setup.install import (
     untrusted_project_advice,
 )
 from ctxrelay.codex.setup.launcher import is_ours
+from ctxrelay.codex.setup.probe import check_hook
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install.binary import cli_version
 from ctxrelay.hooks.install.entries import hook_commands
@@ -145,8 +146,6 @@ def doctor(project: Path, home: Path, codex: Path | None, *, runs: int = 1) -> R
             "(this project) or 'ctxrelay codex install --user'"
         )
         return report
-    from ctxrelay.codex.setup.probe import check_hook
-
     for found in report.installed:
         missing = [e for e in EVENTS if e not in found.commands]
         if missing:

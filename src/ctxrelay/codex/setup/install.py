@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.codex.config import codex_home
+from ctxrelay.codex.setup import launcher, probe
 from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, untrust_edit
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
@@ -99,8 +100,6 @@ def choose_command(command: str | None = None) -> str:
     ``PreToolUse`` ones include a command only the guard's shell parser judges); one that
     does not work is a :class:`ConfigError`, and nothing is written
     (:func:`ctxrelay.hooks.install.launch.choose_hook`)."""
-    from ctxrelay.codex.setup import launcher, probe
-
     return choose_hook(
         command,
         launcher.hook_candidates(),

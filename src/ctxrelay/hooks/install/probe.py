@@ -33,8 +33,11 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from ctxrelay.budget.bounds import HOOK_TIMEOUT_S
 
@@ -190,10 +193,6 @@ def hook_interpreter(command: str) -> str | None:
 
 def _guard_requirements() -> list[str]:
     """What the ``guard`` extra installs (from ctxrelay's own metadata)."""
-    from importlib import metadata
-
-    from packaging.requirements import InvalidRequirement, Requirement
-
     try:
         listed = metadata.requires("ctxrelay") or []
     except metadata.PackageNotFoundError:
