@@ -27,8 +27,14 @@ from typing import TYPE_CHECKING
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.claude import _state, handoff
 from ctxrelay.claude._state import session_doc_path
-from ctxrelay.claude.config import load, project_dir_of
-from ctxrelay.claude.handoff import LAYOUT, is_handoff_path
+from ctxrelay.claude.config import (
+    ENV_CONTEXT_WINDOW,
+    ENV_MAIN_HANDOVER,
+    ENV_THRESHOLD,
+    load,
+    project_dir_of,
+)
+from ctxrelay.claude.handoff import INSTALLED_SKILL, LAYOUT, is_handoff_path
 from ctxrelay.hooks.chain import ChainLink
 from ctxrelay.hooks.state import read_document
 from ctxrelay.transcripts import latest_context
@@ -52,8 +58,8 @@ ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 almost no context and lets Claude close its tasks before it hands off."""
 
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
-# config.ENV_*, unimported; the slider's too, so no cache outlives a change of any of them.
-_ENV_KEYS = ("CTXRELAY_MAIN_HANDOVER", "CTXRELAY_THRESHOLD", "CTXRELAY_CONTEXT_WINDOW")
+# The config's overrides, so no cache outlives a change of any of them.
+_ENV_KEYS = (ENV_MAIN_HANDOVER, ENV_THRESHOLD, ENV_CONTEXT_WINDOW)
 
 # This check runs on every main-session tool call, so its fast path reads two small
 # things: the session's state document, which caches the usable limit and the mode
@@ -90,10 +96,9 @@ def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> boo
         return isinstance(target, str) and is_handoff_path(project, target)
     if tool == "Skill":
         skill = tool_input.get("skill") or tool_input.get("command") or tool_input.get("name")
-        # The plugin's skill is ``ctxrelay:handoff``; an installed copy is ``ctxrelay-handoff``
-        # (``handoff.INSTALLED_SKILL``, not imported here: this path must stay light).
+        # The plugin's skill is ``ctxrelay:handoff``; an installed copy is ``ctxrelay-handoff``.
         name = skill.rsplit(":", 1)[-1].strip("/ ") if isinstance(skill, str) else None
-        return name in ("handoff", "ctxrelay-handoff")
+        return name in ("handoff", INSTALLED_SKILL)
     return False
 
 
