@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.claude.driver import MAX_SESSIONS, DriverOptions
+from ctxrelay.claude.extras.driver import MAX_SESSIONS, DriverOptions
 from ctxrelay.cli.claude import SUBCOMMANDS
 from ctxrelay.cli.claude import main as claude_main
 

@@ -11,7 +11,7 @@ import pytest
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _state, handoff
 from ctxrelay.claude._events.stop import ready_text
-from ctxrelay.claude.statusline import status_line
+from ctxrelay.claude.extras.statusline import status_line
 from ctxrelay.hooks.job import HandoffPhase
 from tests.claude._handoff import SESSION, Transcript, isolate, run_hook, stop_payload
 

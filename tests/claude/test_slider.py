@@ -19,7 +19,7 @@ from ctxrelay.budget.bounds import DEFAULT_THRESHOLD, MAIN_OUTPUT_RESERVE
 from ctxrelay.claude import _state
 from ctxrelay.claude._limit import deny_reason
 from ctxrelay.claude.config import load, set_value
-from ctxrelay.claude.statusline import status_line
+from ctxrelay.claude.extras.statusline import status_line
 from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.errors import ConfigError
 from tests.claude._handoff import (

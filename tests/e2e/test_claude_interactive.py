@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.claude import _mod_channel
-from ctxrelay.claude.automod import NAME as MOD_NAME
+from ctxrelay.claude.extras.automod import NAME as MOD_NAME
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli, need

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME
+from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME
 from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.testing import AnthropicServer, Step, ToolUse

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME
+from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME
 from ctxrelay.cli.claude import main as install_main
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli

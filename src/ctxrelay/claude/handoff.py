@@ -71,7 +71,7 @@ name, ``/ctxrelay-handoff``; the prefix keeps it apart from a skill of yours cal
 _PLUGIN_SKILL = "ctxrelay:handoff"
 
 RESUME_ENV = "CTXRELAY_RESUME_HANDOFF"
-"""Set by ``ctxrelay claude run`` (:mod:`ctxrelay.claude.driver`) for a fresh session it
+"""Set by ``ctxrelay claude run`` (:mod:`ctxrelay.claude.extras.driver`) for a fresh session it
 starts after a handoff: the handoff file's path. That session's ``SessionStart`` injects
 the file whatever the mode, as the ``/clear`` of the session that wrote it would."""
 

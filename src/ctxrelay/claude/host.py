@@ -7,7 +7,7 @@ deny as ``permissionDecision: "deny"`` with its reason; context for the model as
 ``SessionStart``; the prompt that continues an ended turn as the ``Stop`` hook's
 ``additionalContext`` (exit 0: the model goes on, the person sees "Stop hook says");
 a line for the person as ``systemMessage``. Claude Code cannot clear the context from
-a hook: in auto mode the mod does (:mod:`ctxrelay.claude.automod`), so ``clear`` is not
+a hook: in auto mode the mod does (:mod:`ctxrelay.claude.extras.automod`), so ``clear`` is not
 said here.
 """
 

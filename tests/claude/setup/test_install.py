@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
+from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.claude.setup._snippet import HOOK_COMMAND, snippet
 from ctxrelay.claude.setup.install import BARE, Commands, install, settings_path
 from ctxrelay.cli import main as cli_main

@@ -89,7 +89,7 @@ def statusline_command(ctxrelay: str = CTXRELAY_COMMAND) -> str:
 
 STATUSLINE_COMMAND = statusline_command()
 """Claude Code's statusLine: the context share and the countdown to the handoff; it
-also records the window size for the hooks (:mod:`ctxrelay.claude.statusline`)."""
+also records the window size for the hooks (:mod:`ctxrelay.claude.extras.statusline`)."""
 
 
 def snippet(hook: str = HOOK_COMMAND, ctxrelay: str = CTXRELAY_COMMAND) -> dict[str, Any]:

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude import automod
 from ctxrelay.claude.config import load
+from ctxrelay.claude.extras import automod
+from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME, SERVER_NAME, check_server
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME, check_server
 from ctxrelay.claude.setup import probe
 from ctxrelay.claude.setup._snippet import PLUGIN_LAUNCHER
 from ctxrelay.claude.setup.binary import cli_path

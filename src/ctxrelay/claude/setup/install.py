@@ -17,7 +17,7 @@ an earlier install's, an older layout's, a pasted snippet's are replaced, never
 doubled), and the files it copies.
 
 ``session_history`` reaches Claude Code as the MCP server ``ctxrelay``
-(:mod:`ctxrelay.claude.mcp`): a project install adds it to the project's ``.mcp.json``,
+(:mod:`ctxrelay.claude.extras.mcp`): a project install adds it to the project's ``.mcp.json``,
 approved by ``enabledMcpjsonServers`` and allowed by ``permissions.allow`` in the
 settings, so the model sees ``mcp__ctxrelay__session_history`` with no dialog and no
 prompt (``docs/claude-code-facts.md``, "MCP servers"). A user install cannot name a
@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.claude import automod
+from ctxrelay.claude.extras import automod
+from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.claude.handoff import INSTALLED_SKILL
-from ctxrelay.claude.mcp import MODEL_TOOL_NAME, SERVER_NAME
 from ctxrelay.claude.setup import launcher, probe
 from ctxrelay.claude.setup._snippet import (
     CTXRELAY_COMMAND,

@@ -1,12 +1,12 @@
 """``ctxrelay claude mcp``: the MCP server Claude Code starts for ``session_history``
-(the server and the tool: :mod:`ctxrelay.claude.mcp`)."""
+(the server and the tool: :mod:`ctxrelay.claude.extras.mcp`)."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
 
-from ctxrelay.claude.mcp import serve
+from ctxrelay.claude.extras.mcp import serve
 from ctxrelay.cli._common import ArgumentParser, handle_errors
 
 __all__ = ["main"]

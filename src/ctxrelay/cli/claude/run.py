@@ -1,5 +1,5 @@
 """``ctxrelay claude run "task"``: run a task headless, handing off to fresh sessions
-(the driver itself: :mod:`ctxrelay.claude.driver`)."""
+(the driver itself: :mod:`ctxrelay.claude.extras.driver`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD, MAIN_HANDOVERS
-from ctxrelay.claude.driver import MAX_SESSIONS, DriverOptions, Emit, run_task
+from ctxrelay.claude.extras.driver import MAX_SESSIONS, DriverOptions, Emit, run_task
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 from ctxrelay.errors import ConfigError
 

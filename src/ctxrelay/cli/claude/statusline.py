@@ -1,5 +1,5 @@
 """``ctxrelay claude statusline``: what Claude Code runs as its ``statusLine`` command
-(the line itself: :mod:`ctxrelay.claude.statusline`).
+(the line itself: :mod:`ctxrelay.claude.extras.statusline`).
 
 It runs after every message, so it imports the stdlib only (no argparse, no rich) and
 never fails: bad input prints a short line and exits 0 (a non-zero exit blanks the
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO
 
-from ctxrelay.claude.statusline import status_line
+from ctxrelay.claude.extras.statusline import status_line
 
 __all__ = ["main"]
 

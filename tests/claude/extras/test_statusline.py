@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.claude import _state
-from ctxrelay.claude.statusline import BAR_WIDTH, render
+from ctxrelay.claude.extras.statusline import BAR_WIDTH, render
 from ctxrelay.cli.claude.statusline import main
 from tests.claude._handoff import isolate
 

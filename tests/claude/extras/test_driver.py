@@ -17,7 +17,7 @@ import pytest
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.claude import handoff
 from ctxrelay.claude._events.session_start import loaded_text
-from ctxrelay.claude.driver import _MAX_NUDGES
+from ctxrelay.claude.extras.driver import _MAX_NUDGES
 from ctxrelay.cli.claude import main
 from ctxrelay.hooks import chain as _chain
 from tests.claude._handoff import Transcript, isolate, run_hook
@@ -167,7 +167,7 @@ class _Client:
 
 
 def _drive(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *, crash: bool) -> _Cli:
-    from ctxrelay.claude import driver
+    from ctxrelay.claude.extras import driver
 
     project = isolate(monkeypatch, tmp_path)
     cli = _Cli(tmp_path, crash=crash)

@@ -15,7 +15,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from ctxrelay.claude.mcp import TOOL_NAME, check_server, tool_schema
+from ctxrelay.claude.extras.mcp import TOOL_NAME, check_server, tool_schema
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.runtime.tools import SessionHistory
 from ctxrelay.store import HISTORY_RESULT_MAX_BYTES

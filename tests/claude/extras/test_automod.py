@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.claude import _mod_channel, _state, automod, handoff
+from ctxrelay.claude import _mod_channel, _state, handoff
+from ctxrelay.claude.extras import automod
 from ctxrelay.claude.setup._snippet import plugin_dir
 from ctxrelay.claude.setup.install import install, uninstall
 from tests.claude._handoff import (
@@ -226,7 +227,7 @@ def test_install_lays_the_mod_out_as_a_skills_folder_plugin_and_uninstall_remove
 
 
 def test_the_mods_texts_are_shown_in_the_prompt_surface_as_produced() -> None:
-    surface = (Path(__file__).resolve().parents[2] / "docs" / "claude-code.md").read_text()
+    surface = (Path(__file__).resolve().parents[3] / "docs" / "claude-code.md").read_text()
     path = "/home/user/project/.ctxrelay/handoff/handoff-20261130T081500Z.md"
     for text in (
         _mod_channel.cleared_text(path),
