@@ -40,7 +40,6 @@ from ctxrelay.codex.host import CODEX
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
-from ctxrelay.hooks.state import StateFile
 from ctxrelay.transcripts import codex_context
 
 __all__ = [
@@ -51,10 +50,6 @@ __all__ = [
     "resume_note",
     "settle",
 ]
-
-
-def _session_doc(session: str) -> StateFile:
-    return session_state(session)
 
 
 def _project(payload: Mapping[str, object]) -> Path | None:
@@ -117,10 +112,10 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
         data["asked"] = True
         return True
 
-    if not _session_doc(session).update(claim):
+    if not session_state(session).update(claim):
         return None
     path = files.new_handoff_path(project)
-    _session_doc(session).set("path", str(path))
+    session_state(session).set("path", str(path))
     files.record_reserved(project, path, ChainLink(HOST, session, transcript))
     percent = 100 * now.context_tokens / window
     return ask_text(path, percent, now.context_tokens, window)
@@ -143,7 +138,7 @@ def after_turn(payload: Mapping[str, object]) -> None:
     me, project = _link(payload), _project(payload)
     if me is None or project is None:
         return
-    doc = _session_doc(me.session_id)
+    doc = session_state(me.session_id)
     data = doc.read()
     injected, asked = data.get("injected"), data.get("path")
     if isinstance(injected, str):
@@ -179,5 +174,5 @@ def resume_note(payload: Mapping[str, object]) -> str | None:
     if handoff is None:
         return None
     files.record_injected(project, path, me)
-    _session_doc(me.session_id).set("injected", path.name)
+    session_state(me.session_id).set("injected", path.name)
     return files.resume_text(path, next_step=handoff.next_step, project_dir=project)
