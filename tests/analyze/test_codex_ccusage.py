@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.analyze._ccusage import compare
-from tests.transcripts._codex_lines import THREAD, Rollout
+from tests.transcripts._codex_lines import CCUSAGE_CASES, THREAD, Rollout, write_ccusage_cases
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +43,16 @@ def test_generated_rollouts_agree(tmp_path: Path) -> None:
     _write(home, old, old.thread)
     theirs, only_ours = compare(home)
     assert len(theirs) == 3
+    assert only_ours == []
+
+
+def test_ccusage_loader_cases_agree(tmp_path: Path) -> None:
+    # The shapes of ccusage's own Codex loader tests: no session_meta, no ordinal, a
+    # total with no last, no model at all, a 2 MB compacted first line, gpt-5-codex.
+    home = tmp_path / "codex"
+    write_ccusage_cases(home / "sessions")
+    theirs, only_ours = compare(home)
+    assert set(theirs) == set(CCUSAGE_CASES)
     assert only_ours == []
 
 
