@@ -11,8 +11,8 @@ ccusage reads a directory through ``CLAUDE_CONFIG_DIR``, ctxrelay through its pa
 Both run as a user runs them, one process per run, interleaved round after round on the
 same page cache; the best time of each counts, and each run's peak resident memory is
 that child's own (``os.wait4`` in a small launcher, the same for both). Targets:
-ctxrelay's time at most 1.0 times ccusage's, its peak memory at most 0.75 times, and the
-same token totals.
+ctxrelay's time at most 1.0 times ccusage's from 1 GB on, its peak memory at most 0.75
+times, and the same token totals at every size.
 
 At the smallest size it also says where ctxrelay's time goes, in a fresh process as the
 command runs: the interpreter's start, the imports of ``analyze --json``, the read, the
@@ -65,6 +65,9 @@ CCUSAGE_VERSION: str = json.loads(CCUSAGE_PINS.read_text())["dependencies"]["ccu
 """ccusage's one pin, which ``make setup`` installs from: the newest ccusage whose platform
 binaries are all published (20.0.26 has none)."""
 TIME_TARGET = 1.0
+TIME_TARGET_FROM_MB = 1000
+"""The time target holds from this size on (issue 33: at 1 GB); below it the start-up,
+which ccusage's native binary barely has, is most of a run, and the ratio is reported."""
 MEMORY_TARGET = 0.75
 SIZES_MB = (10, 200, 1000)
 
@@ -219,37 +222,45 @@ def _run(command: Sequence[str], env: dict[str, str]) -> Run:
 
 _PHASES = """
 import json, sys, time
-t0 = time.perf_counter()
+c0, t0 = time.process_time(), time.perf_counter()
 import ctxrelay.cli.analyze, ctxrelay.analyze, ctxrelay.analyze._parallel
-t1 = time.perf_counter()
+c1, t1 = time.process_time(), time.perf_counter()
 from ctxrelay.analyze import analyze_paths, report_json
 from ctxrelay.analyze._parallel import start_reading
 reading = start_reading([sys.argv[1]])
 done = reading.result()
-t2 = time.perf_counter()
+c2, t2 = time.process_time(), time.perf_counter()
 class Read:
     sessions = reading.sessions
     def result(self):
         return done
 reports = analyze_paths([sys.argv[1]], reading=Read())
-t3 = time.perf_counter()
+c3, t3 = time.process_time(), time.perf_counter()
 text = json.dumps(report_json(reports))
-t4 = time.perf_counter()
-print(json.dumps({"imports": t1 - t0, "read": t2 - t1, "analysis": t3 - t2, "json": t4 - t3}))
+c4, t4 = time.process_time(), time.perf_counter()
+wall = {"imports": t1 - t0, "read": t2 - t1, "analysis": t3 - t2, "json": t4 - t3}
+cpu = {"imports": c1 - c0, "read": c2 - c1, "analysis": c3 - c2, "json": c4 - c3}
+print(json.dumps({"wall": wall, "cpu": cpu}))
 """
-"""The phases of ``analyze --json`` in one fresh process, timed from inside it."""
+"""The phases of ``analyze --json`` in one fresh process, timed from inside it (wall
+and this process's CPU time: below ``MIN_PARALLEL_BYTES`` it reads alone)."""
 
 
-def _where(projects: Path, repeat: int, env: dict[str, str]) -> dict[str, float]:
-    """Where a run's time goes: the interpreter's start (``python -c pass``) and the
-    phases of :data:`_PHASES`, each the best of ``repeat`` fresh processes."""
-    start = min(_run([sys.executable, "-c", "pass"], env).seconds for _ in range(repeat))
-    phases: dict[str, float] = {}
+def _where(projects: Path, repeat: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Where a run's time goes, wall and CPU: the interpreter's start (``python -c
+    pass``) and the phases of :data:`_PHASES`, each the best of ``repeat`` fresh
+    processes."""
+    starts = [_run([sys.executable, "-c", "pass"], env) for _ in range(repeat)]
+    out = {
+        "wall": {"start": min(r.seconds for r in starts)},
+        "cpu": {"start": min(r.cpu_seconds for r in starts)},
+    }
     for _ in range(repeat):
         got = json.loads(_run([sys.executable, "-c", _PHASES, str(projects)], env).stdout)
-        for name, seconds in got.items():
-            phases[name] = min(phases.get(name, seconds), seconds)
-    return {"start": start, **phases}
+        for kind in ("wall", "cpu"):
+            for name, seconds in got[kind].items():
+                out[kind][name] = min(out[kind].get(name, seconds), seconds)
+    return out
 
 
 def _bare(files: list[Path]) -> Run:
@@ -333,7 +344,9 @@ def _measure(
         "ctxrelay_tokens": ours_totals,
         "baseline_tokens": their_totals,
         "same_tokens": same,
-        "pass": time_ratio <= TIME_TARGET and memory_ratio <= MEMORY_TARGET and same,
+        "pass": (time_ratio <= TIME_TARGET or mb < TIME_TARGET_FROM_MB)
+        and memory_ratio <= MEMORY_TARGET
+        and same,
     }
 
 
@@ -381,8 +394,10 @@ def main(argv: list[str] | None = None) -> int:
             projects = _linked(store, root / f"{mb}mb", chosen)
             results.append(_measure(projects, binary, args.repeat, env))
             if mb == min(args.sizes):
+                where = _where(projects, args.repeat, env)
                 results[-1]["where_seconds"] = {
-                    k: round(v, 3) for k, v in _where(projects, args.repeat, env).items()
+                    kind: {k: round(v, 3) for k, v in phases.items()}
+                    for kind, phases in where.items()
                 }
     passed = all(r["pass"] for r in results)
     doc = {
@@ -414,15 +429,17 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['baseline_cpu_seconds']:.3f} ({r['cpu_ratio']}x)"
         )
     for r in results:
-        where = r.get("where_seconds")
-        if where:
-            parts = ", ".join(f"{name} {seconds:.3f} s" for name, seconds in where.items())
-            print(
-                f"where ctxrelay's {r['ctxrelay_seconds']:.3f} s go at {r['megabytes']} MB "
-                f"(fresh processes, best of {args.repeat}): {parts}"
-            )
+        spent = r.get("where_seconds")
+        if spent:
+            print(f"where the time goes at {r['megabytes']} MB (fresh processes, best of "
+                  f"{args.repeat}; wall / CPU):")  # fmt: skip
+            for name, wall in spent["wall"].items():
+                print(f"  {name:<9} {wall:.3f} s / {spent['cpu'][name]:.3f} s")
     verdict = "pass" if passed else "FAIL"
-    print(f"targets: time <= {TIME_TARGET}x, memory <= {MEMORY_TARGET}x, same tokens: {verdict}")
+    print(
+        f"targets: time <= {TIME_TARGET}x from {TIME_TARGET_FROM_MB} MB, memory <= "
+        f"{MEMORY_TARGET}x, same tokens: {verdict}"
+    )
     return 0 if passed else 1
 
 

@@ -3,8 +3,8 @@ every model response with its model, tokens and time, and the compactions.
 
 The rules (``docs/codex-facts.md``, "The rollout file"; ``docs/analyze.md``, "Codex"):
 
-* Each line is ``{"timestamp", "ordinal", "type", "payload"}`` (``ordinal`` since 0.1xx;
-  older rollouts have the other three). The first line must be a JSON object, as for a
+* Each line is ``{"timestamp", "ordinal", "type", "payload"}`` (older rollouts, and
+  the ones ccusage's loader tests write, have no ``ordinal``). The first line must be a JSON object, as for a
   Claude Code transcript (otherwise the file is skipped whole); it need not be the
   ``session_meta`` (:func:`file_shape` tells the format by the line's keys).
 * ``session_meta`` (once, usually first; some rollouts have none): the thread id, the
