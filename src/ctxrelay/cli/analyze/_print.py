@@ -60,7 +60,7 @@ def print_result(result: Result, options: Options) -> None:
     if result.skipped:
         console().print(_skipped_text(result.skipped), markup=False)
     if result.plotted is not None:
-        shown = ", ".join(r.session_id[:8] for r in result.plotted)
+        shown = ", ".join(short_name(r.name) for r in result.plotted)
         console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
     if result.applied is not None:
         console().print(_applied_text(result.applied), markup=False, soft_wrap=True)
