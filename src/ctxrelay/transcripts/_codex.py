@@ -4,9 +4,10 @@ every model response with its model, tokens and time, and the compactions.
 The rules (``docs/codex-facts.md``, "The rollout file"; ``docs/analyze.md``, "Codex"):
 
 * Each line is ``{"timestamp", "ordinal", "type", "payload"}`` (older rollouts, and
-  the ones ccusage's loader tests write, have no ``ordinal``). The first line must be a JSON object, as for a
-  Claude Code transcript (otherwise the file is skipped whole); it need not be the
-  ``session_meta`` (:func:`file_shape` tells the format by the line's keys).
+  the ones ccusage's loader tests write, have no ``ordinal``). The first line must be a
+  JSON object, as for a Claude Code transcript (otherwise the file is skipped whole);
+  it need not be the ``session_meta`` (:func:`file_shape` tells the format by the
+  line's keys).
 * ``session_meta`` (once, usually first; some rollouts have none): the thread id, the
   working directory, the CLI version, and for a subagent its parent thread
   (``parent_thread_id``, or ``source.subagent.thread_spawn.parent_thread_id``).
