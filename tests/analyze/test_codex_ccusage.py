@@ -96,7 +96,8 @@ def test_real_rollouts_agree(tmp_path: Path) -> None:
 def test_older_shapes_of_a_rollout_agree(tmp_path: Path) -> None:
     # One rollout in the shapes older Codex builds wrote, each derived from the current
     # shape: no ordinal and no session_meta, token counts with a total only or a last
-    # only, no model anywhere. Every one is read to ccusage's tokens and cost.
+    # only, no model anywhere, the cached input named cache_read_input_tokens. Every one
+    # is read to ccusage's tokens and cost.
     home = tmp_path / "codex"
     base = Rollout().turn("gpt-5.4").response("resp_1", 40_000, 30_000)
     base.response("resp_2", 45_000, 44_000, output=500).compaction()
@@ -122,11 +123,19 @@ def test_older_shapes_of_a_rollout_agree(tmp_path: Path) -> None:
     def no_model(line: dict[str, Any]) -> dict[str, Any] | None:
         return None if line["type"] == "turn_context" else old(line)
 
-    names = ("no-meta", "total-only", "last-only", "no-model")
+    def read_named_so(line: dict[str, Any]) -> dict[str, Any] | None:
+        kept = old(line)
+        for usage in (kept or {}).get("payload", {}).get("info", {}).values():
+            if isinstance(usage, dict) and "cached_input_tokens" in usage:
+                usage["cache_read_input_tokens"] = usage.pop("cached_input_tokens")
+        return kept
+
+    names = ("no-meta", "total-only", "last-only", "no-model", "cache-read")
     variant(names[0], old)
     variant(names[1], info_without("last_token_usage"))
     variant(names[2], info_without("total_token_usage"))
     variant(names[3], no_model)
+    variant(names[4], read_named_so)
     theirs, only_ours = compare(home)
     assert set(theirs) == {f"rollout-2026-12-01T19-00-00-{n}" for n in names}
     assert only_ours == []
