@@ -11,8 +11,12 @@ ccusage reads a directory through ``CLAUDE_CONFIG_DIR``, ctxrelay through its pa
 Both run as a user runs them, one process per run, interleaved round after round on the
 same page cache; the best time of each counts, and each run's peak resident memory is
 that child's own (``os.wait4`` in a small launcher, the same for both). Targets:
-ctxrelay's time at most 1.3 times ccusage's, its peak memory at most 0.75 times, and the
-same token totals.
+ctxrelay's time at most 1.0 times ccusage's from 1 GB on, its peak memory at most 0.75
+times, and the same token totals at every size.
+
+At the smallest size it also says where ctxrelay's time goes, in a fresh process as the
+command runs: the interpreter's start, the imports of ``analyze --json``, the read, the
+analysis after it (the sessions, prices and replays) and the JSON (best of the rounds).
 
 ccusage is the one ``make setup`` installed into ``.venv/codex`` (its pin is in
 ``scripts/codex/package.json``), else installed with ``npm install ccusage@PIN`` into a
@@ -60,7 +64,10 @@ CCUSAGE_PINS = PROJECT / "scripts" / "codex" / "package.json"
 CCUSAGE_VERSION: str = json.loads(CCUSAGE_PINS.read_text())["dependencies"]["ccusage"]
 """ccusage's one pin, which ``make setup`` installs from: the newest ccusage whose platform
 binaries are all published (20.0.26 has none)."""
-TIME_TARGET = 1.3
+TIME_TARGET = 1.0
+TIME_TARGET_FROM_MB = 1000
+"""The time target holds from this size on (issue 33: at 1 GB); below it the start-up,
+which ccusage's native binary barely has, is most of a run, and the ratio is reported."""
 MEMORY_TARGET = 0.75
 SIZES_MB = (10, 200, 1000)
 
@@ -170,6 +177,9 @@ class Run(NamedTuple):
     seconds: float
     peak_bytes: int
     stdout: bytes
+    cpu_seconds: float = 0.0
+    """User and system time of the child and the workers it waited for: on a loaded
+    machine wall time waits for a core, CPU time does not."""
 
 
 _LAUNCH = """
@@ -180,9 +190,10 @@ _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - start
 scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: KiB on Linux, bytes on macOS
 with open(sys.argv[1], "w") as f:
-    json.dump([seconds, usage.ru_maxrss * scale, os.waitstatus_to_exitcode(status)], f)
+    cpu = usage.ru_utime + usage.ru_stime  # its own and its reaped workers'
+    json.dump([seconds, usage.ru_maxrss * scale, os.waitstatus_to_exitcode(status), cpu], f)
 """
-"""Runs a command and reports its wall time and peak memory. A child's ``ru_maxrss``
+"""Runs a command and reports its wall time, peak memory and CPU time. A child's ``ru_maxrss``
 starts at its parent's peak (Linux carries it across fork and exec), so the child is
 started from this small interpreter, not from the benchmark's larger one; both tools get
 the same floor."""
@@ -198,13 +209,58 @@ def _run(command: Sequence[str], env: dict[str, str]) -> Run:
         report = Path(tmp) / "run.json"
         launch = [sys.executable, "-c", _LAUNCH, str(report), *command]
         subprocess.run(launch, env=env, stdout=out, stderr=err, check=False)
-        seconds, peak, code = json.loads(report.read_text()) if report.exists() else (0, 0, 1)
+        seconds, peak, code, cpu = (
+            json.loads(report.read_text()) if report.exists() else (0, 0, 1, 0)
+        )
         if code != 0:
             err.seek(0)
             message = err.read().decode(errors="replace")
             raise SystemExit(f"bench/analyze.py: {command[0]} failed: {message}")
         out.seek(0)
-        return Run(seconds, peak, out.read())
+        return Run(seconds, peak, out.read(), cpu)
+
+
+_PHASES = """
+import json, sys, time
+c0, t0 = time.process_time(), time.perf_counter()
+import ctxrelay.cli.analyze, ctxrelay.analyze, ctxrelay.analyze._parallel
+c1, t1 = time.process_time(), time.perf_counter()
+from ctxrelay.analyze import analyze_paths, report_json
+from ctxrelay.analyze._parallel import start_reading
+reading = start_reading([sys.argv[1]])
+done = reading.result()
+c2, t2 = time.process_time(), time.perf_counter()
+class Read:
+    sessions = reading.sessions
+    def result(self):
+        return done
+reports = analyze_paths([sys.argv[1]], reading=Read())
+c3, t3 = time.process_time(), time.perf_counter()
+text = json.dumps(report_json(reports))
+c4, t4 = time.process_time(), time.perf_counter()
+wall = {"imports": t1 - t0, "read": t2 - t1, "analysis": t3 - t2, "json": t4 - t3}
+cpu = {"imports": c1 - c0, "read": c2 - c1, "analysis": c3 - c2, "json": c4 - c3}
+print(json.dumps({"wall": wall, "cpu": cpu}))
+"""
+"""The phases of ``analyze --json`` in one fresh process, timed from inside it (wall
+and this process's CPU time: below ``MIN_PARALLEL_BYTES`` it reads alone)."""
+
+
+def _where(projects: Path, repeat: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Where a run's time goes, wall and CPU: the interpreter's start (``python -c
+    pass``) and the phases of :data:`_PHASES`, each the best of ``repeat`` fresh
+    processes."""
+    starts = [_run([sys.executable, "-c", "pass"], env) for _ in range(repeat)]
+    out = {
+        "wall": {"start": min(r.seconds for r in starts)},
+        "cpu": {"start": min(r.cpu_seconds for r in starts)},
+    }
+    for _ in range(repeat):
+        got = json.loads(_run([sys.executable, "-c", _PHASES, str(projects)], env).stdout)
+        for kind in ("wall", "cpu"):
+            for name, seconds in got[kind].items():
+                out[kind][name] = min(out[kind].get(name, seconds), seconds)
+    return out
 
 
 def _bare(files: list[Path]) -> Run:
@@ -262,6 +318,7 @@ def _measure(
         for name, func in contenders.items():
             runs[name].append(func())
     best = {name: min(r.seconds for r in got) for name, got in runs.items()}
+    cpu = {name: min(r.cpu_seconds for r in got) for name, got in runs.items()}
     peak = {name: max(r.peak_bytes for r in got) for name, got in runs.items()}
     mb = size / 1e6
     time_ratio = best["ctxrelay"] / best[baseline]
@@ -278,13 +335,17 @@ def _measure(
         "ctxrelay_mb_s": round(mb / best["ctxrelay"], 1),
         "baseline_mb_s": round(mb / best[baseline], 1),
         "time_ratio": round(time_ratio, 2),
+        "ctxrelay_cpu_seconds": round(cpu["ctxrelay"], 3),
+        "baseline_cpu_seconds": round(cpu[baseline], 3),
+        "cpu_ratio": round(cpu["ctxrelay"] / cpu[baseline], 2) if cpu[baseline] else None,
         "ctxrelay_peak_mb": round(peak["ctxrelay"] / 1e6, 1),
         "baseline_peak_mb": round(peak[baseline] / 1e6, 1),
         "memory_ratio": round(memory_ratio, 2),
         "ctxrelay_tokens": ours_totals,
         "baseline_tokens": their_totals,
         "same_tokens": same,
-        "pass": time_ratio <= TIME_TARGET and memory_ratio <= MEMORY_TARGET and same,
+        "time_judged": False,
+        "pass": memory_ratio <= MEMORY_TARGET and same,
     }
 
 
@@ -330,7 +391,17 @@ def main(argv: list[str] | None = None) -> int:
             wanted = max(1, round(mb * 1_000_000 / one_copy))
             chosen = [n for n in names if int(n.rsplit("-", 1)[-1]) < wanted]
             projects = _linked(store, root / f"{mb}mb", chosen)
-            results.append(_measure(projects, binary, args.repeat, env))
+            result = _measure(projects, binary, args.repeat, env)
+            if mb >= TIME_TARGET_FROM_MB:  # the size asked for, not the bytes the copies hold
+                result["time_judged"] = True
+                result["pass"] = result["pass"] and result["time_ratio"] <= TIME_TARGET
+            results.append(result)
+            if mb == min(args.sizes):
+                where = _where(projects, args.repeat, env)
+                result["where_seconds"] = {
+                    kind: {k: round(v, 3) for k, v in phases.items()}
+                    for kind, phases in where.items()
+                }
     passed = all(r["pass"] for r in results)
     doc = {
         "ccusage_version": CCUSAGE_VERSION if binary is not None else None,
@@ -350,17 +421,28 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ctxrelay analyze --json against {label}, whole process, best of {args.repeat}")
     print(
         f"{'MB':>7} {'files':>6} {'ctxrelay s':>10} {'base s':>8} {'time':>6} "
-        f"{'ctxrelay MB':>11} {'base MB':>8} {'memory':>7}  tokens"
+        f"{'ctxrelay MB':>11} {'base MB':>8} {'memory':>7}  tokens  cpu s (ratio)"
     )
     for r in results:
         print(
             f"{r['megabytes']:>7} {r['files']:>6} {r['ctxrelay_seconds']:>10.3f} "
             f"{r['baseline_seconds']:>8.3f} {r['time_ratio']:>5}x "
             f"{r['ctxrelay_peak_mb']:>11} {r['baseline_peak_mb']:>8} {r['memory_ratio']:>6}x  "
-            f"{'same' if r['same_tokens'] else 'DIFFER'}"
+            f"{'same' if r['same_tokens'] else 'DIFFER':<6}  {r['ctxrelay_cpu_seconds']:.3f} / "
+            f"{r['baseline_cpu_seconds']:.3f} ({r['cpu_ratio']}x)"
         )
+    for r in results:
+        spent = r.get("where_seconds")
+        if spent:
+            print(f"where the time goes at {r['megabytes']} MB (fresh processes, best of "
+                  f"{args.repeat}; wall / CPU):")  # fmt: skip
+            for name, wall in spent["wall"].items():
+                print(f"  {name:<9} {wall:.3f} s / {spent['cpu'][name]:.3f} s")
     verdict = "pass" if passed else "FAIL"
-    print(f"targets: time <= {TIME_TARGET}x, memory <= {MEMORY_TARGET}x, same tokens: {verdict}")
+    print(
+        f"targets: time <= {TIME_TARGET}x from {TIME_TARGET_FROM_MB} MB, memory <= "
+        f"{MEMORY_TARGET}x, same tokens: {verdict}"
+    )
     return 0 if passed else 1
 
 

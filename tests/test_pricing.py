@@ -94,6 +94,19 @@ def test_haiku_5_5_prices_a_long_prompt_at_its_long_prompt_rates() -> None:
     assert cost(Usage(50_000, 1, 50_000, 1_000), haiku) == pytest.approx(expected)
 
 
+def test_sonnet_4_prices_a_prompt_above_200k_at_its_long_prompt_rates() -> None:
+    # Anthropic's list: Sonnet 4.x requests above 200,000 prompt tokens (only possible in
+    # the 1M window) cost $6 / $22.50, the cache at the usual multipliers of that input.
+    for model in ("claude-sonnet-4-20250514", "claude-sonnet-4-5-20250929", "claude-sonnet-4-6"):
+        sonnet = DEFAULT_PRICES.lookup(model)
+        assert sonnet is not None
+        at = {"input_tokens": 1_000, "cache_read_input_tokens": 199_000, "output_tokens": 100}
+        assert cost(at, sonnet) == pytest.approx((1_000 * 3 + 199_000 * 0.3 + 100 * 15) / 1e6)
+        above = {**at, "cache_creation_input_tokens": 1}
+        expected = (1_000 * 6 + 199_000 * 0.6 + 1 * 7.5 + 100 * 22.5) / 1e6
+        assert cost(above, sonnet) == pytest.approx(expected), model
+
+
 def test_cost_of_each_category() -> None:
     prices = Prices(1.0, 10.0, 2.0, 3.0, 0.5)
     one_million = 1_000_000

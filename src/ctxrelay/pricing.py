@@ -99,6 +99,9 @@ def _openai(family: str, input: float, output: float, cached: float) -> Prices:
 
 _HAIKU_55_LONG = (100_000, _anthropic("Claude Haiku 5.5, long prompt", 0.5, 2.5))
 """Haiku 5.5 above 100,000 prompt tokens (Claude Code's ``haiku_55`` pricing tier)."""
+_SONNET_4_LONG = (200_000, _anthropic("Claude Sonnet 4.x, long prompt", 6.0, 22.5))
+"""Sonnet 4, 4.5 and 4.6 above 200,000 prompt tokens (the 1M window; Anthropic's price
+list: 2x input, 1.5x output)."""
 
 # Keys are model id prefixes (normalized: lower case, no provider prefix, no ``[1m]``);
 # the longest matching key wins. The bare family keys (``claude-opus`` ...) price ids of
@@ -124,9 +127,9 @@ _DEFAULTS: dict[str, Prices] = {
     "claude-sonnet": _anthropic("Claude Sonnet 5.5+", 2.0, 10.0, 0.1),
     "claude-sonnet-5-5": _anthropic("Claude Sonnet 5.5", 2.0, 10.0, 0.1),
     "claude-sonnet-5": _anthropic("Claude Sonnet 5", 2.0, 10.0),
-    "claude-sonnet-4-6": _anthropic("Claude Sonnet 4.6", 3.0, 15.0),
-    "claude-sonnet-4": _anthropic("Claude Sonnet 4", 3.0, 15.0),
-    "claude-sonnet-4-5": _anthropic("Claude Sonnet 4.5", 3.0, 15.0),
+    "claude-sonnet-4-6": _anthropic("Claude Sonnet 4.6", 3.0, 15.0, long_prompt=_SONNET_4_LONG),
+    "claude-sonnet-4": _anthropic("Claude Sonnet 4", 3.0, 15.0, long_prompt=_SONNET_4_LONG),
+    "claude-sonnet-4-5": _anthropic("Claude Sonnet 4.5", 3.0, 15.0, long_prompt=_SONNET_4_LONG),
     "claude-3-7-sonnet": _anthropic("Claude Sonnet 3.7", 3.0, 15.0),
     "claude-3-5-sonnet": _anthropic("Claude Sonnet 3.5", 3.0, 15.0),
     # Claude Haiku
@@ -233,9 +236,9 @@ class PriceTable(Mapping[str, Prices]):
 
 DEFAULT_PRICES = PriceTable(_DEFAULTS)
 """List prices, standard tier: Claude as the Claude Code CLI's model catalog prices it
-(Claude 3.5 to 5.5, Haiku 5.5's long-prompt rates included), OpenAI as published (GPT-4o
-to GPT-5.5, the Codex models included). Long-context surcharges the catalog does not
-carry (Sonnet 4.x above 200k in Anthropic's price list) are not modelled."""
+(Claude 3.5 to 5.5, Haiku 5.5's long-prompt rates included), Sonnet 4.x's rates above
+200k prompt tokens as Anthropic's price list has them, OpenAI as published (GPT-4o to
+GPT-5.5, the Codex models included)."""
 
 
 def _entry(key: str, raw: object, source: str) -> Prices:

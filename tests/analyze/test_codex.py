@@ -13,7 +13,7 @@ from ctxrelay.analyze._bill import Pricer
 from ctxrelay.analyze._groups import group_reports
 from ctxrelay.cli import main
 from ctxrelay.pricing import DEFAULT_PRICES
-from tests.transcripts._codex_lines import THREAD, Rollout
+from tests.transcripts._codex_lines import CCUSAGE_CASES, THREAD, Rollout, write_ccusage_cases
 from tests.transcripts._lines import assistant, write
 
 if TYPE_CHECKING:
@@ -146,3 +146,29 @@ def test_msgspec_orjson_and_json_read_the_same_rollouts(
     assert [read_rollout(p) for p in files] == default
     monkeypatch.setattr(reader, "loads", json.loads)
     assert [read_rollout(p) for p in files] == default
+
+
+def test_the_shapes_ccusage_reads_are_read_to_its_tokens_and_gpt_5_prices(tmp_path: Path) -> None:
+    # Each file of ccusage's loader tests is a Codex session, told by its lines' shape
+    # (not a session_meta first line); none is skipped or left out.
+    sessions = tmp_path / "codex" / "sessions"
+    write_ccusage_cases(sessions)
+    skips: list[tuple[str, Exception]] = []
+    reports = analyze_paths([sessions], on_skip=lambda p, e: skips.append((p, e)))
+    assert skips == []
+    doc = report_json(reports)
+    got = {s["name"]: s for s in doc["sessions"]}
+    assert set(got) == set(CCUSAGE_CASES)
+    rates = {"gpt-5": (1.25, 0.125, 10.0), "gpt-5.4": (2.5, 0.25, 15.0)}
+    for name, (model, (fresh, cached, output)) in CCUSAGE_CASES.items():
+        s = got[name]
+        usage = s["total"]["usage"]
+        assert s["format"] == "codex", name
+        assert s["model"] == model, name
+        assert (
+            usage["input_tokens"],
+            usage["cache_read_input_tokens"],
+            usage["output_tokens"],
+        ) == (fresh, cached, output), name
+        price = rates["gpt-5.4" if model == "gpt-5.4" else "gpt-5"]  # gpt-5-codex: gpt-5's
+        assert s["cost_usd"] == pytest.approx(_usd(fresh, cached, output, price), abs=1e-6)

@@ -8,15 +8,18 @@ the real CLI's own end-to-end runs are compared in ``tests/e2e/test_codex_handof
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.analyze._ccusage import compare
-from tests.transcripts._codex_lines import THREAD, Rollout
+from tests.transcripts._codex_lines import CCUSAGE_CASES, THREAD, Rollout, write_ccusage_cases
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +46,16 @@ def test_generated_rollouts_agree(tmp_path: Path) -> None:
     _write(home, old, old.thread)
     theirs, only_ours = compare(home)
     assert len(theirs) == 3
+    assert only_ours == []
+
+
+def test_ccusage_loader_cases_agree(tmp_path: Path) -> None:
+    # The shapes of ccusage's own Codex loader tests: no session_meta, no ordinal, a
+    # total with no last, no model at all, a 2 MB compacted first line, gpt-5-codex.
+    home = tmp_path / "codex"
+    write_ccusage_cases(home / "sessions")
+    theirs, only_ours = compare(home)
+    assert set(theirs) == set(CCUSAGE_CASES)
     assert only_ours == []
 
 
@@ -78,3 +91,51 @@ def test_real_rollouts_agree(tmp_path: Path) -> None:
         head = (home / "sessions").rglob(f"{name}.jsonl")
         meta = json.loads(next(head).read_bytes().split(b"\n", 1)[0])["payload"]
         assert isinstance(meta.get("source"), dict), name
+
+
+def test_older_shapes_of_a_rollout_agree(tmp_path: Path) -> None:
+    # One rollout in the shapes older Codex builds wrote, each derived from the current
+    # shape: no ordinal and no session_meta, token counts with a total only or a last
+    # only, no model anywhere, the cached input named cache_read_input_tokens. Every one
+    # is read to ccusage's tokens and cost.
+    home = tmp_path / "codex"
+    base = Rollout().turn("gpt-5.4").response("resp_1", 40_000, 30_000)
+    base.response("resp_2", 45_000, 44_000, output=500).compaction()
+    base.turn("gpt-5.4", "turn-2").response("resp_3", 12_000, 2_000)
+
+    def variant(name: str, keep: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
+        rollout = Rollout(base.thread)
+        rollout.lines = [line for line in map(keep, copy.deepcopy(base.lines)) if line]
+        _write(home, rollout, name)
+
+    def old(line: dict[str, Any]) -> dict[str, Any] | None:
+        line.pop("ordinal")
+        return None if line["type"] in ("session_meta", "token_usage_record") else line
+
+    def info_without(key: str) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+        def keep(line: dict[str, Any]) -> dict[str, Any] | None:
+            line = old(line) or {}
+            line.get("payload", {}).get("info", {}).pop(key, None)
+            return line or None
+
+        return keep
+
+    def no_model(line: dict[str, Any]) -> dict[str, Any] | None:
+        return None if line["type"] == "turn_context" else old(line)
+
+    def read_named_so(line: dict[str, Any]) -> dict[str, Any] | None:
+        kept = old(line)
+        for usage in (kept or {}).get("payload", {}).get("info", {}).values():
+            if isinstance(usage, dict) and "cached_input_tokens" in usage:
+                usage["cache_read_input_tokens"] = usage.pop("cached_input_tokens")
+        return kept
+
+    names = ("no-meta", "total-only", "last-only", "no-model", "cache-read")
+    variant(names[0], old)
+    variant(names[1], info_without("last_token_usage"))
+    variant(names[2], info_without("total_token_usage"))
+    variant(names[3], no_model)
+    variant(names[4], read_named_so)
+    theirs, only_ours = compare(home)
+    assert set(theirs) == {f"rollout-2026-12-01T19-00-00-{n}" for n in names}
+    assert only_ours == []

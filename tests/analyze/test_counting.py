@@ -190,8 +190,12 @@ def test_json_totals_reconcile_on_the_real_corpus() -> None:
         assert summaries >= 0
         for key in keys:
             assert total["usage"][key] >= sum(p[key] for p in parts)
-        # The tokens of each model price back to its cost, and the models to the session's.
+        # The tokens of each model price back to its cost (a model with a long-prompt
+        # tier is priced request by request: its sum does not), and the models to the
+        # session's.
         for line in total["by_model"]:
+            if _prices(line["model"]).long_prompt is not None:
+                continue
             assert _price_back(line["usage"], line["model"]) == pytest.approx(
                 line["cost_usd"], abs=1e-5
             )
@@ -283,3 +287,32 @@ def test_a_read_given_up_stops_its_workers() -> None:
     assert reading._pool is None
     with pytest.raises(RuntimeError):
         pool.submit(print)  # shut down
+
+
+def test_a_1m_sonnet_session_is_replayed_in_its_window_at_its_long_prompt_rates(
+    tmp_path: Path,
+) -> None:
+    # A Sonnet 4.5 chain that grows past 200k ran in the 1M window: it is replayed
+    # against 1,000,000 tokens, and each request above 200k is priced at the long-prompt
+    # rates, request by request, in the recording and in every replay.
+    model = "claude-sonnet-4-5-20250929"
+    reads = [30_000, 120_000, 190_000, 260_000, 330_000]
+    path = write(
+        tmp_path / "s.jsonl",
+        [
+            _line(f"m{i}", model, read=r, stamp=f"2026-02-10T10:{i:02d}:00Z")
+            for i, r in enumerate(reads)
+        ],
+    )
+    report = analyze_session(path, policies=(Policy("none"), Policy("compact")))
+    assert report.assumptions.limit == 1_000_000
+    sonnet = _prices(model)
+    long_prompt = sonnet.long_prompt
+    assert long_prompt is not None
+    expected = sum(
+        cost(Usage(1, 500, r, 200), long_prompt if r + 501 > 200_000 else sonnet) for r in reads
+    )
+    assert report.cost_usd == pytest.approx(expected)
+    none, compact = report.replays
+    assert none.cost_usd == pytest.approx(expected)
+    assert compact.compactions == 0  # 330k is far from the 1M window's compaction point

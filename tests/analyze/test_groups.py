@@ -85,7 +85,7 @@ def test_a_date_range_keeps_its_requests_and_top_the_most_expensive(tmp_path: Pa
     assert [r.key for r in rows] == ["2026-02-10"]
     assert [Path(r.transcript.path).name for r in in_range(reports, since, until)] == ["a.jsonl"]
     (top,) = group_reports(reports, pricer, by="session", top=1)
-    assert top.key == max(reports, key=lambda r: r.cost_usd or 0).session_id
+    assert top.key == max(reports, key=lambda r: r.cost_usd or 0).name
 
 
 def test_dates_relative_and_absolute() -> None:

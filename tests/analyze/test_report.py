@@ -9,16 +9,16 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.analyze import analyze_paths, analyze_session, discover, parse_sweep, report_json
-from ctxrelay.errors import ConfigError
+from ctxrelay.errors import ConfigError, TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, cost
 from tests.conftest import corpus_path
-from tests.transcripts._lines import assistant, write
+from tests.transcripts._lines import assistant, user, write
 
 SPOTTER = "corpora/claude-code-transcripts/spotter"
 
 SESSION_KEYS = {
-    "session_id", "kind", "format", "parent_session_id", "project", "path", "first_timestamp",
-    "last_timestamp", "model",
+    "session_id", "name", "kind", "format", "parent_session_id", "project", "path",
+    "first_timestamp", "last_timestamp", "model",
     "requests", "peak_context_tokens", "final_context_tokens", "compactions", "usage",
     "total", "cost_usd", "synthetic_responses", "duplicate_responses", "subagents", "whatif",
 }  # fmt: skip
@@ -139,8 +139,12 @@ def test_totals_claim_no_cost_for_sessions_that_could_not_be_priced(tmp_path: Pa
     local = write(tmp_path / "local.jsonl", [assistant("m1", read=1000, model="llama-local")])
     priced = write(tmp_path / "priced.jsonl", [assistant("m2", read=1000, output=50)])
 
-    # Named files are reported even when nothing in them parses (as the CLI does): no
-    # request was sent, so they cost a true 0, not an unknown.
+    # A named file of neither agent's shape is refused with its reason; one of Claude
+    # Code's shape with nothing in it is reported: no request was sent, so it costs a
+    # true 0, not an unknown.
+    with pytest.raises(TranscriptError, match="not a Claude Code transcript or a Codex"):
+        analyze_session(unparsable)
+    unparsable = write(tmp_path / "snapshots.jsonl", [user("hi"), b"not json at all"])
     alone = report_json([analyze_session(unparsable)])
     assert alone["sessions"][0]["cost_usd"] == 0.0
     totals = alone["totals"]

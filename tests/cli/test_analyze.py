@@ -200,10 +200,11 @@ def test_files_that_never_sent_a_request_are_not_sessions(
     assert main(["analyze", str(capture), "--json"]) == 0
     sessions = json.loads(capsys.readouterr().out)["sessions"]
     assert [s["requests"] for s in sessions] == [4]
+    # hook-payloads.jsonl is no session file: in a folder it is skipped with its reason,
+    # named it is refused with it
     named = capture / "hook-payloads.jsonl"
-    assert main(["analyze", str(named), "--json"]) == 0
-    (session,) = json.loads(capsys.readouterr().out)["sessions"]
-    assert session["requests"] == 0
+    assert main(["analyze", str(named), "--json"]) == 1
+    assert "not a Claude Code transcript or a Codex rollout" in capsys.readouterr().err
 
 
 def test_by_month_with_a_policy_shows_recorded_and_replayed(

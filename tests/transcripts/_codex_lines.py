@@ -178,3 +178,77 @@ class Rollout:
 def dumps(record: Any) -> bytes:
     """One line as Codex writes it (serde_json: no spaces, UTF-8)."""
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _count(stamp: str, **info: Any) -> dict[str, Any]:
+    return {
+        "timestamp": stamp,
+        "type": "event_msg",
+        "payload": {"type": "token_count", "info": info},
+    }
+
+
+def _line(stamp: str, kind: str, **payload: Any) -> dict[str, Any]:
+    return {"timestamp": f"2025-09-{stamp}Z", "type": kind, "payload": payload}
+
+
+def _usage5(fresh: int, cached: int, output: int, reasoning: int = 0) -> dict[str, int]:
+    return {
+        "input_tokens": fresh,
+        "cached_input_tokens": cached,
+        "output_tokens": output,
+        "reasoning_output_tokens": reasoning,
+        "total_tokens": fresh + output,
+    }
+
+
+CCUSAGE_CASES: dict[str, tuple[str, tuple[int, int, int]]] = {
+    "project-1": ("gpt-5", (1_700, 300, 800)),
+    "legacy": ("gpt-5", (5_000, 0, 1_000)),
+    "compacted": ("gpt-5.4", (40, 2, 8)),
+    "codex-alias": ("gpt-5-codex", (40_000, 60_000, 3_000)),
+}
+"""Each file of :func:`write_ccusage_cases`: its model and its (uncached input, cache
+reads, output) as ccusage counts them."""
+
+
+def write_ccusage_cases(sessions: Path) -> None:
+    """The rollouts of ccusage's own Codex loader tests (its ``data-loader.ts``), written
+    as its tests write them (``JSON.stringify``: no ``ordinal``, no ``session_meta``, no
+    final newline), and the ``gpt-5-codex`` alias its docs name: a first line that is a
+    ``turn_context``, a ``token_count`` with a total and no last (what it added counts),
+    a legacy rollout that names no model (priced as gpt-5), a 2 MB ``compacted`` first
+    line, and a file outside the ``YYYY/MM/DD`` folders."""
+    day = sessions / "2025" / "09" / "11"
+    day.mkdir(parents=True, exist_ok=True)
+
+    def put(path: Path, *records: dict[str, Any]) -> None:
+        path.write_bytes(b"\n".join(dumps(r) for r in records))
+
+    first = _usage5(1_200, 200, 500)
+    put(
+        sessions / "project-1.jsonl",
+        _line("11T18:25:30.000", "turn_context", model="gpt-5"),
+        _count(
+            "2025-09-11T18:25:40.670Z",
+            total_token_usage=first,
+            last_token_usage=first,
+            model="gpt-5",
+        ),
+        _line("11T18:40:00.000", "turn_context", model="gpt-5"),
+        _count("2025-09-12T00:00:00.000Z", total_token_usage=_usage5(2_000, 300, 800)),
+    )
+    legacy = _usage5(5_000, 0, 1_000)
+    put(day / "legacy.jsonl", _count("2025-09-15T13:00:00.000Z", total_token_usage=legacy))
+    put(
+        day / "compacted.jsonl",
+        _line("15T13:00:00.000", "compacted", replacement_history="x" * 2_000_000),
+        _line("15T13:00:10.000", "turn_context", model="gpt-5.4"),
+        _count("2025-09-15T13:00:11.000Z", last_token_usage=_usage5(42, 2, 8, 1)),
+    )
+    alias = _usage5(100_000, 60_000, 3_000, 1_000)
+    put(
+        day / "codex-alias.jsonl",
+        _line("20T10:00:00.000", "turn_context", model="gpt-5-codex"),
+        _count("2025-09-20T10:00:05.000Z", total_token_usage=alias, last_token_usage=alias),
+    )

@@ -8,7 +8,13 @@ import pytest
 
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts import Usage
-from ctxrelay.transcripts._codex import CodexResponse, is_rollout, read_rollout
+from ctxrelay.transcripts._codex import (
+    LEGACY_MODEL,
+    CodexResponse,
+    file_shape,
+    is_rollout,
+    read_rollout,
+)
 from tests.transcripts._codex_lines import THREAD, Rollout, dumps
 from tests.transcripts._lines import assistant, user, write
 
@@ -77,9 +83,18 @@ def test_a_subagents_rollout_names_its_parent(tmp_path: Path) -> None:
     assert read_rollout(rollout.write(tmp_path / "s.jsonl")).parent_id == THREAD
 
 
-def test_a_response_before_any_turn_context_has_no_model(tmp_path: Path) -> None:
+def test_a_response_before_any_turn_context_is_priced_as_ccusage_prices_it(
+    tmp_path: Path,
+) -> None:
+    # ccusage's fallback for the Codex builds that wrote no model: gpt-5
     read = read_rollout(Rollout().response("resp_1", 100).write(tmp_path / "r.jsonl"))
-    assert [r.model for r in read.responses] == [None]
+    assert [r.model for r in read.responses] == [LEGACY_MODEL] == ["gpt-5"]
+    # a token_count naming the model (info.model, as ccusage reads it) sets it
+    rollout = Rollout().response("resp_1", 100)
+    rollout.lines = [line for line in rollout.lines if line["type"] != "token_usage_record"]
+    rollout.lines[-1]["payload"]["info"]["model"] = "gpt-5.4"
+    read = read_rollout(rollout.write(tmp_path / "m.jsonl"))
+    assert [r.model for r in read.responses] == ["gpt-5.4"]
 
 
 def test_bad_lines_are_counted_and_passed_over(tmp_path: Path) -> None:
@@ -117,6 +132,22 @@ def test_a_rollout_is_told_from_a_claude_transcript(tmp_path: Path) -> None:
     claude = write(tmp_path / "c.jsonl", [user("hi"), assistant("m1", read=5)])
     assert not is_rollout(claude)
     assert not is_rollout(tmp_path / "missing.jsonl")
+    # without the ordinal (older Codex, and ccusage's tests), and with a first line of
+    # 2 MB that the head read holds only the start of
+    plain = [{k: v for k, v in x.items() if k != "ordinal"} for x in rollout.lines[1:]]
+    (tmp_path / "o.jsonl").write_bytes(b"".join(dumps(x) + b"\n" for x in plain))
+    assert file_shape(tmp_path / "o.jsonl") == "codex"
+    big = {"timestamp": "t", "type": "compacted", "payload": {"replacement_history": "x" * 2**21}}
+    (tmp_path / "b.jsonl").write_bytes(dumps(big) + b"\n")
+    assert file_shape(tmp_path / "b.jsonl") == "codex"
+    assert file_shape(claude) == "claude"
+    # a line of neither: its place decides (a folder named sessions is Codex's)
+    (tmp_path / "sessions").mkdir()
+    for folder in (tmp_path, tmp_path / "sessions"):
+        (folder / "x.jsonl").write_bytes(b'{"a": 1}\n')
+        assert file_shape(folder / "x.jsonl") is None
+    assert not is_rollout(tmp_path / "x.jsonl")
+    assert is_rollout(tmp_path / "sessions" / "x.jsonl")
 
 
 def test_a_rollout_without_usage_records_is_counted_from_its_token_counts(

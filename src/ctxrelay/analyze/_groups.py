@@ -75,7 +75,7 @@ def _moment(stamp: str | None) -> datetime | None:
 
 def _key(by: Grouping, moment: datetime | None, report: SessionReport) -> str:
     if by == "session":
-        return report.session_id
+        return report.name
     if by == "project":
         return report.project or UNKNOWN
     if moment is None:
@@ -197,7 +197,7 @@ def group_reports(
             if not _in(moment, since, until):
                 continue
             target = row(_key(by, moment, report))
-            target.sessions.add(report.session_id)
+            target.sessions.add(report.name)
             target.requests += 1
             target.usage = target.usage + r.usage
             target.recorded.add(pricer.cost(r.usage, r.model))

@@ -1,18 +1,25 @@
-"""``--plot FILE.png``: context curves of each session under each replayed policy."""
+"""``--plot FILE.png``: context curves of each session under each replayed policy.
+
+A policy has one colour in every panel (:func:`colors`): the recording is the wide pale
+grey line, each replayed policy its own colour, its bounds (compact's threshold, a
+handoff's target and warning) drawn in it, and the window's limits in black. The
+cumulative panel's time axis is dates to scale: a day without a request is a gap, not
+skipped."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from ctxrelay.analyze._groups import ReportRow
 from ctxrelay.analyze._replay import ReplayResult
-from ctxrelay.analyze._report import SessionReport
+from ctxrelay.analyze._report import SessionReport, short_name
 from ctxrelay.budget import Budget
 from ctxrelay.errors import MissingExtraError
 
-__all__ = ["MAX_PLOTTED_SESSIONS", "plot_sessions"]
+__all__ = ["MAX_PLOTTED_SESSIONS", "colors", "plot_sessions"]
 
 MAX_PLOTTED_SESSIONS = 6
 """More panels than this stop being readable; the sessions with most requests are drawn."""
@@ -20,7 +27,24 @@ MAX_PLOTTED_SESSIONS = 6
 MIN_PLOTTED_REQUESTS = 20
 """Shorter sessions are left out of the plot (they never come near a limit)."""
 
-_COLORS = ["#444444", "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
+"""The replayed policies' colours, in the order they were asked for; no grey or black,
+which are the recording's and the window's."""
+RECORDED = "#9a9a9a"
+"""The recording (``none``), in every panel."""
+
+
+def colors(names: Sequence[str]) -> dict[str, str]:
+    """The colour of each policy of ``names`` (``none``, the recording, is grey); the
+    same map draws every panel, so a colour means one policy throughout."""
+    out: dict[str, str] = {}
+    for name in names:
+        if name == "none":
+            out[name] = RECORDED
+        elif name not in out:
+            replayed = sum(1 for n in out if n != "none")
+            out[name] = _COLORS[replayed % len(_COLORS)]
+    return out
 
 
 def _pyplot() -> tuple[Any, Any]:
@@ -73,10 +97,21 @@ def _levels(ax: Any, *lines: tuple[int | None, str, str, float, str]) -> None:
             )
 
 
-def _cumulative(ax: Any, days: Sequence[ReportRow], formatter: Any) -> None:
-    """Cost by day, summed from the first day: recorded, and each policy's what-if."""
-    keys = [d.key for d in days]
-    xs = list(range(len(keys)))
+def _day(key: str) -> date | None:
+    try:
+        return date.fromisoformat(key)
+    except ValueError:
+        return None
+
+
+def _cumulative(
+    ax: Any, days: Sequence[ReportRow], formatter: Any, palette: dict[str, str]
+) -> None:
+    """Cost by day, summed from the first day: recorded, and each policy's what-if, on a
+    date axis to scale (flat across the days without a request)."""
+    dated = [(d, _day(d.key)) for d in days]
+    dated = [(d, when) for d, when in dated if when is not None]
+    xs = [when for _, when in dated]
 
     def running(values: list[float | None]) -> list[float]:
         total, out = 0.0, []
@@ -86,21 +121,23 @@ def _cumulative(ax: Any, days: Sequence[ReportRow], formatter: Any) -> None:
         return out
 
     ax.plot(
-        xs, running([d.cost_usd for d in days]), color="#7a7a7a", linewidth=4, alpha=0.55,
-        label="recorded", zorder=1,
+        xs, running([d.cost_usd for d, _ in dated]), color=RECORDED, linewidth=4, alpha=0.55,
+        label="recorded", zorder=1, drawstyle="steps-post", marker="o", markersize=2.5,
     )  # fmt: skip
     names = list(days[0].policies) if days else []
-    for k, name in enumerate(n for n in names if n != "none"):
+    for name in (n for n in names if n != "none"):
         ax.plot(
             xs,
-            running([d.policy_cost(name) for d in days]),
-            color=_COLORS[(k + 1) % len(_COLORS)],
+            running([d.policy_cost(name) for d, _ in dated]),
+            color=palette.get(name, "black"),
             linewidth=1.3,
             label=name,
             zorder=2,
+            drawstyle="steps-post",
         )
-    step = max(1, len(keys) // 12)
-    ax.set_xticks(xs[::step], keys[::step], fontsize=7)
+    ax.xaxis_date()
+    for tick in ax.get_xticklabels():
+        tick.set_fontsize(7)
     ax.set_title("Cumulative cost by day, recorded and under each policy", fontsize=10)
     ax.set_ylabel("USD")
     ax.yaxis.set_major_formatter(formatter(lambda v, _: f"${v:,.0f}"))
@@ -124,28 +161,28 @@ def plot_sessions(
     extra = 1 if daily else 0
     panels = max(1, len(chosen) + extra)
     fig, axes = plt.subplots(panels, 1, figsize=(12, 3.4 * panels), squeeze=False)
+    palette = colors([str(r.policy) for report in reports for r in report.replays])
     if daily:
-        _cumulative(axes[0][0], daily, formatter)
+        _cumulative(axes[0][0], daily, formatter, palette)
     for ax, report in zip((row[0] for row in axes[extra:]), chosen, strict=False):
         a = report.assumptions
         _levels(
             ax,
             (a.limit, "black", "-", 1.2, "limit"),
             (a.usable_limit, "black", "--", 0.8, "usable"),
-            (a.compact_at, "#7f7f7f", ":", 0.9, "auto-compact"),
+            (a.compact_at, palette.get("compact", "black"), ":", 0.9, "auto-compact"),
         )
-        for k, result in enumerate(report.replays):
-            color = _COLORS[k % len(_COLORS)]
+        for result in report.replays:
+            color = palette[str(result.policy)]
             xs = _xs(result)
             ys = [r.tokens for r in result.requests]
             if result.policy.kind == "none":
                 # The recording: wide and pale underneath, so a replay that matches it
                 # (compact often does, to the request) stays visible on top.
                 ax.plot(
-                    xs, ys, color="#9a9a9a", linewidth=4, alpha=0.55, label=_label(result),
+                    xs, ys, color=RECORDED, linewidth=4, alpha=0.55, label=_label(result),
                     zorder=1,
                 )  # fmt: skip
-                color = "#7a7a7a"
             else:
                 ax.plot(xs, ys, color=color, linewidth=1.3, label=_label(result), zorder=2)
             restarts = result.restarts
@@ -167,7 +204,7 @@ def plot_sessions(
                 )
         t = report.transcript
         ax.set_title(
-            f"{report.session_id[:8]}  ·  {t.model or 'unknown model'}  ·  "
+            f"{short_name(report.name)}  ·  {t.model or 'unknown model'}  ·  "
             f"{t.requests} requests  (▼ rollover or compaction)",
             fontsize=10,
         )

@@ -24,6 +24,8 @@ What is counted where (``docs/analyze.md`` has the same in words):
 from __future__ import annotations
 
 import os
+import re
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -38,7 +40,7 @@ from ctxrelay.analyze._replay import (
     measure_assumptions,
     replay,
 )
-from ctxrelay.analyze._skips import long_lines
+from ctxrelay.analyze._skips import line_skips
 from ctxrelay.errors import TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
 from ctxrelay.transcripts import (
@@ -67,9 +69,18 @@ __all__ = [
     "analyze_transcript",
     "recommend",
     "report_json",
+    "short_name",
     "sweep_totals",
     "totals_json",
 ]
+
+_UUID = re.compile(r"([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+
+
+def short_name(name: str) -> str:
+    """``name`` with each UUID in it cut to its first 8 characters, as the text report
+    shows a session (``258c7280``; a Codex segment keeps its ``_2``)."""
+    return _UUID.sub(r"\1", name)
 
 
 def _total_usage(responses: Iterable[Response]) -> Usage:
@@ -149,6 +160,10 @@ class SessionReport:
     project: str | None = None
     synthetic_responses: int = 0
     duplicate_responses: int = 0
+    label: str | None = None
+    """The session's name when another session of the run has the same id (an old-style
+    ``agent-*.jsonl`` carries its parent's id): its file's name, else its project and
+    file. ``None``: the id names it alone."""
     chain: Chain | None = field(default=None, repr=False, compare=False)
     """``transcript.responses`` as the replays read them (:class:`Chain`: their peak and
     times, taken once)."""
@@ -173,6 +188,11 @@ class SessionReport:
     def session_id(self) -> str:
         name = os.path.basename(self.transcript.path)
         return self.transcript.session_id or os.path.splitext(name)[0]
+
+    @property
+    def name(self) -> str:
+        """The session's name, unique in the run: its id, or :attr:`label`."""
+        return self.label or self.session_id
 
     @property
     def main_cost_usd(self) -> float | None:
@@ -277,6 +297,7 @@ class SessionReport:
             }
         return {
             "session_id": self.session_id,
+            "name": self.name,
             "kind": self.kind,
             "format": t.format,
             "parent_session_id": t.parent_id,
@@ -701,8 +722,8 @@ def analyze_paths(
     oldest first, so a response present in several files counts in the earliest session
     that holds it.
     A file that cannot be read is passed to ``on_skip`` (raised when there is none or
-    when it is in ``named``), and so is each file read with lines over the line cap
-    (:func:`~ctxrelay.analyze._skips.long_lines`)."""
+    when it is in ``named``), and so is each file read with lines over the line cap or
+    not JSON (:func:`~ctxrelay.analyze._skips.line_skips`)."""
     if reading is None:
         sessions = discover(paths)
         scanned, failed = scan_all(files_of(sessions), workers=workers)
@@ -715,7 +736,7 @@ def analyze_paths(
             raise exc
         on_skip(path, exc)
     if on_skip is not None:
-        for skip in long_lines(scanned.values()):
+        for skip in line_skips(scanned.values()):
             on_skip(skip.path, skip)
     skipped = frozenset(failed)
     # Each session's agent files, listed once for the ordering and the session.
@@ -748,4 +769,25 @@ def analyze_paths(
             reports.append(report)
         if progress is not None:
             progress(session)
-    return reports
+    return named_apart(reports)
+
+
+def named_apart(reports: Sequence[SessionReport]) -> list[SessionReport]:
+    """``reports`` with a :attr:`~SessionReport.label` on each session whose id another
+    one shares, so that every row of a run has a name of its own: the file's name, or
+    the project's and the file's when even those are alike."""
+
+    def stem(r: SessionReport) -> str:
+        return os.path.splitext(os.path.basename(r.transcript.path))[0]
+
+    shared = {k for k, n in Counter(r.session_id for r in reports).items() if n > 1}
+    if not shared:
+        return list(reports)
+    out = [
+        r if r.session_id not in shared or stem(r) == r.session_id else replace(r, label=stem(r))
+        for r in reports
+    ]
+    alike = {k for k, n in Counter(r.name for r in out).items() if n > 1}
+    return [
+        replace(r, label=f"{r.project or '?'}/{stem(r)}") if r.name in alike else r for r in out
+    ]

@@ -2,9 +2,10 @@
 that names the file once, and one entry of ``--json``'s ``skipped`` list.
 
 A file is skipped whole when it is missing, not a regular file (a FIFO, a folder, a
-symlink loop), unreadable, empty, or not UTF-8 JSON lines; lines of a file that is read
-are skipped when they are longer than the line cap
-(:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`).
+symlink loop), unreadable, empty, not UTF-8 JSON lines, or of neither agent's shape;
+lines of a file that is read are skipped when they are longer than the line cap
+(:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`) or are not a JSON object (a
+line cut short, such as the one an agent is still writing).
 """
 
 from __future__ import annotations
@@ -21,13 +22,22 @@ if TYPE_CHECKING:
 
     from ctxrelay.transcripts import Transcript
 
-__all__ = ["Skips", "long_lines"]
+__all__ = ["CUT_LINES", "Skips", "line_skips"]
+
+CUT_LINES = "not a JSON object (cut short, or not JSON)"
 
 
-def long_lines(scanned: Iterable[Transcript]) -> list[TranscriptError]:
-    """A skip for each file read with lines over the cap."""
+def line_skips(scanned: Iterable[Transcript]) -> list[TranscriptError]:
+    """A skip for each file read with lines over the cap, and one for each file read
+    with lines that are not a JSON object."""
     cap = f"longer than the line cap of {TRANSCRIPT_LINE_MAX_BYTES >> 20} MiB"
-    return [TranscriptError(t.path, cap, lines=t.long_lines) for t in scanned if t.long_lines]
+    skips = []
+    for t in scanned:
+        if t.long_lines:
+            skips.append(TranscriptError(t.path, cap, lines=t.long_lines))
+        if t.malformed_lines:
+            skips.append(TranscriptError(t.path, CUT_LINES, lines=t.malformed_lines))
+    return skips
 
 
 @dataclass

@@ -3,12 +3,19 @@ every model response with its model, tokens and time, and the compactions.
 
 The rules (``docs/codex-facts.md``, "The rollout file"; ``docs/analyze.md``, "Codex"):
 
-* Each line is ``{"timestamp", "ordinal", "type", "payload"}``. The first line must be a
-  JSON object, as for a Claude Code transcript (otherwise the file is skipped whole).
-* ``session_meta`` (once, first): the thread id, the working directory, the CLI
-  version, and for a subagent its parent thread (``parent_thread_id``, or
-  ``source.subagent.thread_spawn.parent_thread_id``).
-* ``turn_context``: the model of every response after it, until the next one.
+* Each line is ``{"timestamp", "ordinal", "type", "payload"}`` (older rollouts, and
+  the ones ccusage's loader tests write, have no ``ordinal``). The first line must be a
+  JSON object, as for a Claude Code transcript (otherwise the file is skipped whole);
+  it need not be the ``session_meta`` (:func:`file_shape` tells the format by the
+  line's keys).
+* ``session_meta`` (once, usually first; some rollouts have none): the thread id, the
+  working directory, the CLI version, and for a subagent its parent thread
+  (``parent_thread_id``, or ``source.subagent.thread_spawn.parent_thread_id``).
+* ``turn_context``: the model of every response after it, until the next one (its
+  ``model``, or ``info.model`` / ``model_name`` / ``metadata.model``, as ccusage reads it;
+  a ``token_count`` naming a model sets it too). A rollout that names no model at all
+  (Codex builds of early September 2025) is priced as :data:`LEGACY_MODEL`, as ccusage
+  prices it.
 * ``token_usage_record``: one per model response, counted once per ``response_id`` (a
   repeat is counted in ``duplicate_responses`` and left out). Its ``usage`` holds
   ``input_tokens`` (the cached part included), ``cached_input_tokens``,
@@ -17,7 +24,9 @@ The rules (``docs/codex-facts.md``, "The rollout file"; ``docs/analyze.md``, "Co
 * A rollout with no ``token_usage_record`` at all (Codex before it wrote them) is
   counted from its ``token_count`` events instead: each one whose ``total_token_usage``
   changed is a response of its ``last_token_usage`` (a repeat, and the zeros written
-  after a compaction, change no total). This is how ccusage counts every rollout.
+  after a compaction, change no total); an event with a total and no last counts the
+  difference from the previous total, one with a last and no total counts that last,
+  and one with no time counts nowhere. This is how ccusage counts every rollout.
 * ``compacted``: a compaction; the chain after it is a new segment.
 
 It reads as the Claude Code reader does (:mod:`ctxrelay.transcripts._scan`): in blocks,
@@ -29,8 +38,9 @@ that does not decode counted as malformed.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeAlias, TypedDict
+from typing import Any, Literal, NamedTuple, TypeAlias, TypedDict
 
 import msgspec
 
@@ -48,10 +58,13 @@ from ctxrelay.transcripts._records import Compaction, Response, Usage
 from ctxrelay.transcripts._scan import LineSink, Transcript, loads, read_file, spans
 
 __all__ = [
+    "LEGACY_MODEL",
     "CodexPass",
     "CodexResponse",
     "RawRollout",
     "Rollout",
+    "codex_place",
+    "file_shape",
     "is_candidate",
     "is_rollout",
     "read_rollout",
@@ -60,7 +73,11 @@ __all__ = [
 ]
 
 _META = b'"session_meta"'
-_HEAD_BYTES = 4096
+_HEAD_BYTES = 16384
+
+LEGACY_MODEL = "gpt-5"
+"""The model of a rollout that names none (ccusage's fallback for the Codex builds of
+early September 2025, whose default model it was)."""
 
 RawCodexEntry: TypeAlias = tuple[str, str | None, int, int, int, int, int, str | None]
 RawCodexCompaction: TypeAlias = tuple[int | None, int, int, str | None]
@@ -184,6 +201,8 @@ class _Payload(TypedDict, total=False):
     parent_thread_id: Any
     source: Any
     model: Any
+    model_name: Any
+    metadata: Any
     response_id: Any
     usage: Any
     message: Any
@@ -218,6 +237,25 @@ def _decoded(line: bytes | bytearray) -> dict[str, Any] | None:
 
 def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _model_of(payload: dict[str, Any]) -> str | None:
+    """The model a ``turn_context`` or ``token_count`` payload names, where ccusage
+    looks: ``info.model``, ``info.model_name``, ``info.metadata.model``, ``model``,
+    ``metadata.model``."""
+    info: object = payload.get("info")
+    for where in (info, payload):
+        if not isinstance(where, dict):
+            continue
+        names: list[object] = [where.get("model")]
+        if where is info:
+            names.append(where.get("model_name"))
+        meta = where.get("metadata")
+        names.append(meta.get("model") if isinstance(meta, dict) else None)
+        for name in names:
+            if isinstance(name, str) and name.strip():
+                return name.strip()
+    return None
 
 
 def _parent(payload: dict[str, Any]) -> str | None:
@@ -269,9 +307,9 @@ class CodexPass:
             self.responses.append((rid, self.model, *counts, self.segment, stamp))
             self.last_context = counts[0] + counts[2]
         elif kind == "turn_context":
-            self.model = _str(payload.get("model")) or self.model
+            self.model = _model_of(payload) or self.model
         elif kind == "event_msg" and payload.get("type") == "token_count":
-            self._token_count(payload.get("info"), stamp)
+            self._token_count(payload, stamp)
         elif kind == "compacted":
             message = payload.get("message")
             chars = len(message) if isinstance(message, str) else 0
@@ -290,14 +328,25 @@ class CodexPass:
         elif kind == "session_meta" and self.meta is None:
             self.meta = payload
 
-    def _token_count(self, info: object, stamp: str | None) -> None:
-        if not isinstance(info, dict):
+    def _token_count(self, payload: dict[str, Any], stamp: str | None) -> None:
+        info = payload.get("info")
+        if not isinstance(info, dict) or stamp is None:
             return
         total = codex_counts(info.get("total_token_usage"))
         last = codex_counts(info.get("last_token_usage"))
-        if total is None or total == self.total or last is None or not (last[0] or last[2]):
+        if total is not None and total == self.total:
+            return  # a repeat
+        if last is None and total is not None:  # a total alone: what it added
+            before = self.total or (0, 0, 0, 0)
+            fresh, cached, output, reasoning = (
+                max(a - b, 0) for a, b in zip(total, before, strict=True)
+            )
+            last = (fresh, min(cached, fresh), output, reasoning)
+        if last is None or not any(last):
             return
-        self.total = total
+        if total is not None:
+            self.total = total
+        self.model = _model_of(payload) or self.model
         n = len(self.counted)
         self.counted.append((f"token_count-{n + 1}", self.model, *last, self.segment, stamp))
         self.counted_context = last[0] + last[2]
@@ -311,13 +360,16 @@ class CodexPass:
             (pre, after, chars, stamp) if by_records else (pre2, after2, chars, stamp)
             for pre, after, chars, stamp, pre2, after2 in self.compactions
         ]
+        entries = self.responses if by_records else self.counted
+        if any(entry[1] is None for entry in entries):  # a rollout that names no model
+            entries = [(e[0], e[1] or LEGACY_MODEL, *e[2:]) for e in entries]
         return RawRollout(
             path,
             _str(meta.get("id")) or _str(meta.get("session_id")),
             _str(meta.get("cli_version")),
             _str(meta.get("cwd")),
             _parent(meta),
-            self.responses if by_records else self.counted,
+            entries,
             compactions,
             lines,
             malformed,
@@ -409,20 +461,72 @@ def read_rollout(path: str | os.PathLike[str]) -> Rollout:
     return rollout_of(read_rollout_raw(os.fspath(path)))
 
 
-def is_rollout(path: str | os.PathLike[str]) -> bool:
-    """Whether the file at ``path`` is a Codex rollout rather than a Claude Code
-    transcript: its first line is a ``session_meta`` record, or has the rollout's
-    ``payload`` and ``ordinal`` beside a ``type`` (a Claude Code line has none of
-    them). False when it cannot be read (the reader then says why)."""
+Shape: TypeAlias = Literal["claude", "codex"]
+
+_CODEX_TYPES = "session_meta|turn_context|event_msg|response_item|compacted|token_usage_record"
+_CODEX_START = re.compile(
+    rb'\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*(?:"ordinal"\s*:\s*\d+\s*,\s*)?'
+    rb'"type"\s*:\s*"(?:' + _CODEX_TYPES.encode() + rb')"\s*,\s*"payload"\s*:'
+)
+"""The start of a rollout line as Codex writes it (and as ccusage's loader tests write
+one): its time, its ordinal (newer Codex), its type, its payload."""
+
+
+class _Head(TypedDict, total=False):
+    type: Any
+    payload: msgspec.Raw
+    message: msgspec.Raw
+
+
+_decode_head = msgspec.json.Decoder(_Head).decode
+
+
+def _shape_of_line(line: bytes, complete: bool) -> Shape | None:
+    """Which agent wrote a file whose first line (or its start, when not ``complete``)
+    is ``line``: a Codex line is ``{timestamp, [ordinal,] type, payload}``, a Claude Code
+    line has a ``type`` and no ``payload``; ``None`` when neither."""
+    if _CODEX_START.match(line):
+        return "codex"
+    if not complete:
+        # too long to decode here: a Claude Code line names its type near the start
+        return "claude" if b'"type":"' in line and b'"payload":' not in line else None
+    try:
+        head = _decode_head(line)
+    except (msgspec.DecodeError, ValueError):
+        return None
+    if not isinstance(head, dict) or not isinstance(head.get("type"), str):
+        return None
+    return "codex" if "payload" in head and "message" not in head else "claude"
+
+
+def file_shape(path: str | os.PathLike[str]) -> Shape | None:
+    """The format of the file at ``path`` told by its first line's keys (read from the
+    first 16 KiB): ``"codex"``, ``"claude"``, or ``None`` when it is neither's (or the
+    file cannot be read: the reader then says why)."""
     try:
         fd = open_fd(os.fspath(path))
     except TranscriptError:
-        return False
+        return None
     if fd is None:
-        return False
+        return None
     with open(fd, "rb", buffering=0) as f:
         head = f.read(_HEAD_BYTES) or b""
-    first = head.split(b"\n", 1)[0]
-    if b'"type":"session_meta"' in first:
-        return True
-    return first.startswith(b'{"timestamp":') and b'"ordinal":' in first and b'"payload":' in first
+    first, newline, _ = head.partition(b"\n")
+    return _shape_of_line(first.strip(), bool(newline))
+
+
+def codex_place(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` sits where Codex writes rollouts: named ``rollout-*.jsonl``, or
+    under a ``sessions`` folder (``$CODEX_HOME/sessions/...``; ccusage reads every
+    ``*.jsonl`` there). A Claude Code transcript is under ``projects``."""
+    parts = os.path.normpath(os.path.abspath(os.fspath(path))).split(os.sep)
+    return parts[-1].startswith("rollout-") or "sessions" in parts[:-1]
+
+
+def is_rollout(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` is a Codex rollout rather than a Claude Code
+    transcript, by its first line's shape (:func:`file_shape`), or, when that line is
+    neither's, by its place (:func:`codex_place`). False when it cannot be read (the
+    reader then says why)."""
+    shape = file_shape(path)
+    return shape == "codex" or (shape is None and codex_place(path))

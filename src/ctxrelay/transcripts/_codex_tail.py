@@ -74,9 +74,11 @@ def codex_counts(usage: object) -> tuple[int, int, int, int] | None:
     if not isinstance(usage, dict):
         return None
     fresh = as_count(usage.get("input_tokens"))
+    # ``cache_read_input_tokens`` where a rollout names its cached input so (ccusage reads it)
+    cached = usage.get("cached_input_tokens", usage.get("cache_read_input_tokens"))
     return (
         fresh,
-        min(as_count(usage.get("cached_input_tokens")), fresh),
+        min(as_count(cached), fresh),
         as_count(usage.get("output_tokens")),
         as_count(usage.get("reasoning_output_tokens")),
     )

@@ -19,9 +19,11 @@ CONTEXT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input
 def as_count(value: object) -> int:
     """A token count from JSON: non-negative whole numbers only; anything else counts 0
     (a wrong type in one field must not lose the rest of the line)."""
+    if type(value) is int:  # the common case first; a bool is not one (its type is bool)
+        return value if value > 0 else 0
     if isinstance(value, bool):
         return 0
-    if isinstance(value, int):
+    if isinstance(value, int):  # a subclass of int
         return value if value > 0 else 0
     if isinstance(value, float) and value.is_integer() and value > 0:
         return int(value)

@@ -1,31 +1,53 @@
 """One read of a session file, whichever agent wrote it: a Claude Code transcript
 (:mod:`ctxrelay.transcripts._scan`) or a Codex rollout (:mod:`ctxrelay.transcripts._codex`),
-told apart by the file's first line (:func:`~ctxrelay.transcripts._codex.is_rollout`)."""
+told apart by the shape of the file's first line
+(:func:`~ctxrelay.transcripts._codex.file_shape`) and, when that line is neither's, by
+the file's place (:func:`~ctxrelay.transcripts._codex.codex_place`). A file of neither
+shape in which the reader of its place found nothing is no session file: it is refused
+with its reason, never passed over unseen."""
 
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, TypeAlias
 
-from ctxrelay.transcripts._codex import RawRollout, is_rollout, read_rollout_raw, rollout_of
+from ctxrelay.errors import TranscriptError
+from ctxrelay.transcripts._codex import (
+    RawRollout,
+    codex_place,
+    file_shape,
+    read_rollout_raw,
+    rollout_of,
+)
 from ctxrelay.transcripts._scan import read_raw, transcript_of
 
 if TYPE_CHECKING:
     from ctxrelay.transcripts._pass import RawTranscript
     from ctxrelay.transcripts._scan import Transcript
 
-__all__ = ["RawFile", "read_file", "scan_file", "transcript_from"]
+__all__ = ["UNKNOWN_SHAPE", "RawFile", "read_file", "scan_file", "transcript_from"]
 
 RawFile: TypeAlias = "RawTranscript | RawRollout"
+
+UNKNOWN_SHAPE = (
+    "not a Claude Code transcript or a Codex rollout (its first line is neither's, "
+    "and nothing in it was read)"
+)
 
 
 def read_file(path: str, *, agent: bool = False) -> RawFile:
     """Read a whole session file once, as plain data. ``agent=True`` for a Claude Code
     subagent's own file (a Codex subagent has a rollout of its own, read as any other).
-    Raises :class:`~ctxrelay.errors.TranscriptError` as both readers do."""
-    if not agent and is_rollout(path):
-        return read_rollout_raw(path)
-    return read_raw(path, agent=agent)
+    Raises :class:`~ctxrelay.errors.TranscriptError` as both readers do, and when the
+    file has neither shape and its place's reader found nothing in it."""
+    if agent:
+        return read_raw(path, agent=agent)
+    shape = file_shape(path)
+    codex = shape == "codex" or (shape is None and codex_place(path))
+    raw: RawFile = read_rollout_raw(path) if codex else read_raw(path)
+    if shape is None and not (raw.responses or raw.compactions):
+        raise TranscriptError(path, UNKNOWN_SHAPE)
+    return raw
 
 
 def transcript_from(raw: RawFile) -> Transcript:

@@ -1,10 +1,16 @@
 """``ctxrelay analyze``'s printing: the ``--json`` document, or the tables and sentences
 of rich (the report's rows, or the sessions, the what-if replay, the sweep and the
-replay's assumptions)."""
+replay's assumptions).
+
+The tables fit the terminal's width (:func:`_fitted`): a figure, a date or a model name
+is one word and is never cut; a table too wide for the width first wraps its cells at
+their spaces, then leaves out its optional columns (named in its caption), and the
+what-if table splits its policies over several tables. Nothing is truncated."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.analyze import (
@@ -17,9 +23,14 @@ from ctxrelay.analyze import (
     sweep_totals,
     totals_json,
 )
+from ctxrelay.analyze._report import short_name
 from ctxrelay.cli._common import console, print_json
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ctxrelay.analyze import ReplayResult
     from ctxrelay.cli.analyze._options import Options
     from ctxrelay.cli.analyze._run import Result
 
@@ -45,9 +56,11 @@ def print_result(result: Result, options: Options) -> None:
         policies = [str(p) for p in options.policies]
         _render_report(result.rows, result.by, policies, options.sweep, result.reports)
     else:
-        _render(result.reports, options.sweep)
+        _render(result.reports, options.sweep, skipped=bool(result.skipped))
+    if result.skipped:
+        console().print(_skipped_text(result.skipped), markup=False)
     if result.plotted is not None:
-        shown = ", ".join(r.session_id[:8] for r in result.plotted)
+        shown = ", ".join(short_name(r.name) for r in result.plotted)
         console().print(f"Plot written to {args.plot} ({shown}).", markup=False)
     if result.applied is not None:
         console().print(_applied_text(result.applied), markup=False, soft_wrap=True)
@@ -74,6 +87,17 @@ def _document(result: Result, options: Options) -> dict[str, Any]:
     return doc
 
 
+def _skipped_text(skipped: Sequence[dict[str, Any]]) -> str:
+    files = {s["path"] for s in skipped if "lines" not in s}
+    lines = sum(s["lines"] for s in skipped if "lines" in s)
+    parts = []
+    if files:
+        parts.append(f"{count(len(files), 'file')} not read")
+    if lines:
+        parts.append(f"{count(lines, 'line')} of the files read")
+    return f"Skipped: {' and '.join(parts)} (each named, with its reason, on stderr)."
+
+
 def _applied_text(applied: dict[str, Any]) -> str:
     e = applied["evidence"]
     span = f"{str(e['first_timestamp'])[:10]} to {str(e['last_timestamp'])[:10]}"
@@ -90,6 +114,111 @@ def _applied_text(applied: dict[str, Any]) -> str:
     return text
 
 
+@dataclass(frozen=True, slots=True)
+class Col:
+    """A column of a fitted table. ``drop`` > 0: it may be left out when the table does
+    not fit, the highest first; ``split``: when the table does not fit even then, the
+    ``split`` columns go to as many tables as they need, each with the others (a
+    report's policies); ``fold``: its words may be broken (a folder's name, never a
+    figure, a date or a model)."""
+
+    name: str
+    right: bool = False
+    drop: int = 0
+    split: bool = False
+    fold: bool = False
+
+
+_FOLD_MIN = 12
+"""The narrowest a folding column gets."""
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def _fitted(
+    out: Console,
+    cols: Sequence[Col],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str,
+    caption: str | None = None,
+    bold_last: bool = False,
+) -> list[tuple[str, Table, str | None]]:
+    """Rich tables of ``rows`` no wider than ``out`` (each with its title and caption,
+    printed around it at the full width): each column gets at least its
+    longest word (so no figure is cut: rich wraps at spaces), the optional columns are
+    left out as needed, then the ``split`` columns spread over several tables, and the
+    room left is shared up to each column's widest line. One table when it fits."""
+    from rich.cells import cell_len  # noqa: PLC0415 — rich: --json draws nothing
+    from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
+    from rich.text import Text  # noqa: PLC0415 — rich: --json draws nothing
+
+    def bounds(k: int) -> tuple[int, int]:
+        texts = [cols[k].name, *(row[k] for row in rows)]
+        lines = [line for t in texts for line in t.splitlines() or [""]]
+        longest = max((cell_len(w) for t in texts for w in _words(t)), default=1)
+        widest = max((cell_len(line) for line in lines), default=1)
+        low = min(longest, _FOLD_MIN) if cols[k].fold else longest
+        return low, max(widest, low)
+
+    size = [bounds(k) for k in range(len(cols))]
+
+    def need(keys: Sequence[int]) -> int:  # a border and a space each side of a column
+        return sum(size[k][0] for k in keys) + 3 * len(keys) + 1
+
+    kept = list(range(len(cols)))
+    dropped: list[str] = []
+    while need(kept) > out.width and any(cols[k].drop for k in kept):
+        gone = max((k for k in kept if cols[k].drop), key=lambda k: cols[k].drop)
+        kept.remove(gone)
+        dropped.append(cols[gone].name)
+    parts = [kept]
+    if need(kept) > out.width:
+        fixed = [k for k in kept if not cols[k].split]
+        parts = [[]]
+        for k in (k for k in kept if cols[k].split):
+            if parts[-1] and need([*fixed, *parts[-1], k]) > out.width:
+                parts.append([])
+            parts[-1].append(k)
+        parts = [sorted([*fixed, *part]) for part in parts]
+    tables = []
+    for n, part in enumerate(parts):
+        widths = [size[k][0] for k in part]
+        spare = out.width - need(part)
+        for i, k in enumerate(part):  # widen each column up to its widest line
+            grow = max(0, min(size[k][1] - widths[i], spare))
+            widths[i] += grow
+            spare -= grow
+        named = title if len(parts) == 1 else f"{title} ({n + 1} of {len(parts)})"
+        table = Table()
+        for k, width in zip(part, widths, strict=True):
+            table.add_column(
+                cols[k].name,
+                justify="right" if cols[k].right else "left",
+                width=width,
+                overflow="fold",  # only a folding column is ever narrower than a word
+            )
+        for r, row in enumerate(rows):
+            style = "bold" if bold_last and r == len(rows) - 1 else None
+            table.add_row(*(Text(row[k]) for k in part), style=style)
+        notes = [caption] if caption and n == len(parts) - 1 else []
+        if dropped and n == len(parts) - 1:
+            notes.append(f"left out at {out.width} columns: {', '.join(dropped)}")
+        tables.append((named, table, "; ".join(notes) or None))
+    return tables
+
+
+def _show(out: Console, tables: Sequence[tuple[str, Table, str | None]]) -> None:
+    """Each table under its title, its caption under it, both wrapped at the width."""
+    for title, table, caption in tables:
+        out.print(title, style="italic", markup=False)
+        out.print(table)
+        if caption:
+            out.print(caption, style="dim", markup=False)
+
+
 def _render_report(
     rows: Sequence[ReportRow],
     by: str,
@@ -97,79 +226,93 @@ def _render_report(
     sweep: Sweep | None,
     reports: Sequence[SessionReport],
 ) -> None:
-    from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
-    from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
-
     out = console()
     if not rows:
         out.print("No requests in the range.")
         return
     # ``none`` is the recording itself: its column would repeat "recorded".
     policies = [name for name in policies if name != "none"]
-    table = Table(title=f"Cost by {by}, recorded and replayed", title_justify="left")
-    table.add_column(by, no_wrap=True)
-    for name in ("sessions", "requests", "recorded"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for name in policies:
-        table.add_column(name, justify="right", no_wrap=True)
 
     def saved(value: float | None, recorded: float | None) -> str:
         if value is None or recorded is None or abs(value - recorded) < 0.005:
             return money(value)
         return f"{money(value)} {(value - recorded) / recorded:+.0%}"
 
-    for row in rows:
-        key = row.key[:8] if by == "session" else row.key
-        table.add_row(
-            escape(key),
+    cells = [
+        [
+            short_name(row.key) if by == "session" else row.key,
             f"{len(row.sessions):,}",
             f"{row.requests:,}",
             money(row.cost_usd),
             *(saved(row.policy_cost(name), row.cost_usd) for name in policies),
-        )
+        ]
+        for row in rows
+    ]
     recorded = [r.cost_usd for r in rows]
     total = None if None in recorded else sum(r or 0.0 for r in recorded)
     sums = []
     for name in policies:
         values = [r.policy_cost(name) for r in rows]
         sums.append(saved(None if None in values else sum(v or 0.0 for v in values), total))
-    table.add_row(
-        "total",
-        f"{len({s for r in rows for s in r.sessions}):,}",
-        f"{sum(r.requests for r in rows):,}",
-        money(total),
-        *sums,
-        style="bold",
+    cells.append(
+        [
+            "total",
+            f"{len({s for r in rows for s in r.sessions}):,}",
+            f"{sum(r.requests for r in rows):,}",
+            money(total),
+            *sums,
+        ]
     )
-    table.caption = (
+    cols = [
+        Col(by, fold=by == "project"),
+        Col("sessions", right=True, drop=1),
+        Col("requests", right=True, drop=2),
+        Col("recorded", right=True),
+        *(Col(name, right=True, split=True) for name in policies),
+    ]
+    caption = (
         "recorded: every response at its own model; a policy: its replay of the main "
         "chain, subagents as recorded"
     )
-    out.print(table)
+    title = f"Cost by {by}, recorded and replayed"
+    _show(out, _fitted(out, cols, cells, title=title, caption=caption, bold_last=True))
     if sweep is not None:
         found = recommendation(reports)
         if found is not None:
             out.print(
                 f"Recommended slider: [bold]{found.threshold:g}%[/bold] over "
-                f"{count(found.sessions, 'session')}: {money(found.cost_usd)} against "
+                f"{_of(found.sessions, len(reports))}: {money(found.cost_usd)} against "
                 f"{money(found.recorded_cost_usd)} recorded (main chains)."
             )
 
 
-def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
+def _of(part: int, whole: int) -> str:
+    """``part`` sessions, said as a part of the run's ``whole`` when it is one."""
+    return (
+        count(whole, "session") if part == whole else f"{part:,} of the {count(whole, 'session')}"
+    )
+
+
+def policy_cell(result: ReplayResult) -> list[str]:
+    """The lines of a policy's cell in the what-if table: its cost, then its peak and
+    restarts (each line a few words, so the cell wraps, never cuts)."""
+    restarts = result.rollovers + result.forced_rollovers + result.compactions
+    return [money(result.cost_usd), f"peak {result.peak_context_tokens / 1000:,.0f}k ↻{restarts}"]
+
+
+def _render(reports: Sequence[SessionReport], sweep: Sweep | None, *, skipped: bool) -> None:
     from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
     from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
+    from rich.text import Text  # noqa: PLC0415 — rich: --json draws nothing
 
     out = console()
     if not reports:
-        out.print("No transcripts found.")
+        out.print("No session could be read." if skipped else "No transcripts found.")
         return
-    table = Table(title="Sessions as recorded", title_justify="left")
-    for name in ("session", "model", "requests", "peak", "final", "compactions (pre)"):
-        table.add_column(name, justify="right" if name in ("requests", "peak", "final") else "left")
-    table.add_column("subagents", justify="right")
-    table.add_column("cost", justify="right")
-    for r in reports:
+    names = [short_name(r.name) for r in reports]
+    kind = {"orphan_subagents": " (orphan)", "sidechain_only": " (sidechain)"}
+    rows = []
+    for name, r in zip(names, reports, strict=True):
         t = r.transcript
         compactions = ", ".join(f"{c.pre_tokens:,}" if c.pre_tokens else "?" for c in t.compactions)
         agents = (
@@ -177,104 +320,159 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
             if r.subagents
             else "-"
         )
-        kind = {"orphan_subagents": " (orphan)", "sidechain_only": " (sidechain)"}
-        table.add_row(
-            escape(r.session_id[:8]) + kind.get(r.kind, ""),
-            escape(t.model or "-"),
-            f"{t.requests:,}",
-            f"{t.peak_context_tokens:,}",
-            f"{t.final_context_tokens:,}",
-            compactions or "-",
-            agents,
-            money(r.cost_usd),
+        rows.append(
+            [
+                name + kind.get(r.kind, ""),
+                t.model or "-",
+                f"{t.requests:,}",
+                f"{t.peak_context_tokens:,}",
+                f"{t.final_context_tokens:,}",
+                compactions or "-",
+                agents,
+                money(r.cost_usd),
+            ]
         )
     totals = totals_json(reports, None)
-    total = totals["cost_usd"]
     unpriced = totals["unpriced_sessions"]
-    table.caption = (
+    caption = (
         f"{count(len(reports), 'session')}, "
         f"{count(sum(r.transcript.requests for r in reports), 'request')}, "
-        f"{money(total)} (main chain + compaction summaries + subagents)"
+        f"{money(totals['cost_usd'])} (main chain + compaction summaries + subagents)"
         + (f"; {count(unpriced, 'session')} without a price" if unpriced else "")
     )
-    out.print(table)
+    cols = [
+        Col("session"),
+        Col("model"),
+        Col("requests", right=True),
+        Col("peak", right=True, drop=3),
+        Col("final", right=True, drop=5),
+        Col("compactions (pre)", drop=2),
+        Col("subagents", right=True, drop=4),
+        Col("cost", right=True),
+    ]
+    _show(out, _fitted(out, cols, rows, title="Sessions as recorded", caption=caption))
 
     policies = [str(p.policy) for p in reports[0].replays]
-    whatif = Table(title="What if: the main chain replayed under each policy", title_justify="left")
-    whatif.add_column("session")
-    for name in policies:
-        whatif.add_column(name, justify="right")
     by_policy = {p["policy"]: p["cost_usd"] for p in totals["policies"]}
-    for r in reports:
-        cells = []
-        for result in r.replays:
-            restarts = result.rollovers + result.forced_rollovers + result.compactions
-            cells.append(
-                f"{money(result.cost_usd)}  peak {result.peak_context_tokens / 1000:,.0f}k"
-                f"  ↻{restarts}"
-            )
-        whatif.add_row(escape(r.session_id[:8]), *cells)
-    whatif.add_row("total", *[money(by_policy.get(name)) for name in policies], style="bold")
-    whatif.caption = "cost · peak context · ↻ compactions or rollovers"
-    out.print(whatif)
+    rows = [
+        [name, *("\n".join(policy_cell(result)) for result in r.replays)]
+        for name, r in zip(names, reports, strict=True)
+    ]
+    rows.append(["total", *(money(by_policy.get(p)) for p in policies)])
+    cols = [Col("session"), *(Col(p, right=True, split=True) for p in policies)]
+    title = "What if: the main chain replayed under each policy"
+    caption = "cost · peak context · ↻ compactions or rollovers"
+    _show(out, _fitted(out, cols, rows, title=title, caption=caption, bold_last=True))
 
     if sweep is not None:
+        swept = [r for r in reports if r.sweep]
         points = sweep_totals(reports)
         best = recommend(points)
-        table = Table(
-            title=f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} "
-            f"(step {sweep.step:g}), summed over {count(len(reports), 'session')}",
-            title_justify="left",
-        )
-        for name in ("slider", "cost", "rollovers", "forced", "peak"):
-            table.add_column(name, justify="right")
+        rows = []
         for p in points:
             mark = " ◀" if best is not None and p.threshold == best.threshold else ""
-            table.add_row(
-                f"{p.threshold:g}%{mark}",
-                money(p.cost_usd),
-                str(p.rollovers),
-                str(p.forced_rollovers),
-                f"{p.peak_context_tokens:,}",
+            rows.append(
+                [
+                    f"{p.threshold:g}%{mark}",
+                    money(p.cost_usd),
+                    str(p.rollovers),
+                    str(p.forced_rollovers),
+                    f"{p.peak_context_tokens:,}",
+                ]
             )
-        out.print(table)
+        cols = [
+            Col("slider", right=True),
+            Col("cost", right=True),
+            Col("rollovers", right=True),
+            Col("forced", right=True, drop=1),
+            Col("peak", right=True, drop=2),
+        ]
+        title = f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} (step {sweep.step:g})"
+        caption = f"summed over {_of(len(swept), len(reports))}"
+        _show(out, _fitted(out, cols, rows, title=title, caption=caption))
         if best is not None:
             per = ", ".join(
-                f"{escape(r.session_id[:8])} {rec.threshold:g}%"
+                f"{short_name(r.name)} {rec.threshold:g}%"
                 for r in reports
                 if (rec := r.recommended()) is not None and r.transcript.requests
             )
             out.print(
                 f"Recommended slider: [bold]{best.threshold:g}%[/bold] "
-                f"({money(best.cost_usd)} in all). Per session: {per}."
+                f"({money(best.cost_usd)} in all). Per session: {escape(per)}."
             )
 
     out.print("\n[bold]Assumptions of the replay[/bold]")
-    first = next((r for r in reports if r.transcript.requests), reports[0])
-    for sentence in first.assumptions.sentences():
-        out.print(f"  • {sentence}")
-    measured = Table(title="Measured per session", title_justify="left")
-    for name in ("session", "window", "base", "summary", "reload", "cache TTL"):
-        measured.add_column(name, justify="left" if name == "session" else "right")
-    for r in reports:
+    bullets = Table.grid(padding=(0, 1))
+    bullets.add_column(width=3, justify="right")
+    bullets.add_column()
+    for sentence in _assumptions(reports):
+        bullets.add_row("•", Text(sentence))
+    out.print(bullets)
+    rows = []
+    for name, r in zip(names, reports, strict=True):
         a = r.assumptions
         m = set(a.measured)
 
-        def cell(name: str, value: int, m: set[str] = m) -> str:
-            return f"{value:,}" + ("" if name in m else " (default)")
+        def cell(key: str, value: int, m: set[str] = m) -> str:
+            return f"{value:,}" + ("" if key in m else " (default)")
 
-        measured.add_row(
-            escape(r.session_id[:8]),
-            f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
-            f"{a.base_tokens:,}",
-            cell("summary_tokens", a.summary_tokens),
-            cell("reload_tokens", a.reload_tokens),
-            "1h" if a.one_hour_writes else "5m",
+        rows.append(
+            [
+                name,
+                f"{a.limit:,}" + (" (from the peak)" if "limit" in m else ""),
+                f"{a.base_tokens:,}",
+                cell("summary_tokens", a.summary_tokens),
+                cell("reload_tokens", a.reload_tokens),
+                "1h" if a.one_hour_writes else "5m",
+            ]
         )
-    out.print(measured)
-    unpriced = sorted({m for r in reports for m in r.unpriced_models})
-    if unpriced:
+    cols = [
+        Col("session"),
+        Col("window", right=True),
+        Col("base", right=True),
+        Col("summary", right=True),
+        Col("reload", right=True),
+        Col("cache TTL", right=True, drop=1),
+    ]
+    _show(out, _fitted(out, cols, rows, title="Measured per session"))
+    unpriced_models = sorted({m for r in reports for m in r.unpriced_models})
+    if unpriced_models:
         out.print(
-            f"[yellow]No prices for {escape(', '.join(unpriced))}: their cost is left out; "
-            "add them with --prices FILE.[/yellow]"
+            f"No prices for {', '.join(unpriced_models)}: their cost is left out; "
+            "add them with --prices FILE.",
+            style="yellow",
+            markup=False,
         )
+
+
+def _assumptions(reports: Sequence[SessionReport]) -> list[str]:
+    """The replay's assumptions in words, each for the sessions it holds for: a sentence
+    the same for every session once; one whose numbers differ once per distinct text,
+    after the sessions it is for (up to :data:`_SPELLED` texts; the numbers of the
+    others are in the table of what was measured per session). A session's numbers are
+    never shown as another's."""
+    replayed = [r for r in reports if r.transcript.requests] or list(reports[:1])
+    per = [(short_name(r.name), r.assumptions.sentences()) for r in replayed]
+    lines: list[str] = []
+    for i in range(max(len(sentences) for _, sentences in per)):
+        groups: dict[str, list[str]] = {}
+        for name, sentences in per:
+            if i < len(sentences):
+                groups.setdefault(sentences[i], []).append(name)
+        if len(groups) == 1 and len(next(iter(groups.values()))) == len(per):
+            lines.append(next(iter(groups)))
+            continue
+        for n, (text, names) in enumerate(groups.items()):
+            if n == _SPELLED and len(groups) > _SPELLED + 1:
+                rest = sum(len(v) for v in list(groups.values())[n:])
+                lines.append(
+                    f"The same for the other {count(rest, 'session')}, with their own "
+                    "numbers (measured per session, below)."
+                )
+                break
+            lines.append(f"{', '.join(names)}: {text}")
+    return lines
+
+
+_SPELLED = 2
+"""How many texts of an assumption whose numbers differ between sessions are spelled out."""
