@@ -38,6 +38,7 @@ from ctxrelay.analyze._replay import (
     measure_assumptions,
     replay,
 )
+from ctxrelay.analyze._rereads import FileTouch, file_touches
 from ctxrelay.analyze._skips import long_lines
 from ctxrelay.errors import TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
@@ -45,8 +46,10 @@ from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
     Compaction,
     Response,
+    Touches,
     Transcript,
     Usage,
+    read_touches,
     scan_file,
 )
 
@@ -109,16 +112,25 @@ class SubagentReport:
 
 @dataclass(frozen=True, slots=True)
 class SweepPoint:
+    """One slider of a sweep: its cost's range (``cost_usd`` the low end, ``high_usd``
+    the high end), its rollovers and its peak."""
+
     threshold: float
     cost_usd: float | None
     rollovers: int
     forced_rollovers: int
     peak_context_tokens: int
+    high_usd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "cost_usd": _round(self.cost_usd),
+            "range_usd": (
+                None
+                if self.cost_usd is None or self.high_usd is None
+                else [_round(self.cost_usd), _round(self.high_usd)]
+            ),
             "rollovers": self.rollovers,
             "forced_rollovers": self.forced_rollovers,
             "peak_context_tokens": self.peak_context_tokens,
@@ -484,6 +496,7 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
+        touches=None if codex or orphan else lambda: read_touches(session),
     )
 
 
@@ -503,9 +516,12 @@ def analyze_transcript(
     project: str | None = None,
     synthetic_responses: int = 0,
     duplicate_responses: int = 0,
+    touches: Callable[[], Touches] | None = None,
 ) -> SessionReport:
     """Price and replay a chain already read (a transcript file or a stored session).
-    ``summary_files`` holds the responses of each compaction summarizer file."""
+    ``summary_files`` holds the responses of each compaction summarizer file;
+    ``touches`` reads the chain's file touches, called only when a replay may restart
+    (its re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
     pricer = pricer or Pricer(prices)
     model = transcript.model
     summarizer = _summarizer_groups(transcript.compactions, summary_files)
@@ -518,6 +534,7 @@ def analyze_transcript(
         assumptions = replace(assumptions, output_reserve=output_reserve)
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
+    files = _files(chain, assumptions, policies, sweep, touches)
     replays = tuple(
         replay(
             transcript.responses,
@@ -527,6 +544,7 @@ def analyze_transcript(
             compactions=transcript.compactions,
             summarizer=summarizer,
             chain=chain,
+            files=files,
         )
         for policy in policies
     )
@@ -539,6 +557,7 @@ def analyze_transcript(
                 Policy("handoff", threshold),
                 pricer,
                 chain=chain,
+                files=files,
             )
             points.append(
                 SweepPoint(
@@ -547,6 +566,7 @@ def analyze_transcript(
                     result.rollovers,
                     result.forced_rollovers,
                     result.peak_context_tokens,
+                    result.high_cost_usd,
                 )
             )
     matched = {id(r) for group in summarizer for r in group}
@@ -576,6 +596,35 @@ def analyze_transcript(
     )
 
 
+def _files(
+    chain: Chain,
+    assumptions: Assumptions,
+    policies: Sequence[Policy],
+    sweep: Sweep | None,
+    touches: Callable[[], Touches] | None,
+) -> tuple[tuple[FileTouch, ...], ...] | None:
+    """The chain's file touches, read only when some replay may restart where the
+    recording did not: its peak reaches a handoff target or the compaction point."""
+    if touches is None or not chain.counts:
+        return None
+    sliders = [p.threshold for p in policies if p.threshold is not None]
+    if sweep is not None:
+        sliders += sweep.thresholds()
+    lowest = min(sliders, default=100.0) * assumptions.limit / 100
+    if any(p.kind == "compact" for p in policies):
+        lowest = min(lowest, assumptions.compact_at)
+    if chain.peak < lowest * 0.9:  # a margin for the advisories and the output
+        return None
+    counts = chain.counts
+    return file_touches(
+        touches(),
+        [r.message_id for r in chain.responses],
+        chain.context,
+        [c.output for c in counts],
+        chain.segments,
+    )
+
+
 def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[str, Any]:
     """Sums over all sessions: the recorded ``total`` (every model, every part), each
     policy's cost, and the sweep's recommendation.
@@ -592,6 +641,7 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
                 {
                     "policy": str(result.policy),
                     "cost_usd": 0.0,
+                    "range_usd": [0.0, 0.0],
                     "session_cost_usd": 0.0,
                     "rollovers": 0,
                     "compactions": 0,
@@ -599,8 +649,10 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
                 },
             )
             whole = report.policy_total(result)
-            if result.cost_usd is not None and whole is not None:
+            span = result.range_usd
+            if result.cost_usd is not None and whole is not None and span is not None:
                 entry["cost_usd"] += result.cost_usd
+                entry["range_usd"] = [a + b for a, b in zip(entry["range_usd"], span, strict=True)]
                 entry["session_cost_usd"] += whole
                 entry["sessions"] += 1
             entry["rollovers"] += result.rollovers + result.forced_rollovers
@@ -608,6 +660,9 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
     for entry in by_policy.values():
         for key in ("cost_usd", "session_cost_usd"):
             entry[key] = round(entry[key], 6) if entry["sessions"] else None
+        entry["range_usd"] = (
+            [round(v, 6) for v in entry["range_usd"]] if entry["sessions"] else None
+        )
     priced = [r.cost_usd for r in reports if r.cost_usd is not None]
     total = Bill()
     for report in reports:
@@ -641,13 +696,15 @@ def sweep_totals(reports: Sequence[SessionReport]) -> list[SweepPoint]:
         for p in report.sweep:
             if p.cost_usd is None:
                 continue
-            acc = sums.setdefault(p.threshold, [0.0, 0, 0, 0])
+            acc = sums.setdefault(p.threshold, [0.0, 0, 0, 0, 0.0])
             acc[0] += p.cost_usd
             acc[1] += p.rollovers
             acc[2] += p.forced_rollovers
             acc[3] = max(acc[3], p.peak_context_tokens)
+            acc[4] += p.cost_usd if p.high_usd is None else p.high_usd
     return [
-        SweepPoint(t, float(v[0]), int(v[1]), int(v[2]), int(v[3])) for t, v in sorted(sums.items())
+        SweepPoint(t, float(v[0]), int(v[1]), int(v[2]), int(v[3]), float(v[4]))
+        for t, v in sorted(sums.items())
     ]
 
 

@@ -34,6 +34,14 @@ def money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
 
 
+def money_range(span: Sequence[float] | None) -> str:
+    """A replay's cost range, ``$9.42–10.41`` (one figure when both ends round alike)."""
+    if span is None:
+        return "-"
+    low, high = money(span[0]), money(span[1])
+    return low if low == high else f"{low}–{high[1:]}"
+
+
 def print_result(result: Result, options: Options) -> None:
     """Print ``result`` as ``options`` ask: one JSON document with ``--json``, else the
     tables, then what was plotted and what ``--apply`` changed."""
@@ -204,18 +212,21 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
     whatif.add_column("session")
     for name in policies:
         whatif.add_column(name, justify="right")
-    by_policy = {p["policy"]: p["cost_usd"] for p in totals["policies"]}
+    by_policy = {p["policy"]: p["range_usd"] for p in totals["policies"]}
     for r in reports:
         cells = []
         for result in r.replays:
             restarts = result.rollovers + result.forced_rollovers + result.compactions
             cells.append(
-                f"{money(result.cost_usd)}  peak {result.peak_context_tokens / 1000:,.0f}k"
+                f"{money_range(result.range_usd)}  peak {result.peak_context_tokens / 1000:,.0f}k"
                 f"  ↻{restarts}"
             )
         whatif.add_row(escape(r.session_id[:8]), *cells)
-    whatif.add_row("total", *[money(by_policy.get(name)) for name in policies], style="bold")
-    whatif.caption = "cost · peak context · ↻ compactions or rollovers"
+    whatif.add_row("total", *[money_range(by_policy.get(name)) for name in policies], style="bold")
+    whatif.caption = (
+        "cost (low–high: re-reads on edits, on any touch) · peak context · "
+        "↻ compactions or rollovers"
+    )
     out.print(whatif)
 
     if sweep is not None:
