@@ -139,6 +139,12 @@ class Assumptions:
         return self.limit - CLAUDE_CODE_RESPONSE_RESERVE - self.compact_buffer
 
     @property
+    def compact_limit(self) -> int:
+        """The largest request under ``compact``: Claude Code alone, no plugin, fills the
+        window but for the response."""
+        return self.limit - CLAUDE_CODE_RESPONSE_RESERVE
+
+    @property
     def cache_ttl_seconds(self) -> int:
         """How long a cached prefix lives without a request reading it."""
         return ONE_HOUR_TTL_SECONDS if self.one_hour_writes else FIVE_MINUTE_TTL_SECONDS
@@ -474,9 +480,9 @@ class _Rows:
 class ReplayResult:
     """A policy's replay of one session: its counts and sums, and its ``requests``.
 
-    ``cost_usd`` is the low end of the replay's range, ``high_cost_usd`` its high end
-    (re-reads on edits, and on any touch: :mod:`ctxrelay.analyze._rereads`); for ``none``
-    both are the recording's."""
+    ``cost_usd`` is the replay with re-reads on edits (the range's low end),
+    ``high_cost_usd`` with re-reads on any touch (its high end;
+    :mod:`ctxrelay.analyze._rereads`); for ``none`` both are the recording's."""
 
     policy: Policy
     rows: _Rows = field(repr=False)
@@ -510,10 +516,12 @@ class ReplayResult:
 
     @property
     def range_usd(self) -> tuple[float, float] | None:
-        """``(low, high)``: the replay's cost with the fewest and the most re-reads."""
+        """``(low, high)``: the replay's cost with re-reads on edits and on any touch,
+        the lower first (more re-reads may move a rollover and cost less, rarely)."""
         if self.cost_usd is None or self.high_cost_usd is None:
             return None
-        return self.cost_usd, self.high_cost_usd
+        a, b = self.cost_usd, self.high_cost_usd
+        return (a, b) if a <= b else (b, a)
 
     @property
     def restarts(self) -> list[int]:
@@ -826,8 +834,7 @@ def _replay_compact(
     counts = chain.counts
     segments = chain.segments
     expired_at = chain.expired(a.cache_ttl_seconds)
-    # Claude Code alone, no plugin: a request may fill the window but for the response.
-    usable = a.limit - CLAUDE_CODE_RESPONSE_RESERVE
+    usable = a.compact_limit
     compact_at = a.compact_at
     # A recorded preTokens counts what Claude Code measured when it fired, at least the
     # context of the request before: held to the context alone, the replay never fires
