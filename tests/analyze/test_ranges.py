@@ -10,7 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.analyze import Assumptions, Policy, analyze_session, measure_assumptions, replay
+from ctxrelay.analyze import (
+    Assumptions,
+    Policy,
+    Sweep,
+    SweepPoint,
+    analyze_session,
+    flat_region,
+    measure_assumptions,
+    recommend,
+    recommendation,
+    replay,
+)
 from ctxrelay.pricing import DEFAULT_PRICES
 from ctxrelay.transcripts import Compaction, Response, Usage, read_touches
 from tests.analyze._sessions import START, Session, file_text
@@ -183,3 +194,35 @@ def test_a_long_pause_in_the_session_file(tmp_path: Path) -> None:
         s.request(30_000 + 25_000 * i, after=timedelta(hours=2) if i == 4 else timedelta(seconds=9))
     report = analyze_session(s.write(), policies=[Policy("compact")])
     assert report.replays[0].expired == 1
+
+
+def test_the_sweep_names_the_flat_region_by_the_high_estimates() -> None:
+    points = [
+        SweepPoint(30, 10.0, 6, 0, 60_000, 11.0),
+        SweepPoint(35, 9.0, 5, 0, 70_000, 10.25),
+        SweepPoint(40, 9.2, 4, 0, 80_000, 10.0),  # the best high estimate
+        SweepPoint(45, 8.9, 3, 0, 90_000, 10.2),  # the best low one: not what decides
+        SweepPoint(50, 9.5, 2, 0, 100_000, 10.29),
+        SweepPoint(55, 9.9, 2, 0, 110_000, 10.5),
+        SweepPoint(60, 9.4, 1, 0, 120_000, 10.1),  # within the margin, not a neighbour
+    ]
+    region = flat_region(points)
+    assert region is not None
+    assert region.best.threshold == 40
+    assert (region.low, region.high) == (35, 50)  # within 3% of 10.0: up to 10.30
+    assert region.middle.threshold == 45  # the middle of 35..50, ties upwards
+    assert recommend(points) == region.middle
+    assert 60 not in region
+    assert flat_region([SweepPoint(30, None, 0, 0, 0)]) is None
+
+
+def test_a_session_that_reaches_no_slider_is_not_affected(tmp_path: Path) -> None:
+    s = Session(tmp_path / "p" / "short.jsonl")
+    for i in range(4):
+        s.request(20_000 + 1_000 * i)
+    report = analyze_session(s.write(), policies=[Policy("none")], sweep=Sweep(30, 90, 10))
+    assert not report.affected
+    assert report.recommended() is None
+    swept = report.as_json()["whatif"]["sweep"]
+    assert (swept["affected"], swept["recommended_threshold"]) == (False, None)
+    assert recommendation([report]) is None

@@ -62,12 +62,15 @@ if TYPE_CHECKING:
     only (a stored ``--db`` session is a ``session``)."""
 
 __all__ = [
+    "SWEEP_MARGIN",
+    "FlatRegion",
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
     "analyze_paths",
     "analyze_session",
     "analyze_transcript",
+    "flat_region",
     "recommend",
     "report_json",
     "sweep_totals",
@@ -257,8 +260,20 @@ class SessionReport:
             stamps += [s for s in (chain.first, chain.last) if s]
         return (min(stamps), max(stamps)) if stamps else (None, None)
 
+    @property
+    def affected(self) -> bool:
+        """Whether any slider swept reached its handoff target in this session (if none
+        did, every slider costs the same, a forced rollover at the usable limit too, and
+        none is recommended)."""
+        return any(p.rollovers for p in self.sweep)
+
+    def region(self) -> FlatRegion | None:
+        """The sweep's flat region for this session; ``None`` when it is not affected."""
+        return flat_region(self.sweep) if self.affected else None
+
     def recommended(self) -> SweepPoint | None:
-        return recommend(self.sweep)
+        found = self.region()
+        return None if found is None else found.middle
 
     def as_json(self) -> dict[str, Any]:
         t = self.transcript
@@ -278,14 +293,13 @@ class SessionReport:
             "unpriced_models": list(self.unpriced_models),
         }
         if self.sweep_spec is not None:
-            best = self.recommended()
             whatif["sweep"] = {
                 "from": self.sweep_spec.start,
                 "to": self.sweep_spec.stop,
                 "step": self.sweep_spec.step,
                 "points": [p.as_dict() for p in self.sweep],
-                "recommended_threshold": None if best is None else best.threshold,
-                "recommended_cost_usd": None if best is None else _round(best.cost_usd),
+                "affected": self.affected,
+                **_region_json(self.region()),
             }
         return {
             "session_id": self.session_id,
@@ -317,12 +331,71 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def recommend(points: Sequence[SweepPoint]) -> SweepPoint | None:
-    """The cheapest slider; on a tie the higher one (fewer rollovers)."""
-    priced = [p for p in points if p.cost_usd is not None]
+SWEEP_MARGIN = 0.03
+"""How far above the best a slider's high estimate may be and still count as as good:
+the sweep's bottom is flat and jagged (neighbouring sliders differ by a few percent per
+session, and the best one moves with the step), so it names a region, not a point."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlatRegion:
+    """The sliders of a sweep as good as the best within ``margin``: ``best`` has the
+    lowest high estimate, ``low``..``high`` is the run of neighbouring sliders around it
+    whose high estimates are within ``margin`` of it, ``middle`` the slider in its
+    middle (what ``--apply`` writes)."""
+
+    low: float
+    high: float
+    middle: SweepPoint
+    best: SweepPoint
+    margin: float = SWEEP_MARGIN
+
+    def __contains__(self, threshold: float) -> bool:
+        return self.low <= threshold <= self.high
+
+
+def _high(p: SweepPoint) -> float:
+    """A priced slider's high estimate."""
+    low = p.cost_usd or 0.0
+    return low if p.high_usd is None else max(low, p.high_usd)
+
+
+def flat_region(points: Sequence[SweepPoint], margin: float = SWEEP_MARGIN) -> FlatRegion | None:
+    """The flat region of a sweep (:class:`FlatRegion`); ``None`` when no slider was
+    priced. Ties go to the higher slider (fewer rollovers)."""
+    priced = sorted((p for p in points if p.cost_usd is not None), key=lambda p: p.threshold)
     if not priced:
         return None
-    return min(priced, key=lambda p: (round(p.cost_usd or 0.0, 6), -p.threshold))
+    best = min(priced, key=lambda p: (round(_high(p), 6), -p.threshold))
+    bound = round(_high(best) * (1 + margin), 6)
+    lo = hi = priced.index(best)
+    while lo > 0 and round(_high(priced[lo - 1]), 6) <= bound:
+        lo -= 1
+    while hi + 1 < len(priced) and round(_high(priced[hi + 1]), 6) <= bound:
+        hi += 1
+    first, last = priced[lo].threshold, priced[hi].threshold
+    centre = (first + last) / 2
+    middle = min(priced[lo : hi + 1], key=lambda p: (abs(p.threshold - centre), -p.threshold))
+    return FlatRegion(first, last, middle, best, margin)
+
+
+def recommend(points: Sequence[SweepPoint]) -> SweepPoint | None:
+    """The slider in the middle of the sweep's flat region (:func:`flat_region`)."""
+    found = flat_region(points)
+    return None if found is None else found.middle
+
+
+def _region_json(found: FlatRegion | None) -> dict[str, Any]:
+    middle = None if found is None else found.middle
+    return {
+        "recommended_threshold": None if middle is None else middle.threshold,
+        "recommended_region": None if found is None else [found.low, found.high],
+        "recommended_cost_usd": None if middle is None else _round(middle.cost_usd),
+        "recommended_range_usd": (
+            None if middle is None else [_round(middle.cost_usd), _round(_high(middle))]
+        ),
+        "margin": SWEEP_MARGIN,
+    }
 
 
 def _summarizer_groups(
@@ -679,12 +752,13 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
         "policies": list(by_policy.values()),
     }
     if sweep is not None:
-        points = sweep_totals(reports)
-        best = recommend(points)
+        affected = [r for r in reports if r.affected]
+        points = sweep_totals(affected)
         out["sweep"] = {
+            "sessions": len(affected),
+            "not_affected": sum(1 for r in reports if r.sweep and not r.affected),
             "points": [p.as_dict() for p in points],
-            "recommended_threshold": None if best is None else best.threshold,
-            "recommended_cost_usd": None if best is None else _round(best.cost_usd),
+            **_region_json(flat_region(points)),
         }
     return out
 

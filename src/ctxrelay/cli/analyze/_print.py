@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.analyze import (
+    Recommendation,
     ReportRow,
     SessionReport,
     Sweep,
-    recommend,
+    flat_region,
     recommendation,
     report_json,
     sweep_totals,
@@ -82,14 +83,40 @@ def _document(result: Result, options: Options) -> dict[str, Any]:
     return doc
 
 
+def _region_text(region: Sequence[float], margin: float) -> str:
+    """The flat region in words."""
+    low, high = region
+    sliders = f"{low:g}%" if low == high else f"{low:g}–{high:g}%"
+    return (
+        f"the flat region {sliders}, every slider whose high estimate is within "
+        f"{margin:.0%} of the best's"
+    )
+
+
+def _recommendation_text(found: Recommendation) -> str:
+    """What the sweep recommends, with its region, range and the sessions left out."""
+    text = (
+        f"Recommended slider: [bold]{found.threshold:g}%[/bold], the middle of "
+        f"{_region_text(found.region, found.margin)}: "
+        f"{money_range((found.cost_usd or 0.0, found.high_cost_usd or 0.0))} over "
+        f"{count(found.sessions, 'session')} against {money(found.recorded_cost_usd)} "
+        "recorded (main chains)."
+    )
+    if found.not_affected:
+        text += f" {count(found.not_affected, 'session')} reached no slider: not affected."
+    return text
+
+
 def _applied_text(applied: dict[str, Any]) -> str:
     e = applied["evidence"]
     span = f"{str(e['first_timestamp'])[:10]} to {str(e['last_timestamp'])[:10]}"
     text = (
         f"Set the Claude Code slider to {applied['threshold']:g}% in {applied['path']} "
-        f"(was {applied['previous_threshold']:g}%, {applied['previous_source']}): "
-        f"{count(e['sessions'], 'session')} from {span}, {money(e['cost_usd'])} at this "
-        f"slider against {money(e['recorded_cost_usd'])} as recorded (main chains)."
+        f"(was {applied['previous_threshold']:g}%, {applied['previous_source']}), "
+        f"{_region_text(e['region'], e['margin'])}: "
+        f"{count(e['sessions'], 'session')} from {span}, "
+        f"{money_range(e['range_usd'])} at this slider against "
+        f"{money(e['recorded_cost_usd'])} as recorded (main chains)."
     )
     if applied["overridden_by"]:
         text += f" Note: {applied['overridden_by']} is set and overrides the file."
@@ -157,11 +184,7 @@ def _render_report(
     if sweep is not None:
         found = recommendation(reports)
         if found is not None:
-            out.print(
-                f"Recommended slider: [bold]{found.threshold:g}%[/bold] over "
-                f"{count(found.sessions, 'session')}: {money(found.cost_usd)} against "
-                f"{money(found.recorded_cost_usd)} recorded (main chains)."
-            )
+            out.print(_recommendation_text(found))
 
 
 def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
@@ -230,35 +253,45 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None) -> None:
     out.print(whatif)
 
     if sweep is not None:
-        points = sweep_totals(reports)
-        best = recommend(points)
+        affected = [r for r in reports if r.affected]
+        points = sweep_totals(affected)
+        region = flat_region(points)
         table = Table(
             title=f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} "
-            f"(step {sweep.step:g}), summed over {count(len(reports), 'session')}",
+            f"(step {sweep.step:g}), summed over the {count(len(affected), 'session')} "
+            "it affects",
             title_justify="left",
         )
         for name in ("slider", "cost", "rollovers", "forced", "peak"):
             table.add_column(name, justify="right")
         for p in points:
-            mark = " ◀" if best is not None and p.threshold == best.threshold else ""
+            mark = ""
+            if region is not None and p.threshold in region:
+                mark = " ◀" if p.threshold == region.middle.threshold else " ·"
             table.add_row(
                 f"{p.threshold:g}%{mark}",
-                money(p.cost_usd),
+                money_range((p.cost_usd or 0.0, p.high_usd or p.cost_usd or 0.0)),
                 str(p.rollovers),
                 str(p.forced_rollovers),
                 f"{p.peak_context_tokens:,}",
             )
+        table.caption = "◀ recommended · the flat region"
         out.print(table)
-        if best is not None:
-            per = ", ".join(
-                f"{escape(r.session_id[:8])} {rec.threshold:g}%"
-                for r in reports
-                if (rec := r.recommended()) is not None and r.transcript.requests
-            )
-            out.print(
-                f"Recommended slider: [bold]{best.threshold:g}%[/bold] "
-                f"({money(best.cost_usd)} in all). Per session: {per}."
-            )
+        found = recommendation(reports)
+        if found is not None:
+            out.print(_recommendation_text(found))
+        per = []
+        for r in reports:
+            if not r.transcript.requests:
+                continue
+            own = r.region()
+            name = escape(r.session_id[:8])
+            if own is None:
+                per.append(f"{name} not affected")
+            else:
+                sliders = f"{own.low:g}" if own.low == own.high else f"{own.low:g}–{own.high:g}"
+                per.append(f"{name} {sliders}% ({own.middle.threshold:g}%)")
+        out.print(f"Per session: {', '.join(per)}.")
 
     out.print("\n[bold]Assumptions of the replay[/bold]")
     first = next((r for r in reports if r.transcript.requests), reports[0])
