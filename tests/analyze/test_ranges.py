@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.analyze import (
+    SWEEP_MARGIN,
     Assumptions,
     Policy,
     Sweep,
@@ -22,6 +23,8 @@ from ctxrelay.analyze import (
     recommendation,
     replay,
 )
+from ctxrelay.analyze._replay import FIVE_MINUTE_TTL_SECONDS, ONE_HOUR_TTL_SECONDS
+from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS
 from ctxrelay.pricing import DEFAULT_PRICES
 from ctxrelay.transcripts import Compaction, Response, Usage, read_touches
 from tests.analyze._sessions import START, Session, file_text
@@ -226,3 +229,11 @@ def test_a_session_that_reaches_no_slider_is_not_affected(tmp_path: Path) -> Non
     swept = report.as_json()["whatif"]["sweep"]
     assert (swept["affected"], swept["recommended_threshold"]) == (False, None)
     assert recommendation([report]) is None
+
+
+def test_the_docs_state_the_margin_and_the_time_to_live() -> None:
+    text = " ".join((Path(__file__).parents[2] / "docs" / "analyze.md").read_text().split())
+    assert f"whose high estimate is within {SWEEP_MARGIN:.0%} of it (`SWEEP_MARGIN`)" in text
+    assert "1 hour when most of the session's cache writes are 1-hour writes, else 5" in text
+    assert (ONE_HOUR_TTL_SECONDS, FIVE_MINUTE_TTL_SECONDS) == (3_600, 300)
+    assert f"{REREAD_CALL_TOKENS} tokens of output" in text

@@ -176,7 +176,9 @@ class Assumptions:
 
         return [
             f"Window {self.limit:,} tokens; usable {self.usable_limit:,} (a "
-            f"{self.output_reserve:,}-token output reserve); no replayed request exceeds it.",
+            f"{self.output_reserve:,}-token output reserve), which no handoff request "
+            f"exceeds; a compact request fits in {self.compact_limit:,} (Claude Code's own "
+            "response reserve).",
             "The work is fixed: each recorded request adds the tokens it added in the "
             "recording; a policy only changes where the context restarts.",
             f"A fresh chain starts at the session's first request ({self.base_tokens:,} "
