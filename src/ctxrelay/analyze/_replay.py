@@ -37,6 +37,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ctxrelay.analyze._bill import Pricer, total_usage
+from ctxrelay.analyze._mask import Masking
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, Bracket, FileTouch, Rereads
 from ctxrelay.budget import Action, Budget, Stage, evaluate
@@ -511,6 +512,9 @@ class ReplayResult:
     high_rereads: int = 0
     high_reread_tokens: int = 0
     """The same at the high end."""
+    mask_batches: int = 0
+    masked_tokens: int = 0
+    """Batches of masks, and the tokens they took out of the context (``mask:N``)."""
 
     @property
     def requests(self) -> tuple[SimRequest, ...]:
@@ -546,6 +550,9 @@ class ReplayResult:
             "cache_expired_requests": self.expired,
             "rereads": [self.rereads, self.high_rereads],
             "reread_tokens": [self.reread_tokens, self.high_reread_tokens],
+            "mask": self.policy.mask,
+            "mask_batches": self.mask_batches,
+            "masked_tokens": self.masked_tokens,
             "usage": self.usage.as_dict(),
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
             "range_usd": None if span is None else [round(v, 6) for v in span],
@@ -566,6 +573,7 @@ def _result(
     clamped: int = 0,
     expired: int = 0,
     rereads: Rereads | None = None,
+    masking: Masking | None = None,
 ) -> ReplayResult:
     """The result of ``rows`` (made by ``models``): their sums, their peak and their
     price, each request at its own model's prices (``None`` when one of them has none,
@@ -598,6 +606,8 @@ def _result(
         cost,
         rereads.count if rereads else 0,
         rereads.tokens if rereads else 0,
+        masking.count if masking else 0,
+        masking.tokens if masking else 0,
     )
 
 
@@ -696,6 +706,7 @@ def replay(
     summarizer: Sequence[Sequence[Response]] = (),
     chain: Chain | None = None,
     files: Sequence[tuple[FileTouch, ...]] | None = None,
+    results: Sequence[int] | None = None,
 ) -> ReplayResult:
     """Replay the main chain ``responses`` under ``policy``.
 
@@ -707,7 +718,9 @@ def replay(
     ``files`` are each response's file touches
     (:func:`~ctxrelay.analyze._rereads.file_touches`): with them a policy is replayed at
     both ends of its range (re-reads on edits, on any touch); without them both ends
-    are the replay without re-reads.
+    are the replay without re-reads. ``results`` are the tool-result tokens each
+    request brought (:func:`~ctxrelay.analyze._mask.result_tokens`), which ``mask:N``
+    masks (without them it masks nothing).
     """
     pricer = _pricer(prices)
     chain = _chain_of(responses, chain)
@@ -718,7 +731,8 @@ def replay(
         rereads = (
             None if files is None or bracket is None else Rereads(files, chain.segments, bracket)
         )
-        if policy.kind == "compact":
+        masking = None if policy.mask is None else Masking(results or (), policy.mask)
+        if policy.kind in ("compact", "mask"):
             return _replay_compact(
                 chain,
                 assumptions,
@@ -726,8 +740,9 @@ def replay(
                 pricer,
                 recorded_compactions=compactions,
                 rereads=rereads,
+                masking=masking,
             )
-        return _replay_handoff(chain, assumptions, policy, pricer, rereads)
+        return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
 
     if files is None:
         return run(None)
@@ -831,6 +846,7 @@ def _replay_compact(
     *,
     recorded_compactions: Sequence[Compaction],
     rereads: Rereads | None,
+    masking: Masking | None = None,
 ) -> ReplayResult:
     growth = chain.growth
     counts = chain.counts
@@ -843,8 +859,13 @@ def _replay_compact(
     # before the recording did. Claude Code's own rule counts the output too.
     with_output = a.recorded_compact_at is None
     # Where the recording compacted, manual or automatic: the replay compacts there too,
-    # unless it compacted already since the recording's previous compaction.
-    points = {c.after_requests for c in recorded_compactions if 0 < c.after_requests < len(counts)}
+    # unless it compacted already since the recording's previous compaction. A masked
+    # chain is smaller than the recording's: only the user's own compactions hold there.
+    points = {
+        c.after_requests
+        for c in recorded_compactions
+        if 0 < c.after_requests < len(counts) and (masking is None or c.trigger == "manual")
+    }
     warm, one_hour_default = a.warm_prefix_tokens, a.one_hour_writes
     rows: list[_Row] = []
     append = rows.append
@@ -884,6 +905,8 @@ def _replay_compact(
             prev, cold, pending, since_point = None, True, 0, True
             if rereads is not None:
                 rereads.restart()
+            if masking is not None:
+                masking.restart()
         if at_point:
             since_point = False
         added = 0
@@ -891,15 +914,21 @@ def _replay_compact(
             append(_reread_row(prev, prev_out, one_hour_default, window, counts[i - 1]))
             added = pending + REREAD_CALL_TOKENS
             tokens += added
+        cached = prev or 0
+        rebuilt = bool(i) and segments[i] != segments[i - 1]
+        if masking is not None and prev is not None and (masked := masking.batch(i)):
+            tokens -= masked.saved
+            cached, rebuilt = min(cached, masked.prefix), True
         if tokens > usable:
             tokens, clamped = usable, clamped + 1
         late = expired_at[i]
         expired += late
-        rebuilt = bool(i) and segments[i] != segments[i - 1]
-        cache = _Cache(cold, late, rebuilt, prev or 0)
+        cache = _Cache(cold, late, rebuilt, cached)
         append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cache, added))
         prev, prev_out, cold = tokens, recorded.output, False
         pending = rereads.after(i) if rereads is not None else 0
+        if masking is not None:
+            masking.record(i, tokens)
     return _result(
         policy,
         rows,
@@ -909,6 +938,7 @@ def _replay_compact(
         clamped=clamped,
         expired=expired,
         rereads=rereads,
+        masking=masking,
     )
 
 
@@ -919,8 +949,13 @@ _WARN = Action.WARN
 _HANDOFF = Stage.HANDOFF
 
 
-def _replay_handoff(
-    chain: Chain, a: Assumptions, policy: Policy, prices: Pricer | None, rereads: Rereads | None
+def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
+    chain: Chain,
+    a: Assumptions,
+    policy: Policy,
+    prices: Pricer | None,
+    rereads: Rereads | None,
+    masking: Masking | None = None,
 ) -> ReplayResult:
     assert policy.threshold is not None
     budget = Budget(a.limit, a.output_reserve, policy.threshold)
@@ -951,6 +986,8 @@ def _replay_handoff(
         claimed.clear()
         if rereads is not None:
             rereads.restart()
+        if masking is not None:
+            masking.restart()
 
     for i, recorded in enumerate(counts):
         if due is not None and prev is not None:
@@ -993,11 +1030,16 @@ def _replay_handoff(
             append(_reread_row(prev, prev_out, one_hour_default, window, counts[i - 1]))
             added = pending + REREAD_CALL_TOKENS
             tokens += added
+        cached = prev or 0
+        rebuilt = bool(i) and segments[i] != segments[i - 1]
+        if masking is not None and prev is not None and (masked := masking.batch(i)):
+            tokens -= masked.saved
+            cached, rebuilt = min(cached, masked.prefix), True
         decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         if decision.action is _ROLLOVER:
             forced += 1
             new_window()
-            added = 0
+            added = cached = 0
             tokens = max(start, start + growth[i])
             if tokens > usable:
                 tokens, clamped = usable, clamped + 1
@@ -1013,16 +1055,18 @@ def _replay_handoff(
                 warnings += 1
         late = expired_at[i]
         expired += late
-        rebuilt = bool(i) and segments[i] != segments[i - 1]
-        cache = _Cache(cold, late, rebuilt, prev or 0)
+        cache = _Cache(cold, late, rebuilt, cached)
         append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cache, added))
         prev, prev_out, cold = tokens, recorded.output, False
         pending = rereads.after(i) if rereads is not None else 0
+        if masking is not None:
+            masking.record(i, tokens)
     return _result(
         policy,
         rows,
         prices,
         chain.models,
+        masking=masking,
         rollovers=rollovers,
         forced_rollovers=forced,
         warnings=warnings,

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
+from ctxrelay.analyze._mask import result_tokens
 from ctxrelay.analyze._parallel import Reading, scan_all
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import (
@@ -607,7 +608,7 @@ def analyze_transcript(
         assumptions = replace(assumptions, output_reserve=output_reserve)
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
-    files = _files(chain, assumptions, policies, sweep, touches)
+    touched = _touched(chain, assumptions, policies, sweep, touches)
     replays = tuple(
         replay(
             transcript.responses,
@@ -617,7 +618,8 @@ def analyze_transcript(
             compactions=transcript.compactions,
             summarizer=summarizer,
             chain=chain,
-            files=files,
+            files=touched.files,
+            results=touched.results,
         )
         for policy in policies
     )
@@ -630,7 +632,7 @@ def analyze_transcript(
                 Policy("handoff", threshold),
                 pricer,
                 chain=chain,
-                files=files,
+                files=touched.files,
             )
             points.append(
                 SweepPoint(
@@ -669,32 +671,42 @@ def analyze_transcript(
     )
 
 
-def _files(
+class _Touched(NamedTuple):
+    """What the replays read of the chain's tool calls: each response's file touches
+    (the re-reads) and the tool-result tokens each request brought (the masks)."""
+
+    files: tuple[tuple[FileTouch, ...], ...] | None = None
+    results: tuple[int, ...] | None = None
+
+
+def _touched(
     chain: Chain,
     assumptions: Assumptions,
     policies: Sequence[Policy],
     sweep: Sweep | None,
     touches: Callable[[], Touches] | None,
-) -> tuple[tuple[FileTouch, ...], ...] | None:
-    """The chain's file touches, read only when some replay may restart where the
-    recording did not: its peak reaches a handoff target or the compaction point."""
+) -> _Touched:
+    """The chain's tool calls, read only when a policy masks or some replay may restart
+    where the recording did not: its peak reaches a handoff target or the compaction
+    point."""
     if touches is None or not chain.counts:
-        return None
+        return _Touched()
+    masks = any(p.mask is not None for p in policies)
     sliders = [p.threshold for p in policies if p.threshold is not None]
     if sweep is not None:
         sliders += sweep.thresholds()
     lowest = min(sliders, default=100.0) * assumptions.limit / 100
-    if any(p.kind == "compact" for p in policies):
+    if any(p.kind in ("compact", "mask") for p in policies):
         lowest = min(lowest, assumptions.compact_at)
-    if chain.peak < lowest * 0.9:  # a margin for the advisories and the output
-        return None
-    counts = chain.counts
-    return file_touches(
-        touches(),
-        [r.message_id for r in chain.responses],
-        chain.context,
-        [c.output for c in counts],
-        chain.segments,
+    restarts = chain.peak >= lowest * 0.9  # a margin for the advisories and the output
+    if not (masks or restarts):
+        return _Touched()
+    found = touches()
+    ids = [r.message_id for r in chain.responses]
+    outputs = [c.output for c in chain.counts]
+    return _Touched(
+        file_touches(found, ids, chain.context, outputs, chain.segments) if restarts else None,
+        result_tokens(found, ids, chain.context, outputs, chain.segments) if masks else None,
     )
 
 

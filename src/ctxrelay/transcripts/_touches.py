@@ -13,7 +13,7 @@ result, and of those only the keys below (a result's content is measured, not bu
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
 
 import msgspec
@@ -60,9 +60,14 @@ class Touch(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Touches:
-    """Per main-chain response (by ``message.id``), its file tool calls in order."""
+    """Per main-chain response (by ``message.id``), its file tool calls in order, and
+    how many tool calls of any kind it made (``calls``)."""
 
     by_response: Mapping[str, tuple[Touch, ...]]
+    calls: Mapping[str, int] = field(default_factory=dict)
+
+    def called(self, message_id: str) -> int:
+        return self.calls.get(message_id, 0)
 
     def of(self, message_id: str) -> tuple[Touch, ...]:
         return self.by_response.get(message_id, ())
@@ -104,6 +109,7 @@ class _Read(LineSink):
         super().__init__(path)
         self.calls: dict[str, list[tuple[str, TouchKind, str, str]]] = {}  # message: calls
         self.results: dict[str, int] = {}  # call id: result bytes
+        self.any_calls: dict[str, set[str]] = {}  # message: the ids of its tool calls
 
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         self.check_start(data, lo, hi)
@@ -124,10 +130,15 @@ class _Read(LineSink):
         kind = line.get("type")
         for block in blocks:
             if kind == "assistant" and block.get("type") == "tool_use":
-                touched = _touch_of(block)
                 message_id = message.get("id")
-                if touched is not None and isinstance(message_id, str):
+                if not isinstance(message_id, str):
+                    continue
+                touched = _touch_of(block)
+                if touched is not None:
                     self.calls.setdefault(message_id, []).append(touched)
+                call = block.get("id")
+                if isinstance(call, str):  # a block's lines repeat: count each call once
+                    self.any_calls.setdefault(message_id, set()).add(call)
             elif kind == "user" and block.get("type") == "tool_result":
                 call = block.get("tool_use_id")
                 content = block.get("content")
@@ -168,5 +179,6 @@ def read_touches(
                 for call, kind, file, command in calls
             )
             for message, calls in reading.calls.items()
-        }
+        },
+        {message: len(calls) for message, calls in reading.any_calls.items()},
     )
