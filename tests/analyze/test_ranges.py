@@ -23,6 +23,7 @@ from ctxrelay.analyze import (
     recommendation,
     replay,
 )
+from ctxrelay.analyze._mask import MASK_PLACEHOLDER_TOKENS
 from ctxrelay.analyze._replay import FIVE_MINUTE_TTL_SECONDS, ONE_HOUR_TTL_SECONDS
 from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS
 from ctxrelay.pricing import DEFAULT_PRICES
@@ -237,3 +238,4 @@ def test_the_docs_state_the_margin_and_the_time_to_live() -> None:
     assert "1 hour when most of the session's cache writes are 1-hour writes, else 5" in text
     assert (ONE_HOUR_TTL_SECONDS, FIVE_MINUTE_TTL_SECONDS) == (3_600, 300)
     assert f"{REREAD_CALL_TOKENS} tokens of output" in text
+    assert f"placeholder ({MASK_PLACEHOLDER_TOKENS} tokens: `MASK_PLACEHOLDER_TOKENS`" in text

@@ -37,7 +37,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ctxrelay.analyze._bill import Pricer, total_usage
-from ctxrelay.analyze._mask import Masking
+from ctxrelay.analyze._mask import MASK_PLACEHOLDER_TOKENS, Masking
 from ctxrelay.analyze._policies import Policy
 from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, Bracket, FileTouch, Rereads
 from ctxrelay.budget import Action, Budget, Stage, evaluate
@@ -202,6 +202,9 @@ class Assumptions:
             )
             + f" so does any request more than {self.cache_ttl_seconds // 60} minutes after "
             "the one before (the cache's time to live), under every policy.",
+            f"mask:N: tool results older than the newest N requests become a "
+            f"{MASK_PLACEHOLDER_TOKENS}-token placeholder, in batches every N requests; a "
+            "batch writes the cache again from the oldest result it masks.",
             "Re-reads: after a restart the recording did not make, a file it still held is "
             "read again when edited (low end) or touched in any way (high end); the cost "
             "is the range.",
