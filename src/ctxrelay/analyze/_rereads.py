@@ -17,7 +17,8 @@ after a restart"):
 * A re-read costs the file's largest recorded read, in tokens measured from the
   recording: the context the read's result added to the next request (that request's
   growth less the output before it), shared among that response's results by their
-  size; where no next request measures it, the result's characters / 4.
+  size in bytes (evenly if one was not found); where no next request measures it (the
+  recording compacted there), nothing is known and nothing is added.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ and writes (the low end), or any touch (the high end)."""
 
 REREAD_CALL_TOKENS = 100
 """The output of the response that calls Read again, and the call in the context."""
-
-_CHARS_PER_TOKEN = 4
 
 
 class FileTouch(NamedTuple):
@@ -68,16 +67,19 @@ def file_touches(
         if not found:
             out.append(())
             continue
-        total_bytes = sum(t.result_bytes for t in found)
-        grown = -1
+        calls = max(1, touches.called(message_id))
+        shared = touches.results_bytes.get(message_id, 0)
+        grown = 0
         if i + 1 < n and segments[i + 1] == segments[i]:
             grown = max(0, context[i + 1] - context[i] - outputs[i])
         row = []
         for t in found:
-            if grown >= 0 and total_bytes:
-                tokens = grown * t.result_bytes // total_bytes
-            else:
-                tokens = t.result_bytes // _CHARS_PER_TOKEN
+            if calls == 1:
+                tokens = grown
+            elif shared:
+                tokens = grown * t.result_bytes // shared
+            else:  # a result not found: an even share
+                tokens = grown // calls
             row.append(FileTouch(t.kind, t.command or t.path, tokens))
         out.append(tuple(row))
     return tuple(out)

@@ -50,7 +50,7 @@ _PATH_KEYS = ("file_path", "notebook_path", "path")
 class Touch(NamedTuple):
     """One tool call of a response on one file (or a shell command, ``path`` empty);
     ``result_bytes`` is the size of its result's content as written in the transcript
-    (0 when none was found)."""
+    (0 when it was not read: see :class:`Touches`)."""
 
     kind: TouchKind
     path: str
@@ -65,6 +65,10 @@ class Touches:
 
     by_response: Mapping[str, tuple[Touch, ...]]
     calls: Mapping[str, int] = field(default_factory=dict)
+    results_bytes: Mapping[str, int] = field(default_factory=dict)
+    """Per response with several calls, its results' bytes in all, when every one of
+    them was found (a one-call response's result sizes are not read: its result is the
+    whole of the next request's growth)."""
 
     def called(self, message_id: str) -> int:
         return self.calls.get(message_id, 0)
@@ -84,36 +88,51 @@ class _Block(TypedDict, total=False):
     type: Any
     id: Any
     name: Any
-    input: _Input | Any
+    input: _Input
     tool_use_id: Any
     content: msgspec.Raw
 
 
 class _Message(TypedDict, total=False):
     id: Any
-    content: list[_Block] | Any
+    content: list[_Block] | str
 
 
 class _Line(TypedDict, total=False):
     type: Any
     isSidechain: Any
-    message: _Message | Any
+    message: _Message
 
 
 _decode = msgspec.json.Decoder(_Line).decode
 _NEEDLE = b'"tool_use'  # a call ("tool_use") and a result ("tool_use_id")
+_RESULT = b'"tool_result"'
 
 
 class _Read(LineSink):
+    """The calls of each response, and the sizes of the results the replay needs: those
+    of a response with several calls, whose growth the results share (the growth of a
+    one-call response is its result's). A result line (most of a transcript's bytes,
+    the result twice over) is decoded only when it answers such a call of the newest
+    response (the next response comes after all its results); a result written before
+    the response's second call is not known then, and its size is not read."""
+
     def __init__(self, path: str) -> None:
         super().__init__(path)
         self.calls: dict[str, list[tuple[str, TouchKind, str, str]]] = {}  # message: calls
         self.results: dict[str, int] = {}  # call id: result bytes
         self.any_calls: dict[str, set[str]] = {}  # message: the ids of its tool calls
+        self.wanted: set[bytes] = set()  # the newest response's calls, results not read
+        self.newest: str | None = None
 
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         self.check_start(data, lo, hi)
+        wanted = self.wanted
         for start, end in spans(data, _NEEDLE, lo, hi):
+            if data.find(_RESULT, start, end) != -1:
+                line_bytes = data[start:end]
+                if not any(call in line_bytes for call in wanted):
+                    continue
             try:
                 line = _decode(data[start:end])
             except (ValueError, RecursionError):
@@ -133,17 +152,27 @@ class _Read(LineSink):
                 message_id = message.get("id")
                 if not isinstance(message_id, str):
                     continue
+                if message_id != self.newest:
+                    self.newest = message_id
+                    self.wanted.clear()
                 touched = _touch_of(block)
                 if touched is not None:
                     self.calls.setdefault(message_id, []).append(touched)
                 call = block.get("id")
                 if isinstance(call, str):  # a block's lines repeat: count each call once
-                    self.any_calls.setdefault(message_id, set()).add(call)
+                    ids = self.any_calls.setdefault(message_id, set())
+                    ids.add(call)
+                    if len(ids) > 1:
+                        self._want(ids)
             elif kind == "user" and block.get("type") == "tool_result":
                 call = block.get("tool_use_id")
                 content = block.get("content")
                 if isinstance(call, str) and content is not None:
                     self.results[call] = len(content)
+                    self.wanted.discard(call.encode())
+
+    def _want(self, ids: set[str]) -> None:
+        self.wanted.update(c.encode() for c in ids if c not in self.results)
 
 
 def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
@@ -172,6 +201,11 @@ def read_touches(
     reading = _Read(os.fspath(path))
     read_file(reading.path, reading, line_cap)
     results = reading.results
+    shared = {
+        message: sum(results[c] for c in ids)
+        for message, ids in reading.any_calls.items()
+        if len(ids) > 1 and all(c in results for c in ids)
+    }
     return Touches(
         {
             message: tuple(
@@ -181,4 +215,5 @@ def read_touches(
             for message, calls in reading.calls.items()
         },
         {message: len(calls) for message, calls in reading.any_calls.items()},
+        shared,
     )
