@@ -841,6 +841,42 @@ def _reread_row(
     )
 
 
+class _Before(NamedTuple):
+    """A recorded request about to be replayed: its index, its context so far, the
+    previous request's context and output (``prev`` ``None`` at a window's start), the
+    tokens to read again first, its window."""
+
+    i: int
+    tokens: int
+    prev: int | None
+    prev_out: int
+    pending: int
+    window: int
+
+
+def _carry(
+    b: _Before, rows: list[_Row], chain: Chain, masking: Masking | None, one_hour_default: bool
+) -> tuple[int, int, int, bool]:
+    """What comes before a replayed request, alike under every policy: the re-reads due
+    (one added request, and the files into the context), then a batch of masks if one
+    falls here. Returns its context, the tokens the policy added to it, what the cache
+    holds of it, and whether that is less than its predecessor (the recording restarted
+    here, or a mask changed the context)."""
+    i, tokens, prev = b.i, b.tokens, b.prev
+    added = 0
+    if b.pending and prev is not None:
+        rows.append(_reread_row(prev, b.prev_out, one_hour_default, b.window, chain.counts[i - 1]))
+        added = b.pending + REREAD_CALL_TOKENS
+        tokens += added
+    cached = prev or 0
+    segments = chain.segments
+    rebuilt = bool(i) and segments[i] != segments[i - 1]
+    if masking is not None and prev is not None and (masked := masking.batch(i)):
+        tokens -= masked.saved
+        cached, rebuilt = min(cached, masked.prefix), True
+    return tokens, added, cached, rebuilt
+
+
 def _replay_compact(
     chain: Chain,
     a: Assumptions,
@@ -853,7 +889,6 @@ def _replay_compact(
 ) -> ReplayResult:
     growth = chain.growth
     counts = chain.counts
-    segments = chain.segments
     expired_at = chain.expired(a.cache_ttl_seconds)
     usable = a.compact_limit
     compact_at = a.compact_at
@@ -912,16 +947,13 @@ def _replay_compact(
                 masking.restart()
         if at_point:
             since_point = False
-        added = 0
-        if pending and prev is not None:
-            append(_reread_row(prev, prev_out, one_hour_default, window, counts[i - 1]))
-            added = pending + REREAD_CALL_TOKENS
-            tokens += added
-        cached = prev or 0
-        rebuilt = bool(i) and segments[i] != segments[i - 1]
-        if masking is not None and prev is not None and (masked := masking.batch(i)):
-            tokens -= masked.saved
-            cached, rebuilt = min(cached, masked.prefix), True
+        tokens, added, cached, rebuilt = _carry(
+            _Before(i, tokens, prev, prev_out, pending, window),
+            rows,
+            chain,
+            masking,
+            one_hour_default,
+        )
         if tokens > usable:
             tokens, clamped = usable, clamped + 1
         late = expired_at[i]
@@ -964,7 +996,6 @@ def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
     budget = Budget(a.limit, a.output_reserve, policy.threshold)
     growth = chain.growth
     counts = chain.counts
-    segments = chain.segments
     expired_at = chain.expired(a.cache_ttl_seconds)
     usable = a.usable_limit
     advisory = a.advisory_tokens
@@ -1028,16 +1059,13 @@ def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
                     new_window()
         tokens = (start if prev is None else prev) + growth[i]
         tokens = tokens if tokens > start else start
-        added = 0
-        if pending and prev is not None:
-            append(_reread_row(prev, prev_out, one_hour_default, window, counts[i - 1]))
-            added = pending + REREAD_CALL_TOKENS
-            tokens += added
-        cached = prev or 0
-        rebuilt = bool(i) and segments[i] != segments[i - 1]
-        if masking is not None and prev is not None and (masked := masking.batch(i)):
-            tokens -= masked.saved
-            cached, rebuilt = min(cached, masked.prefix), True
+        tokens, added, cached, rebuilt = _carry(
+            _Before(i, tokens, prev, prev_out, pending, window),
+            rows,
+            chain,
+            masking,
+            one_hour_default,
+        )
         decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         if decision.action is _ROLLOVER:
             forced += 1
