@@ -2,8 +2,9 @@
 
 It reads transcripts with :mod:`ctxrelay.transcripts`, prices them with
 :mod:`ctxrelay.pricing`, and replays each main chain under ``none`` (as recorded),
-``compact`` (Claude Code's auto-compaction) and ``handoff:P`` (ctxrelay's slider, decided
-by :func:`ctxrelay.budget.evaluate` at every dispatch). The replay's assumptions are in
+``compact`` (Claude Code's auto-compaction), ``handoff:P`` (ctxrelay's slider, decided
+by :func:`ctxrelay.budget.evaluate` at every dispatch) and ``mask:N`` (observation
+masking), each priced as a range. The replay's assumptions are in
 :class:`Assumptions` and are printed with every result.
 
 Every response is priced at its own model (:class:`Bill`). Reports over many sessions

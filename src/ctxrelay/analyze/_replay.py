@@ -8,8 +8,9 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   extra tokens are what the compaction reloaded (``reload_tokens``).
 * ``none`` is the recording itself, including its compactions and the summarizer's
   requests: its usage is the recorded usage, to the token.
-* ``compact``: Claude Code's auto-compaction. When the last request's context plus its
-  output reaches ``compact_at`` (or the next request would not fit), one summary request
+* ``compact``: Claude Code's auto-compaction, where the recording compacted (manual
+  compactions kept) and where the context reaches ``compact_at`` (the recording's own
+  point, else the current rule; or the next request would not fit): one summary request
   reads the whole conversation and writes ``summary_tokens``; the chain restarts at
   ``base + summary + reload``.
 * ``handoff:P``: ctxrelay's slider. Every request goes through the policy core
@@ -18,11 +19,21 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   notes (one request, ``notes_tokens`` of output), calls ``new_context`` (one request),
   and the next window starts at ``base + notes + reload``. A request over the usable
   limit is a forced rollover to the same start.
+* ``mask:N`` (with ``compact``'s compaction) and ``handoff:P+mask:N``: tool results
+  older than the newest N requests become placeholders, in batches
+  (:mod:`ctxrelay.analyze._mask`).
 * Cache: a continuing request reads the previous request from the cache and writes what
   the recording wrote (capped by its size); the first request after a rollover or a
   compaction finds the cache cold and writes its whole input, unless ``warm_prefix_tokens``
   says the shared prefix (system prompt, tools) stays cached, as the recorded compactions
-  show (``--warm-prefix``). Writes keep the recorded request's 5-minute/1-hour split.
+  show (``--warm-prefix``); so does a request a time to live after the one before, under
+  every policy; where the recording restarted and the replay did not, or a batch of
+  masks changed the context, what is still cached is read and the rest written (the
+  recording's rewrite is not copied). Writes keep the recorded request's 5-minute/1-hour
+  split.
+* Re-reads after a restart the recording did not make (:mod:`ctxrelay.analyze._rereads`)
+  make each policy's range: ``cost_usd`` with re-reads on edits, ``high_cost_usd`` on any
+  touch.
 * Output tokens are the recorded ones. Each replayed request is priced at the model that
   made it: a recorded request at its recorded model, a request the policy adds (a
   summary, the notes, the ``new_context`` call) at the model of the recorded request it
