@@ -760,7 +760,10 @@ def replay(
 
     if files is None:
         return run(None)
-    low, high = run("edits"), run("touches")
+    low = run("edits")
+    if not (low.rollovers or low.forced_rollovers or low.compactions):
+        return low  # no restart, no re-read: both ends are this replay
+    high = run("touches")
     return replace(
         low,
         high_cost_usd=high.cost_usd,
