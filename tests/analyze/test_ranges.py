@@ -26,6 +26,7 @@ from ctxrelay.analyze import (
 from ctxrelay.analyze._mask import MASK_PLACEHOLDER_TOKENS
 from ctxrelay.analyze._replay import FIVE_MINUTE_TTL_SECONDS, ONE_HOUR_TTL_SECONDS
 from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS
+from ctxrelay.errors import TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES
 from ctxrelay.transcripts import Compaction, Response, Usage, read_touches
 from tests.analyze._sessions import START, Session, file_text
@@ -239,3 +240,22 @@ def test_the_docs_state_the_margin_and_the_time_to_live() -> None:
     assert (ONE_HOUR_TTL_SECONDS, FIVE_MINUTE_TTL_SECONDS) == (3_600, 300)
     assert f"{REREAD_CALL_TOKENS} tokens of output" in text
     assert f"placeholder ({MASK_PLACEHOLDER_TOKENS} tokens: `MASK_PLACEHOLDER_TOKENS`" in text
+
+
+def test_odd_lines_are_passed_over_by_the_touch_reader(tmp_path: Path) -> None:
+    path = _read_early_edit_late(tmp_path / "p" / "s.jsonl")
+    text = path.read_text()
+    odd = [
+        '{"type":"assistant","message":{"id":"x","content":"tool_use as text"}}',
+        '{"type":"assistant","message":{"id":"y","content":[{"type":"tool_use","input":7}]}}',
+        '{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":1}]}}',
+        '{"type":"assistant","isSidechain":true,"message":{"id":"z","content":[{"type":'
+        '"tool_use","id":"t","name":"Read","input":{"file_path":"/side"}}]}}',
+    ]
+    path.write_text(text + "\n".join(odd) + '\n{"type":"assistant","message":{"tool_use')
+    touches = read_touches(path)
+    assert set(touches.by_response) == set(
+        read_touches(_read_early_edit_late(tmp_path / "q" / "s.jsonl")).by_response
+    )
+    with pytest.raises(TranscriptError):
+        read_touches(tmp_path / "missing.jsonl")
