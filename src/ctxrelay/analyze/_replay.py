@@ -239,6 +239,7 @@ class Chain:
     missing)."""
 
     __slots__ = (
+        "_expired",
         "_gaps",
         "context",
         "counts",
@@ -295,6 +296,7 @@ class Chain:
         self.first: str | None = None
         self.last: str | None = None
         self._gaps: list[float | None] | None = None
+        self._expired: dict[int, list[bool]] = {}
         if counts:
             columns = tuple(zip(*counts, strict=True))
             fresh_sum, written_sum, read_sum, output_sum, one_hour_sum = map(sum, columns[:5])
@@ -317,8 +319,11 @@ class Chain:
 
     def expired(self, ttl: int) -> list[bool]:
         """Whether the cache had expired before each request: ``ttl`` seconds or more
-        without a request reading it."""
-        return [g is not None and g >= ttl for g in self.gaps]
+        without a request reading it (taken once per ``ttl``: every replay asks)."""
+        found = self._expired.get(ttl)
+        if found is None:
+            found = self._expired[ttl] = [g is not None and g >= ttl for g in self.gaps]
+        return found
 
 
 def _seconds(stamp: str | None) -> float | None:
