@@ -236,7 +236,7 @@ def test_report_in_json_reconciles_with_the_sessions(capsys: pytest.CaptureFixtu
         assert none["saved_usd"] == pytest.approx(0, abs=1e-6)
     recommendation = doc["totals"]["recommendation"]
     assert recommendation["threshold"] in (40, 50, 60)
-    assert recommendation["sessions"] == 6
+    assert (recommendation["sessions"], recommendation["not_affected"]) == (3, 3)
     # The top 2 sessions, most expensive first; the range leaves out every session.
     assert main(["analyze", str(root), "--json", "--top", "2"]) == 0
     rows = json.loads(capsys.readouterr().out)["report"]["rows"]
@@ -324,3 +324,28 @@ def test_the_console_script_exits_as_usual_with_its_code_and_all_its_output(
     assert (code, out) == (1, "")
     assert err.startswith("ctxrelay: error: no transcript or directory at")
     assert err.endswith("teardown")
+
+
+def test_each_policy_shows_its_range_and_the_sweep_its_region(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = corpus_path("corpora/claude-code-transcripts")
+    argv = ["analyze", str(root), "--sweep", "30..90:10", "--policy", "none,handoff:40"]
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for s in doc["sessions"]:
+        none, handoff = s["whatif"]["policies"]
+        assert none["range_usd"] == [none["cost_usd"], none["cost_usd"]]
+        low, high = handoff["range_usd"]
+        assert low == handoff["cost_usd"] <= high
+    total = next(p for p in doc["totals"]["policies"] if p["policy"] == "handoff:40")
+    assert total["range_usd"][0] < total["range_usd"][1]  # some long session re-reads
+    found = doc["totals"]["recommendation"]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    low, high = total["range_usd"]
+    assert f"${low:,.2f}–{high:,.2f}" in out
+    region = "–".join(f"{t:g}" for t in found["region"])
+    assert f"the middle of the flat region {region}%" in out
+    assert "3 sessions reached no slider: not affected" in out
+    assert "55604662 not affected" in out

@@ -34,12 +34,23 @@ def test_apply_round_trip_on_the_shared_corpus(
     slider = recommended["threshold"]
     assert f"Set the Claude Code slider to {slider:g}%" in out
     assert "(was 60%, default)" in out
-    assert f"{recommended['sessions']} sessions from 2026-02-10 to 2026-02-12" in out
+    assert f"{recommended['sessions']} sessions from 2026-02-11 to 2026-02-12" in out
+    low, high = recommended["region"]
+    assert low <= slider <= high
+    assert f"the flat region {low:g}–{high:g}%" in out
 
     stored = json.loads((project / ".ctxrelay" / "config.json").read_text())["claude"]
     assert stored["threshold"] == slider
     evidence = stored[EVIDENCE_KEY]
-    for key in ("sessions", "first_timestamp", "last_timestamp", "recorded_cost_usd"):
+    for key in (
+        "sessions",
+        "first_timestamp",
+        "last_timestamp",
+        "recorded_cost_usd",
+        "region",
+        "range_usd",
+        "margin",
+    ):
         assert evidence[key] == recommended[key]
     assert evidence["cost_usd"] == recommended["cost_usd"]
     assert evidence["cost_usd"] < evidence["recorded_cost_usd"]

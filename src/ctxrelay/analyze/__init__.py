@@ -2,8 +2,9 @@
 
 It reads transcripts with :mod:`ctxrelay.transcripts`, prices them with
 :mod:`ctxrelay.pricing`, and replays each main chain under ``none`` (as recorded),
-``compact`` (Claude Code's auto-compaction) and ``handoff:P`` (ctxrelay's slider, decided
-by :func:`ctxrelay.budget.evaluate` at every dispatch). The replay's assumptions are in
+``compact`` (Claude Code's auto-compaction), ``handoff:P`` (ctxrelay's slider, decided
+by :func:`ctxrelay.budget.evaluate` at every dispatch) and ``mask:N`` (observation
+masking), each priced as a range. The replay's assumptions are in
 :class:`Assumptions` and are printed with every result.
 
 Every response is priced at its own model (:class:`Bill`). Reports over many sessions
@@ -46,12 +47,15 @@ from ctxrelay.analyze._replay import (
     replay,
 )
 from ctxrelay.analyze._report import (
+    SWEEP_MARGIN,
+    FlatRegion,
     SessionReport,
     SubagentReport,
     SweepPoint,
     analyze_paths,
     analyze_session,
     analyze_transcript,
+    flat_region,
     recommend,
     report_json,
     sweep_totals,
@@ -68,8 +72,10 @@ from ctxrelay.analyze._store import (
 __all__ = [
     "DEFAULT_POLICIES",
     "GROUPINGS",
+    "SWEEP_MARGIN",
     "Assumptions",
     "Bill",
+    "FlatRegion",
     "Policy",
     "Pricer",
     "Recommendation",
@@ -87,6 +93,7 @@ __all__ = [
     "analyze_transcript",
     "default_projects_dir",
     "discover",
+    "flat_region",
     "group_reports",
     "handoff_savings",
     "measure_assumptions",

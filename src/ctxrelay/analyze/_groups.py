@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from ctxrelay.analyze._bill import Pricer, usage_json
-from ctxrelay.analyze._report import SessionReport, recommend, sweep_totals
+from ctxrelay.analyze._report import SWEEP_MARGIN, SessionReport, flat_region, sweep_totals
 from ctxrelay.errors import ConfigError
 from ctxrelay.transcripts import Response, Usage
 
@@ -256,8 +256,11 @@ def in_range(
 
 @dataclass(frozen=True, slots=True)
 class Recommendation:
-    """The slider ``--sweep`` recommends and the evidence for it: the sessions swept, the
-    time they span, what their main chains cost as recorded and at the slider."""
+    """The slider ``--sweep`` recommends and the evidence for it: the middle of the flat
+    region (``region``: every slider whose high estimate is within ``margin`` of the
+    best), the sessions it affects, the time they span, what their main chains cost as
+    recorded and at the slider (``cost_usd`` to ``high_cost_usd``); ``not_affected``
+    counts the sessions swept that reached no slider's target."""
 
     threshold: float
     sessions: int
@@ -265,6 +268,10 @@ class Recommendation:
     last_timestamp: str | None
     recorded_cost_usd: float | None
     cost_usd: float | None
+    region: tuple[float, float] = (0.0, 0.0)
+    high_cost_usd: float | None = None
+    margin: float = SWEEP_MARGIN
+    not_affected: int = 0
 
     @property
     def saved_usd(self) -> float | None:
@@ -283,19 +290,25 @@ class Recommendation:
             "last_timestamp": self.last_timestamp,
             "recorded_cost_usd": r(self.recorded_cost_usd),
             "cost_usd": r(self.cost_usd),
+            "range_usd": [r(self.cost_usd), r(self.high_cost_usd)],
             "saved_usd": r(self.saved_usd),
+            "region": list(self.region),
+            "margin": self.margin,
+            "not_affected": self.not_affected,
         }
 
 
 def recommendation(reports: Sequence[SessionReport]) -> Recommendation | None:
-    """The cheapest slider over the swept sessions (``None`` when nothing was swept).
+    """The middle of the sweep's flat region over the sessions it affects (``None``
+    when no session reached any slider's target, or nothing was swept).
 
     ``recorded_cost_usd`` is the same scope as the sweep's: the main chains with the
     summaries of their compactions, as recorded."""
-    swept = [r for r in reports if r.sweep]
-    best = recommend(sweep_totals(swept))
-    if best is None:
+    swept = [r for r in reports if r.affected]
+    found = flat_region(sweep_totals(swept))
+    if found is None:
         return None
+    best = found.middle
     recorded = 0.0
     priced = True
     for r in swept:
@@ -315,4 +328,8 @@ def recommendation(reports: Sequence[SessionReport]) -> Recommendation | None:
         last_timestamp=max(lasts, default=None),
         recorded_cost_usd=recorded if priced else None,
         cost_usd=best.cost_usd,
+        region=(found.low, found.high),
+        high_cost_usd=best.high_usd,
+        margin=found.margin,
+        not_affected=sum(1 for r in reports if r.sweep and not r.affected),
     )

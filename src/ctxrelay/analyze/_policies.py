@@ -15,23 +15,29 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Literal
 
-    PolicyKind = Literal["none", "compact", "handoff"]
+    PolicyKind = Literal["none", "compact", "handoff", "mask"]
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """``none`` (as recorded), ``compact`` (Claude Code's auto-compaction) or
-    ``handoff`` at ``threshold`` percent of the window (ctxrelay's slider)."""
+    """``none`` (as recorded), ``compact`` (Claude Code's auto-compaction), ``handoff``
+    at ``threshold`` percent of the window (ctxrelay's slider), or ``mask`` (Claude
+    Code's compaction with observation masking); ``mask`` is the number of newest
+    requests whose tool results stay whole (``mask:N``, ``handoff:P+mask:N``)."""
 
     kind: PolicyKind
     threshold: float | None = None
+    mask: int | None = None
 
     def __str__(self) -> str:
+        if self.kind == "mask":
+            return f"mask:{self.mask}"
         if self.kind != "handoff":
             return self.kind
         assert self.threshold is not None
         value = self.threshold
-        return f"handoff:{int(value) if float(value).is_integer() else value}"
+        text = f"handoff:{int(value) if float(value).is_integer() else value}"
+        return text if self.mask is None else f"{text}+mask:{self.mask}"
 
 
 DEFAULT_POLICIES = (Policy("none"), Policy("compact"), Policy("handoff", CONTEXT_PERCENT))
@@ -47,18 +53,40 @@ def _percent(text: str, what: str) -> float:
     return value
 
 
+def _requests(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(
+            f"mask:N keeps the newest N requests whole; N must be 1 or more, got {text!r}"
+        )
+    return value
+
+
 def parse_policy(text: str) -> Policy:
-    """``none``, ``compact``, ``handoff`` (the default slider) or ``handoff:P``."""
-    name, _, arg = text.strip().partition(":")
-    name = name.lower()
-    if name in ("none", "compact") and not arg:
+    """``none``, ``compact``, ``handoff`` (the default slider), ``handoff:P``,
+    ``mask:N`` or ``handoff:P+mask:N``."""
+    head, plus, tail = text.strip().lower().partition("+")
+    mask = None
+    if plus:
+        name, _, arg = tail.partition(":")
+        if name != "mask" or not arg:
+            raise ConfigError(f"unknown policy {text!r}; only handoff:P+mask:N combines")
+        mask = _requests(arg)
+    name, _, arg = head.partition(":")
+    if name in ("none", "compact") and not arg and mask is None:
         return Policy(name)  # type: ignore[arg-type]
+    if name == "mask" and arg and mask is None:
+        return Policy("mask", mask=_requests(arg))
     if name == "handoff":
         if not arg:
-            return Policy("handoff", CONTEXT_PERCENT)
-        return Policy("handoff", _percent(arg, "the handoff slider"))
+            return Policy("handoff", CONTEXT_PERCENT, mask)
+        return Policy("handoff", _percent(arg, "the handoff slider"), mask)
     raise ConfigError(
-        f"unknown policy {text!r}; use none, compact or handoff:P with P a percentage"
+        f"unknown policy {text!r}; use none, compact, handoff:P with P a percentage, "
+        "mask:N or handoff:P+mask:N with N a number of requests"
     )
 
 

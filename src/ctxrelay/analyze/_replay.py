@@ -8,8 +8,9 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   extra tokens are what the compaction reloaded (``reload_tokens``).
 * ``none`` is the recording itself, including its compactions and the summarizer's
   requests: its usage is the recorded usage, to the token.
-* ``compact``: Claude Code's auto-compaction. When the last request's context plus its
-  output reaches ``compact_at`` (or the next request would not fit), one summary request
+* ``compact``: Claude Code's auto-compaction, where the recording compacted (manual
+  compactions kept) and where the context reaches ``compact_at`` (the recording's own
+  point, else the current rule; or the next request would not fit): one summary request
   reads the whole conversation and writes ``summary_tokens``; the chain restarts at
   ``base + summary + reload``.
 * ``handoff:P``: ctxrelay's slider. Every request goes through the policy core
@@ -18,11 +19,21 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   notes (one request, ``notes_tokens`` of output), calls ``new_context`` (one request),
   and the next window starts at ``base + notes + reload``. A request over the usable
   limit is a forced rollover to the same start.
+* ``mask:N`` (with ``compact``'s compaction) and ``handoff:P+mask:N``: tool results
+  older than the newest N requests become placeholders, in batches
+  (:mod:`ctxrelay.analyze._mask`).
 * Cache: a continuing request reads the previous request from the cache and writes what
   the recording wrote (capped by its size); the first request after a rollover or a
   compaction finds the cache cold and writes its whole input, unless ``warm_prefix_tokens``
   says the shared prefix (system prompt, tools) stays cached, as the recorded compactions
-  show (``--warm-prefix``). Writes keep the recorded request's 5-minute/1-hour split.
+  show (``--warm-prefix``); so does a request a time to live after the one before, under
+  every policy; where the recording restarted and the replay did not, or a batch of
+  masks changed the context, what is still cached is read and the rest written (the
+  recording's rewrite is not copied). Writes keep the recorded request's 5-minute/1-hour
+  split.
+* Re-reads after a restart the recording did not make (:mod:`ctxrelay.analyze._rereads`)
+  make each policy's range: ``cost_usd`` with re-reads on edits, ``high_cost_usd`` on any
+  touch.
 * Output tokens are the recorded ones. Each replayed request is priced at the model that
   made it: a recorded request at its recorded model, a request the policy adds (a
   summary, the notes, the ``new_context`` call) at the model of the recorded request it
@@ -31,11 +42,15 @@ The model (every number is in :class:`Assumptions` and printed with the results)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from itertools import pairwise
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ctxrelay.analyze._bill import Pricer, total_usage
+from ctxrelay.analyze._mask import MASK_PLACEHOLDER_TOKENS, Masking
 from ctxrelay.analyze._policies import Policy
+from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, Bracket, FileTouch, Rereads
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
     CLAUDE_CODE_COMPACT_BUFFER,
@@ -90,6 +105,10 @@ HANDOFF_LAG = 2
 NEW_CONTEXT_TOKENS = 100
 """The write confirmation and the ``new_context`` call."""
 
+FIVE_MINUTE_TTL_SECONDS = 5 * 60
+ONE_HOUR_TTL_SECONDS = 60 * 60
+"""The prompt cache's two times to live: a prefix no request read for that long is gone."""
+
 
 @dataclass(frozen=True, slots=True)
 class Assumptions:
@@ -114,6 +133,9 @@ class Assumptions:
     prefix_measured: int = 0
     """The session's cached prefix: what its first request read from the cache (the
     system prompt and tools, cached by earlier sessions); what ``--warm-prefix`` uses."""
+    recorded_compact_at: int | None = None
+    """Where the recording's own auto-compactions fired (the smallest ``preTokens``):
+    Claude Code's threshold for the version that wrote it."""
     measured: tuple[str, ...] = field(default=())
 
     @property
@@ -122,8 +144,22 @@ class Assumptions:
 
     @property
     def compact_at(self) -> int:
-        """Claude Code's own auto-compaction point, whatever the handoff policy reserves."""
+        """Claude Code's own auto-compaction point, whatever the handoff policy reserves:
+        the recording's, else the current version's rule."""
+        if self.recorded_compact_at is not None:
+            return self.recorded_compact_at
         return self.limit - CLAUDE_CODE_RESPONSE_RESERVE - self.compact_buffer
+
+    @property
+    def compact_limit(self) -> int:
+        """The largest request under ``compact``: Claude Code alone, no plugin, fills the
+        window but for the response."""
+        return self.limit - CLAUDE_CODE_RESPONSE_RESERVE
+
+    @property
+    def cache_ttl_seconds(self) -> int:
+        """How long a cached prefix lives without a request reading it."""
+        return ONE_HOUR_TTL_SECONDS if self.one_hour_writes else FIVE_MINUTE_TTL_SECONDS
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -138,6 +174,7 @@ class Assumptions:
             "compact_prompt_tokens": self.compact_prompt_tokens,
             "handoff_lag_requests": self.handoff_lag,
             "cache_ttl_default": "1h" if self.one_hour_writes else "5m",
+            "cache_ttl_seconds": self.cache_ttl_seconds,
             "warm_prefix_tokens": self.warm_prefix_tokens,
             "measured": list(self.measured),
         }
@@ -151,13 +188,16 @@ class Assumptions:
 
         return [
             f"Window {self.limit:,} tokens; usable {self.usable_limit:,} (a "
-            f"{self.output_reserve:,}-token output reserve); no replayed request exceeds it.",
+            f"{self.output_reserve:,}-token output reserve), which no handoff request "
+            f"exceeds; a compact request fits in {self.compact_limit:,} (Claude Code's own "
+            "response reserve).",
             "The work is fixed: each recorded request adds the tokens it added in the "
             "recording; a policy only changes where the context restarts.",
             f"A fresh chain starts at the session's first request ({self.base_tokens:,} "
             f"tokens) plus {self.reload_tokens:,} reloaded ({src('reload_tokens')}).",
-            f"compact: at {self.compact_at:,} tokens one summary request reads the "
-            f"conversation (+{self.compact_prompt_tokens:,} of instructions) and writes "
+            f"compact: where the recording compacted (manual ones kept), else at "
+            f"{self.compact_at:,} tokens ({src('compact_at')}), one summary request reads "
+            f"the conversation (+{self.compact_prompt_tokens:,} of instructions) and writes "
             f"{self.summary_tokens:,} tokens ({src('summary_tokens')}); the chain restarts "
             "at base + summary + reload.",
             f"handoff:P: the policy core decides each dispatch (advisories "
@@ -167,10 +207,18 @@ class Assumptions:
             "Cache: a continuing request reads its predecessor from the cache; the first "
             "request after a rollover or compaction writes its whole input (cold cache)"
             + (
-                f" except a {self.warm_prefix_tokens:,}-token prefix still cached."
+                f" except a {self.warm_prefix_tokens:,}-token prefix still cached;"
                 if self.warm_prefix_tokens
-                else "."
-            ),
+                else ";"
+            )
+            + f" so does any request more than {self.cache_ttl_seconds // 60} minutes after "
+            "the one before (the cache's time to live), under every policy.",
+            f"mask:N: tool results older than the newest N requests become a "
+            f"{MASK_PLACEHOLDER_TOKENS}-token placeholder, in batches every N requests; a "
+            "batch writes the cache again from the oldest result it masks.",
+            "Re-reads: after a restart the recording did not make, a file it still held is "
+            "read again when edited (low end) or touched in any way (high end); the cost "
+            "is the range.",
             "Output tokens and prices are the recorded ones; the quality of the work and "
             "anything lost in a summary or a handoff are not priced.",
         ]
@@ -186,9 +234,13 @@ class Chain:
     work); ``counts[i]`` is response ``i``'s usage counts in :class:`Usage`'s order
     (input, cache writes, cache reads, output, 1-hour writes), its model and its
     timestamp; ``usage`` is their sum, ``peak`` the largest context, ``models`` the
-    models that made them, ``first`` and ``last`` the earliest and latest time."""
+    models that made them, ``first`` and ``last`` the earliest and latest time;
+    ``gaps[i]`` the seconds since the request before (``None`` where a time is
+    missing)."""
 
     __slots__ = (
+        "_expired",
+        "_gaps",
         "context",
         "counts",
         "first",
@@ -223,7 +275,7 @@ class Chain:
             add_context(tokens)
             add_segment(segment)
             add_counts(
-                (
+                _Counts(
                     fresh,
                     written,
                     read,
@@ -243,6 +295,8 @@ class Chain:
         self.models: set[str | None] = set()
         self.first: str | None = None
         self.last: str | None = None
+        self._gaps: list[float | None] | None = None
+        self._expired: dict[int, list[bool]] = {}
         if counts:
             columns = tuple(zip(*counts, strict=True))
             fresh_sum, written_sum, read_sum, output_sum, one_hour_sum = map(sum, columns[:5])
@@ -252,6 +306,33 @@ class Chain:
             stamps = list(filter(None, columns[6]))
             if stamps:
                 self.first, self.last = min(stamps), max(stamps)
+
+    @property
+    def gaps(self) -> list[float | None]:
+        """Seconds between each request and the one before, read on first use."""
+        if self._gaps is None:
+            times = [_seconds(c.timestamp) for c in self.counts]
+            gaps: list[float | None] = [None]
+            gaps += [None if a is None or b is None else b - a for a, b in pairwise(times)]
+            self._gaps = gaps
+        return self._gaps
+
+    def expired(self, ttl: int) -> list[bool]:
+        """Whether the cache had expired before each request: ``ttl`` seconds or more
+        without a request reading it (taken once per ``ttl``: every replay asks)."""
+        found = self._expired.get(ttl)
+        if found is None:
+            found = self._expired[ttl] = [g is not None and g >= ttl for g in self.gaps]
+        return found
+
+
+def _seconds(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return None
 
 
 def measure_assumptions(
@@ -289,6 +370,9 @@ def measure_assumptions(
     if reloads:
         reload = round(sum(reloads) / len(reloads))
         measured.append("reload_tokens")
+    autos = [c.pre_tokens for c in compactions if c.trigger != "manual" and c.pre_tokens]
+    if autos:
+        measured.append("compact_at")
     written = chain.usage.cache_creation_input_tokens
     one_hour = chain.usage.cache_creation_1h_tokens
     return Assumptions(
@@ -297,7 +381,8 @@ def measure_assumptions(
         summary_tokens=summary,
         reload_tokens=reload,
         one_hour_writes=written > 0 and one_hour * 2 > written,
-        prefix_measured=chain.counts[0][2] if chain.counts else 0,
+        prefix_measured=chain.counts[0].read if chain.counts else 0,
+        recorded_compact_at=min(autos) if autos else None,
         measured=tuple(measured),
     )
 
@@ -310,17 +395,36 @@ def _chain_of(responses: Sequence[Response], chain: Chain | None) -> Chain:
     return chain
 
 
-if TYPE_CHECKING:
-    from typing import Literal
+RequestKind = Literal["recorded", "summary", "notes", "new_context", "reread"]
 
-    RequestKind = Literal["recorded", "summary", "notes", "new_context"]
-    _Counts = tuple[int, int, int, int, int, str | None, str | None]
-    """A recorded response's input, cache writes, cache reads, output, 1-hour writes,
-    model and timestamp (:class:`Chain`)."""
-    _Row = tuple[int, int, int, int, int, int, int, RequestKind, int | None, str | None, str | None]
-    """A replayed request: context, input, cache writes, cache reads, output, 1-hour
-    writes, window, kind, recorded index, model, timestamp (:class:`SimRequest`'s fields,
-    its usage spelled out)."""
+
+class _Counts(NamedTuple):
+    """A recorded response's counts, model and time (:class:`Chain`)."""
+
+    fresh: int
+    written: int
+    read: int
+    output: int
+    one_hour: int
+    model: str | None
+    timestamp: str | None
+
+
+class _Row(NamedTuple):
+    """A replayed request as the replay writes it: :class:`SimRequest`'s fields with its
+    usage spelled out (the sums are taken column by column)."""
+
+    tokens: int
+    fresh: int
+    written: int
+    read: int
+    output: int
+    one_hour: int
+    window: int
+    kind: RequestKind
+    recorded: int | None
+    model: str | None
+    timestamp: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +444,7 @@ class SimRequest:
 
 
 class _Rows:
-    """A replay's requests as the rows the replay writes (:data:`_Row`), made
+    """A replay's requests as the rows the replay writes (:class:`_Row`), made
     :class:`SimRequest` values the first time someone asks for them: the ``--json``
     report reads only their sums, and a sweep point not even those. The rows of
     ``none`` (the recording itself) are written only then too."""
@@ -366,15 +470,23 @@ class _Rows:
         built = self._built
         if built is None:
             built = self._built = tuple(
-                SimRequest(tokens, Usage(f, w, r, o, h), window, kind, recorded, model, stamp)
-                for tokens, f, w, r, o, h, window, kind, recorded, model, stamp in self.rows
+                SimRequest(
+                    r.tokens,
+                    Usage(r.fresh, r.written, r.read, r.output, r.one_hour),
+                    r.window,
+                    r.kind,
+                    r.recorded,
+                    r.model,
+                    r.timestamp,
+                )
+                for r in self.rows
             )
         return built
 
     def items(self) -> Iterator[tuple[str | None, Usage]]:
         """Each request's model and usage, for the pricing rule."""
-        for _, f, w, r, o, h, _, _, _, model, _ in self.rows:
-            yield model, Usage(f, w, r, o, h)
+        for r in self.rows:
+            yield r.model, Usage(r.fresh, r.written, r.read, r.output, r.one_hour)
 
     def __eq__(self, other: object) -> bool:
         return self.rows == other.rows if isinstance(other, _Rows) else NotImplemented
@@ -388,7 +500,11 @@ class _Rows:
 
 @dataclass(frozen=True, slots=True)
 class ReplayResult:
-    """A policy's replay of one session: its counts and sums, and its ``requests``."""
+    """A policy's replay of one session: its counts and sums, and its ``requests``.
+
+    ``cost_usd`` is the replay with re-reads on edits (the range's low end),
+    ``high_cost_usd`` with re-reads on any touch (its high end;
+    :mod:`ctxrelay.analyze._rereads`); for ``none`` both are the recording's."""
 
     policy: Policy
     rows: _Rows = field(repr=False)
@@ -405,19 +521,41 @@ class ReplayResult:
     """The sum of the requests' usage."""
     peak_context_tokens: int = 0
     added_requests: int = 0
-    """Requests the policy added (summaries, notes, ``new_context`` calls)."""
+    """Requests the policy added (summaries, notes, ``new_context`` calls, re-reads)."""
+    expired: int = 0
+    """Requests that found the cache expired after a pause (and wrote their whole input)."""
+    rereads: int = 0
+    reread_tokens: int = 0
+    """Re-reads after the replay's restarts at the low end, and the tokens they read."""
+    high_cost_usd: float | None = None
+    high_rereads: int = 0
+    high_reread_tokens: int = 0
+    """The same at the high end."""
+    mask_batches: int = 0
+    masked_tokens: int = 0
+    """Batches of masks, and the tokens they took out of the context (``mask:N``)."""
 
     @property
     def requests(self) -> tuple[SimRequest, ...]:
         return self.rows.requests()
 
     @property
+    def range_usd(self) -> tuple[float, float] | None:
+        """``(low, high)``: the replay's cost with re-reads on edits and on any touch,
+        the lower first (more re-reads may move a rollover and cost less, rarely)."""
+        if self.cost_usd is None or self.high_cost_usd is None:
+            return None
+        a, b = self.cost_usd, self.high_cost_usd
+        return (a, b) if a <= b else (b, a)
+
+    @property
     def restarts(self) -> list[int]:
         """Positions (indexes into ``requests``) where a new window begins."""
         rows = self.rows.rows
-        return [i for i in range(1, len(rows)) if rows[i][6] != rows[i - 1][6]]
+        return [i for i in range(1, len(rows)) if rows[i].window != rows[i - 1].window]
 
     def as_dict(self) -> dict[str, object]:
+        span = self.range_usd
         return {
             "policy": str(self.policy),
             "threshold": self.policy.threshold,
@@ -428,8 +566,15 @@ class ReplayResult:
             "forced_rollovers": self.forced_rollovers,
             "compactions": self.compactions,
             "warnings": self.warnings,
+            "cache_expired_requests": self.expired,
+            "rereads": [self.rereads, self.high_rereads],
+            "reread_tokens": [self.reread_tokens, self.high_reread_tokens],
+            "mask": self.policy.mask,
+            "mask_batches": self.mask_batches,
+            "masked_tokens": self.masked_tokens,
             "usage": self.usage.as_dict(),
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "range_usd": None if span is None else [round(v, 6) for v in span],
         }
 
 
@@ -445,6 +590,9 @@ def _result(
     warnings: int = 0,
     handoff_requests: int = 0,
     clamped: int = 0,
+    expired: int = 0,
+    rereads: Rereads | None = None,
+    masking: Masking | None = None,
 ) -> ReplayResult:
     """The result of ``rows`` (made by ``models``): their sums, their peak and their
     price, each request at its own model's prices (``None`` when one of them has none,
@@ -457,6 +605,7 @@ def _result(
         peak = max(tokens)
         added = len(kinds) - kinds.count("recorded")
     held = _Rows(tuple(rows), len(rows), None)
+    cost = None if pricer is None else pricer.total_of(models, usage, held.items())
     return ReplayResult(
         policy,
         held,
@@ -466,11 +615,31 @@ def _result(
         warnings,
         handoff_requests,
         clamped,
-        None if pricer is None else pricer.total_of(models, usage, held.items()),
+        cost,
         usage,
         peak,
         added,
+        expired,
+        rereads.count if rereads else 0,
+        rereads.tokens if rereads else 0,
+        cost,
+        rereads.count if rereads else 0,
+        rereads.tokens if rereads else 0,
+        masking.count if masking else 0,
+        masking.tokens if masking else 0,
     )
+
+
+class _Cache(NamedTuple):
+    """What the cache holds for a replayed recorded request: ``cold`` after the replay's
+    restart, ``expired`` after a pause past the time to live, ``rebuilt`` where the
+    recording restarted and the replay did not (its predecessor, ``prev`` tokens, is
+    still cached: the recording's rewrite there is not the replay's)."""
+
+    cold: bool
+    expired: bool
+    rebuilt: bool
+    prev: int
 
 
 def _recorded(  # noqa: PLR0917 - positional: one call per replayed request
@@ -480,40 +649,44 @@ def _recorded(  # noqa: PLR0917 - positional: one call per replayed request
     window: int,
     warm_prefix: int,
     one_hour_default: bool,
-    cold: bool,
+    cache: _Cache,
     added: int,
 ) -> _Row:
     """The replayed stand-in for recorded request ``index`` (its ``counts``) at ``tokens``
     of context: the recording's fresh input and output, its cache writes (plus ``added``
-    tokens the policy put in), the rest read from the cache."""
-    recorded_fresh, recorded_written, _, output, recorded_one_hour, model, stamp = counts
+    tokens the policy put in) unless ``cache`` says otherwise, the rest read from the
+    cache."""
+    recorded_written = counts.written
     # Conditional expressions, not min(): this runs for every request of every replay.
-    fresh = recorded_fresh if recorded_fresh < tokens else tokens
+    fresh = counts.fresh if counts.fresh < tokens else tokens
     room = tokens - fresh
-    # A cold cache writes everything but a still-cached prefix; a warm one writes what
-    # the recording wrote.
-    if cold:
+    if cache.expired:
+        written = room  # the whole prefix expired, the system prompt with it
+    elif cache.cold:
         written = room - warm_prefix if warm_prefix < room else 0
+    elif cache.rebuilt:
+        written = room - cache.prev if cache.prev < room else 0
     else:
         written = recorded_written + added
         written = written if written < room else room
     # The 1-hour share of the writes follows the recorded request's split.
     if recorded_written > 0:
-        one_hour = written * recorded_one_hour // recorded_written
+        one_hour = written * counts.one_hour // recorded_written
+        one_hour = one_hour if one_hour < written else written
     else:
         one_hour = written if one_hour_default else 0
-    return (
+    return _Row(
         tokens,
         fresh,
         written,
         room - written,
-        output,
+        counts.output,
         one_hour,
         window,
         "recorded",
         index,
-        model,
-        stamp,
+        counts.model,
+        counts.timestamp,
     )
 
 
@@ -531,7 +704,9 @@ def _added(  # noqa: PLR0917 - positional: one call per added request
     read = min(cached, tokens)
     written = tokens - read
     one_hour = written if one_hour_default else 0
-    return (tokens, 0, written, read, output, one_hour, window, kind, None, after[5], after[6])
+    return _Row(
+        tokens, 0, written, read, output, one_hour, window, kind, None, after.model, after.timestamp
+    )
 
 
 def _pricer(prices: PriceTable | Pricer | None) -> Pricer | None:
@@ -549,22 +724,57 @@ def replay(
     compactions: Sequence[Compaction] = (),
     summarizer: Sequence[Sequence[Response]] = (),
     chain: Chain | None = None,
+    files: Sequence[tuple[FileTouch, ...]] | None = None,
+    results: Sequence[int] | None = None,
 ) -> ReplayResult:
     """Replay the main chain ``responses`` under ``policy``.
 
-    For ``none``, ``compactions`` place the recorded summarizer requests (``summarizer[k]``
-    holds the responses of the k-th compaction's ``agent-acompact-*`` file, if found).
-    ``prices`` is the table each request's model is looked up in (``None``: no costs).
-    ``chain`` is ``responses`` read already (:class:`Chain`), for many replays of one
-    chain.
+    ``compactions`` are the recording's: ``none`` places the recorded summarizer
+    requests there (``summarizer[k]`` holds the responses of the k-th compaction's
+    ``agent-acompact-*`` file, if found), ``compact`` compacts there. ``prices`` is the
+    table each request's model is looked up in (``None``: no costs). ``chain`` is
+    ``responses`` read already (:class:`Chain`), for many replays of one chain.
+    ``files`` are each response's file touches
+    (:func:`~ctxrelay.analyze._rereads.file_touches`): with them a policy is replayed at
+    both ends of its range (re-reads on edits, on any touch); without them both ends
+    are the replay without re-reads. ``results`` are the tool-result tokens each
+    request brought (:func:`~ctxrelay.analyze._mask.result_tokens`), which ``mask:N``
+    masks (without them it masks nothing).
     """
     pricer = _pricer(prices)
     chain = _chain_of(responses, chain)
     if policy.kind == "none":
         return _replay_none(chain, policy, pricer, compactions, summarizer)
-    if policy.kind == "compact":
-        return _replay_compact(chain, assumptions, policy, pricer)
-    return _replay_handoff(chain, assumptions, policy, pricer)
+
+    def run(bracket: Bracket | None) -> ReplayResult:
+        rereads = (
+            None if files is None or bracket is None else Rereads(files, chain.segments, bracket)
+        )
+        masking = None if policy.mask is None else Masking(results or (), policy.mask)
+        if policy.kind in ("compact", "mask"):
+            return _replay_compact(
+                chain,
+                assumptions,
+                policy,
+                pricer,
+                recorded_compactions=compactions,
+                rereads=rereads,
+                masking=masking,
+            )
+        return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
+
+    if files is None:
+        return run(None)
+    low = run("edits")
+    if not (low.rollovers or low.forced_rollovers or low.compactions):
+        return low  # no restart, no re-read: both ends are this replay
+    high = run("touches")
+    return replace(
+        low,
+        high_cost_usd=high.cost_usd,
+        high_rereads=high.rereads,
+        high_reread_tokens=high.reread_tokens,
+    )
 
 
 def _replay_none(
@@ -592,11 +802,11 @@ def _replay_none(
     def build() -> tuple[_Row, ...]:
         rows: list[_Row] = []
         segments = chain.segments
-        for i, (fresh, written, read, output, one_hour, model, stamp) in enumerate(chain.counts):
+        for i, c in enumerate(chain.counts):
             for s in placed.get(i, ()):
                 u = s.usage
                 rows.append(
-                    (
+                    _Row(
                         u.context_tokens,
                         u.input_tokens,
                         u.cache_creation_input_tokens,
@@ -611,41 +821,108 @@ def _replay_none(
                     )
                 )
             rows.append(
-                (
-                    fresh + written + read,
-                    fresh,
-                    written,
-                    read,
-                    output,
-                    one_hour,
+                _Row(
+                    c.fresh + c.written + c.read,
+                    c.fresh,
+                    c.written,
+                    c.read,
+                    c.output,
+                    c.one_hour,
                     segments[i] + 1,
                     "recorded",
                     i,
-                    model,
-                    stamp,
+                    c.model,
+                    c.timestamp,
                 )
             )
         return tuple(rows)
 
     held = _Rows((), len(chain.counts) + len(summaries), build)
+    cost = None if prices is None else prices.total_of(models, usage, held.items())
     return ReplayResult(
         policy,
         held,
         compactions=len(compactions),
-        cost_usd=None if prices is None else prices.total_of(models, usage, held.items()),
+        cost_usd=cost,
+        high_cost_usd=cost,
         usage=usage,
         peak_context_tokens=peak,
         added_requests=len(summaries),
     )
 
 
+def _reread_row(
+    prev: int, prev_out: int, one_hour_default: bool, window: int, after: _Counts
+) -> _Row:
+    """The response that calls Read again, on the context before it."""
+    return _added(
+        prev + prev_out, prev, REREAD_CALL_TOKENS, one_hour_default, window, "reread", after
+    )
+
+
+class _Before(NamedTuple):
+    """A recorded request about to be replayed: its index, its context so far, the
+    previous request's context and output (``prev`` ``None`` at a window's start), the
+    tokens to read again first, its window."""
+
+    i: int
+    tokens: int
+    prev: int | None
+    prev_out: int
+    pending: int
+    window: int
+
+
+def _carry(
+    b: _Before, rows: list[_Row], chain: Chain, masking: Masking | None, one_hour_default: bool
+) -> tuple[int, int, int, bool]:
+    """What comes before a replayed request, alike under every policy: the re-reads due
+    (one added request, and the files into the context), then a batch of masks if one
+    falls here. Returns its context, the tokens the policy added to it, what the cache
+    holds of it, and whether that is less than its predecessor (the recording restarted
+    here, or a mask changed the context)."""
+    i, tokens, prev = b.i, b.tokens, b.prev
+    added = 0
+    if b.pending and prev is not None:
+        rows.append(_reread_row(prev, b.prev_out, one_hour_default, b.window, chain.counts[i - 1]))
+        added = b.pending + REREAD_CALL_TOKENS
+        tokens += added
+    cached = prev or 0
+    segments = chain.segments
+    rebuilt = bool(i) and segments[i] != segments[i - 1]
+    if masking is not None and prev is not None and (masked := masking.batch(i)):
+        tokens -= masked.saved
+        cached, rebuilt = min(cached, masked.prefix), True
+    return tokens, added, cached, rebuilt
+
+
 def _replay_compact(
-    chain: Chain, a: Assumptions, policy: Policy, prices: Pricer | None
+    chain: Chain,
+    a: Assumptions,
+    policy: Policy,
+    prices: Pricer | None,
+    *,
+    recorded_compactions: Sequence[Compaction],
+    rereads: Rereads | None,
+    masking: Masking | None = None,
 ) -> ReplayResult:
     growth = chain.growth
     counts = chain.counts
-    usable = a.usable_limit
+    expired_at = chain.expired(a.cache_ttl_seconds)
+    usable = a.compact_limit
     compact_at = a.compact_at
+    # A recorded preTokens counts what Claude Code measured when it fired, at least the
+    # context of the request before: held to the context alone, the replay never fires
+    # before the recording did. Claude Code's own rule counts the output too.
+    with_output = a.recorded_compact_at is None
+    # Where the recording compacted, manual or automatic: the replay compacts there too,
+    # unless it compacted already since the recording's previous compaction. A masked
+    # chain is smaller than the recording's: only the user's own compactions hold there.
+    points = {
+        c.after_requests
+        for c in recorded_compactions
+        if 0 < c.after_requests < len(counts) and (masking is None or c.trigger == "manual")
+    }
     warm, one_hour_default = a.warm_prefix_tokens, a.one_hour_writes
     rows: list[_Row] = []
     append = rows.append
@@ -654,11 +931,18 @@ def _replay_compact(
     prev: int | None = None  # context of the previous request in this window
     prev_out = 0
     cold = False  # the first window's cache is as recorded
-    compactions = clamped = 0
+    compactions = clamped = expired = 0
+    since_point = False  # the replay compacted since the recording's last compaction
+    pending = 0  # tokens to read again before the next request
     for i, recorded in enumerate(counts):
+        at_point = i in points
         tokens = (start if prev is None else prev) + growth[i]
         tokens = tokens if tokens > start else start
-        if prev is not None and (prev + prev_out >= compact_at or tokens > usable):
+        if prev is not None and (
+            (at_point and not since_point)
+            or prev + (prev_out if with_output else 0) >= compact_at
+            or tokens > usable
+        ):
             summary_in = min(prev + prev_out + a.compact_prompt_tokens, usable)
             append(
                 _added(
@@ -675,12 +959,41 @@ def _replay_compact(
             window += 1
             start = a.base_tokens + a.summary_tokens + a.reload_tokens
             tokens = max(start, start + growth[i])
-            prev, cold = None, True
+            prev, cold, pending, since_point = None, True, 0, True
+            if rereads is not None:
+                rereads.restart()
+            if masking is not None:
+                masking.restart()
+        if at_point:
+            since_point = False
+        tokens, added, cached, rebuilt = _carry(
+            _Before(i, tokens, prev, prev_out, pending, window),
+            rows,
+            chain,
+            masking,
+            one_hour_default,
+        )
         if tokens > usable:
             tokens, clamped = usable, clamped + 1
-        append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cold, 0))
-        prev, prev_out, cold = tokens, recorded[3], False
-    return _result(policy, rows, prices, chain.models, compactions=compactions, clamped=clamped)
+        late = expired_at[i]
+        expired += late
+        cache = _Cache(cold, late, rebuilt, cached)
+        append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cache, added))
+        prev, prev_out, cold = tokens, recorded.output, False
+        pending = rereads.after(i) if rereads is not None else 0
+        if masking is not None:
+            masking.record(i, tokens)
+    return _result(
+        policy,
+        rows,
+        prices,
+        chain.models,
+        compactions=compactions,
+        clamped=clamped,
+        expired=expired,
+        rereads=rereads,
+        masking=masking,
+    )
 
 
 # Enum members bound to module names: attribute lookups on an enum class are slow on
@@ -690,13 +1003,19 @@ _WARN = Action.WARN
 _HANDOFF = Stage.HANDOFF
 
 
-def _replay_handoff(
-    chain: Chain, a: Assumptions, policy: Policy, prices: Pricer | None
+def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
+    chain: Chain,
+    a: Assumptions,
+    policy: Policy,
+    prices: Pricer | None,
+    rereads: Rereads | None,
+    masking: Masking | None = None,
 ) -> ReplayResult:
     assert policy.threshold is not None
     budget = Budget(a.limit, a.output_reserve, policy.threshold)
     growth = chain.growth
     counts = chain.counts
+    expired_at = chain.expired(a.cache_ttl_seconds)
     usable = a.usable_limit
     advisory = a.advisory_tokens
     warm, one_hour_default = a.warm_prefix_tokens, a.one_hour_writes
@@ -710,13 +1029,18 @@ def _replay_handoff(
     cold = False
     claimed: set[Stage] = set()
     due: int | None = None  # recorded requests left before the agent writes its notes
-    rollovers = forced = warnings = handoffs = clamped = 0
+    rollovers = forced = warnings = handoffs = clamped = expired = 0
+    pending = 0  # tokens to read again before the next request
 
     def new_window() -> None:
-        nonlocal window, start, prev, cold, due
+        nonlocal window, start, prev, cold, due, pending
         window += 1
-        start, prev, cold, due = fresh_start, None, True, None
+        start, prev, cold, due, pending = fresh_start, None, True, None, 0
         claimed.clear()
+        if rereads is not None:
+            rereads.restart()
+        if masking is not None:
+            masking.restart()
 
     for i, recorded in enumerate(counts):
         if due is not None and prev is not None:
@@ -754,34 +1078,50 @@ def _replay_handoff(
                     new_window()
         tokens = (start if prev is None else prev) + growth[i]
         tokens = tokens if tokens > start else start
+        tokens, added, cached, rebuilt = _carry(
+            _Before(i, tokens, prev, prev_out, pending, window),
+            rows,
+            chain,
+            masking,
+            one_hour_default,
+        )
         decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         if decision.action is _ROLLOVER:
             forced += 1
             new_window()
+            added = cached = 0
             tokens = max(start, start + growth[i])
             if tokens > usable:
                 tokens, clamped = usable, clamped + 1
             decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
-        added = 0
         if decision.action is _WARN and decision.stage is not None:
             claimed.add(decision.stage)
             tokens += advisory
-            added = advisory
+            added += advisory
             if decision.stage is _HANDOFF:
                 handoffs += 1
                 due = a.handoff_lag
             else:
                 warnings += 1
-        append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cold, added))
-        prev, prev_out, cold = tokens, recorded[3], False
+        late = expired_at[i]
+        expired += late
+        cache = _Cache(cold, late, rebuilt, cached)
+        append(_recorded(recorded, i, tokens, window, warm, one_hour_default, cache, added))
+        prev, prev_out, cold = tokens, recorded.output, False
+        pending = rereads.after(i) if rereads is not None else 0
+        if masking is not None:
+            masking.record(i, tokens)
     return _result(
         policy,
         rows,
         prices,
         chain.models,
+        masking=masking,
         rollovers=rollovers,
         forced_rollovers=forced,
         warnings=warnings,
         handoff_requests=handoffs,
         clamped=clamped,
+        expired=expired,
+        rereads=rereads,
     )

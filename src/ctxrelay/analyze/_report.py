@@ -27,10 +27,11 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
+from ctxrelay.analyze._mask import result_tokens
 from ctxrelay.analyze._parallel import Reading, scan_all
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import (
@@ -40,6 +41,7 @@ from ctxrelay.analyze._replay import (
     measure_assumptions,
     replay,
 )
+from ctxrelay.analyze._rereads import FileTouch, file_touches
 from ctxrelay.analyze._skips import line_skips
 from ctxrelay.errors import TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable
@@ -47,8 +49,10 @@ from ctxrelay.transcripts import (
     COMPACT_AGENT_PREFIX,
     Compaction,
     Response,
+    Touches,
     Transcript,
     Usage,
+    read_touches,
     scan_file,
 )
 
@@ -61,12 +65,15 @@ if TYPE_CHECKING:
     only (a stored ``--db`` session is a ``session``)."""
 
 __all__ = [
+    "SWEEP_MARGIN",
+    "FlatRegion",
     "SessionReport",
     "SubagentReport",
     "SweepPoint",
     "analyze_paths",
     "analyze_session",
     "analyze_transcript",
+    "flat_region",
     "recommend",
     "report_json",
     "short_name",
@@ -120,16 +127,25 @@ class SubagentReport:
 
 @dataclass(frozen=True, slots=True)
 class SweepPoint:
+    """One slider of a sweep: its cost's range (``cost_usd`` the low end, ``high_usd``
+    the high end), its rollovers and its peak."""
+
     threshold: float
     cost_usd: float | None
     rollovers: int
     forced_rollovers: int
     peak_context_tokens: int
+    high_usd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "cost_usd": _round(self.cost_usd),
+            "range_usd": (
+                None
+                if self.cost_usd is None or self.high_usd is None
+                else [_round(self.cost_usd), _round(self.high_usd)]
+            ),
             "rollovers": self.rollovers,
             "forced_rollovers": self.forced_rollovers,
             "peak_context_tokens": self.peak_context_tokens,
@@ -265,8 +281,20 @@ class SessionReport:
             stamps += [s for s in (chain.first, chain.last) if s]
         return (min(stamps), max(stamps)) if stamps else (None, None)
 
+    @property
+    def affected(self) -> bool:
+        """Whether any slider swept reached its handoff target in this session (if none
+        did, every slider costs the same, a forced rollover at the usable limit too, and
+        none is recommended)."""
+        return any(p.rollovers for p in self.sweep)
+
+    def region(self) -> FlatRegion | None:
+        """The sweep's flat region for this session; ``None`` when it is not affected."""
+        return flat_region(self.sweep) if self.affected else None
+
     def recommended(self) -> SweepPoint | None:
-        return recommend(self.sweep)
+        found = self.region()
+        return None if found is None else found.middle
 
     def as_json(self) -> dict[str, Any]:
         t = self.transcript
@@ -286,14 +314,13 @@ class SessionReport:
             "unpriced_models": list(self.unpriced_models),
         }
         if self.sweep_spec is not None:
-            best = self.recommended()
             whatif["sweep"] = {
                 "from": self.sweep_spec.start,
                 "to": self.sweep_spec.stop,
                 "step": self.sweep_spec.step,
                 "points": [p.as_dict() for p in self.sweep],
-                "recommended_threshold": None if best is None else best.threshold,
-                "recommended_cost_usd": None if best is None else _round(best.cost_usd),
+                "affected": self.affected,
+                **_region_json(self.region()),
             }
         return {
             "session_id": self.session_id,
@@ -326,12 +353,71 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def recommend(points: Sequence[SweepPoint]) -> SweepPoint | None:
-    """The cheapest slider; on a tie the higher one (fewer rollovers)."""
-    priced = [p for p in points if p.cost_usd is not None]
+SWEEP_MARGIN = 0.03
+"""How far above the best a slider's high estimate may be and still count as as good:
+the sweep's bottom is flat and jagged (neighbouring sliders differ by a few percent per
+session, and the best one moves with the step), so it names a region, not a point."""
+
+
+@dataclass(frozen=True, slots=True)
+class FlatRegion:
+    """The sliders of a sweep as good as the best within ``margin``: ``best`` has the
+    lowest high estimate, ``low``..``high`` is the run of neighbouring sliders around it
+    whose high estimates are within ``margin`` of it, ``middle`` the slider in its
+    middle (what ``--apply`` writes)."""
+
+    low: float
+    high: float
+    middle: SweepPoint
+    best: SweepPoint
+    margin: float = SWEEP_MARGIN
+
+    def __contains__(self, threshold: float) -> bool:
+        return self.low <= threshold <= self.high
+
+
+def _high(p: SweepPoint) -> float:
+    """A priced slider's high estimate."""
+    low = p.cost_usd or 0.0
+    return low if p.high_usd is None else max(low, p.high_usd)
+
+
+def flat_region(points: Sequence[SweepPoint], margin: float = SWEEP_MARGIN) -> FlatRegion | None:
+    """The flat region of a sweep (:class:`FlatRegion`); ``None`` when no slider was
+    priced. Ties go to the higher slider (fewer rollovers)."""
+    priced = sorted((p for p in points if p.cost_usd is not None), key=lambda p: p.threshold)
     if not priced:
         return None
-    return min(priced, key=lambda p: (round(p.cost_usd or 0.0, 6), -p.threshold))
+    best = min(priced, key=lambda p: (round(_high(p), 6), -p.threshold))
+    bound = round(_high(best) * (1 + margin), 6)
+    lo = hi = priced.index(best)
+    while lo > 0 and round(_high(priced[lo - 1]), 6) <= bound:
+        lo -= 1
+    while hi + 1 < len(priced) and round(_high(priced[hi + 1]), 6) <= bound:
+        hi += 1
+    first, last = priced[lo].threshold, priced[hi].threshold
+    centre = (first + last) / 2
+    middle = min(priced[lo : hi + 1], key=lambda p: (abs(p.threshold - centre), -p.threshold))
+    return FlatRegion(first, last, middle, best, margin)
+
+
+def recommend(points: Sequence[SweepPoint]) -> SweepPoint | None:
+    """The slider in the middle of the sweep's flat region (:func:`flat_region`)."""
+    found = flat_region(points)
+    return None if found is None else found.middle
+
+
+def _region_json(found: FlatRegion | None) -> dict[str, Any]:
+    middle = None if found is None else found.middle
+    return {
+        "recommended_threshold": None if middle is None else middle.threshold,
+        "recommended_region": None if found is None else [found.low, found.high],
+        "recommended_cost_usd": None if middle is None else _round(middle.cost_usd),
+        "recommended_range_usd": (
+            None if middle is None else [_round(middle.cost_usd), _round(_high(middle))]
+        ),
+        "margin": SWEEP_MARGIN,
+    }
 
 
 def _summarizer_groups(
@@ -505,6 +591,7 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
+        touches=None if codex or orphan else lambda: read_touches(session),
     )
 
 
@@ -524,9 +611,12 @@ def analyze_transcript(
     project: str | None = None,
     synthetic_responses: int = 0,
     duplicate_responses: int = 0,
+    touches: Callable[[], Touches] | None = None,
 ) -> SessionReport:
     """Price and replay a chain already read (a transcript file or a stored session).
-    ``summary_files`` holds the responses of each compaction summarizer file."""
+    ``summary_files`` holds the responses of each compaction summarizer file;
+    ``touches`` reads the chain's file touches, called only when a replay may restart
+    (its re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
     pricer = pricer or Pricer(prices)
     model = transcript.model
     summarizer = _summarizer_groups(transcript.compactions, summary_files)
@@ -539,6 +629,7 @@ def analyze_transcript(
         assumptions = replace(assumptions, output_reserve=output_reserve)
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
+    touched = _touched(chain, assumptions, policies, sweep, touches)
     replays = tuple(
         replay(
             transcript.responses,
@@ -548,6 +639,8 @@ def analyze_transcript(
             compactions=transcript.compactions,
             summarizer=summarizer,
             chain=chain,
+            files=touched.files,
+            results=touched.results,
         )
         for policy in policies
     )
@@ -560,6 +653,7 @@ def analyze_transcript(
                 Policy("handoff", threshold),
                 pricer,
                 chain=chain,
+                files=touched.files,
             )
             points.append(
                 SweepPoint(
@@ -568,6 +662,7 @@ def analyze_transcript(
                     result.rollovers,
                     result.forced_rollovers,
                     result.peak_context_tokens,
+                    result.high_cost_usd,
                 )
             )
     matched = {id(r) for group in summarizer for r in group}
@@ -597,6 +692,45 @@ def analyze_transcript(
     )
 
 
+class _Touched(NamedTuple):
+    """What the replays read of the chain's tool calls: each response's file touches
+    (the re-reads) and the tool-result tokens each request brought (the masks)."""
+
+    files: tuple[tuple[FileTouch, ...], ...] | None = None
+    results: tuple[int, ...] | None = None
+
+
+def _touched(
+    chain: Chain,
+    assumptions: Assumptions,
+    policies: Sequence[Policy],
+    sweep: Sweep | None,
+    touches: Callable[[], Touches] | None,
+) -> _Touched:
+    """The chain's tool calls, read only when a policy masks or some replay may restart
+    where the recording did not: its peak reaches a handoff target or the compaction
+    point."""
+    if touches is None or not chain.counts:
+        return _Touched()
+    masks = any(p.mask is not None for p in policies)
+    sliders = [p.threshold for p in policies if p.threshold is not None]
+    if sweep is not None:
+        sliders += sweep.thresholds()
+    lowest = min(sliders, default=100.0) * assumptions.limit / 100
+    if any(p.kind in ("compact", "mask") for p in policies):
+        lowest = min(lowest, assumptions.compact_at)
+    restarts = chain.peak >= lowest * 0.9  # a margin for the advisories and the output
+    if not (masks or restarts):
+        return _Touched()
+    found = touches()
+    ids = [r.message_id for r in chain.responses]
+    outputs = [c.output for c in chain.counts]
+    return _Touched(
+        file_touches(found, ids, chain.context, outputs, chain.segments) if restarts else None,
+        result_tokens(found, ids, chain.context, outputs, chain.segments) if masks else None,
+    )
+
+
 def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[str, Any]:
     """Sums over all sessions: the recorded ``total`` (every model, every part), each
     policy's cost, and the sweep's recommendation.
@@ -613,6 +747,7 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
                 {
                     "policy": str(result.policy),
                     "cost_usd": 0.0,
+                    "range_usd": [0.0, 0.0],
                     "session_cost_usd": 0.0,
                     "rollovers": 0,
                     "compactions": 0,
@@ -620,8 +755,10 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
                 },
             )
             whole = report.policy_total(result)
-            if result.cost_usd is not None and whole is not None:
+            span = result.range_usd
+            if result.cost_usd is not None and whole is not None and span is not None:
                 entry["cost_usd"] += result.cost_usd
+                entry["range_usd"] = [a + b for a, b in zip(entry["range_usd"], span, strict=True)]
                 entry["session_cost_usd"] += whole
                 entry["sessions"] += 1
             entry["rollovers"] += result.rollovers + result.forced_rollovers
@@ -629,6 +766,9 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
     for entry in by_policy.values():
         for key in ("cost_usd", "session_cost_usd"):
             entry[key] = round(entry[key], 6) if entry["sessions"] else None
+        entry["range_usd"] = (
+            [round(v, 6) for v in entry["range_usd"]] if entry["sessions"] else None
+        )
     priced = [r.cost_usd for r in reports if r.cost_usd is not None]
     total = Bill()
     for report in reports:
@@ -645,12 +785,13 @@ def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[s
         "policies": list(by_policy.values()),
     }
     if sweep is not None:
-        points = sweep_totals(reports)
-        best = recommend(points)
+        affected = [r for r in reports if r.affected]
+        points = sweep_totals(affected)
         out["sweep"] = {
+            "sessions": len(affected),
+            "not_affected": sum(1 for r in reports if r.sweep and not r.affected),
             "points": [p.as_dict() for p in points],
-            "recommended_threshold": None if best is None else best.threshold,
-            "recommended_cost_usd": None if best is None else _round(best.cost_usd),
+            **_region_json(flat_region(points)),
         }
     return out
 
@@ -662,13 +803,15 @@ def sweep_totals(reports: Sequence[SessionReport]) -> list[SweepPoint]:
         for p in report.sweep:
             if p.cost_usd is None:
                 continue
-            acc = sums.setdefault(p.threshold, [0.0, 0, 0, 0])
+            acc = sums.setdefault(p.threshold, [0.0, 0, 0, 0, 0.0])
             acc[0] += p.cost_usd
             acc[1] += p.rollovers
             acc[2] += p.forced_rollovers
             acc[3] = max(acc[3], p.peak_context_tokens)
+            acc[4] += p.cost_usd if p.high_usd is None else p.high_usd
     return [
-        SweepPoint(t, float(v[0]), int(v[1]), int(v[2]), int(v[3])) for t, v in sorted(sums.items())
+        SweepPoint(t, float(v[0]), int(v[1]), int(v[2]), int(v[3]), float(v[4]))
+        for t, v in sorted(sums.items())
     ]
 
 

@@ -66,7 +66,7 @@ Examples:
   ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
 
 --threshold auto takes the slider 'ctxrelay analyze --db --sweep 30..90' recommends from
-the sessions already in the store (the cheapest slider over them, replayed), says which
+the sessions already in the store (the middle of the sweep's flat region), says which
 it chose and why, and refuses when they had too little to go on (no stored session, or
 none that ever reached any slider's target).
 
@@ -166,8 +166,9 @@ def _auto_threshold(db: str | None) -> tuple[float, dict[str, Any]]:
     span = f"{_day(found.first_timestamp)} to {_day(found.last_timestamp)}"
     plural = "" if found.sessions == 1 else "s"
     sys.stderr.write(
-        f"ctxrelay: --threshold auto chose {found.threshold:g}%: the cheapest slider of "
-        f"{AUTO_SWEEP} over {found.sessions:,} stored session{plural} ({span}), "
+        f"ctxrelay: --threshold auto chose {found.threshold:g}%: the middle of the flat "
+        f"region {found.region[0]:g}-{found.region[1]:g}% of {AUTO_SWEEP} over "
+        f"{found.sessions:,} stored session{plural} ({span}), "
         f"{_usd(found.cost_usd)} replayed, "
         + (
             f"against {_usd(found.recorded_cost_usd)} as recorded\n"

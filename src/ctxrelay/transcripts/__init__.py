@@ -71,6 +71,10 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._since import read_result_since as read_result_since
     from ctxrelay.transcripts._tail import agent_stats as agent_stats
     from ctxrelay.transcripts._tail import latest_context as latest_context
+    from ctxrelay.transcripts._touches import FILE_TOOLS as FILE_TOOLS
+    from ctxrelay.transcripts._touches import Touch as Touch
+    from ctxrelay.transcripts._touches import Touches as Touches
+    from ctxrelay.transcripts._touches import read_touches as read_touches
     from ctxrelay.transcripts._turn import TURN_MAX_BYTES as TURN_MAX_BYTES
     from ctxrelay.transcripts._turn import TurnFacts as TurnFacts
     from ctxrelay.transcripts._turn import last_turn as last_turn
@@ -109,6 +113,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_scan": ("Transcript", "scan"),
     "_since": ("SINCE_MAX_BYTES", "read_result_since"),
     "_tail": ("agent_stats", "latest_context"),
+    "_touches": ("FILE_TOOLS", "Touch", "Touches", "read_touches"),
     "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),
 }
 _HOME = {name: module for module, names in _NAMES.items() for name in names}

@@ -19,6 +19,7 @@ from ctxrelay.analyze._policies import (
     parse_policies,
     parse_sweep,
 )
+from ctxrelay.analyze._report import SWEEP_MARGIN
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.cli._parser import ArgumentParser
 from ctxrelay.errors import ConfigError
@@ -39,9 +40,16 @@ main chain under each --policy:
               the chain continues from base + summary
   handoff:P   ctxrelay with the slider at P percent: a rollover to base + notes at the
               handoff target, decided by the policy core at every request
+  mask:N      observation masking: tool results older than the newest N requests
+              replaced by a placeholder, in batches every N requests (with Claude
+              Code's compaction); handoff:P+mask:N combines it with the slider
+
+A replayed policy's cost is a range: files read before a restart and edited after it
+are read again (low end), or any file touched again (high end).
 
 --sweep A..B[:STEP] replays handoff:P for every P in the range and recommends the
-cheapest. The replay's assumptions are printed with the results (and are in --json).
+middle of the flat region: every slider whose high estimate is within {margin:.0%} of the best.
+The replay's assumptions are printed with the results (and are in --json).
 
 Every response is priced at its own model (main chain, subagents, compaction
 summaries); a response found in several files counts once; a model without a price
@@ -97,7 +105,7 @@ def parser() -> ArgumentParser:
     """The command's argparse parser: every flag, its help, and the description."""
     parser = ArgumentParser(
         prog="ctxrelay analyze",
-        description=_DESCRIPTION,
+        description=_DESCRIPTION.format(margin=SWEEP_MARGIN),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("paths", nargs="*", metavar="PATH", help="transcripts or directories")
@@ -106,7 +114,8 @@ def parser() -> ArgumentParser:
         action="append",
         default=[],
         metavar="POLICY",
-        help="none, compact, handoff:P; repeat or separate with commas "
+        help="none, compact, handoff:P, mask:N, handoff:P+mask:N; repeat or separate "
+        "with commas "
         f"(default: none,compact,handoff:{CONTEXT_PERCENT})",
     )
     parser.add_argument(

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.analyze import (
+    Recommendation,
     ReportRow,
     SessionReport,
     Sweep,
-    recommend,
+    flat_region,
     recommendation,
     report_json,
     sweep_totals,
@@ -43,6 +44,14 @@ def count(n: int, noun: str) -> str:
 
 def money(value: float | None) -> str:
     return "-" if value is None else f"${value:,.2f}"
+
+
+def money_range(span: Sequence[float] | None) -> str:
+    """A replay's cost range, ``$9.42–10.41`` (one figure when both ends round alike)."""
+    if span is None:
+        return "-"
+    low, high = money(span[0]), money(span[1])
+    return low if low == high else f"{low}–{high[1:]}"
 
 
 def print_result(result: Result, options: Options) -> None:
@@ -98,14 +107,40 @@ def _skipped_text(skipped: Sequence[dict[str, Any]]) -> str:
     return f"Skipped: {' and '.join(parts)} (each named, with its reason, on stderr)."
 
 
+def _region_text(region: Sequence[float], margin: float) -> str:
+    """The flat region in words."""
+    low, high = region
+    sliders = f"{low:g}%" if low == high else f"{low:g}–{high:g}%"
+    return (
+        f"the flat region {sliders}, every slider whose high estimate is within "
+        f"{margin:.0%} of the best's"
+    )
+
+
+def _recommendation_text(found: Recommendation) -> str:
+    """What the sweep recommends, with its region, range and the sessions left out."""
+    text = (
+        f"Recommended slider: [bold]{found.threshold:g}%[/bold], the middle of "
+        f"{_region_text(found.region, found.margin)}: "
+        f"{money_range((found.cost_usd or 0.0, found.high_cost_usd or 0.0))} over "
+        f"{count(found.sessions, 'session')} against {money(found.recorded_cost_usd)} "
+        "recorded (main chains)."
+    )
+    if found.not_affected:
+        text += f" {count(found.not_affected, 'session')} reached no slider: not affected."
+    return text
+
+
 def _applied_text(applied: dict[str, Any]) -> str:
     e = applied["evidence"]
     span = f"{str(e['first_timestamp'])[:10]} to {str(e['last_timestamp'])[:10]}"
     text = (
         f"Set the Claude Code slider to {applied['threshold']:g}% in {applied['path']} "
-        f"(was {applied['previous_threshold']:g}%, {applied['previous_source']}): "
-        f"{count(e['sessions'], 'session')} from {span}, {money(e['cost_usd'])} at this "
-        f"slider against {money(e['recorded_cost_usd'])} as recorded (main chains)."
+        f"(was {applied['previous_threshold']:g}%, {applied['previous_source']}), "
+        f"{_region_text(e['region'], e['margin'])}: "
+        f"{count(e['sessions'], 'session')} from {span}, "
+        f"{money_range(e['range_usd'])} at this slider against "
+        f"{money(e['recorded_cost_usd'])} as recorded (main chains)."
     )
     if applied["overridden_by"]:
         text += f" Note: {applied['overridden_by']} is set and overrides the file."
@@ -279,11 +314,7 @@ def _render_report(
     if sweep is not None:
         found = recommendation(reports)
         if found is not None:
-            out.print(
-                f"Recommended slider: [bold]{found.threshold:g}%[/bold] over "
-                f"{_of(found.sessions, len(reports))}: {money(found.cost_usd)} against "
-                f"{money(found.recorded_cost_usd)} recorded (main chains)."
-            )
+            out.print(_recommendation_text(found))
 
 
 def _of(part: int, whole: int) -> str:
@@ -297,7 +328,8 @@ def policy_cell(result: ReplayResult) -> list[str]:
     """The lines of a policy's cell in the what-if table: its cost, then its peak and
     restarts (each line a few words, so the cell wraps, never cuts)."""
     restarts = result.rollovers + result.forced_rollovers + result.compactions
-    return [money(result.cost_usd), f"peak {result.peak_context_tokens / 1000:,.0f}k ↻{restarts}"]
+    peak = f"peak {result.peak_context_tokens / 1000:,.0f}k ↻{restarts}"
+    return [money_range(result.range_usd), peak]
 
 
 def _render(reports: Sequence[SessionReport], sweep: Sweep | None, *, skipped: bool) -> None:
@@ -353,28 +385,33 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None, *, skipped: b
     _show(out, _fitted(out, cols, rows, title="Sessions as recorded", caption=caption))
 
     policies = [str(p.policy) for p in reports[0].replays]
-    by_policy = {p["policy"]: p["cost_usd"] for p in totals["policies"]}
+    by_policy = {p["policy"]: p["range_usd"] for p in totals["policies"]}
     rows = [
         [name, *("\n".join(policy_cell(result)) for result in r.replays)]
         for name, r in zip(names, reports, strict=True)
     ]
-    rows.append(["total", *(money(by_policy.get(p)) for p in policies)])
+    rows.append(["total", *(money_range(by_policy.get(p)) for p in policies)])
     cols = [Col("session"), *(Col(p, right=True, split=True) for p in policies)]
     title = "What if: the main chain replayed under each policy"
-    caption = "cost · peak context · ↻ compactions or rollovers"
+    caption = (
+        "cost (low–high: re-reads on edits, on any touch) · peak context · "
+        "↻ compactions or rollovers"
+    )
     _show(out, _fitted(out, cols, rows, title=title, caption=caption, bold_last=True))
 
     if sweep is not None:
-        swept = [r for r in reports if r.sweep]
-        points = sweep_totals(reports)
-        best = recommend(points)
+        affected = [r for r in reports if r.affected]
+        points = sweep_totals(affected)
+        region = flat_region(points)
         rows = []
         for p in points:
-            mark = " ◀" if best is not None and p.threshold == best.threshold else ""
+            mark = ""
+            if region is not None and p.threshold in region:
+                mark = " ◀" if p.threshold == region.middle.threshold else " ·"
             rows.append(
                 [
                     f"{p.threshold:g}%{mark}",
-                    money(p.cost_usd),
+                    money_range((p.cost_usd or 0.0, p.high_usd or p.cost_usd or 0.0)),
                     str(p.rollovers),
                     str(p.forced_rollovers),
                     f"{p.peak_context_tokens:,}",
@@ -388,18 +425,25 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None, *, skipped: b
             Col("peak", right=True, drop=2),
         ]
         title = f"Sweep handoff:{sweep.start:g}..{sweep.stop:g} (step {sweep.step:g})"
-        caption = f"summed over {_of(len(swept), len(reports))}"
+        caption = (
+            f"summed over the {_of(len(affected), len(reports))} it affects · "
+            "◀ recommended · the flat region"
+        )
         _show(out, _fitted(out, cols, rows, title=title, caption=caption))
-        if best is not None:
-            per = ", ".join(
-                f"{short_name(r.name)} {rec.threshold:g}%"
-                for r in reports
-                if (rec := r.recommended()) is not None and r.transcript.requests
-            )
-            out.print(
-                f"Recommended slider: [bold]{best.threshold:g}%[/bold] "
-                f"({money(best.cost_usd)} in all). Per session: {escape(per)}."
-            )
+        found = recommendation(reports)
+        if found is not None:
+            out.print(_recommendation_text(found))
+        per = []
+        for name, r in zip(names, reports, strict=True):
+            if not r.transcript.requests:
+                continue
+            own = r.region()
+            if own is None:
+                per.append(f"{name} not affected")
+            else:
+                sliders = f"{own.low:g}" if own.low == own.high else f"{own.low:g}–{own.high:g}"
+                per.append(f"{name} {sliders}% ({own.middle.threshold:g}%)")
+        out.print(f"Per session: {escape(', '.join(per))}.")
 
     out.print("\n[bold]Assumptions of the replay[/bold]")
     bullets = Table.grid(padding=(0, 1))

@@ -20,7 +20,6 @@ from ctxrelay.analyze import (
     analyze_store,
     group_reports,
     recommendation,
-    sweep_totals,
 )
 from ctxrelay.analyze._groups import Grouping, in_range
 from ctxrelay.analyze._parallel import start_reading
@@ -103,17 +102,17 @@ def recommended_slider(reports: Sequence[SessionReport]) -> Recommendation:
     replayed and priced, or none ever reached any swept slider's handoff target (then
     every slider costs the same and the cheapest says nothing)."""
     swept = [r for r in reports if r.sweep]
+    if swept and not any(r.affected for r in swept):
+        raise ConfigError(
+            f"the sweep had too little to go on: none of the {count(len(swept), 'session')} "
+            "ever reached the handoff target of any slider swept, so every slider costs the "
+            "same and no slider was chosen (sweep lower sliders, or analyze longer sessions)"
+        )
     found = recommendation(reports)
     if found is None or found.cost_usd is None:
         raise ConfigError(
             "the sweep had too little to go on: no session could be replayed and priced, "
             "so no slider was chosen"
-        )
-    if not any(p.rollovers for p in sweep_totals(swept)):
-        raise ConfigError(
-            f"the sweep had too little to go on: none of the {count(len(swept), 'session')} "
-            "ever reached the handoff target of any slider swept, so every slider costs the "
-            "same and no slider was chosen (sweep lower sliders, or analyze longer sessions)"
         )
     return found
 
