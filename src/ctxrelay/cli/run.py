@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
+from ctxrelay.cli._ids import resolve_session
 from ctxrelay.cli._timeline import JsonLines, Timeline
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
@@ -203,8 +204,9 @@ def _parser() -> ArgumentParser:
     parser.add_argument(
         "--resume",
         metavar="ID",
-        help="continue a stored session (with its model, --base-url, --timeout and "
-        "--max-retries unless given again; API keys come from the environment)",
+        help="continue a stored session, named by its id or a unique start of it (with "
+        "its model, --base-url, --timeout and --max-retries unless given again; API keys "
+        "come from the environment)",
     )
     add_session_arguments(parser)
     budget = parser.add_argument_group("budget (new sessions; stored with the session)")
@@ -416,6 +418,8 @@ def main(
         raise ConfigError("--model is required for a new session (e.g. scripted:steps.json)")
     store = open_store(args.db)
     try:
+        if args.resume is not None:  # a unique start of the id, as `sessions list` prints
+            args.resume = resolve_session(store, args.resume).id
         evidence = None
         if args.resume is None and args.threshold == AUTO:  # before any provider is made
             args.threshold, evidence = _auto_threshold(args.db)

@@ -12,15 +12,14 @@ from rich.markup import escape
 from rich.text import Text
 
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
+from ctxrelay.cli._ids import resolve_session, short_ids
 from ctxrelay.cli._screen import print_line, screen_console
 from ctxrelay.cli._session_view import SHORT_SEALS, show_session, when
 from ctxrelay.cli._suggest import suggest
-from ctxrelay.errors import SessionNotFoundError, StoreError
 from ctxrelay.store import (
     DB_ENV,
     HistoryHit,
     Row,
-    SessionInfo,
     Store,
     WindowInfo,
     open_store,
@@ -127,23 +126,6 @@ def _add_row(table: Any, *values: str) -> None:
     table.add_row(*(Text(v) for v in values))
 
 
-def _resolve(store: Store, ident: str) -> SessionInfo:
-    """The session with id ``ident``, or the only one whose id starts with it."""
-    try:
-        return store.get_session(ident)
-    except SessionNotFoundError:
-        if len(ident) < 4:
-            raise
-    matches = [s for s in store.list_sessions(limit=100_000) if s.id.startswith(ident)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise SessionNotFoundError(ident)
-    raise StoreError(
-        f"{len(matches)} sessions start with {ident!r}; give more of the id to choose one"
-    )
-
-
 def show_json(store: Store, session_id: str) -> dict[str, Any]:
     """The ``sessions show --json`` object (``docs/contracts.md``)."""
     by_window: dict[str, list[dict[str, Any]]] = {}
@@ -216,7 +198,7 @@ def _list(store: Store, args: argparse.Namespace) -> None:
         return
     from rich.table import Table  # noqa: PLC0415 — rich's tables: --json draws none
 
-    prefixes = _short_ids([s.id for s in sessions])
+    prefixes = short_ids([s.id for s in sessions])
     print_line(out, escape(f"Sessions in {store_label(store)}, newest first:"))
     table = Table(
         box=None,
@@ -276,19 +258,8 @@ def _list(store: Store, args: argparse.Namespace) -> None:
     )
 
 
-def _short_ids(ids: list[str], least: int = 8) -> dict[str, str]:
-    """Each id's shortest unique start (at least ``least`` characters)."""
-    out = {}
-    for ident in ids:
-        n = least
-        while n < len(ident) and any(o != ident and o.startswith(ident[:n]) for o in ids):
-            n += 1
-        out[ident] = ident[:n]
-    return out
-
-
 def _show(store: Store, args: argparse.Namespace) -> None:
-    session = _resolve(store, args.id)
+    session = resolve_session(store, args.id)
     if args.json:
         print_json(show_json(store, session.id))
         return
@@ -303,7 +274,7 @@ def _show(store: Store, args: argparse.Namespace) -> None:
 
 
 def _history(store: Store, args: argparse.Namespace) -> None:
-    session = _resolve(store, args.id)
+    session = resolve_session(store, args.id)
     if args.search is not None:
         hits = store.history_search(session.id, args.search, limit=args.limit or 20)
         if args.json:
@@ -386,7 +357,7 @@ def _hits_table(hits: list[HistoryHit], args: argparse.Namespace) -> None:
 
 
 def _reset(store: Store, args: argparse.Namespace) -> None:
-    session = _resolve(store, args.id)
+    session = resolve_session(store, args.id)
     with store.dispatch_lock(session.id, timeout=args.wait):
         window = store.reset(session.id)
     if args.json:
