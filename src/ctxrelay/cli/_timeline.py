@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ctxrelay.cli._common import print_json
 from ctxrelay.cli._screen import one_line, print_line, screen_console
 from ctxrelay.runtime.events import (
+    RESUMED_AFTER_STOP,
     AdvisoryEvent,
     DispatchEvent,
     EndEvent,
@@ -43,7 +44,8 @@ _STYLE = {"continue": "green", "warn": "yellow", "rollover": "magenta", "block":
 
 
 def _notice(event: NoticeEvent) -> None:
-    sys.stderr.write(f"ctxrelay: warning: {event.message}\n")
+    kind = "" if event.code == RESUMED_AFTER_STOP else "warning: "
+    sys.stderr.write(f"ctxrelay: {kind}{event.message}\n")
     sys.stderr.flush()
 
 
