@@ -56,15 +56,17 @@ by default) and resume with --resume.
 
 Examples:
   ctxrelay run --model scripted:steps.json "Add a --json flag to the CLI"
-  ctxrelay run --model scripted:steps.json --limit 20000 --reserve 4000 --threshold 50 \\
-      --json "task"
+  ctxrelay run --model scripted:steps.json --limit 20000 --reserve 4000 \\
+      --threshold 50 --json "task"
   ctxrelay run --model anthropic:claude-sonnet-4-6 "Fix the failing test"
-  ctxrelay run --model anthropic:claude-sonnet-4-6 --threshold auto "task"  # from your sessions
-  ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo to Bar"   # run commands unasked
-  ctxrelay run --model openai-chat:qwen2.5-coder:7b --base-url http://localhost:11434/v1 \\
-      --limit 32768 "task"                                  # a local server (docs/providers.md)
-  ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
-  ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
+  # the slider your stored sessions recommend:
+  ctxrelay run --model anthropic:claude-sonnet-4-6 --threshold auto "task"
+  ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo"  # commands unasked
+  # a local server (docs/providers.md):
+  ctxrelay run --model openai-chat:qwen2.5-coder:7b \\
+      --base-url http://localhost:11434/v1 --limit 32768 "task"
+  ctxrelay run --resume 3f2a --max-turns 200    # continue with a higher cap
+  ctxrelay run --resume 3f2a "Also update the docs"   # with a new message
 
 --threshold auto takes the slider 'ctxrelay analyze --db --sweep 30..90' recommends from
 the sessions already in the store (the cheapest slider over them, replayed), says which

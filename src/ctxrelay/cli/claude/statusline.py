@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from ctxrelay.claude.extras.statusline import status_line
+from ctxrelay.cli._wrap import help_width, wrap_help
 
 __all__ = ["main"]
 
@@ -34,7 +35,7 @@ example:
 def main(argv: Sequence[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     out = sys.stdout if stdout is None else stdout
     if argv and argv[0] in ("-h", "--help"):
-        out.write(_HELP)
+        out.write(wrap_help(_HELP, help_width()) + "\n")
         return 0
     src = sys.stdin if stdin is None else stdin
     try:
