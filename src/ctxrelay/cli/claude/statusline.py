@@ -28,7 +28,8 @@ size for the hooks.
 
 example:
   echo '{"context_window": {"context_window_size": 200000,
-         "current_usage": {"input_tokens": 90000}}}' | ctxrelay claude statusline
+         "current_usage": {"input_tokens": 90000}}}' |
+    ctxrelay claude statusline
 """
 
 
