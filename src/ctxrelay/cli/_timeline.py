@@ -3,8 +3,9 @@
 One line per event as it happens: each dispatch with its window, a bar of its tokens
 against the warning point (│), the handoff target (┃) and the usable limit (the bar's
 end), and the decision; advisories, tool calls and rollovers indented under it. Every
-line fits the console's width (80 columns included): the bar narrows and text is
-shortened with an ellipsis, never wrapped.
+line fits the console's width (80 columns included): the bar narrows and a preview (a
+reply, a tool's result) is shortened with an ellipsis. What is not a preview is never
+cut: the header's facts and a streamed reply wrap.
 """
 
 from __future__ import annotations

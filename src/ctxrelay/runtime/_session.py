@@ -39,6 +39,7 @@ from ctxrelay.runtime._legacy import Outcome, legacy_flush
 from ctxrelay.runtime._render import WindowView, dump, unseen_rows
 from ctxrelay.runtime._repair import boundary_reason, missing_opening
 from ctxrelay.runtime._stop import (
+    INPUT_KINDS,
     STOP_KEY,
     StoppedStep,
     interrupted_step,
@@ -93,8 +94,6 @@ from ctxrelay.runtime.windows import (
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
 __all__ = ["RunResult", "Runtime", "Session"]
-
-_INPUT_KINDS = frozenset({"user", "tool_result"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +337,7 @@ class Session:
                 if out is not None:
                     return out
                 continue
-            if any(r.kind in _INPUT_KINDS for r in after):
+            if any(r.kind in INPUT_KINDS for r in after):
                 out = await self._dispatch()
                 if out is not None:
                     return out

@@ -23,6 +23,7 @@ from ctxrelay.runtime.tools import ToolResult
 from ctxrelay.store import NewRow, Row
 
 __all__ = [
+    "INPUT_KINDS",
     "STOP_KEY",
     "StepOutcome",
     "StoppedStep",
@@ -35,7 +36,9 @@ __all__ = [
 STOP_KEY = "stopped_step"
 """Session metadata key of how the last stopped run left its step (``None`` once reported)."""
 
-_INPUT_KINDS = frozenset({"user", "tool_result"})
+INPUT_KINDS = frozenset({"user", "tool_result"})
+"""Row kinds that are input to the model: once one follows the last response, a request
+is due."""
 
 
 class StepOutcome(enum.StrEnum):
@@ -126,6 +129,6 @@ def interrupted_step(after_reply: Sequence[Row]) -> tuple[StoppedStep, list[NewR
             for c in calls
         ]
         return StoppedStep(StepOutcome.ABANDONED, tuple(c.name for c in calls)), rows
-    if any(r.kind in _INPUT_KINDS for r in after_reply):
+    if any(r.kind in INPUT_KINDS for r in after_reply):
         return StoppedStep(StepOutcome.REQUEST), []
     return StoppedStep(StepOutcome.BETWEEN), []
