@@ -323,7 +323,10 @@ async def run_session(session: Any, message: str | None) -> RunResult:
     def on_sigint() -> None:
         session.stop()
         loop.remove_signal_handler(signal.SIGINT)
-        sys.stderr.write("ctxrelay: stopping after the current step (Ctrl-C again to abort)\n")
+        sys.stderr.write(
+            "ctxrelay: stopping after the current step and its tool calls "
+            "(Ctrl-C again to abort them)\n"
+        )
 
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
