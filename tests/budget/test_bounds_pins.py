@@ -97,7 +97,7 @@ def test_manifest_and_marketplace_agree() -> None:
 _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
     ("hooks/guard/_shell.py", 20_000): "VISIT_MAX: the shell parser's node budget",
     ("claude/extras/statusline.py", 1_000_000): "a million: the M of 1.2M",
-    ("cli/sessions.py", 100_000): "how many sessions a prefix lookup lists",
+    ("cli/_ids.py", 100_000): "how many sessions a prefix lookup lists",
     ("pricing.py", 1_000_000): "prices are USD per million tokens",
     ("pricing.py", 100_000): "Haiku 5.5's long-prompt price threshold",
     ("runtime/tools/coding.py", 8 * 1024): "how much of a file grep sniffs for a NUL byte",

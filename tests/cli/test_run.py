@@ -11,6 +11,11 @@ from typing import Any
 
 import pytest
 
+from ctxrelay.budget import Budget
+from ctxrelay.runtime import Runtime, SessionConfig
+from ctxrelay.runtime.providers import resolve
+from ctxrelay.store import open_store
+
 run_cli = importlib.import_module("ctxrelay.cli.run")
 
 
@@ -251,3 +256,40 @@ def test_a_run_with_a_set_slider_does_not_load_the_analyzer(tmp_path: Path) -> N
     assert {
         m for m in loaded if m.startswith(("ctxrelay.analyze", "ctxrelay.cli.analyze"))
     } == set()
+
+
+def test_resume_takes_a_unique_start_of_the_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_cli.main([*_args(tmp_path), "--json", "--max-turns", "2", "task"])
+    sid = _events(capsys.readouterr().out)[-1]["session_id"]
+    assert code == run_cli.EXIT_PAUSED
+    code = run_cli.main(
+        ["--db", str(tmp_path / "s.db"), "--resume", sid[:8], "--json", "--max-turns", "50"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    events = _events(out)
+    assert (events[0]["session_id"], events[0]["resumed"]) == (sid, True)
+    assert events[-1]["status"] == "done"
+
+
+def test_resume_with_an_ambiguous_or_unknown_start_is_one_clear_sentence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = open_store(tmp_path / "s.db")
+    runtime = Runtime(store, resolve(f"scripted:{_script(tmp_path, STEPS)}"))
+    config = SessionConfig(budget=Budget(10_000, 2_000), workspace=tmp_path)
+    for sid in ("cafe0001", "cafe0002"):
+        runtime.start("task", config, session_id=sid)
+    store.close()
+    db = ["--db", str(tmp_path / "s.db")]
+    assert run_cli.main([*db, "--resume", "cafe"]) == 1
+    err = capsys.readouterr().err
+    assert "2 sessions start with 'cafe' (cafe0002, cafe0001)" in err  # newest first
+    assert "give more of the id" in err
+    assert len(err.strip().splitlines()) == 1
+    assert run_cli.main([*db, "--resume", "beef"]) == 1
+    err = capsys.readouterr().err
+    assert "no session 'beef'" in err
+    assert len(err.strip().splitlines()) == 1

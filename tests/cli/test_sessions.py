@@ -218,3 +218,16 @@ def test_list_before_the_first_session(
     listed = _json(capsys, ["sessions", "list", "--json"])
     assert isinstance(listed, dict)
     assert [s["session_id"] for s in listed["sessions"]] == [sid]
+
+
+def test_search_is_history_search(store_target: str, capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _seed(store_target)
+    db = ["--db", store_target, "--json"]
+    searched = _json(capsys, ["sessions", "search", sid[:8], "FOO.PY", *db])
+    assert searched == _json(capsys, ["sessions", "history", sid, "--search", "FOO.PY", *db])
+    assert isinstance(searched, dict)
+    assert [(h["window"], h["kind"]) for h in searched["hits"]] == [(1, "user")]
+    assert main(["sessions", "search", sid[:8], "go on", "--db", store_target]) == 0
+    out = capsys.readouterr().out
+    assert "matches for 'go on'" in out
+    assert "go on" in out.split("excerpt", 1)[1]

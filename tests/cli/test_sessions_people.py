@@ -11,6 +11,7 @@ import pytest
 
 from ctxrelay.cli import main
 from ctxrelay.cli._readable import fields, show_value
+from ctxrelay.cli.sessions import SHOW_ONE
 
 
 @pytest.fixture
@@ -95,13 +96,17 @@ def test_list_is_a_table_that_fits(
     db, sid = demo_db
     lines = _show(capsys, "list", "--db", db)
     table = lines[: lines.index("")]
-    assert all(len(line) <= 80 for line in table), table
-    assert table[1].split()[:4] == ["session", "created", "status", "windows"]
-    row = table[2].split()
+    # All of it fits but the command to copy, which the terminal wraps (never cut).
+    assert all(len(line) <= 80 for line in lines[:-1]), lines
+    assert db in "".join(table)  # the store's path folds, never cut
+    head = next(i for i, line in enumerate(table) if line.startswith("session "))
+    assert table[head].split()[:4] == ["session", "created", "status", "windows"]
+    row = table[head + 1].split()
     assert row[0] == sid[:8]
     assert "done" in row
     assert "handoff," in row
     assert "Add" in row
+    assert lines[-2] == SHOW_ONE
     assert lines[-1].endswith(f"sessions show {sid[:8]} --db {db}")
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from ctxrelay.cli import main
 from ctxrelay.cli._suggest import ctxrelay_command, suggest
+from ctxrelay.cli.sessions import SHOW_ONE
 
 BIN = Path(sys.executable).parent
 
@@ -55,7 +56,7 @@ def test_the_commands_the_demo_and_list_print_run_as_shown(
     assert main(["demo", "--db", db, "--workspace", str(tmp_path / "w")]) == 0
     command = _suggested(capsys.readouterr().out, "Inspect it with:")
     assert main(["sessions", "list", "--db", db]) == 0
-    listed = capsys.readouterr().out.splitlines()[-1].split("Show one with: ", 1)[1]
+    listed = _suggested(capsys.readouterr().out, SHOW_ONE)
     for line in (command, listed):
         assert not line.startswith("ctxrelay ")  # not on PATH here
         done = subprocess.run(

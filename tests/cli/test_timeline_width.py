@@ -65,9 +65,29 @@ def test_long_text_is_shortened_to_one_line() -> None:
     timeline(ToolEvent(1, "session_history", "c1", False, "window 1 [seq 4]\n" + "y" * 99))
     lines = console.export_text().splitlines()
     assert all(len(line) <= 60 for line in lines), lines
-    assert len(lines) == 5
-    assert lines[3].startswith("       model: first line second word")
-    assert lines[3].endswith("cost so far $12.2500")
-    assert lines[4].endswith("…")
+    header = "".join(lines[1:-3])  # the model's name folds: nothing of it is cut
+    assert "scripted:" + "x" * 80 in header
+    assert lines[-4].endswith("usable limit 168,000")
+    assert lines[-3].startswith(" ")  # the dispatch, on one line
+    assert lines[-2].startswith("       model: first line second word")
+    assert lines[-2].endswith("cost so far $12.2500")
+    assert lines[-1].endswith("…")
     assert one_line("a\n\n b", 10) == "a b"
     assert one_line("abcdef", 4) == "abc…"
+
+
+@pytest.mark.parametrize("width", [80, 60, 40])
+def test_the_header_wraps_and_never_cuts_a_limit(width: int) -> None:
+    console = Console(record=True, width=width, color_system=None)
+    timeline = Timeline(console)
+    sid = "3f2a9c0e" * 4
+    model = "scripted:/tmp/pytest-of-someone/pytest-12/test_run0/steps.json"
+    timeline(StartEvent(sid, 1, True, 1_168_000, 1_120_000, 1_100_000, model))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= width for line in lines), lines
+    text = " ".join(lines)
+    for fact in ("warning 1,100,000", "target 1,120,000", "usable limit 1,168,000"):
+        assert fact in text
+    assert sid in "".join(lines)
+    assert model in "".join(lines)
+    assert "…" not in text

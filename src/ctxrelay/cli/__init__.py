@@ -31,7 +31,7 @@ commands:
 {commands}
 
 Examples:
-  ctxrelay demo                                        # see a handoff, no API key needed
+  ctxrelay demo                 # see a handoff, no API key needed
   ctxrelay policy plan --limit 200000 --reserve 32000 --threshold 60
   ctxrelay run --model anthropic:claude-sonnet-4-6 "Fix the failing test"
 

@@ -5,7 +5,8 @@ A subcommand module exposes ``main(argv) -> int`` and receives only its own argu
 (never its name). Modules are imported only when they run, so ``ctxrelay policy`` never
 pays for the provider SDKs and ``ctxrelay claude statusline`` (which Claude Code runs
 after every message) pays for nothing but itself: this module imports light stdlib
-modules only (and :mod:`ctxrelay.cli._suggest`, which keeps to them too).
+modules only (and :mod:`ctxrelay.cli._suggest` and :mod:`ctxrelay.cli._wrap`, which keep
+to them too).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 from ctxrelay.cli._suggest import suggest
+from ctxrelay.cli._wrap import help_width, wrap_help
 
 Table: TypeAlias = Mapping[str, tuple[str, str]]
 """Subcommand name -> (module, one-line help)."""
@@ -36,7 +38,7 @@ def dispatch(prog: str, table: Table, template: str, argv: Sequence[str]) -> int
     stderr and 2."""
     args = list(argv)
     if not args or args[0] in ("-h", "--help", "help"):
-        sys.stdout.write(usage(template, table))
+        sys.stdout.write(wrap_help(usage(template, table), help_width()) + "\n")
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name not in table:

@@ -3,18 +3,21 @@
 One line per event as it happens: each dispatch with its window, a bar of its tokens
 against the warning point (│), the handoff target (┃) and the usable limit (the bar's
 end), and the decision; advisories, tool calls and rollovers indented under it. Every
-line fits the console's width (80 columns included): the bar narrows and text is
-shortened with an ellipsis, never wrapped.
+line fits the console's width (80 columns included): the bar narrows and a preview (a
+reply, a tool's result) is shortened with an ellipsis. What is not a preview is never
+cut: the header's facts and a streamed reply wrap.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING
 
 from ctxrelay.cli._common import print_json
 from ctxrelay.cli._screen import one_line, print_line, screen_console
 from ctxrelay.runtime.events import (
+    RESUMED_AFTER_STOP,
     AdvisoryEvent,
     DispatchEvent,
     EndEvent,
@@ -33,6 +36,10 @@ if TYPE_CHECKING:
 __all__ = ["JsonLines", "Timeline"]
 
 _INDENT = "       "
+_MODEL = _INDENT + "model: "
+_PIECES = re.compile(r"\s+|\S+")
+_SEP = " · "
+_HANG = "   "  # a fact of the header that goes on to the next line
 _BAR_MAX = 32
 _BAR_MIN = 8
 # "NNN  wN  NNN,NNN,NNN  " before the bar, the longest label after it.
@@ -43,7 +50,8 @@ _STYLE = {"continue": "green", "warn": "yellow", "rollover": "magenta", "block":
 
 
 def _notice(event: NoticeEvent) -> None:
-    sys.stderr.write(f"ctxrelay: warning: {event.message}\n")
+    kind = "" if event.code == RESUMED_AFTER_STOP else "warning: "
+    sys.stderr.write(f"ctxrelay: {kind}{event.message}\n")
     sys.stderr.flush()
 
 
@@ -78,6 +86,8 @@ class Timeline:
         self.warning: int | None = None
         self.dispatches = 0
         self.streamed = False  # text of the current response already shown live
+        self.column = 0  # where the streamed text is on its line
+        self.space = False  # a space is due before the next streamed word
 
     def close(self) -> None:
         """Nothing to release; lines are printed as they come."""
@@ -90,7 +100,30 @@ class Timeline:
         if not self.streamed:
             self.out.print(f"{_INDENT}[cyan]model:[/cyan] ", end="")
             self.streamed = True
-        self.out.print(_escape(delta), end="", soft_wrap=True, highlight=False)
+            self.column, self.space = len(_MODEL), False
+        # Wrapped at the width as it comes, word by word, under "model:" (a word split
+        # between two deltas may break where they meet; one wider than a line folds).
+        width = max(self.out.width, len(_MODEL) + 8)
+        for piece in _PIECES.findall(delta):
+            if piece.isspace():
+                if "\n" in piece:
+                    self._stream_break()
+                else:
+                    self.space = self.column > len(_MODEL)
+                continue
+            rest = piece
+            while rest:
+                if self.column + self.space + len(rest) > width and self.column > len(_MODEL):
+                    self._stream_break()
+                room = width - self.column - self.space
+                chunk, rest = rest[:room], rest[room:]
+                self.out.print(" " * self.space + chunk, end="", markup=False, highlight=False)
+                self.column += self.space + len(chunk)
+                self.space = False
+
+    def _stream_break(self) -> None:
+        self.out.print("\n" + " " * len(_MODEL), end="")
+        self.column, self.space = len(_MODEL), False
 
     def _end_stream(self) -> None:
         if self.streamed:
@@ -112,6 +145,19 @@ class Timeline:
     def _line(self, markup: str) -> None:
         print_line(self.out, markup)
 
+    def _facts(self, facts: list[str]) -> None:
+        """Facts joined by " · " on as many lines as the width needs: a fact is never cut
+        (one longer than a line, a long model path, folds)."""
+        width = self.out.width
+        lines: list[str] = []
+        for fact in facts:
+            if lines and len(lines[-1]) + len(_SEP) + len(fact) <= width:
+                lines[-1] += _SEP + fact
+            else:
+                lines.append(fact if not lines else _HANG + fact)
+        for text in lines:
+            self.out.print(f"[dim]{_escape(text)}[/dim]", overflow="fold")
+
     def _room(self, used: int) -> int:
         return max(self.out.width - used, 8)
 
@@ -123,16 +169,21 @@ class Timeline:
             self.usable = max(event.usable_limit, 1)
             self.target = event.handoff_target
             self.warning = event.warning_at
-            marks = f"warning {event.warning_at:,}" if event.warning_at else "no warning"
-            marks += f" · target {event.handoff_target:,}" if event.handoff_target else " · Off"
+            marks = [
+                f"warning {event.warning_at:,}" if event.warning_at else "no warning",
+                f"target {event.handoff_target:,}" if event.handoff_target else "Off",
+            ]
             verb = "resumed" if event.resumed else "started"
-            line(
-                f"[bold]session {_escape(event.session_id)}[/bold] {verb} in window {event.window}"
+            self.out.print(  # the header wraps: an id or a limit is never cut
+                f"[bold]session {_escape(event.session_id)}[/bold] {verb} in window {event.window}",
+                overflow="fold",
             )
-            line(
-                f"[dim]on {_escape(event.model)} · {marks} · "
-                f"usable limit {event.usable_limit:,}[/dim]"
-            )
+            facts = [
+                f"on {event.model}",
+                *marks,
+                f"usable limit {event.usable_limit:,}",
+            ]
+            self._facts(facts)
         elif isinstance(event, DispatchEvent):
             self.dispatches += 1
             style = _STYLE.get(event.decision, "white")

@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from ctxrelay.budget import DEFAULT_NOTES_FILE, DEFAULT_WARNING_LEAD, Budget
 from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import BUDGET_FLAGS, ArgumentParser, error, handle_errors
+from ctxrelay.cli._ids import resolve_session
 from ctxrelay.cli._timeline import JsonLines, Timeline
 from ctxrelay.errors import ConfigError
 from ctxrelay.runtime import RunResult, Runtime, SessionConfig
@@ -55,15 +56,17 @@ by default) and resume with --resume.
 
 Examples:
   ctxrelay run --model scripted:steps.json "Add a --json flag to the CLI"
-  ctxrelay run --model scripted:steps.json --limit 20000 --reserve 4000 --threshold 50 \\
-      --json "task"
+  ctxrelay run --model scripted:steps.json --limit 20000 --reserve 4000 \\
+      --threshold 50 --json "task"
   ctxrelay run --model anthropic:claude-sonnet-4-6 "Fix the failing test"
-  ctxrelay run --model anthropic:claude-sonnet-4-6 --threshold auto "task"  # from your sessions
-  ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo to Bar"   # run commands unasked
-  ctxrelay run --model openai-chat:qwen2.5-coder:7b --base-url http://localhost:11434/v1 \\
-      --limit 32768 "task"                                  # a local server (docs/providers.md)
-  ctxrelay run --resume 3f2a… --max-turns 200          # continue with a higher cap
-  ctxrelay run --resume 3f2a… "Also update the docs"    # continue with a new message
+  # the slider your stored sessions recommend:
+  ctxrelay run --model anthropic:claude-sonnet-4-6 --threshold auto "task"
+  ctxrelay run --model openai:gpt-4.1 --yes "Rename Foo"  # commands unasked
+  # a local server (docs/providers.md):
+  ctxrelay run --model openai-chat:qwen2.5-coder:7b \\
+      --base-url http://localhost:11434/v1 --limit 32768 "task"
+  ctxrelay run --resume 3f2a --max-turns 200    # continue with a higher cap
+  ctxrelay run --resume 3f2a "Also update the docs"   # with a new message
 
 --threshold auto takes the slider 'ctxrelay analyze --db --sweep 30..90' recommends from
 the sessions already in the store (the middle of the sweep's flat region), says which
@@ -204,8 +207,9 @@ def _parser() -> ArgumentParser:
     parser.add_argument(
         "--resume",
         metavar="ID",
-        help="continue a stored session (with its model, --base-url, --timeout and "
-        "--max-retries unless given again; API keys come from the environment)",
+        help="continue a stored session, named by its id or a unique start of it (with "
+        "its model, --base-url, --timeout and --max-retries unless given again; API keys "
+        "come from the environment)",
     )
     add_session_arguments(parser)
     budget = parser.add_argument_group("budget (new sessions; stored with the session)")
@@ -320,7 +324,10 @@ async def run_session(session: Any, message: str | None) -> RunResult:
     def on_sigint() -> None:
         session.stop()
         loop.remove_signal_handler(signal.SIGINT)
-        sys.stderr.write("ctxrelay: stopping after the current step (Ctrl-C again to abort)\n")
+        sys.stderr.write(
+            "ctxrelay: stopping after the current step and its tool calls "
+            "(Ctrl-C again to abort them)\n"
+        )
 
     with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
@@ -417,6 +424,8 @@ def main(
         raise ConfigError("--model is required for a new session (e.g. scripted:steps.json)")
     store = open_store(args.db)
     try:
+        if args.resume is not None:  # a unique start of the id, as `sessions list` prints
+            args.resume = resolve_session(store, args.resume).id
         evidence = None
         if args.resume is None and args.threshold == AUTO:  # before any provider is made
             args.threshold, evidence = _auto_threshold(args.db)

@@ -1,4 +1,5 @@
-"""``ctxrelay sessions list|show|history|reset``: look into (and reset) stored sessions."""
+"""``ctxrelay sessions list|show|history|search|reset``: look into (and reset) stored
+sessions."""
 
 from __future__ import annotations
 
@@ -12,22 +13,21 @@ from rich.markup import escape
 from rich.text import Text
 
 from ctxrelay.cli._common import ArgumentParser, console, handle_errors, print_json
-from ctxrelay.cli._screen import print_line, screen_console
+from ctxrelay.cli._ids import resolve_session, short_ids
+from ctxrelay.cli._screen import screen_console
 from ctxrelay.cli._session_view import SHORT_SEALS, show_session, when
 from ctxrelay.cli._suggest import suggest
-from ctxrelay.errors import SessionNotFoundError, StoreError
 from ctxrelay.store import (
     DB_ENV,
     HistoryHit,
     Row,
-    SessionInfo,
     Store,
     WindowInfo,
     open_store,
     resolve_target,
 )
 
-__all__ = ["main", "show_json"]
+__all__ = ["SHOW_ONE", "main", "show_json"]
 
 _DESCRIPTION = f"""\
 Look into the sessions a ctxrelay store holds, and reset one.
@@ -36,6 +36,7 @@ Look into the sessions a ctxrelay store holds, and reset one.
   show ID           every window of a session and its rows (the host's full view)
   history ID        what the agent's session_history tool sees (after the newest reset):
                       the visible windows, --search TEXT, or --window N [--offset --limit]
+  search ID TEXT    find text in what session_history sees (history ID --search TEXT)
   reset ID          seal the open window with manual_reset and open a fresh one; history
                       never shows the agent anything from before it (the privacy floor)
 
@@ -46,7 +47,7 @@ in your data directory is used.
 Examples:
   ctxrelay sessions list
   ctxrelay sessions show 3f9c --json
-  ctxrelay sessions history 3f9c --search "pytest -k"
+  ctxrelay sessions search 3f9c "pytest -k"
   ctxrelay sessions history 3f9c --window 2 --offset 40 --limit 20
   ctxrelay sessions list --db postgresql://ctx:secret@127.0.0.1:5432/ctxrelay
 """
@@ -93,6 +94,17 @@ Examples:
   ctxrelay sessions history 3f9c --search TODO --json
 """
 
+_SEARCH_HELP = """\
+Find text in a session's history as the agent's session_history tool does: only this
+session, only windows after the newest reset; case-insensitive matches, newest first,
+with an excerpt of each, bounded like the tool's results (16 KiB of text). The same as
+`sessions history ID --search TEXT`.
+
+Examples:
+  ctxrelay sessions search 3f9c "pytest -k"
+  ctxrelay sessions search 3f9c TODO --limit 5 --json
+"""
+
 _RESET_HELP = """\
 Seal the open window of a session with manual_reset and open a fresh one. From then on
 session_history never shows the agent anything from before the reset (the privacy floor);
@@ -104,6 +116,9 @@ Examples:
   ctxrelay sessions reset 3f9c --wait 60 --json
   ctxrelay run --resume 3f9c "start over from the plan in notes.md"   # afterwards
 """
+
+SHOW_ONE = "A unique start of an id is enough. Show one with:"
+"""The line of ``sessions list`` before the command that shows the newest session."""
 
 #: How long ``reset`` waits for a dispatch of the session to finish.
 RESET_WAIT_S = 10.0
@@ -125,23 +140,6 @@ def _one_line(text: str | None, width: int = 100) -> str:
 def _add_row(table: Any, *values: str) -> None:
     """Cells as plain text: stored text is never read as rich markup."""
     table.add_row(*(Text(v) for v in values))
-
-
-def _resolve(store: Store, ident: str) -> SessionInfo:
-    """The session with id ``ident``, or the only one whose id starts with it."""
-    try:
-        return store.get_session(ident)
-    except SessionNotFoundError:
-        if len(ident) < 4:
-            raise
-    matches = [s for s in store.list_sessions(limit=100_000) if s.id.startswith(ident)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise SessionNotFoundError(ident)
-    raise StoreError(
-        f"{len(matches)} sessions start with {ident!r}; give more of the id to choose one"
-    )
 
 
 def show_json(store: Store, session_id: str) -> dict[str, Any]:
@@ -216,8 +214,8 @@ def _list(store: Store, args: argparse.Namespace) -> None:
         return
     from rich.table import Table  # noqa: PLC0415 — rich's tables: --json draws none
 
-    prefixes = _short_ids([s.id for s in sessions])
-    print_line(out, escape(f"Sessions in {store_label(store)}, newest first:"))
+    prefixes = short_ids([s.id for s in sessions])
+    out.print(f"Sessions in {store_label(store)}, newest first:", markup=False, overflow="fold")
     table = Table(
         box=None,
         padding=(0, 2, 0, 0),
@@ -268,27 +266,15 @@ def _list(store: Store, args: argparse.Namespace) -> None:
     out.print(table)
     out.print()
     db = ["--db", args.db] if args.db else []
-    out.print(
-        f"A unique start of an id is enough. Show one with: "
-        f"{suggest('sessions', 'show', prefixes[sessions[0].id], *db)}",
-        markup=False,
-        soft_wrap=True,
-    )
-
-
-def _short_ids(ids: list[str], least: int = 8) -> dict[str, str]:
-    """Each id's shortest unique start (at least ``least`` characters)."""
-    out = {}
-    for ident in ids:
-        n = least
-        while n < len(ident) and any(o != ident and o.startswith(ident[:n]) for o in ids):
-            n += 1
-        out[ident] = ident[:n]
-    return out
+    out.print(SHOW_ONE, markup=False)
+    # A command on a line of its own, as the demo prints one: never cut, and left to the
+    # terminal to wrap, so that it copies whole.
+    command = suggest("sessions", "show", prefixes[sessions[0].id], *db)
+    out.print(Text(f"  {command}"), soft_wrap=True)
 
 
 def _show(store: Store, args: argparse.Namespace) -> None:
-    session = _resolve(store, args.id)
+    session = resolve_session(store, args.id)
     if args.json:
         print_json(show_json(store, session.id))
         return
@@ -302,25 +288,30 @@ def _show(store: Store, args: argparse.Namespace) -> None:
     )
 
 
+def _search(store: Store, args: argparse.Namespace) -> None:
+    """``sessions search ID TEXT``, which is ``sessions history ID --search TEXT``."""
+    session = resolve_session(store, args.id)
+    hits = store.history_search(session.id, args.search, limit=args.limit or 20)
+    if args.json:
+        print_json(
+            {
+                "session_id": session.id,
+                "query": args.search,
+                "hits": [
+                    {"window": h.window_index, "excerpt_start": h.excerpt_start} | _row_json(h.row)
+                    for h in hits
+                ],
+            }
+        )
+    else:
+        _hits_table(hits, args)
+
+
 def _history(store: Store, args: argparse.Namespace) -> None:
-    session = _resolve(store, args.id)
     if args.search is not None:
-        hits = store.history_search(session.id, args.search, limit=args.limit or 20)
-        if args.json:
-            print_json(
-                {
-                    "session_id": session.id,
-                    "query": args.search,
-                    "hits": [
-                        {"window": h.window_index, "excerpt_start": h.excerpt_start}
-                        | _row_json(h.row)
-                        for h in hits
-                    ],
-                }
-            )
-        else:
-            _hits_table(hits, args)
+        _search(store, args)
         return
+    session = resolve_session(store, args.id)
     if args.window is not None:
         rows = store.history_read(
             session.id, args.window, offset=args.offset, limit=args.limit or 50
@@ -386,7 +377,7 @@ def _hits_table(hits: list[HistoryHit], args: argparse.Namespace) -> None:
 
 
 def _reset(store: Store, args: argparse.Namespace) -> None:
-    session = _resolve(store, args.id)
+    session = resolve_session(store, args.id)
     with store.dispatch_lock(session.id, timeout=args.wait):
         window = store.reset(session.id)
     if args.json:
@@ -410,7 +401,9 @@ def _parser() -> ArgumentParser:
         description=_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="action", required=True, metavar="list|show|history|reset")
+    sub = parser.add_subparsers(
+        dest="action", required=True, metavar="list|show|history|search|reset"
+    )
     common = ArgumentParser(add_help=False)
     common.add_argument(
         "--db", help=f"store file or URL (default: ${DB_ENV} or the user data directory)"
@@ -451,6 +444,17 @@ def _parser() -> ArgumentParser:
     hist.add_argument("--offset", type=int, default=0, help="first row to read (default 0)")
     hist.add_argument("--limit", type=int, help="rows or hits (default 50 / 20; at most 500)")
     hist.add_argument("--width", type=int, default=100, help="text column width in tables")
+    search = sub.add_parser(
+        "search",
+        parents=[common],
+        help="find text in what session_history sees",
+        description=_SEARCH_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    search.add_argument("id", help="session id (or a unique prefix)")
+    search.add_argument("search", metavar="TEXT", help="case-insensitive text to find")
+    search.add_argument("--limit", type=int, help="hits (default 20; at most 500)")
+    search.add_argument("--width", type=int, default=100, help="excerpt column width")
     reset = sub.add_parser(
         "reset",
         parents=[common],
@@ -488,9 +492,14 @@ def main(argv: Sequence[str]) -> int:
     # Never create a store where there was none: a typo in --db is an error, not a new file.
     store = open_store(args.db, create=False)
     try:
-        {"list": _list, "show": _show, "history": _history, "reset": _reset}[args.action](
-            store, args
-        )
+        actions = {
+            "list": _list,
+            "show": _show,
+            "history": _history,
+            "search": _search,
+            "reset": _reset,
+        }
+        actions[args.action](store, args)
     finally:
         store.close()
     return 0

@@ -38,6 +38,14 @@ from ctxrelay.runtime._config import SessionConfig, cap_reached, unpriced_cost_c
 from ctxrelay.runtime._legacy import Outcome, legacy_flush
 from ctxrelay.runtime._render import WindowView, dump, unseen_rows
 from ctxrelay.runtime._repair import boundary_reason, missing_opening
+from ctxrelay.runtime._stop import (
+    INPUT_KINDS,
+    STOP_KEY,
+    StoppedStep,
+    interrupted_step,
+    pending_calls,
+    stopped_step,
+)
 from ctxrelay.runtime._tools import Call, Refusal, result_row, run_calls
 from ctxrelay.runtime._totals import Totals, usage_of
 from ctxrelay.runtime.cost import Pricer, default_pricer
@@ -48,6 +56,7 @@ from ctxrelay.runtime.estimate import (
     tools_bytes,
 )
 from ctxrelay.runtime.events import (
+    RESUMED_AFTER_STOP,
     AdvisoryEvent,
     DispatchEvent,
     EndEvent,
@@ -85,8 +94,6 @@ from ctxrelay.runtime.windows import (
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
 
 __all__ = ["RunResult", "Runtime", "Session"]
-
-_INPUT_KINDS = frozenset({"user", "tool_result"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +155,8 @@ class Session:
         self._queue.append(text)
 
     def stop(self) -> None:
-        """Stop cleanly before the next dispatch (the running step finishes)."""
+        """Stop cleanly before the next dispatch: the running step finishes, the tool
+        calls of its response included (see :mod:`ctxrelay.runtime._stop`)."""
         self._stop = True
 
     @property
@@ -167,7 +175,8 @@ class Session:
         new user message appended first (for example when resuming)."""
         with self._store.dispatch_lock(self.id):
             self._load()
-            task = self._store.get_session(self.id).metadata.get("task")
+            stored = self._store.get_session(self.id).metadata
+            task = stored.get("task")
             if self.window.index == 1 and not self._rows and isinstance(task, str):
                 self._append([NewRow("user", task, {"task": True})])
             if text is not None and self.window.index > 1 and not self._rows:
@@ -194,14 +203,30 @@ class Session:
                 )
             )
             self._warn_unenforceable_cost_cap()
+            self._report_stop(StoppedStep.from_json(stored.get(STOP_KEY)))
             try:
                 status, reason = await self._loop()
             except ProviderError as exc:
                 status, reason, self._message = "paused", "provider_error", str(exc)
             except (asyncio.CancelledError, KeyboardInterrupt):
+                # A second Ctrl-C: answer the calls it cut short before anything else.
+                step, answers = interrupted_step(self._view.after_reply())
+                self._append(answers)
+                self._keep_stop(step)
                 self._finish("stopped", "interrupted")
                 raise
+            if status == "stopped":
+                self._keep_stop(stopped_step(self._view.after_reply()))
             return self._finish(status, reason)
+
+    def _keep_stop(self, step: StoppedStep) -> None:
+        self._store.update_session(self.id, metadata={STOP_KEY: step.to_json()})
+
+    def _report_stop(self, step: StoppedStep | None) -> None:
+        """Say how the last run, stopped by the user, left its step (once)."""
+        if step is not None:
+            self._emit(NoticeEvent(RESUMED_AFTER_STOP, step.sentence()))
+            self._store.update_session(self.id, metadata={STOP_KEY: None})
 
     def _finish(self, status: str, reason: str | None) -> RunResult:
         self._store.update_session(
@@ -279,9 +304,10 @@ class Session:
 
     async def _loop(self) -> _Outcome:
         while True:
-            if self._stop:
-                return "stopped", "stop"
             view = self._view
+            # A stop waits for the step's tool calls: none is left to a resume to guess at.
+            if self._stop and not pending_calls(view.after_reply()):
+                return "stopped", "stop"
             if view.flush_at is not None:
                 out = await legacy_flush(self, view.flush_at)
                 if out is not None:
@@ -296,11 +322,10 @@ class Session:
                 self._repair_opening()
                 continue
             after = view.after_reply()
-            calls = [r for r in after if r.kind == "tool_call"]
             results = {
                 str(r.metadata.get("tool_call_id")): r for r in after if r.kind == "tool_result"
             }
-            pending = [c for c in calls if str(c.metadata.get("id")) not in results]
+            pending = pending_calls(after)
             if pending:
                 await self._run_tools(pending)
                 continue
@@ -312,7 +337,7 @@ class Session:
                 if out is not None:
                     return out
                 continue
-            if any(r.kind in _INPUT_KINDS for r in after):
+            if any(r.kind in INPUT_KINDS for r in after):
                 out = await self._dispatch()
                 if out is not None:
                     return out

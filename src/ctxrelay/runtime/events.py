@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 __all__ = [
+    "RESUMED_AFTER_STOP",
     "AdvisoryEvent",
     "DispatchEvent",
     "EndEvent",
@@ -173,10 +174,16 @@ class RolloverEvent(Event):
         }
 
 
+RESUMED_AFTER_STOP = "resumed_after_stop"
+"""The notice of a run after one the user stopped: how that one left its step. It informs;
+every other notice warns."""
+
+
 @dataclass(frozen=True, slots=True)
 class NoticeEvent(Event):
     """Something the user should know that changes nothing in the run, e.g. a cap that
-    cannot be enforced (``code`` ``max_cost_unpriced``)."""
+    cannot be enforced (``code`` ``max_cost_unpriced``), or how a stopped run left its
+    step (:data:`RESUMED_AFTER_STOP`)."""
 
     kind: ClassVar[str] = "notice"
     code: str

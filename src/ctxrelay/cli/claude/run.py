@@ -59,7 +59,8 @@ def _parser() -> ArgumentParser:
         "--permission-mode",
         default="acceptEdits",
         choices=("default", "acceptEdits", "plan", "bypassPermissions"),
-        help="Claude Code's permission mode (default: acceptEdits)",
+        metavar="MODE",  # the choices in the usage line would pass 80 columns
+        help="Claude Code's permission mode: %(choices)s (default: %(default)s)",
     )
     parser.add_argument(
         "--max-sessions",

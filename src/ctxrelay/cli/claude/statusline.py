@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from ctxrelay.claude.extras.statusline import status_line
+from ctxrelay.cli._wrap import help_width, wrap_help
 
 __all__ = ["main"]
 
@@ -27,14 +28,15 @@ size for the hooks.
 
 example:
   echo '{"context_window": {"context_window_size": 200000,
-         "current_usage": {"input_tokens": 90000}}}' | ctxrelay claude statusline
+         "current_usage": {"input_tokens": 90000}}}' |
+    ctxrelay claude statusline
 """
 
 
 def main(argv: Sequence[str], stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> int:
     out = sys.stdout if stdout is None else stdout
     if argv and argv[0] in ("-h", "--help"):
-        out.write(_HELP)
+        out.write(wrap_help(_HELP, help_width()) + "\n")
         return 0
     src = sys.stdin if stdin is None else stdin
     try:
