@@ -40,6 +40,7 @@ from ctxrelay.codex.host import CODEX
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
+from ctxrelay.hooks.state import owner
 from ctxrelay.transcripts import codex_context
 
 __all__ = [
@@ -158,16 +159,17 @@ def after_turn(payload: Mapping[str, object]) -> None:
 
 def resume_note(payload: Mapping[str, object]) -> str | None:
     """For a fresh session (``startup`` or ``clear``): a short note that names the
-    newest handoff file no session has started from yet, and its next step; ``None`` when
-    there is none. The injection is recorded, not consumed (:func:`after_turn`,
-    :func:`settle`)."""
+    newest handoff file no session has started from yet, and its next step, when this
+    person's sessions reserved or wrote it (another person's handoff in a shared project
+    is theirs, or taken on purpose); ``None`` otherwise. The injection is recorded, not
+    consumed (:func:`after_turn`, :func:`settle`)."""
     if payload.get("source") not in ("startup", "clear"):
         return None
     me, project = _link(payload), _project(payload)
     if me is None or project is None:
         return None  # no thread to record the injection against
     settle(project)
-    path = files.latest_unconsumed(project)
+    path = files.latest_unconsumed(project, owner=owner())
     if path is None:
         return None
     handoff = files.read_handoff(path)

@@ -16,10 +16,11 @@ handoff (a plain ``/clear``, a fresh start) has no predecessor, which is the pri
 of ``session_history``: nothing before a ``/clear`` the user made without a handoff,
 nothing of another project.
 
-The links live in the project's document (:func:`ctxrelay.hooks.state.project_state`,
-bounded); one small document per host process id holds the session it runs, with the
-process's start time where the system tells it (so a recycled pid is not taken for the
-old process).
+The links live in the project's document beside the handoff files
+(:func:`ctxrelay.hooks.state.project_state`, bounded), with whose sessions reserved or
+wrote each handoff (:func:`owned_by`); one small document per host process id holds the
+session it runs, with the process's start time where the system tells it (so a recycled
+pid is not taken for the old process).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ __all__ = [
     "ChainLink",
     "chain",
     "current",
+    "own",
+    "owned_by",
     "record_process",
     "record_started",
     "record_written",
@@ -172,10 +175,31 @@ def running(host: str, pid: int) -> ChainLink | None:
 # -- handoff links ----------------------------------------------------------------------
 
 
+def own(data: dict[str, Any], handoff_name: str) -> None:
+    """In an update of the project's document: the handoff ``handoff_name`` is this
+    state directory's person's (:func:`ctxrelay.hooks.state.owner`), unless it is
+    someone's already."""
+    owners = data.get("owners")
+    owners = owners if isinstance(owners, dict) else {}
+    if handoff_name not in owners:
+        owners[handoff_name] = _state.owner()
+        data["owners"] = dict(list(owners.items())[-KEEP:])
+
+
+def owned_by(project_dir: str | os.PathLike[str], handoff_name: str) -> str | None:
+    """The id of the person whose session reserved or wrote the handoff
+    ``handoff_name`` (:func:`ctxrelay.hooks.state.owner`), or ``None``."""
+    owners = _state.project_state(project_dir).get("owners")
+    value = owners.get(handoff_name) if isinstance(owners, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def _record(
     project_dir: str | os.PathLike[str], key: str, handoff_name: str, by: ChainLink
 ) -> None:
     def change(data: dict[str, Any]) -> None:
+        if key == "written":
+            own(data, handoff_name)
         links = data.get(key)
         if not isinstance(links, dict):
             links = {}

@@ -7,7 +7,11 @@ two hooks (or a hook and a skill) in the same second get different names, and a 
 never handed out twice, so no handoff overwrites another.
 
 A fresh session resumes from the newest *unconsumed* file (:func:`latest_unconsumed`): one
-no session has started from. The host's start hook injects it and records where
+no session has started from, and, at a plain start, one its own person's sessions reserved
+or wrote (``owner``: :func:`ctxrelay.hooks.state.owner`); another person's handoff is taken
+only on purpose (``ctxrelay handoff continue``). The records live beside the files
+(:func:`ctxrelay.hooks.state.project_state`), so a used handoff is used everywhere the
+project goes. The host's start hook injects it and records where
 (:func:`record_injected`); it is consumed (:func:`mark_consumed`) only once that session's
 first exchange went out with it, as its transcript shows, so a crash between the start
 and the first request leaves it for the next start (:func:`settle`, which asks the host
@@ -53,7 +57,7 @@ __all__ = [
     "settle",
 ]
 
-HANDOFF_DIR = Path(".ctxrelay") / "handoff"
+HANDOFF_DIR = _state.HANDOFF_DIR
 """Where handoff files go, relative to the project directory."""
 
 SECTIONS: tuple[str, ...] = (
@@ -134,6 +138,7 @@ def new_handoff_path(
             n += 1
         reserved.append(name)
         data["reserved"] = reserved[-_RESERVED_KEEP:]
+        _chain.own(data, name)
         return name
 
     return folder / doc.update(reserve)
@@ -213,9 +218,11 @@ def latest_unconsumed(
     *,
     now: float | None = None,
     max_age_s: float = MAX_RESUME_AGE_S,
+    owner: str | None = None,
 ) -> Path | None:
     """The newest non-empty handoff file no fresh session has resumed from yet, written
-    within ``max_age_s``; ``None`` when there is none."""
+    within ``max_age_s``; ``None`` when there is none. With ``owner``: only when that
+    person's sessions reserved or wrote it (a plain start's offer), else ``None``."""
     files = list_handoffs(project_dir)
     if not files:
         return None
@@ -233,6 +240,8 @@ def latest_unconsumed(
             continue
         if current - st.st_mtime > max_age_s:
             return None
+        if owner is not None and _chain.owned_by(project_dir, path.name) != owner:
+            return None  # another person's: theirs to continue, or yours on purpose
         return path
     return None
 
@@ -272,6 +281,7 @@ def record_reserved(project_dir: str | os.PathLike[str], path: Path, by: _chain.
     that sees the file never run (a crash during the write)."""
 
     def change(data: dict[str, Any]) -> None:
+        _chain.own(data, path.name)
         links = data.get("reserved_by")
         links = links if isinstance(links, dict) else {}
         links[path.name] = by.to_json()

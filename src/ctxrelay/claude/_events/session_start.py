@@ -7,7 +7,9 @@ Every main-session start records which session its Claude Code process now runs
 names the session that was cleared. Then the newest handoff file no session has started
 from (written within a day; :func:`ctxrelay.claude.handoff.latest_unconsumed`, after
 :func:`~ctxrelay.claude.handoff.settle` has marked the ones whose session did start) is
-offered:
+offered, when this person's sessions reserved or wrote it (:func:`ctxrelay.hooks.state.
+owner`; the records live in the project, so another HOME, machine or CI run is offered
+nothing of it):
 
 - at ``/clear``, when it belongs to the chain of the session cleared (written by it, or
   asked of it, or offered to it at its own start): injected as ``additionalContext`` (the
@@ -59,7 +61,7 @@ from ctxrelay.hooks.chain import ChainLink, running
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 from ctxrelay.hooks.host import Answer
 from ctxrelay.hooks.job import HandoffPhase
-from ctxrelay.hooks.state import read_document
+from ctxrelay.hooks.state import owner, read_document
 
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import SessionStartPayload
@@ -222,7 +224,7 @@ def handle(payload: SessionStartPayload) -> Answer | None:
         return None
     handoff.settle(project)
     chosen = _continued(project) if source == "startup" else None
-    path = chosen or handoff.latest_unconsumed(project)
+    path = chosen or handoff.latest_unconsumed(project, owner=owner())
     if path is None:
         return None
     name = path.name
