@@ -7,6 +7,7 @@ a plain start, and the offer line says what is true."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ctxrelay.claude.setup.install import choose_commands
 from ctxrelay.codex.setup.install import choose_command
 from ctxrelay.hooks import chain, handoff
 from ctxrelay.hooks.install.probe import run_as_host
+from tests.transcripts._codex_lines import Rollout
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +106,86 @@ def test_another_persons_unused_handoff_is_theirs(
     # Codex injects at a start (it shows the person no line): the writer's thread only.
     note = start(commands["codex"], project, writer, "01a2331a-0000-7000-8000-00000000000f")
     assert str(path) in note["hookSpecificOutput"]["additionalContext"]
+
+
+def _codex_thread(n: int) -> str:
+    return f"01a2331a-0000-7000-8000-{n:012d}"
+
+
+def _payload(project: Path, session: str) -> str:
+    return json.dumps(
+        {
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "session_id": session,
+            "transcript_path": str(project.parent / f"{session}.jsonl"),
+            "cwd": str(project),
+            "model": "gpt-5.5",
+        }
+    )
+
+
+def test_two_starts_at_once_of_either_agent_one_takes_it(
+    commands: dict[str, str], project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code and Codex started at the same moment on one unused handoff, each in a
+    process that keeps running: exactly one is given it; the other is offered nothing."""
+    writer = home(tmp_path, "writer")
+    path = written(project, monkeypatch, writer)
+    claude_process = subprocess.Popen(["sleep", "600"])  # the Claude Code that runs
+    another = subprocess.Popen(["sleep", "600"])  # a second Claude Code
+    try:
+        env = {**writer, "CLAUDE_PID": str(claude_process.pid)}
+        runs = [
+            subprocess.Popen(
+                ["/bin/sh", "-c", command],
+                cwd=project,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for command in (commands["claude"], commands["codex"])
+        ]
+        sessions = ["claude-1", _codex_thread(1)]
+        outs = [
+            run.communicate(_payload(project, session), timeout=60)[0]
+            for run, session in zip(runs, sessions, strict=True)
+        ]
+        given = [session for session, out in zip(sessions, outs, strict=True) if str(path) in out]
+        assert len(given) == 1
+        assert [x.session_id for x in handoff.injected_into(project, path.name)] == given
+        # Nor does a later start, of either agent, take it while the first runs.
+        later = {**writer, "CLAUDE_PID": str(another.pid)}
+        for host, command in commands.items():
+            assert start(command, project, later, f"{host}-later") == {}
+    finally:
+        for process in (claude_process, another):
+            process.kill()
+            process.wait()
+
+
+def test_a_start_killed_before_its_first_response_leaves_it_to_either_agent(
+    commands: dict[str, str], project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = home(tmp_path, "writer")
+    path = written(project, monkeypatch, writer)
+    killed = subprocess.Popen(["sleep", "600"])
+    env = {**writer, "CLAUDE_PID": str(killed.pid)}
+    assert str(path) in json.dumps(start(commands["claude"], project, env, "claude-1"))
+    assert start(commands["codex"], project, writer, _codex_thread(2)) == {}  # Claude's now
+    killed.kill()  # before its first request: the transcript has none
+    killed.wait()
+    note = start(commands["codex"], project, writer, _codex_thread(3))
+    text = note["hookSpecificOutput"]["additionalContext"]
+    assert str(path) in text
+    assert "written by a Claude Code session (w-1)" in text  # the writer, by its agent
+    # That thread's first response is in its rollout; no Codex hook ran since (killed).
+    rollout = project.parent / f"{_codex_thread(3)}.jsonl"
+    Rollout(_codex_thread(3), cwd=str(project)).turn("gpt-5.5").response("r", 9_000).write(rollout)
+    # A Claude Code start settles it by Codex's rule: used up, offered to no one.
+    assert start(commands["claude"], project, {**writer, "CLAUDE_PID": ""}, "claude-2") == {}
+    assert handoff.consumed(project, path.name)
+    started = chain.started_by(project, path.name)
+    assert started is not None
+    assert (started.host, started.session_id) == ("codex", _codex_thread(3))

@@ -34,6 +34,7 @@ from ctxrelay.hooks.handoff import (
     record_injected,
     record_reserved,
     reserved_by,
+    writer_of,
 )
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "settle",
     "skill_command",
     "write_prompt",
+    "writer_of",
 ]
 
 INSTALLED_SKILL = "ctxrelay-handoff"
@@ -147,9 +149,13 @@ def resume_prompt(
     next_step: str | None,
     project_dir: str | os.PathLike[str],
     inline: bool = False,
+    writer: chain.ChainLink | None = None,
 ) -> str:
-    """The first prompt of the fresh session: names the file and the next step
-    (``inline``: the file's content follows the prompt, as ``SessionStart`` injects it),
-    and the ``session_history`` tool that reaches the earlier sessions."""
-    text = _files.resume_text(path, next_step=next_step, project_dir=project_dir, inline=inline)
+    """The first prompt of the fresh session: names the file, the session that wrote it
+    and the next step (``inline``: the file's content follows the prompt, as
+    ``SessionStart`` injects it), and the ``session_history`` tool that reaches the
+    earlier sessions."""
+    text = _files.resume_text(
+        path, next_step=next_step, project_dir=project_dir, inline=inline, writer=writer
+    )
     return f"{text} {session_history_note()}"

@@ -175,6 +175,8 @@ def resume_note(payload: Mapping[str, object]) -> str | None:
     handoff = files.read_handoff(path)
     if handoff is None:
         return None
-    files.record_injected(project, path, me)
+    if not files.record_injected(project, path, me, pid=chain.host_process()):
+        return None  # another session's start took it a moment ago
     session_state(me.session_id).set("injected", path.name)
-    return files.resume_text(path, next_step=handoff.next_step, project_dir=project)
+    writer = files.writer_of(project, path.name)
+    return files.resume_text(path, next_step=handoff.next_step, project_dir=project, writer=writer)

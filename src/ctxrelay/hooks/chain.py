@@ -31,12 +31,18 @@ from typing import Any, NamedTuple
 from ctxrelay.hooks import state as _state
 
 __all__ = [
+    "AGENTS",
     "KEEP",
     "ChainLink",
+    "agent",
     "chain",
     "current",
+    "describe",
+    "holds",
+    "host_process",
     "own",
     "owned_by",
+    "process_stamp",
     "record_process",
     "record_started",
     "record_written",
@@ -80,6 +86,20 @@ class ChainLink(NamedTuple):
         if not isinstance(host, str) or not host:
             host = _legacy_host(transcript)
         return cls(host, session_id, transcript)
+
+
+AGENTS: dict[str, str] = {"claude": "Claude Code", "codex": "Codex"}
+"""Each host's name as people know the agent (a new host adds its entry)."""
+
+
+def agent(host: str) -> str:
+    """The agent a host name stands for (the name itself for a host this table lacks)."""
+    return AGENTS.get(host, host)
+
+
+def describe(link: ChainLink) -> str:
+    """A session as a sentence names it: ``a Codex session (<id>)``."""
+    return f"a {agent(link.host)} session ({link.session_id})"
 
 
 def _legacy_host(transcript_path: str) -> str:
@@ -154,6 +174,51 @@ def record_process(
         return before
 
     return _state.update_document(_process_path(link.host, pid), change)
+
+
+_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "busybox"))
+
+
+def host_process() -> int:
+    """The process of the host that runs this hook: the nearest ancestor that is not a
+    shell (a host runs its hook command through one), by Linux's ``/proc``; elsewhere the
+    parent."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return pid
+        name = text.partition("(")[2].rpartition(")")[0]
+        fields = text.rpartition(")")[2].split()
+        if name not in _SHELLS or len(fields) < 2 or not fields[1].isdigit():
+            return pid
+        pid = int(fields[1])
+    return pid
+
+
+def process_stamp(pid: int | None) -> dict[str, Any]:
+    """What a record keeps of a host's process so a later hook can tell whether it still
+    runs (:func:`holds`): its id and start time."""
+    return {} if pid is None else {"pid": int(pid), "pid_started": _started_at(int(pid))}
+
+
+def holds(value: object, other: ChainLink) -> bool:
+    """Whether the recorded session ``value`` (a link with :func:`process_stamp`) holds a
+    handoff against ``other``: it is another session, its process still runs (the same
+    process, by its start time) and, where that process records the session it runs
+    (:func:`record_process`), still runs it."""
+    link = ChainLink.from_json(value)
+    if link is None or link.session_id == other.session_id or not isinstance(value, dict):
+        return False
+    pid = value.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or not _alive(pid):
+        return False
+    if value.get("pid_started") not in (None, _started_at(pid)):
+        return False  # the id went to another process
+    now = current(link.host, pid)
+    return now is None or now.session_id == link.session_id
 
 
 def current(host: str, pid: int) -> ChainLink | None:

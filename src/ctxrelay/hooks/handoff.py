@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.hooks import state as _state
+from ctxrelay.transcripts import started as _started
 
 __all__ = [
     "HANDOFF_DIR",
@@ -55,6 +56,7 @@ __all__ = [
     "reserved_by",
     "resume_text",
     "settle",
+    "writer_of",
 ]
 
 HANDOFF_DIR = _state.HANDOFF_DIR
@@ -300,22 +302,34 @@ _INJECTED_KEEP = 8
 
 
 def record_injected(
-    project_dir: str | os.PathLike[str], path: Path, into: _chain.ChainLink
-) -> None:
-    """``SessionStart`` injected ``path`` into session ``into``; whether its first request
-    went out with it is read off its transcript later (:func:`settle`)."""
+    project_dir: str | os.PathLike[str],
+    path: Path,
+    into: _chain.ChainLink,
+    *,
+    pid: int | None = None,
+) -> bool:
+    """A start injected ``path`` into session ``into`` (run by the host's process
+    ``pid``); whether its first request went out with it is read off its transcript later
+    (:func:`settle`). ``False``, recording nothing, when another session holds it: given
+    it at its start and not started from it yet while its process still runs it
+    (:func:`ctxrelay.hooks.chain.holds`). Two starts at once, of any hosts: one takes it."""
+    entry = {**into.to_json(), **_chain.process_stamp(pid)}
 
-    def change(data: dict[str, Any]) -> None:
+    def change(data: dict[str, Any]) -> bool:
         table = data.get("injected")
         table = table if isinstance(table, dict) else {}
         links = table.get(path.name)
         links = [x for x in links if isinstance(x, dict)] if isinstance(links, list) else []
-        if into.to_json() not in links:
-            links.append(into.to_json())
+        if any(_chain.holds(x, into) for x in links):
+            return False
+        links = [x for x in links if x.get("session_id") != into.session_id]
+        links.append(entry)
+        table.pop(path.name, None)
         table[path.name] = links[-_INJECTED_KEEP:]
         data["injected"] = dict(list(table.items())[-_INJECTED_KEEP:])
+        return True
 
-    _state.project_state(project_dir).update(change)
+    return _state.project_state(project_dir).update(change)
 
 
 def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain.ChainLink]:
@@ -334,11 +348,13 @@ its first exchange went out with the file (the host's own transcript rule)."""
 def settle(
     project_dir: str | os.PathLike[str], host: str, started: StartedCheck
 ) -> list[tuple[str, _chain.ChainLink]]:
-    """Mark consumed each injected handoff whose session of ``host`` has started from it
-    (``started``, the host's own rule for its own transcripts), recording the chain link;
-    returns those newly settled as (name, session). Each host runs it at each start and at
-    the end of a turn: a session killed after its first request, before any hook of its
-    own ran again, still consumes it. Links of another host are left to that host."""
+    """Mark consumed each injected handoff whose session has started from it, recording
+    the chain link; returns those newly settled as (name, session). A session of ``host``
+    is judged by ``started`` (the host's own rule), one of another host by that host's
+    rule in :func:`ctxrelay.transcripts.started`, so a handoff a Codex thread took is
+    used up at a Claude Code start too. Each host runs it at each start and at the end of
+    a turn: a session killed after its first request, before any hook of its own ran
+    again, still consumes it."""
     table = _state.project_state(project_dir).get("injected")
     if not isinstance(table, dict) or not table:
         return []
@@ -348,9 +364,12 @@ def settle(
         if not isinstance(name, str) or consumed(project_dir, name):
             continue
         for link in injected_into(project_dir, name):
-            if link.host != host:
-                continue
-            if started(link.transcript_path, folder / name):
+            file = folder / name
+            if (
+                started(link.transcript_path, file)
+                if link.host == host
+                else _started(link.host, link.transcript_path, file)
+            ):
                 if mark_consumed(project_dir, folder / name):
                     _chain.record_started(project_dir, name, link)
                     done.append((name, link))
@@ -364,6 +383,12 @@ def settle(
 
     _state.project_state(project_dir).update(prune)
     return done
+
+
+def writer_of(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLink | None:
+    """The session that wrote the handoff ``name`` (its ``Stop`` saw the file), else the
+    one asked to write it (a crash during the write), else ``None``."""
+    return _chain.written_by(project_dir, name) or reserved_by(project_dir, name)
 
 
 def display(project_dir: str | os.PathLike[str], path: Path) -> str:
@@ -383,10 +408,12 @@ def resume_text(
     next_step: str | None,
     project_dir: str | os.PathLike[str],
     inline: bool = False,
+    writer: _chain.ChainLink | None = None,
 ) -> str:
-    """What every host's resume prompt says of the file: where it is, that it is read
-    first (``inline``: that its content follows, as a start hook injects it), and the
-    next step it names (quoted, at most :data:`NEXT_STEP_MAX_CHARS`)."""
+    """What every host's resume prompt says of the file: where it is, which agent's
+    session wrote it (``writer``), that it is read first (``inline``: that its content
+    follows, as a start hook injects it), and the next step it names (quoted, at most
+    :data:`NEXT_STEP_MAX_CHARS`)."""
     step = (next_step or "").strip()
     if len(step) > NEXT_STEP_MAX_CHARS:
         step = step[:NEXT_STEP_MAX_CHARS].rstrip() + "…"
@@ -395,9 +422,10 @@ def resume_text(
         if step
         else "Start with the next step it names."
     )
+    by = f", written by {_chain.describe(writer)}" if writer is not None else ""
     return (
         "[ctxrelay] Resume the work of the previous session from its handoff file "
-        f"{display(project_dir, path)} (full path: {path}). "
+        f"{display(project_dir, path)} (full path: {path}{by}). "
         + ("Its content follows" if inline else "Read it first")
         + "; it holds the goal, the state, the decisions, the files touched and the "
         "commands that matter. "

@@ -25,7 +25,8 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
 guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
 ``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
-as text).
+as text); :func:`started` for every host's hook (whether a session of any host has
+started from a handoff file, by that host's rule).
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._scan import scan as scan
     from ctxrelay.transcripts._since import SINCE_MAX_BYTES as SINCE_MAX_BYTES
     from ctxrelay.transcripts._since import read_result_since as read_result_since
+    from ctxrelay.transcripts._started import STARTED_RULES as STARTED_RULES
+    from ctxrelay.transcripts._started import claude_started as claude_started
+    from ctxrelay.transcripts._started import codex_started as codex_started
+    from ctxrelay.transcripts._started import injection_mark as injection_mark
+    from ctxrelay.transcripts._started import started as started
     from ctxrelay.transcripts._tail import agent_stats as agent_stats
     from ctxrelay.transcripts._tail import latest_context as latest_context
     from ctxrelay.transcripts._turn import TURN_MAX_BYTES as TURN_MAX_BYTES
@@ -108,6 +114,13 @@ _NAMES: dict[str, tuple[str, ...]] = {
     ),
     "_scan": ("Transcript", "scan"),
     "_since": ("SINCE_MAX_BYTES", "read_result_since"),
+    "_started": (
+        "STARTED_RULES",
+        "claude_started",
+        "codex_started",
+        "injection_mark",
+        "started",
+    ),
     "_tail": ("agent_stats", "latest_context"),
     "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),
 }

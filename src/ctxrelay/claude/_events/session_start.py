@@ -57,7 +57,7 @@ from ctxrelay.claude._state import (
 from ctxrelay.claude.config import load, project_dir_of
 from ctxrelay.claude.host import injection_mark
 from ctxrelay.hooks import chain
-from ctxrelay.hooks.chain import ChainLink, running
+from ctxrelay.hooks.chain import ChainLink, describe, running
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 from ctxrelay.hooks.host import Answer
 from ctxrelay.hooks.job import HandoffPhase
@@ -69,11 +69,16 @@ if TYPE_CHECKING:
 __all__ = ["handle", "injection", "loaded_text", "offer_text", "project_of"]
 
 
-def injection(found: handoff.Handoff, project: object) -> str:
-    """The context a fresh session gets from a handoff file."""
+def injection(found: handoff.Handoff, project: object, writer: ChainLink | None = None) -> str:
+    """The context a fresh session gets from a handoff file (naming the session that
+    wrote it, of whichever agent)."""
 
     prompt = handoff.resume_prompt(
-        found.path, next_step=found.next_step, project_dir=Path(str(project)), inline=True
+        found.path,
+        next_step=found.next_step,
+        project_dir=Path(str(project)),
+        inline=True,
+        writer=writer,
     )
     cut = (
         f"\n[ctxrelay] The file is longer than {INJECT_MAX_BYTES:,} bytes; the rest is "
@@ -105,17 +110,22 @@ def _cache_limit(session_id: str, mode: str, configured: int | None) -> None:
     session_state(session_id).update(lambda data: _seed_into(data, seed))
 
 
-def loaded_text(path: object) -> str:
-    """The one line after ``/clear`` (or a start) that injected a handoff."""
+def loaded_text(path: object, writer: ChainLink | None = None) -> str:
+    """The one line after ``/clear`` (or a start) that injected a handoff; it names the
+    agent that wrote it when that was another agent."""
+    by = f" ({describe(writer)})" if writer is not None and writer.host != HOST else ""
     return (
-        f"ctxrelay: continuing from the handoff {path}: it goes to Claude with the first "
-        "prompt of this session."
+        f"ctxrelay: continuing from the handoff {path}{by}: it goes to Claude with the "
+        "first prompt of this session."
     )
 
 
-def offer_text(path: object, *, writer: bool = False) -> str:
-    """The one line at a start that leaves a waiting handoff to the user."""
+def offer_text(path: object, *, writer: bool = False, by: ChainLink | None = None) -> str:
+    """The one line at a start that leaves a waiting handoff to the user (naming the
+    agent that wrote it when that was another agent)."""
     whose = "this session wrote" if writer else "no session has continued from"
+    if by is not None and by.host != HOST and not writer:
+        whose = f"{describe(by)} wrote and no session has continued from"
     return (
         f"ctxrelay: a handoff {whose} is waiting: {path}. Run /clear to continue from it "
         "in a fresh session, or 'ctxrelay claude handoff drop' to set it aside."
@@ -228,7 +238,7 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     if path is None:
         return None
     name = path.name
-    writer = chain.written_by(project, name) or handoff.reserved_by(project, name)
+    writer = handoff.writer_of(project, name)
     if writer is not None and chain.written_by(project, name) is None:
         chain.record_written(project, name, writer)  # the Stop that saw it never ran
     if chosen is not None:
@@ -241,10 +251,11 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
         own = writer is not None and writer.session_id == session_id
         session_state(session_id).update(lambda data: _offered(data, name, own))
-        return Answer(notice=offer_text(path, writer=own))
+        return Answer(notice=offer_text(path, writer=own, by=writer))
     found = handoff.read_handoff(path)
     if found is None:
         return None
-    handoff.record_injected(project, path, me)
+    if not handoff.record_injected(project, path, me, pid=pid):
+        return None  # another session's start took it a moment ago
     session_state(session_id).set("injected", name)  # its Stop looks whether it started
-    return Answer(notice=loaded_text(path), context=injection(found, project))
+    return Answer(notice=loaded_text(path, writer), context=injection(found, project, writer))
