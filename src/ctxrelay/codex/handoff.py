@@ -161,15 +161,17 @@ def resume_note(payload: Mapping[str, object]) -> str | None:
     """For a fresh session (``startup`` or ``clear``): a short note that names the
     newest handoff file no session has started from yet, and its next step, when this
     person's sessions reserved or wrote it (another person's handoff in a shared project
-    is theirs, or taken on purpose); ``None`` otherwise. The injection is recorded, not
-    consumed (:func:`after_turn`, :func:`settle`)."""
+    is theirs, or taken on purpose: a thread ``ctxrelay handoff continue`` starts is given
+    the file it names, :func:`ctxrelay.hooks.handoff.continued`); ``None`` otherwise. The
+    injection is recorded, not consumed (:func:`after_turn`, :func:`settle`)."""
     if payload.get("source") not in ("startup", "clear"):
         return None
     me, project = _link(payload), _project(payload)
     if me is None or project is None:
         return None  # no thread to record the injection against
     settle(project)
-    path = files.latest_unconsumed(project, owner=owner())
+    chosen = files.continued(project) if payload.get("source") == "startup" else None
+    path = chosen or files.latest_unconsumed(project, owner=owner())
     if path is None:
         return None
     handoff = files.read_handoff(path)

@@ -37,12 +37,18 @@ __all__ = [
     "INJECT_MAX_BYTES",
     "LAYOUT",
     "MAX_RESUME_AGE_S",
+    "RESUME_ENV",
     "SECTIONS",
     "Handoff",
+    "HandoffInfo",
     "StartedCheck",
     "consumed",
+    "continue_text",
+    "continued",
+    "describe",
     "display",
     "drop",
+    "dropped",
     "handoff_dir",
     "injected_into",
     "is_handoff_path",
@@ -267,9 +273,58 @@ def mark_consumed(project_dir: str | os.PathLike[str], path: Path) -> bool:
 
 
 def drop(project_dir: str | os.PathLike[str], path: Path) -> bool:
-    """Set a handoff aside: no session is offered it again (it counts as consumed; the
-    file stays). ``False`` when it was consumed or dropped already."""
-    return mark_consumed(project_dir, path)
+    """Set a handoff aside: no session is offered it again (it counts as consumed, and
+    is recorded as dropped; the file stays). ``False`` when it was consumed or dropped
+    already."""
+    doc = _state.project_state(project_dir)
+
+    def change(data: dict[str, Any]) -> bool:
+        used = data.get("consumed")
+        used = used if isinstance(used, list) else []
+        if path.name in used:
+            return False
+        data["consumed"] = [*used, path.name][-_RESERVED_KEEP:]
+        gone = data.get("dropped")
+        gone = gone if isinstance(gone, list) else []
+        data["dropped"] = [*gone, path.name][-_RESERVED_KEEP:]
+        return True
+
+    return doc.update(change)
+
+
+def dropped(project_dir: str | os.PathLike[str], name: str) -> bool:
+    """Whether the handoff ``name`` was set aside (:func:`drop`)."""
+    value = _state.project_state(project_dir).get("dropped", [])
+    return isinstance(value, list) and name in value
+
+
+RESUME_ENV = "CTXRELAY_RESUME_HANDOFF"
+"""Set by ``ctxrelay handoff continue`` and ``ctxrelay claude run`` for the agent they
+start: the handoff file's path. That session's start is given the file whatever its
+mode and whoever wrote it (:func:`continued`), as the writer's ``/clear`` would."""
+
+
+def continued(project_dir: str | os.PathLike[str]) -> Path | None:
+    """The handoff :data:`RESUME_ENV` names, when it is a handoff file of this project
+    no session has started from; ``None`` otherwise. (A session it is given to holds it
+    while it runs: an agent started inside that session inherits the variable and is
+    refused by :func:`record_injected`.)"""
+    text = os.environ.get(RESUME_ENV)
+    if not text or not is_handoff_path(project_dir, text):
+        return None
+    path = Path(text) if os.path.isabs(text) else Path(project_dir) / text
+    if consumed(project_dir, path.name) or not path.is_file():
+        return None
+    return path
+
+
+def continue_text(path: Path) -> str:
+    """The first prompt of a session started to continue from the handoff ``path``
+    (its start hook gives it the file; this names it)."""
+    return (
+        f"[ctxrelay] Continue the work from the handoff file {path}, starting with the "
+        "next step it names."
+    )
 
 
 def consumed(project_dir: str | os.PathLike[str], name: str) -> bool:
@@ -389,6 +444,68 @@ def writer_of(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLin
     """The session that wrote the handoff ``name`` (its ``Stop`` saw the file), else the
     one asked to write it (a crash during the write), else ``None``."""
     return _chain.written_by(project_dir, name) or reserved_by(project_dir, name)
+
+
+class HandoffInfo(NamedTuple):
+    """A handoff file with what the project's records say of it (``ctxrelay handoff
+    list``)."""
+
+    path: Path
+    bytes: int
+    mtime: float
+    writer: _chain.ChainLink | None
+    """The session that wrote it (or was asked to)."""
+    started: _chain.ChainLink | None
+    """The session that started from it."""
+    used: bool
+    """Started from or dropped: no start offers it."""
+    dropped: bool
+    holders: tuple[_chain.ChainLink, ...]
+    """Sessions given it at their start that have not started from it yet and still run."""
+    mine: bool
+    """Reserved or written by a session of this state directory's person."""
+
+
+def describe(project_dir: str | os.PathLike[str]) -> list[HandoffInfo]:
+    """Every handoff file of the project, oldest first, with its records."""
+    data = _state.project_state(project_dir).read()
+    me = _state.owner()
+    used = data.get("consumed")
+    used_set = set(used) if isinstance(used, list) else set()
+    gone = data.get("dropped")
+    gone_set = set(gone) if isinstance(gone, list) else set()
+    owners = data.get("owners")
+    owners = owners if isinstance(owners, dict) else {}
+    table = data.get("injected")
+    table = table if isinstance(table, dict) else {}
+    out: list[HandoffInfo] = []
+    for path in list_handoffs(project_dir):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        name = path.name
+        nobody = _chain.ChainLink("", "", "")
+        links = table.get(name)
+        held = tuple(
+            link
+            for value in (links if isinstance(links, list) else ())
+            if _chain.holds(value, nobody) and (link := _chain.ChainLink.from_json(value))
+        )
+        out.append(
+            HandoffInfo(
+                path=path,
+                bytes=st.st_size,
+                mtime=st.st_mtime,
+                writer=writer_of(project_dir, name),
+                started=_chain.started_by(project_dir, name),
+                used=name in used_set,
+                dropped=name in gone_set,
+                holders=() if name in used_set else held,
+                mine=owners.get(name) == me,
+            )
+        )
+    return out
 
 
 def display(project_dir: str | os.PathLike[str], path: Path) -> str:

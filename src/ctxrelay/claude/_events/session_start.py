@@ -27,9 +27,10 @@ nothing of it):
   document) is alive and runs it now (:func:`ctxrelay.hooks.chain.running`), so after a
   crash of that process any start takes the handoff again.
 
-A fresh session ``ctxrelay claude run`` starts after a handoff names the file in
-:data:`ctxrelay.claude.handoff.RESUME_ENV`; its ``startup`` injects that file whatever
-the mode, as the writer's ``/clear`` would.
+A fresh session ``ctxrelay claude run`` or ``ctxrelay handoff continue`` starts names the
+file in :data:`ctxrelay.hooks.handoff.RESUME_ENV`; its ``startup`` injects that file
+whatever the mode and whoever wrote it (:func:`ctxrelay.hooks.handoff.continued`), as the
+writer's ``/clear`` would.
 
 Injecting does not consume the file: the session that got it has started from it once its
 first request went out with it (read off its transcript at its ``Stop`` or at the next
@@ -128,7 +129,7 @@ def offer_text(path: object, *, writer: bool = False, by: ChainLink | None = Non
         whose = f"{describe(by)} wrote and no session has continued from"
     return (
         f"ctxrelay: a handoff {whose} is waiting: {path}. Run /clear to continue from it "
-        "in a fresh session, or 'ctxrelay claude handoff drop' to set it aside."
+        "in a fresh session, or 'ctxrelay handoff drop' to set it aside."
     )
 
 
@@ -177,22 +178,6 @@ def _in_flight(project: object, name: str, writer: object, session_id: str) -> b
     return any(_live(x) for x in links if isinstance(x, ChainLink) and x.session_id != session_id)
 
 
-def _continued(project: object) -> Path | None:
-    """The handoff ``ctxrelay claude run`` starts this session from, named by
-    :data:`ctxrelay.claude.handoff.RESUME_ENV`: a handoff file of this project that no
-    session has started from or been given yet (a ``claude`` run inside the session
-    inherits the variable, and gets the usual rules)."""
-
-    text = os.environ.get(handoff.RESUME_ENV)
-    folder = Path(str(project))
-    if not text or not handoff.is_handoff_path(folder, text):
-        return None
-    path = Path(text) if os.path.isabs(text) else folder / text
-    if handoff.consumed(folder, path.name) or handoff.injected_into(folder, path.name):
-        return None
-    return path
-
-
 def _offered(data: dict[str, Any], name: str, own: bool) -> None:
     """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
     resumed (after a crash) is not cleared by the mod after the user's next prompt: that
@@ -233,7 +218,7 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
         return None
     handoff.settle(project)
-    chosen = _continued(project) if source == "startup" else None
+    chosen = handoff.continued(project) if source == "startup" else None
     path = chosen or handoff.latest_unconsumed(project, owner=owner())
     if path is None:
         return None
