@@ -48,6 +48,7 @@ __all__ = [
     "ask_text",
     "configured_window",
     "handoff_request",
+    "record_start",
     "resume_note",
     "settle",
 ]
@@ -155,6 +156,15 @@ def after_turn(payload: Mapping[str, object]) -> None:
         if ready:
             chain.record_written(project, path.name, me)
             doc.set("written", True)
+
+
+def record_start(payload: Mapping[str, object]) -> None:
+    """At every main-thread start: the thread the Codex process that runs this hook runs
+    now (:func:`ctxrelay.hooks.chain.record_process`), which ``session_history``'s server,
+    a child of that process, asks for."""
+    me, project = _link(payload), _project(payload)
+    if me is not None and project is not None and not payload.get("agent_id"):
+        chain.record_process(chain.host_process(), project, me)
 
 
 def resume_note(payload: Mapping[str, object]) -> str | None:

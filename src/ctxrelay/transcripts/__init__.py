@@ -24,9 +24,10 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
 guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
-``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
-as text); :func:`started` for every host's hook (whether a session of any host has
-started from a handoff file, by that host's rule).
+``session_history`` (a session's prompts, replies, tool calls and results as text),
+:func:`codex_conversation` for a Codex rollout's, and :func:`conversation_of` reading a
+session with its own host's reader; :func:`started` for every host's hook (whether a
+session of any host has started from a handoff file, by that host's rule).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._codex import Rollout as Rollout
     from ctxrelay.transcripts._codex import is_rollout as is_rollout
     from ctxrelay.transcripts._codex import read_rollout as read_rollout
+    from ctxrelay.transcripts._codex_conversation import (
+        codex_conversation as codex_conversation,
+    )
     from ctxrelay.transcripts._codex_tail import CodexContext as CodexContext
     from ctxrelay.transcripts._codex_tail import codex_context as codex_context
     from ctxrelay.transcripts._conversation import Message as Message
@@ -49,6 +53,8 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._formats import scan_file as scan_file
+    from ctxrelay.transcripts._history import READERS as READERS
+    from ctxrelay.transcripts._history import conversation_of as conversation_of
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
     from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES as FIRST_CHUNK_BYTES
     from ctxrelay.transcripts._hot import HOT_TAIL_BYTES as HOT_TAIL_BYTES
@@ -89,7 +95,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
 _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
     "_codex": ("CodexResponse", "Rollout", "is_rollout", "read_rollout"),
+    "_codex_conversation": ("codex_conversation",),
     "_codex_tail": ("CodexContext", "codex_context"),
+    "_history": ("READERS", "conversation_of"),
     "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_formats": ("scan_file",),
