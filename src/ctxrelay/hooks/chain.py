@@ -37,6 +37,7 @@ __all__ = [
     "agent",
     "chain",
     "current",
+    "current_project",
     "describe",
     "holds",
     "host_process",
@@ -228,6 +229,14 @@ def current(host: str, pid: int) -> ChainLink | None:
     if not data or not _same_process(data, pid):
         return None
     return ChainLink.from_json(data.get("session"))
+
+
+def current_project(host: str, pid: int) -> str | None:
+    """The project of the session the process ``pid`` of ``host`` runs now (recorded at
+    its last start), or ``None``."""
+    data = _state.read_document(_process_path(host, pid))
+    project = data.get("project") if data and _same_process(data, pid) else None
+    return project if isinstance(project, str) else None
 
 
 def running(host: str, pid: int) -> ChainLink | None:

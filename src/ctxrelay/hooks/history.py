@@ -209,11 +209,13 @@ def _no_session(host: str) -> str:
 async def history_call(
     host: str, project: Path, history: ChainHistory, args: Mapping[str, Any]
 ) -> ToolResult:
-    """One tool call from the process of ``host`` that started this server, in
-    ``project``."""
-    link = _chain.current(host, os.getppid())
+    """One tool call from the process of ``host`` that started this server (the project
+    its session's start recorded, else ``project``)."""
+    process = _chain.host_process()
+    link = _chain.current(host, process)
     if link is None:
         return ToolResult(_no_session(host), is_error=True)
+    project = Path(_chain.current_project(host, process) or project)
     # The hooks record that a session started from a handoff at its next Stop; a call in
     # the fresh session's first turn (its request went out with the file) must see it now.
     handoff.settle(project, host, lambda path, file: started(host, path, file))

@@ -2,7 +2,7 @@
 core's, :mod:`ctxrelay.hooks.history`) as the table ``[mcp_servers.ctxrelay]`` of the
 user's ``config.toml``, with ``default_tools_approval_mode = "approve"`` so no approval
 prompt stops a ``codex exec`` run (Codex 0.171 takes ``auto``, ``prompt``, ``writes`` or
-``approve``).
+``approve``), and ``env_vars`` naming where ctxrelay's state is.
 
 Install appends the table as one block of text and records the exact text in its
 manifest; uninstall removes that text, byte for byte, when it is still there as written
@@ -24,6 +24,11 @@ __all__ = ["block", "register", "registered", "unregister"]
 APPROVAL = "approve"
 """The approval mode of the server's tools: approved without a prompt."""
 
+PASSED = ("CTXRELAY_STATE_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME")
+"""What Codex passes the server of its environment beyond its own short list: where
+ctxrelay's state is, which the hooks wrote (Codex starts an MCP server with a few
+variables only)."""
+
 
 def block(ctxrelay: str) -> str:
     """The table install appends (``ctxrelay``: the ctxrelay command install runs)."""
@@ -32,6 +37,7 @@ def block(ctxrelay: str) -> str:
         f"\n[mcp_servers.{SERVER_NAME}]\n"
         f"command = {json.dumps(words[0])}\n"
         f"args = {json.dumps(words[1:])}\n"
+        f"env_vars = {json.dumps(list(PASSED))}\n"
         f'default_tools_approval_mode = "{APPROVAL}"\n'
     )
 
