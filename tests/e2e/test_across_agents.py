@@ -1,31 +1,36 @@
 """One handoff chain across the real Claude Code and Codex CLIs, offline (each against
 its scripted server): ``ctxrelay handoff continue`` starts either agent on a handoff
 another person's session wrote, its start hook gives it the file, and its first
-request or response uses it up, recorded with its agent."""
+request or response uses it up, recorded with its agent; Codex -> Claude Code -> Codex,
+each continuing from the other's handoff and each ``session_history`` search finding
+what the earlier agents said, two hops back."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.hooks import chain, handoff
 from ctxrelay.hooks.state import owner
-from ctxrelay.testing import AnthropicServer, OpenAIServer, Step
+from ctxrelay.testing import AnthropicServer, OpenAIServer, Step, ToolUse
 from ctxrelay.transcripts import injection_mark
-from tests.e2e._claude import bodies, claude_home, skip_first_run_dialogs
+from tests.e2e._claude import bodies, claude_home, run_cli, skip_first_run_dialogs
 from tests.e2e._claude import texts as claude_texts
-from tests.e2e._codex import codex_home
+from tests.e2e._codex import MODEL, codex_home, run_exec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 HANDOFF = "# Handoff\n\n## Goal\nShip the parser.\n\n## Next step\nRun make test.\n"
 RESUME = "[ctxrelay] Resume the work"
+TARGET = main_budget(context_window_for(MODEL)).handoff_target or 0
 CONTINUE = "[ctxrelay] Continue the work from the handoff file"
 
 
@@ -98,3 +103,145 @@ def test_continue_in_claude_code_takes_another_persons_handoff_on_purpose(
     assert started is not None
     assert started.host == "claude"
     capsys.readouterr()
+
+
+# -- Codex -> Claude Code -> Codex -------------------------------------------------------
+
+ASK = "[ctxrelay] Hand off now"
+ALPHA = "ALPHA-FACT: the parser is LALR, chosen for its error messages."
+BETA = "BETA-FACT: the tests run with make check."
+SEARCH_TOOL = "mcp__ctxrelay.session_history"  # Codex's namespace, then the tool
+
+
+def codex_outputs(body: Mapping[str, Any]) -> list[str]:
+    """The text of every tool result in a Codex request's input."""
+    out: list[str] = []
+    for item in body.get("input") or ():
+        if isinstance(item, dict) and item.get("type") == "function_call_output":
+            output = item.get("output")
+            out.append(output if isinstance(output, str) else json.dumps(output))
+    return out
+
+
+def codex_route(body: Mapping[str, Any]) -> Step:
+    """Hop 1 (HOP1): say ALPHA, then write the handoff the slider asks for. Hop 3 (HOP3):
+    find session_history behind Codex's tool search, then search for what both earlier
+    agents said."""
+    seen = codex_texts(body)
+    items = [x for x in body.get("input") or () if isinstance(x, dict)]
+    if any("HOP1" in t for t in seen):
+        if seen and ASK in seen[-1]:
+            path = seen[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
+            write = f"printf %s {shlex.quote(HANDOFF)} > {shlex.quote(path)}"
+            return Step(tool_calls=[ToolUse("exec_command", {"cmd": write})], input_tokens=TARGET)
+        if items and items[-1].get("type") == "function_call_output":
+            return Step(text="wrote the handoff file", input_tokens=TARGET)
+        return Step(text=ALPHA, input_tokens=TARGET)
+    found = [x for x in items if x.get("type") == "tool_search_output" and x.get("tools")]
+    if not found:  # the server may still be starting: search again a moment later
+        return Step(tool_calls=[ToolUse("tool_search", {"query": "session history"})], delay_s=1)
+    asked = [x for x in items if x.get("type") == "function_call"]
+    queries = ["ALPHA-FACT", "BETA-FACT"]
+    if len(asked) < len(queries):
+        query = queries[len(asked)]
+        return Step(tool_calls=[ToolUse(SEARCH_TOOL, {"action": "search", "query": query})])
+    return Step(text="Found both.")
+
+
+def claude_route(body: Mapping[str, Any]) -> Step:
+    """Hop 2 (HOP2 WRITE:<path>): search the history for what Codex said, then write the
+    next handoff (saying BETA) to the path the prompt names. A call Claude Code answered
+    with "No such tool" (its MCP server connects after the first request under ``-p``) is
+    made again, a moment later."""
+    if not body.get("tools"):
+        return Step(text="ok")  # the CLI's side requests
+    messages = body.get("messages") or []
+    every = json.dumps(messages)
+    if "HOP2 WRITE:" not in every:
+        return Step(text="ok")
+    path = every.split("HOP2 WRITE:", 1)[1].split(".md", 1)[0] + ".md"
+    results = [
+        b
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+    real = [b for b in results if "No such tool" not in json.dumps(b)]
+    search = ToolUse("mcp__ctxrelay__session_history", {"action": "search", "query": "ALPHA-FACT"})
+    if not real:
+        return Step(tool_calls=[search], delay_s=1.0 if results else 0.0)
+    if len(real) == 1:
+        text = HANDOFF.replace("Run make test.", BETA)
+        return Step(tool_calls=[ToolUse("Write", {"file_path": path, "content": text})])
+    return Step(text=f"{BETA} Handed off.")
+
+
+def test_codex_then_claude_code_then_codex_each_continue_and_search_two_hops_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cl").mkdir()
+    with OpenAIServer(codex_route) as oai, AnthropicServer(claude_route) as ant:
+        _, project = codex_home(tmp_path, oai, monkeypatch)
+        home, _, env = claude_home(tmp_path / "cl")
+        env.update(
+            CTXRELAY_STATE_DIR=os.environ["CTXRELAY_STATE_DIR"],
+            XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
+            CTXRELAY_MAIN_HANDOVER="auto",
+        )
+        skip_first_run_dialogs(home, project, env)
+        monkeypatch.setenv("HOME", env["HOME"])
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        assert ctxrelay(["claude", "install", "--project-dir", str(project), "--json"]) == 0
+
+        # Hop 1, Codex: says ALPHA, writes the handoff at the slider.
+        run_exec(project, "HOP1: start the parser")
+        (first,) = handoff.list_handoffs(project)
+        assert chain.written_by(project, first.name).host == "codex"  # type: ignore[union-attr]
+
+        # Hop 2, Claude Code: given Codex's handoff at its start, finds what Codex said.
+        second = handoff.new_handoff_path(project)
+        done = run_cli(
+            env,
+            project,
+            ant,
+            "-p",
+            f"HOP2 WRITE:{second}",
+            "--permission-mode",
+            "bypassPermissions",
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        sent = json.dumps([b["messages"] for b in bodies(ant) if b.get("tools")])
+        assert "written by a Codex session" in sent
+        assert ALPHA in sent  # session_history's search found the Codex thread's words
+        assert second.read_text().count(BETA) == 1
+        taken = chain.started_by(project, first.name)
+        assert taken is not None
+        assert taken.host == "claude"
+        wrote = chain.written_by(project, second.name)
+        assert wrote is not None
+        assert wrote.host == "claude"
+
+        # Hop 3, Codex: given Claude Code's handoff, finds both earlier agents' words.
+        oai.clear()
+        run_exec(project, "HOP3: carry on")
+        requests = oai.requests_to("/v1/responses")
+        note = [t for t in codex_texts(requests[0].body) if t.startswith(RESUME)]
+        assert len(note) == 1
+        assert str(second) in note[0]
+        assert "written by a Claude Code session" in note[0]
+        outputs = codex_outputs(requests[-1].body)
+        assert any(ALPHA in o for o in outputs)  # two hops back: the first Codex thread
+        assert any(BETA in o for o in outputs)  # one hop back: the Claude Code session
+        last = chain.started_by(project, second.name)
+        assert last is not None
+        assert last.host == "codex"
+
+    # The chain, as `ctxrelay handoff list` shows it.
+    capsys.readouterr()
+    assert ctxrelay(["handoff", "list", "--json", "--project-dir", str(project)]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["writer"]["agent"], r["started"]["agent"]) for r in rows] == [
+        ("Codex", "Claude Code"),
+        ("Claude Code", "Codex"),
+    ]
