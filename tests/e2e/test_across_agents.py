@@ -7,10 +7,13 @@ what the earlier agents said, two hops back."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
 import json
 import os
 import shlex
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +23,11 @@ from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.hooks import chain, handoff
 from ctxrelay.hooks.state import owner
-from ctxrelay.testing import AnthropicServer, OpenAIServer, Step, ToolUse
+from ctxrelay.testing import AnthropicServer, Fault, OpenAIServer, Step, ToolUse
 from ctxrelay.transcripts import injection_mark
 from tests.e2e._claude import bodies, claude_home, run_cli, skip_first_run_dialogs
 from tests.e2e._claude import texts as claude_texts
-from tests.e2e._codex import MODEL, codex_home, run_exec
+from tests.e2e._codex import MODEL, codex_home, exec_codex, run_exec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -245,3 +248,96 @@ def test_codex_then_claude_code_then_codex_each_continue_and_search_two_hops_bac
         ("Codex", "Claude Code"),
         ("Claude Code", "Codex"),
     ]
+
+
+# -- a kill before the first response, two starts at once ------------------------------
+
+
+def written_by_me(project: Path) -> Path:
+    path = handoff.new_handoff_path(project)
+    path.write_text(HANDOFF)
+    chain.record_written(project, path.name, chain.ChainLink("codex", "w-1", "w.jsonl"))
+    return path
+
+
+def two_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oai: OpenAIServer
+) -> tuple[Path, dict[str, str]]:
+    """Codex and Claude Code installed in one project by one person; the project and
+    Claude Code's environment."""
+    (tmp_path / "cl").mkdir()
+    _, project = codex_home(tmp_path, oai, monkeypatch)
+    home, _, env = claude_home(tmp_path / "cl")
+    env.update(
+        CTXRELAY_STATE_DIR=os.environ["CTXRELAY_STATE_DIR"],
+        XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
+        CTXRELAY_MAIN_HANDOVER="auto",
+    )
+    skip_first_run_dialogs(home, project, env)
+    monkeypatch.setenv("HOME", env["HOME"])
+    assert ctxrelay(["codex", "install", "--user"]) == 0
+    assert ctxrelay(["claude", "install", "--project-dir", str(project), "--json"]) == 0
+    return project, env
+
+
+def claude_resumed(server: AnthropicServer) -> bool:
+    sent = [b for b in bodies(server) if b.get("tools")]
+    return bool(sent) and RESUME in json.dumps(sent[0]["messages"])
+
+
+def test_a_codex_run_that_got_no_response_leaves_the_handoff_to_claude_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fail = Step(fault=Fault.http(400, "rejected"))
+    with (
+        OpenAIServer(lambda body: fail) as oai,
+        AnthropicServer(lambda body: Step(text="on it")) as ant,
+    ):
+        project, env = two_agents(tmp_path, monkeypatch, oai)
+        path = written_by_me(project)
+        failed = exec_codex(project, "carry on")
+        assert failed.returncode != 0  # its first request got no response: it ended
+        first = codex_texts(oai.requests_to("/v1/responses")[0].body)
+        assert any(t.startswith(RESUME) for t in first)  # it was given the handoff
+        assert not handoff.consumed(project, path.name)
+        done = run_cli(env, project, ant, "-p", "go on")
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert claude_resumed(ant)  # offered again, to the other agent
+    assert handoff.consumed(project, path.name)
+    taken = chain.started_by(project, path.name)
+    assert taken is not None
+    assert taken.host == "claude"
+    capsys.readouterr()
+
+
+def test_two_agents_started_at_once_on_one_handoff_one_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``codex exec`` and a ``claude -p`` started together, each held at its first
+    request until both have started: exactly one was given the handoff."""
+    both = threading.Barrier(2, timeout=120)
+
+    def held(text: str) -> Callable[[Mapping[str, Any]], Step]:
+        def route(body: Mapping[str, Any]) -> Step:
+            if body.get("tools") or "input" in body:
+                with contextlib.suppress(threading.BrokenBarrierError):
+                    both.wait()  # the first request of each agent: both have started
+            return Step(text=text)
+
+        return route
+
+    with OpenAIServer(held("codex")) as oai, AnthropicServer(held("claude")) as ant:
+        project, env = two_agents(tmp_path, monkeypatch, oai)
+        path = written_by_me(project)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            codex = pool.submit(exec_codex, project, "carry on")
+            claude = pool.submit(run_cli, env, project, ant, "-p", "go on")
+            assert codex.result().returncode == 0
+            assert claude.result().returncode == 0
+        first = codex_texts(oai.requests_to("/v1/responses")[0].body)
+        given = [any(t.startswith(RESUME) for t in first), claude_resumed(ant)]
+    assert sorted(given) == [False, True]
+    taken = chain.started_by(project, path.name)
+    assert taken is not None
+    assert taken.host == ("codex" if given[0] else "claude")
+    capsys.readouterr()
