@@ -28,6 +28,7 @@ from ctxrelay.transcripts import injection_mark
 from tests.e2e._claude import bodies, claude_home, run_cli, skip_first_run_dialogs
 from tests.e2e._claude import texts as claude_texts
 from tests.e2e._codex import MODEL, codex_home, exec_codex, run_exec
+from tests.e2e._codex import input_texts as codex_texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -37,14 +38,11 @@ TARGET = main_budget(context_window_for(MODEL)).handoff_target or 0
 CONTINUE = "[ctxrelay] Continue the work from the handoff file"
 
 
-def codex_texts(body: Mapping[str, Any]) -> list[str]:
-    out: list[str] = []
-    for item in body.get("input") or ():
-        content = item.get("content") if isinstance(item, dict) else None
-        for part in content if isinstance(content, list) else ():
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                out.append(part["text"])
-    return out
+def used_by(project: Path, name: str) -> str:
+    """The agent of the session that started from the handoff ``name``."""
+    taken = chain.started_by(project, name)
+    assert taken is not None
+    return taken.host
 
 
 def written_by_someone_else(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -75,9 +73,7 @@ def test_continue_in_codex_takes_another_persons_handoff_on_purpose(
         assert "written by a Claude Code session (theirs-1)" in note[0]
         assert any(t.startswith(CONTINUE) for t in first)
     assert handoff.consumed(project, path.name)
-    started = chain.started_by(project, path.name)
-    assert started is not None
-    assert started.host == "codex"
+    assert used_by(project, path.name) == "codex"
     capsys.readouterr()
 
 
@@ -102,10 +98,28 @@ def test_continue_in_claude_code_takes_another_persons_handoff_on_purpose(
             CONTINUE in t for m in sent[0]["messages"] for t in claude_texts(m.get("content"))
         )
     assert handoff.consumed(project, path.name)
-    started = chain.started_by(project, path.name)
-    assert started is not None
-    assert started.host == "claude"
+    assert used_by(project, path.name) == "claude"
     capsys.readouterr()
+
+
+def two_agents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oai: OpenAIServer
+) -> tuple[Path, dict[str, str]]:
+    """Codex and Claude Code installed in one project by one person; the project and
+    Claude Code's environment."""
+    (tmp_path / "cl").mkdir()
+    _, project = codex_home(tmp_path, oai, monkeypatch)
+    home, _, env = claude_home(tmp_path / "cl")
+    env.update(
+        CTXRELAY_STATE_DIR=os.environ["CTXRELAY_STATE_DIR"],
+        XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
+        CTXRELAY_MAIN_HANDOVER="auto",
+    )
+    skip_first_run_dialogs(home, project, env)
+    monkeypatch.setenv("HOME", env["HOME"])
+    assert ctxrelay(["codex", "install", "--user"]) == 0
+    assert ctxrelay(["claude", "install", "--project-dir", str(project), "--json"]) == 0
+    return project, env
 
 
 # -- Codex -> Claude Code -> Codex -------------------------------------------------------
@@ -183,19 +197,8 @@ def claude_route(body: Mapping[str, Any]) -> Step:
 def test_codex_then_claude_code_then_codex_each_continue_and_search_two_hops_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "cl").mkdir()
     with OpenAIServer(codex_route) as oai, AnthropicServer(claude_route) as ant:
-        _, project = codex_home(tmp_path, oai, monkeypatch)
-        home, _, env = claude_home(tmp_path / "cl")
-        env.update(
-            CTXRELAY_STATE_DIR=os.environ["CTXRELAY_STATE_DIR"],
-            XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
-            CTXRELAY_MAIN_HANDOVER="auto",
-        )
-        skip_first_run_dialogs(home, project, env)
-        monkeypatch.setenv("HOME", env["HOME"])
-        assert ctxrelay(["codex", "install", "--user"]) == 0
-        assert ctxrelay(["claude", "install", "--project-dir", str(project), "--json"]) == 0
+        project, env = two_agents(tmp_path, monkeypatch, oai)
 
         # Hop 1, Codex: says ALPHA, writes the handoff at the slider.
         run_exec(project, "HOP1: start the parser")
@@ -218,9 +221,7 @@ def test_codex_then_claude_code_then_codex_each_continue_and_search_two_hops_bac
         assert "written by a Codex session" in sent
         assert ALPHA in sent  # session_history's search found the Codex thread's words
         assert second.read_text().count(BETA) == 1
-        taken = chain.started_by(project, first.name)
-        assert taken is not None
-        assert taken.host == "claude"
+        assert used_by(project, first.name) == "claude"
         wrote = chain.written_by(project, second.name)
         assert wrote is not None
         assert wrote.host == "claude"
@@ -236,9 +237,7 @@ def test_codex_then_claude_code_then_codex_each_continue_and_search_two_hops_bac
         outputs = codex_outputs(requests[-1].body)
         assert any(ALPHA in o for o in outputs)  # two hops back: the first Codex thread
         assert any(BETA in o for o in outputs)  # one hop back: the Claude Code session
-        last = chain.started_by(project, second.name)
-        assert last is not None
-        assert last.host == "codex"
+        assert used_by(project, second.name) == "codex"
 
     # The chain, as `ctxrelay handoff list` shows it.
     capsys.readouterr()
@@ -258,26 +257,6 @@ def written_by_me(project: Path) -> Path:
     path.write_text(HANDOFF)
     chain.record_written(project, path.name, chain.ChainLink("codex", "w-1", "w.jsonl"))
     return path
-
-
-def two_agents(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, oai: OpenAIServer
-) -> tuple[Path, dict[str, str]]:
-    """Codex and Claude Code installed in one project by one person; the project and
-    Claude Code's environment."""
-    (tmp_path / "cl").mkdir()
-    _, project = codex_home(tmp_path, oai, monkeypatch)
-    home, _, env = claude_home(tmp_path / "cl")
-    env.update(
-        CTXRELAY_STATE_DIR=os.environ["CTXRELAY_STATE_DIR"],
-        XDG_CONFIG_HOME=os.environ["XDG_CONFIG_HOME"],
-        CTXRELAY_MAIN_HANDOVER="auto",
-    )
-    skip_first_run_dialogs(home, project, env)
-    monkeypatch.setenv("HOME", env["HOME"])
-    assert ctxrelay(["codex", "install", "--user"]) == 0
-    assert ctxrelay(["claude", "install", "--project-dir", str(project), "--json"]) == 0
-    return project, env
 
 
 def claude_resumed(server: AnthropicServer) -> bool:
@@ -304,9 +283,7 @@ def test_a_codex_run_that_got_no_response_leaves_the_handoff_to_claude_code(
         assert done.returncode == 0, done.stderr[-2000:]
         assert claude_resumed(ant)  # offered again, to the other agent
     assert handoff.consumed(project, path.name)
-    taken = chain.started_by(project, path.name)
-    assert taken is not None
-    assert taken.host == "claude"
+    assert used_by(project, path.name) == "claude"
     capsys.readouterr()
 
 
@@ -337,7 +314,5 @@ def test_two_agents_started_at_once_on_one_handoff_one_takes_it(
         first = codex_texts(oai.requests_to("/v1/responses")[0].body)
         given = [any(t.startswith(RESUME) for t in first), claude_resumed(ant)]
     assert sorted(given) == [False, True]
-    taken = chain.started_by(project, path.name)
-    assert taken is not None
-    assert taken.host == ("codex" if given[0] else "claude")
+    assert used_by(project, path.name) == ("codex" if given[0] else "claude")
     capsys.readouterr()

@@ -19,23 +19,13 @@ from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
 from tests.analyze._ccusage import compare
 from tests.e2e._codex import MODEL, codex_home, exec_codex, run_exec
+from tests.e2e._codex import input_texts as texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TARGET = main_budget(context_window_for(MODEL)).handoff_target or 0
 HANDOFF = "# Handoff\n\n## Goal\nShip the parser.\n\n## Next step\nRun make test.\n"
 ASK = "[ctxrelay] Hand off now"
-
-
-def texts(body: Mapping[str, Any]) -> list[str]:
-    """Every text of the request's input items, in order."""
-    out: list[str] = []
-    for item in body.get("input") or ():
-        content = item.get("content") if isinstance(item, dict) else None
-        for part in content if isinstance(content, list) else ():
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                out.append(part["text"])
-    return out
 
 
 def route(body: Mapping[str, Any]) -> Step:

@@ -46,18 +46,23 @@ def home(tmp_path: Path, who: str, mode: str = "auto") -> dict[str, str]:
     }
 
 
+def _payload(project: Path, session: str) -> str:
+    return json.dumps(
+        {
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "session_id": session,
+            "transcript_path": str(project.parent / f"{session}.jsonl"),
+            "cwd": str(project),
+            "model": "gpt-5.5",
+        }
+    )
+
+
 def start(command: str, project: Path, env: dict[str, str], session: str) -> dict[str, Any]:
     """A fresh session's ``SessionStart`` (``startup``) through the installed command;
     its answer (``{}`` for none)."""
-    payload = {
-        "hook_event_name": "SessionStart",
-        "source": "startup",
-        "session_id": session,
-        "transcript_path": str(project.parent / f"{session}.jsonl"),
-        "cwd": str(project),
-        "model": "gpt-5.5",
-    }
-    ran = run_as_host(command, json.dumps(payload), cwd=project, env=env)
+    ran = run_as_host(command, _payload(project, session), cwd=project, env=env)
     assert (ran.returncode, ran.stderr) == (0, "")
     return json.loads(ran.stdout) if ran.stdout.strip() else {}
 
@@ -110,19 +115,6 @@ def test_another_persons_unused_handoff_is_theirs(
 
 def _codex_thread(n: int) -> str:
     return f"01a2331a-0000-7000-8000-{n:012d}"
-
-
-def _payload(project: Path, session: str) -> str:
-    return json.dumps(
-        {
-            "hook_event_name": "SessionStart",
-            "source": "startup",
-            "session_id": session,
-            "transcript_path": str(project.parent / f"{session}.jsonl"),
-            "cwd": str(project),
-            "model": "gpt-5.5",
-        }
-    )
 
 
 def test_two_starts_at_once_of_either_agent_one_takes_it(

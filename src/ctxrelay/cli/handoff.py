@@ -134,7 +134,9 @@ def _writer(info: files.HandoffInfo) -> str:
     return "unknown" if info.writer is None else chain.describe(info.writer)
 
 
-def _pick(infos: list[files.HandoffInfo], name: str | None, *, waiting: bool) -> Any:
+def _pick(
+    infos: list[files.HandoffInfo], name: str | None, *, waiting: bool
+) -> files.HandoffInfo | None:
     """The handoff named (by file name or path), else the newest (``waiting``: the newest
     no session has started from or holds)."""
     if name is not None:
@@ -181,14 +183,14 @@ def main(argv: Sequence[str]) -> int:
         table = Table(box=None, pad_edge=False)
         for column in ("handoff", "written by", "age", "status"):
             table.add_column(column, overflow="fold")
-        for info in infos:
-            table.add_row(info.path.name, _writer(info), _age(now - info.mtime), _status(info))
+        for row in infos:
+            table.add_row(row.path.name, _writer(row), _age(now - row.mtime), _status(row))
         console().print(table)
         return 0
     if args.action == "continue" and args.agent is None:
         return error("continue needs --in " + "|".join(AGENTS))
-    info = _pick(infos, args.name, waiting=args.action != "show")
-    if info is None:
+    picked = _pick(infos, args.name, waiting=args.action != "show")
+    if picked is None:
         if args.name is not None:
             what = f"handoff {os.path.basename(args.name)}"
         elif args.action == "show":
@@ -196,6 +198,7 @@ def main(argv: Sequence[str]) -> int:
         else:
             what = "handoff that no session has started from or holds"
         return error(f"no {what} in {files.handoff_dir(project)}")
+    info = picked
     if args.action == "show":
         found = files.read_handoff(info.path, max_bytes=1 << 20)
         text = "" if found is None else found.text
