@@ -150,7 +150,7 @@ def test_a_restart_offers_the_waiting_handoff(
     # manual: one line on how to continue or drop it; this session's /clear takes it
     offer = _start(project, "startup", "s1")
     assert offer == {"systemMessage": session_start.offer_text(path)}
-    assert "ctxrelay claude handoff drop" in session_start.offer_text(path)
+    assert "ctxrelay handoff drop" in session_start.offer_text(path)
     assert str(path) in _context(_start(project, "clear", "s2"))
     # the writer resumed (--continue): never injected into itself, told to /clear
     resumed = _start(project, "resume", WRITER)

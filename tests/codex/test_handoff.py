@@ -39,6 +39,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def killed_codex(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each hook runs in-process here, under no Codex: the Codex process its start records
+    is one that has ended, as after a kill (``tests/hooks/test_handoff_reach.py`` runs
+    starts under live processes)."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    monkeypatch.setattr(_chain, "host_process", lambda: gone.pid)
+
+
 def rollout(project: Path, tokens: int) -> Path:
     path = project.parent / "rollout.jsonl"
     return Rollout(cwd=str(project)).turn("gpt-5.5").response("resp_1", tokens - 40).write(path)

@@ -10,7 +10,7 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,17 @@ def run_exec(project: Path, prompt: str, *args: str) -> list[dict[str, Any]]:
     done = exec_codex(project, prompt, *args)
     assert done.returncode == 0, done.stderr[-2000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def input_texts(body: Mapping[str, Any]) -> list[str]:
+    """Every text of a Responses request's input items, in order."""
+    out: list[str] = []
+    for item in body.get("input") or ():
+        content = item.get("content") if isinstance(item, dict) else None
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                out.append(part["text"])
+    return out
 
 
 def tool_outputs(server: OpenAIServer) -> list[str]:

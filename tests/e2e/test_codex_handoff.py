@@ -6,6 +6,7 @@ session that got no response, never after one that did."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,23 +19,13 @@ from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import Fault, OpenAIServer, Step, ToolUse
 from tests.analyze._ccusage import compare
 from tests.e2e._codex import MODEL, codex_home, exec_codex, run_exec
+from tests.e2e._codex import input_texts as texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TARGET = main_budget(context_window_for(MODEL)).handoff_target or 0
 HANDOFF = "# Handoff\n\n## Goal\nShip the parser.\n\n## Next step\nRun make test.\n"
 ASK = "[ctxrelay] Hand off now"
-
-
-def texts(body: Mapping[str, Any]) -> list[str]:
-    """Every text of the request's input items, in order."""
-    out: list[str] = []
-    for item in body.get("input") or ():
-        content = item.get("content") if isinstance(item, dict) else None
-        for part in content if isinstance(content, list) else ():
-            if isinstance(part, dict) and isinstance(part.get("text"), str):
-                out.append(part["text"])
-    return out
 
 
 def route(body: Mapping[str, Any]) -> Step:
@@ -109,3 +100,43 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
     theirs, only_ours = compare(home)
     assert len(theirs) == 4  # the four that got a response; the failed one used no tokens
     assert only_ours == []
+
+
+def resumed(server: OpenAIServer) -> bool:
+    """Whether the session's first request was told to resume from a handoff."""
+    first = server.requests_to("/v1/responses")[0].body
+    return any(t.startswith("[ctxrelay] Resume the work") for t in texts(first))
+
+
+def test_a_fresh_home_is_offered_no_handoff_of_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The records go with the project: a second person (their own HOME, Codex home
+    and ctxrelay state, as a teammate, another machine or a CI run has) is told nothing
+    of the first one's handoff, neither while it waits for its writer nor once used."""
+    people = ("CODEX_HOME", "XDG_CONFIG_HOME", "CTXRELAY_STATE_DIR")
+    for who in ("first", "second"):
+        (tmp_path / who).mkdir()
+    with OpenAIServer(route) as server:
+        _, project = codex_home(tmp_path / "first", server, monkeypatch)
+        first = {name: os.environ[name] for name in people}
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        run_exec(project, "BIG: a lot of work")
+        assert list((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
+        codex_home(tmp_path / "second", server, monkeypatch)  # its own project goes unused
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        second = {name: os.environ[name] for name in people}
+
+        def as_(person: Mapping[str, str], prompt: str) -> bool:
+            for name, value in person.items():
+                monkeypatch.setenv(name, value)
+            server.clear()
+            run_exec(project, prompt)
+            first_request = server.requests_to("/v1/responses")[0].body
+            return any(t.startswith("[ctxrelay] Resume the work") for t in texts(first_request))
+
+        assert not as_(second, "SMALL: something of mine")  # unused, but another person's
+        assert as_(first, "SMALL: carry on")  # the writer's next session takes it, uses it
+        assert not as_(second, "SMALL: something else of mine")  # used: offered nothing
+        assert not as_(first, "SMALL: and more")
+    capsys.readouterr()

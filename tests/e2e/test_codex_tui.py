@@ -12,7 +12,8 @@ import pytest
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import OpenAIServer
 from tests.e2e._codex import codex_home, start_tui
-from tests.e2e.test_codex_handoff import HANDOFF, route, texts
+from tests.e2e._codex import input_texts as texts
+from tests.e2e.test_codex_handoff import HANDOFF, route
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -132,25 +132,56 @@ def test_untrusted_ids_never_escape_the_state_dir(root: Path) -> None:
     assert Path(host_dir("../x")).parent == root
 
 
-def test_project_state_is_keyed_by_the_resolved_directory(root: Path) -> None:
+def test_project_state_lives_beside_the_handoff_files(root: Path) -> None:
+    """The records go where the files go: the project's ``.ctxrelay/handoff/``, the same
+    through a symlink, created with the umask's mode and no lock file beside them."""
     (root / "p").mkdir()
     (root / "link").symlink_to(root / "p")
     assert project_state(root / "p").path == project_state(root / "link").path
-    assert project_state(root / "p").path != project_state(root).path
-    assert project_state(root / "p").path.parent == root / "projects"
+    doc = project_state(root / "p")
+    assert doc.path == root / "p" / ".ctxrelay" / "handoff" / "chain.json"
+    old = os.umask(0o022)
+    try:
+        doc.set("consumed", ["handoff-1.md"])
+    finally:
+        os.umask(old)
+    assert doc.path.stat().st_mode & 0o777 == 0o644  # readable as the files are
+    assert sorted(p.name for p in doc.path.parent.iterdir()) == ["chain.json"]
+    assert project_state(root / "link").get("consumed") == ["handoff-1.md"]
 
 
-def test_a_project_document_of_the_previous_layout_is_moved_once(root: Path) -> None:
-    """The previous version kept a project's handoff records in the Claude Code host's
-    folder; the first read finds them and moves them to the shared folder."""
-    key = _state.project_key(root / "p")
-    old = root / "claude" / "projects" / f"{key}.json"
-    old.parent.mkdir(parents=True)
-    old.write_text(json.dumps({"consumed": ["handoff-1.md"]}))
-    assert project_state(root / "p").get("consumed") == ["handoff-1.md"]
-    assert not old.exists()
-    old.write_text(json.dumps({"consumed": ["stale.md"]}))  # never read over the new one
-    assert project_state(root / "p").get("consumed") == ["handoff-1.md"]
+def test_a_persons_records_of_the_previous_layouts_are_merged_once(root: Path) -> None:
+    """The previous versions kept a project's handoff records in the user's state
+    directory; the first read folds them into the project's document, marks the
+    handoffs they reserved or saw written as this person's, and removes them."""
+    project = root / "p"
+    _state.project_state(project).set("consumed", ["handoff-2.md"])  # a teammate's
+    key = _state.project_key(project)
+    for old, name in (
+        (root / "claude" / "projects" / f"{key}.json", "handoff-1.md"),
+        (root / "projects" / f"{key}.json", "handoff-3.md"),
+    ):
+        old.parent.mkdir(parents=True)
+        old.write_text(json.dumps({"consumed": [name], "reserved": [name]}))
+    doc = project_state(project)
+    assert sorted(doc.get("consumed")) == ["handoff-1.md", "handoff-2.md", "handoff-3.md"]
+    assert doc.get("owners") == {
+        "handoff-1.md": _state.owner(),
+        "handoff-3.md": _state.owner(),
+    }
+    assert not list((root / "projects").iterdir())
+    assert not list((root / "claude" / "projects").iterdir())
+
+
+def test_the_owner_id_is_made_once_per_state_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "a"))
+    first = _state.owner()
+    assert len(first) == 16
+    assert _state.owner() == first
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "b"))
+    assert _state.owner() != first  # another HOME is another person
 
 
 def test_window_recorded_per_session_then_per_model(root: Path) -> None:

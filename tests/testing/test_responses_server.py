@@ -305,3 +305,29 @@ def test_compact_keeps_the_user_messages_and_one_opaque_item() -> None:
     assert items[0]["role"] == "user"
     assert items[1]["encrypted_content"]
     assert after.output_text == "after"
+
+
+def test_codex_deferred_tools_a_tool_search_and_a_namespaced_call() -> None:
+    """The shapes Codex 0.171 reads for its deferred (MCP) tools: a client-executed
+    ``tool_search_call``, and a ``function_call`` naming its namespace."""
+    step = Step(
+        tool_calls=[
+            ToolUse("tool_search", {"query": "history"}),
+            ToolUse("mcp__ctxrelay.session_history", {"action": "list"}),
+        ]
+    )
+    with OpenAIServer([step, step]) as server:
+        url = server.base_url + "/responses"
+        body = post(url, {"model": MODEL, "input": "x"}).json()
+        stream = post(url, {"model": MODEL, "input": "x", "stream": True}).text
+    search, call = body["output"]
+    assert search["type"] == "tool_search_call"
+    assert search["execution"] == "client"
+    assert search["arguments"] == {"query": "history"}
+    assert (call["type"], call["namespace"], call["name"]) == (
+        "function_call",
+        "mcp__ctxrelay",
+        "session_history",
+    )
+    assert '"type":"tool_search_call"' in stream
+    assert "function_call_arguments.delta" in stream  # the namespaced call streams as ever

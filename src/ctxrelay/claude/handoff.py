@@ -21,8 +21,10 @@ from ctxrelay.hooks import handoff as _files
 from ctxrelay.hooks.handoff import (
     HANDOFF_DIR,
     LAYOUT,
+    RESUME_ENV,
     Handoff,
     consumed,
+    continued,
     drop,
     handoff_dir,
     injected_into,
@@ -34,6 +36,7 @@ from ctxrelay.hooks.handoff import (
     record_injected,
     record_reserved,
     reserved_by,
+    writer_of,
 )
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "Handoff",
     "consumed",
     "continue_prompt",
+    "continued",
     "drop",
     "handoff_dir",
     "injected_into",
@@ -60,6 +64,7 @@ __all__ = [
     "settle",
     "skill_command",
     "write_prompt",
+    "writer_of",
 ]
 
 INSTALLED_SKILL = "ctxrelay-handoff"
@@ -69,11 +74,6 @@ name, ``/ctxrelay-handoff``; the prefix keeps it apart from a skill of yours cal
 ``handoff``. From the plugin the same skill is ``/ctxrelay:handoff``."""
 
 _PLUGIN_SKILL = "ctxrelay:handoff"
-
-RESUME_ENV = "CTXRELAY_RESUME_HANDOFF"
-"""Set by ``ctxrelay claude run`` (:mod:`ctxrelay.claude.extras.driver`) for a fresh session it
-starts after a handoff: the handoff file's path. That session's ``SessionStart`` injects
-the file whatever the mode, as the ``/clear`` of the session that wrote it would."""
 
 
 def skill_command(project_dir: str | os.PathLike[str] | None = None) -> str:
@@ -135,10 +135,7 @@ def write_prompt(path: Path, *, reason: str, retry: bool = False) -> str:
 def continue_prompt(path: Path) -> str:
     """The first prompt of a fresh session whose ``SessionStart`` injected the handoff
     ``path`` (the resume prompt and the file's content are in its context already)."""
-    return (
-        f"[ctxrelay] Continue the work from the handoff file {path}, starting with the "
-        "next step it names."
-    )
+    return _files.continue_text(path)
 
 
 def resume_prompt(
@@ -147,9 +144,13 @@ def resume_prompt(
     next_step: str | None,
     project_dir: str | os.PathLike[str],
     inline: bool = False,
+    writer: chain.ChainLink | None = None,
 ) -> str:
-    """The first prompt of the fresh session: names the file and the next step
-    (``inline``: the file's content follows the prompt, as ``SessionStart`` injects it),
-    and the ``session_history`` tool that reaches the earlier sessions."""
-    text = _files.resume_text(path, next_step=next_step, project_dir=project_dir, inline=inline)
+    """The first prompt of the fresh session: names the file, the session that wrote it
+    and the next step (``inline``: the file's content follows the prompt, as
+    ``SessionStart`` injects it), and the ``session_history`` tool that reaches the
+    earlier sessions."""
+    text = _files.resume_text(
+        path, next_step=next_step, project_dir=project_dir, inline=inline, writer=writer
+    )
     return f"{text} {session_history_note()}"

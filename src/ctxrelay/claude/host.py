@@ -13,49 +13,18 @@ said here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ctxrelay.claude._state import HOST
 from ctxrelay.hooks.host import Answer, Event, Handler
+from ctxrelay.transcripts import claude_started as started_in
+from ctxrelay.transcripts import injection_mark
 
 __all__ = ["CLAUDE", "ClaudeHost", "injection_mark", "started_in"]
 
 _EVENTS = "ctxrelay.claude._events."
-
-
-def injection_mark(path: Path) -> str:
-    """What opens the file's content in ``SessionStart``'s injection
-    (:func:`ctxrelay.claude._events.session_start.injection`)."""
-    return f'<handoff path="{path}">'
-
-
-def started_in(transcript_path: str, path: Path) -> bool:
-    """Whether the session of ``transcript_path`` has started from the handoff ``path``:
-    its transcript has the ``SessionStart`` injection of the file (an ``attachment`` line
-    ``hook_additional_context``) and, after it, an ``api-request`` line, written once the
-    request that carried it went out (Claude Code 2.1.332). A missing transcript, or one
-    cut before the request (a crash), has not."""
-
-    mark = json.dumps(injection_mark(path))[1:-1].encode("utf-8", "surrogatepass")
-    seen = False
-    try:
-        with open(transcript_path, "rb") as fh:
-            for line in fh:
-                if not seen:
-                    seen = mark in line and b"hook_additional_context" in line
-                elif b'"api-request"' in line:
-                    try:
-                        item = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(item, dict) and item.get("type") == "api-request":
-                        return True
-    except OSError:
-        return False
-    return False
 
 
 class ClaudeHost:

@@ -40,6 +40,7 @@ from ctxrelay.codex.host import CODEX
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
+from ctxrelay.hooks.state import owner
 from ctxrelay.transcripts import codex_context
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "ask_text",
     "configured_window",
     "handoff_request",
+    "record_start",
     "resume_note",
     "settle",
 ]
@@ -156,23 +158,37 @@ def after_turn(payload: Mapping[str, object]) -> None:
             doc.set("written", True)
 
 
+def record_start(payload: Mapping[str, object]) -> None:
+    """At every main-thread start: the thread the Codex process that runs this hook runs
+    now (:func:`ctxrelay.hooks.chain.record_process`), which ``session_history``'s server,
+    a child of that process, asks for."""
+    me, project = _link(payload), _project(payload)
+    if me is not None and project is not None and not payload.get("agent_id"):
+        chain.record_process(chain.host_process(), project, me)
+
+
 def resume_note(payload: Mapping[str, object]) -> str | None:
     """For a fresh session (``startup`` or ``clear``): a short note that names the
-    newest handoff file no session has started from yet, and its next step; ``None`` when
-    there is none. The injection is recorded, not consumed (:func:`after_turn`,
-    :func:`settle`)."""
+    newest handoff file no session has started from yet, and its next step, when this
+    person's sessions reserved or wrote it (another person's handoff in a shared project
+    is theirs, or taken on purpose: a thread ``ctxrelay handoff continue`` starts is given
+    the file it names, :func:`ctxrelay.hooks.handoff.continued`); ``None`` otherwise. The
+    injection is recorded, not consumed (:func:`after_turn`, :func:`settle`)."""
     if payload.get("source") not in ("startup", "clear"):
         return None
     me, project = _link(payload), _project(payload)
     if me is None or project is None:
         return None  # no thread to record the injection against
     settle(project)
-    path = files.latest_unconsumed(project)
+    chosen = files.continued(project) if payload.get("source") == "startup" else None
+    path = chosen or files.latest_unconsumed(project, owner=owner())
     if path is None:
         return None
     handoff = files.read_handoff(path)
     if handoff is None:
         return None
-    files.record_injected(project, path, me)
+    if not files.record_injected(project, path, me, pid=chain.host_process()):
+        return None  # another session's start took it a moment ago
     session_state(me.session_id).set("injected", path.name)
-    return files.resume_text(path, next_step=handoff.next_step, project_dir=project)
+    writer = files.writer_of(project, path.name)
+    return files.resume_text(path, next_step=handoff.next_step, project_dir=project, writer=writer)

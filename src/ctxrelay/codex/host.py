@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxrelay.codex._state import HOST
 from ctxrelay.hooks.host import Answer, Event, Handler
-from ctxrelay.transcripts import codex_context
+from ctxrelay.transcripts import codex_started
 
 __all__ = ["CODEX", "CodexHost"]
 
@@ -56,7 +56,7 @@ class CodexHost:
         :func:`ctxrelay.transcripts.codex_context` reads it; a missing rollout, or one
         with no response yet (killed before it), has not. The thread was injected with
         ``handoff`` at its start, so its first response answered it."""
-        return codex_context(transcript_path) is not None
+        return codex_started(transcript_path, handoff)
 
 
 CODEX = CodexHost()

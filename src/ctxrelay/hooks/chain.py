@@ -16,10 +16,11 @@ handoff (a plain ``/clear``, a fresh start) has no predecessor, which is the pri
 of ``session_history``: nothing before a ``/clear`` the user made without a handoff,
 nothing of another project.
 
-The links live in the project's document (:func:`ctxrelay.hooks.state.project_state`,
-bounded); one small document per host process id holds the session it runs, with the
-process's start time where the system tells it (so a recycled pid is not taken for the
-old process).
+The links live in the project's document beside the handoff files
+(:func:`ctxrelay.hooks.state.project_state`, bounded), with whose sessions reserved or
+wrote each handoff (:func:`owned_by`); one small document per host process id holds the
+session it runs, with the process's start time where the system tells it (so a recycled
+pid is not taken for the old process).
 """
 
 from __future__ import annotations
@@ -30,10 +31,19 @@ from typing import Any, NamedTuple
 from ctxrelay.hooks import state as _state
 
 __all__ = [
+    "AGENTS",
     "KEEP",
     "ChainLink",
+    "agent",
     "chain",
     "current",
+    "current_project",
+    "describe",
+    "holds",
+    "host_process",
+    "own",
+    "owned_by",
+    "process_stamp",
     "record_process",
     "record_started",
     "record_written",
@@ -77,6 +87,20 @@ class ChainLink(NamedTuple):
         if not isinstance(host, str) or not host:
             host = _legacy_host(transcript)
         return cls(host, session_id, transcript)
+
+
+AGENTS: dict[str, str] = {"claude": "Claude Code", "codex": "Codex"}
+"""Each host's name as people know the agent (a new host adds its entry)."""
+
+
+def agent(host: str) -> str:
+    """The agent a host name stands for (the name itself for a host this table lacks)."""
+    return AGENTS.get(host, host)
+
+
+def describe(link: ChainLink) -> str:
+    """A session as a sentence names it: ``a Codex session (<id>)``."""
+    return f"a {agent(link.host)} session ({link.session_id})"
 
 
 def _legacy_host(transcript_path: str) -> str:
@@ -153,6 +177,51 @@ def record_process(
     return _state.update_document(_process_path(link.host, pid), change)
 
 
+_SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "busybox"))
+
+
+def host_process() -> int:
+    """The process of the host that runs this hook: the nearest ancestor that is not a
+    shell (a host runs its hook command through one), by Linux's ``/proc``; elsewhere the
+    parent."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            return pid
+        name = text.partition("(")[2].rpartition(")")[0]
+        fields = text.rpartition(")")[2].split()
+        if name not in _SHELLS or len(fields) < 2 or not fields[1].isdigit():
+            return pid
+        pid = int(fields[1])
+    return pid
+
+
+def process_stamp(pid: int | None) -> dict[str, Any]:
+    """What a record keeps of a host's process so a later hook can tell whether it still
+    runs (:func:`holds`): its id and start time."""
+    return {} if pid is None else {"pid": int(pid), "pid_started": _started_at(int(pid))}
+
+
+def holds(value: object, other: ChainLink) -> bool:
+    """Whether the recorded session ``value`` (a link with :func:`process_stamp`) holds a
+    handoff against ``other``: it is another session, its process still runs (the same
+    process, by its start time) and, where that process records the session it runs
+    (:func:`record_process`), still runs it."""
+    link = ChainLink.from_json(value)
+    if link is None or link.session_id == other.session_id or not isinstance(value, dict):
+        return False
+    pid = value.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or not _alive(pid):
+        return False
+    if value.get("pid_started") not in (None, _started_at(pid)):
+        return False  # the id went to another process
+    now = current(link.host, pid)
+    return now is None or now.session_id == link.session_id
+
+
 def current(host: str, pid: int) -> ChainLink | None:
     """The session the process ``pid`` of ``host`` runs now (recorded at its last start),
     or ``None``."""
@@ -160,6 +229,14 @@ def current(host: str, pid: int) -> ChainLink | None:
     if not data or not _same_process(data, pid):
         return None
     return ChainLink.from_json(data.get("session"))
+
+
+def current_project(host: str, pid: int) -> str | None:
+    """The project of the session the process ``pid`` of ``host`` runs now (recorded at
+    its last start), or ``None``."""
+    data = _state.read_document(_process_path(host, pid))
+    project = data.get("project") if data and _same_process(data, pid) else None
+    return project if isinstance(project, str) else None
 
 
 def running(host: str, pid: int) -> ChainLink | None:
@@ -172,10 +249,31 @@ def running(host: str, pid: int) -> ChainLink | None:
 # -- handoff links ----------------------------------------------------------------------
 
 
+def own(data: dict[str, Any], handoff_name: str) -> None:
+    """In an update of the project's document: the handoff ``handoff_name`` is this
+    state directory's person's (:func:`ctxrelay.hooks.state.owner`), unless it is
+    someone's already."""
+    owners = data.get("owners")
+    owners = owners if isinstance(owners, dict) else {}
+    if handoff_name not in owners:
+        owners[handoff_name] = _state.owner()
+        data["owners"] = dict(list(owners.items())[-KEEP:])
+
+
+def owned_by(project_dir: str | os.PathLike[str], handoff_name: str) -> str | None:
+    """The id of the person whose session reserved or wrote the handoff
+    ``handoff_name`` (:func:`ctxrelay.hooks.state.owner`), or ``None``."""
+    owners = _state.project_state(project_dir).get("owners")
+    value = owners.get(handoff_name) if isinstance(owners, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def _record(
     project_dir: str | os.PathLike[str], key: str, handoff_name: str, by: ChainLink
 ) -> None:
     def change(data: dict[str, Any]) -> None:
+        if key == "written":
+            own(data, handoff_name)
         links = data.get(key)
         if not isinstance(links, dict):
             links = {}

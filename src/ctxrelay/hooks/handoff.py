@@ -7,7 +7,11 @@ two hooks (or a hook and a skill) in the same second get different names, and a 
 never handed out twice, so no handoff overwrites another.
 
 A fresh session resumes from the newest *unconsumed* file (:func:`latest_unconsumed`): one
-no session has started from. The host's start hook injects it and records where
+no session has started from, and, at a plain start, one its own person's sessions reserved
+or wrote (``owner``: :func:`ctxrelay.hooks.state.owner`); another person's handoff is taken
+only on purpose (``ctxrelay handoff continue``). The records live beside the files
+(:func:`ctxrelay.hooks.state.project_state`), so a used handoff is used everywhere the
+project goes. The host's start hook injects it and records where
 (:func:`record_injected`); it is consumed (:func:`mark_consumed`) only once that session's
 first exchange went out with it, as its transcript shows, so a crash between the start
 and the first request leaves it for the next start (:func:`settle`, which asks the host
@@ -26,18 +30,25 @@ from typing import Any, NamedTuple
 from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.hooks import state as _state
+from ctxrelay.transcripts import started as _started
 
 __all__ = [
     "HANDOFF_DIR",
     "INJECT_MAX_BYTES",
     "LAYOUT",
     "MAX_RESUME_AGE_S",
+    "RESUME_ENV",
     "SECTIONS",
     "Handoff",
+    "HandoffInfo",
     "StartedCheck",
     "consumed",
+    "continue_text",
+    "continued",
+    "describe",
     "display",
     "drop",
+    "dropped",
     "handoff_dir",
     "injected_into",
     "is_handoff_path",
@@ -51,9 +62,10 @@ __all__ = [
     "reserved_by",
     "resume_text",
     "settle",
+    "writer_of",
 ]
 
-HANDOFF_DIR = Path(".ctxrelay") / "handoff"
+HANDOFF_DIR = _state.HANDOFF_DIR
 """Where handoff files go, relative to the project directory."""
 
 SECTIONS: tuple[str, ...] = (
@@ -134,6 +146,7 @@ def new_handoff_path(
             n += 1
         reserved.append(name)
         data["reserved"] = reserved[-_RESERVED_KEEP:]
+        _chain.own(data, name)
         return name
 
     return folder / doc.update(reserve)
@@ -213,9 +226,11 @@ def latest_unconsumed(
     *,
     now: float | None = None,
     max_age_s: float = MAX_RESUME_AGE_S,
+    owner: str | None = None,
 ) -> Path | None:
     """The newest non-empty handoff file no fresh session has resumed from yet, written
-    within ``max_age_s``; ``None`` when there is none."""
+    within ``max_age_s``; ``None`` when there is none. With ``owner``: only when that
+    person's sessions reserved or wrote it (a plain start's offer), else ``None``."""
     files = list_handoffs(project_dir)
     if not files:
         return None
@@ -233,6 +248,8 @@ def latest_unconsumed(
             continue
         if current - st.st_mtime > max_age_s:
             return None
+        if owner is not None and _chain.owned_by(project_dir, path.name) != owner:
+            return None  # another person's: theirs to continue, or yours on purpose
         return path
     return None
 
@@ -256,9 +273,58 @@ def mark_consumed(project_dir: str | os.PathLike[str], path: Path) -> bool:
 
 
 def drop(project_dir: str | os.PathLike[str], path: Path) -> bool:
-    """Set a handoff aside: no session is offered it again (it counts as consumed; the
-    file stays). ``False`` when it was consumed or dropped already."""
-    return mark_consumed(project_dir, path)
+    """Set a handoff aside: no session is offered it again (it counts as consumed, and
+    is recorded as dropped; the file stays). ``False`` when it was consumed or dropped
+    already."""
+    doc = _state.project_state(project_dir)
+
+    def change(data: dict[str, Any]) -> bool:
+        used = data.get("consumed")
+        used = used if isinstance(used, list) else []
+        if path.name in used:
+            return False
+        data["consumed"] = [*used, path.name][-_RESERVED_KEEP:]
+        gone = data.get("dropped")
+        gone = gone if isinstance(gone, list) else []
+        data["dropped"] = [*gone, path.name][-_RESERVED_KEEP:]
+        return True
+
+    return doc.update(change)
+
+
+def dropped(project_dir: str | os.PathLike[str], name: str) -> bool:
+    """Whether the handoff ``name`` was set aside (:func:`drop`)."""
+    value = _state.project_state(project_dir).get("dropped", [])
+    return isinstance(value, list) and name in value
+
+
+RESUME_ENV = "CTXRELAY_RESUME_HANDOFF"
+"""Set by ``ctxrelay handoff continue`` and ``ctxrelay claude run`` for the agent they
+start: the handoff file's path. That session's start is given the file whatever its
+mode and whoever wrote it (:func:`continued`), as the writer's ``/clear`` would."""
+
+
+def continued(project_dir: str | os.PathLike[str]) -> Path | None:
+    """The handoff :data:`RESUME_ENV` names, when it is a handoff file of this project
+    no session has started from; ``None`` otherwise. (A session it is given to holds it
+    while it runs: an agent started inside that session inherits the variable and is
+    refused by :func:`record_injected`.)"""
+    text = os.environ.get(RESUME_ENV)
+    if not text or not is_handoff_path(project_dir, text):
+        return None
+    path = Path(text) if os.path.isabs(text) else Path(project_dir) / text
+    if consumed(project_dir, path.name) or not path.is_file():
+        return None
+    return path
+
+
+def continue_text(path: Path) -> str:
+    """The first prompt of a session started to continue from the handoff ``path``
+    (its start hook gives it the file; this names it)."""
+    return (
+        f"[ctxrelay] Continue the work from the handoff file {path}, starting with the "
+        "next step it names."
+    )
 
 
 def consumed(project_dir: str | os.PathLike[str], name: str) -> bool:
@@ -272,6 +338,7 @@ def record_reserved(project_dir: str | os.PathLike[str], path: Path, by: _chain.
     that sees the file never run (a crash during the write)."""
 
     def change(data: dict[str, Any]) -> None:
+        _chain.own(data, path.name)
         links = data.get("reserved_by")
         links = links if isinstance(links, dict) else {}
         links[path.name] = by.to_json()
@@ -290,22 +357,34 @@ _INJECTED_KEEP = 8
 
 
 def record_injected(
-    project_dir: str | os.PathLike[str], path: Path, into: _chain.ChainLink
-) -> None:
-    """``SessionStart`` injected ``path`` into session ``into``; whether its first request
-    went out with it is read off its transcript later (:func:`settle`)."""
+    project_dir: str | os.PathLike[str],
+    path: Path,
+    into: _chain.ChainLink,
+    *,
+    pid: int | None = None,
+) -> bool:
+    """A start injected ``path`` into session ``into`` (run by the host's process
+    ``pid``); whether its first request went out with it is read off its transcript later
+    (:func:`settle`). ``False``, recording nothing, when another session holds it: given
+    it at its start and not started from it yet while its process still runs it
+    (:func:`ctxrelay.hooks.chain.holds`). Two starts at once, of any hosts: one takes it."""
+    entry = {**into.to_json(), **_chain.process_stamp(pid)}
 
-    def change(data: dict[str, Any]) -> None:
+    def change(data: dict[str, Any]) -> bool:
         table = data.get("injected")
         table = table if isinstance(table, dict) else {}
         links = table.get(path.name)
         links = [x for x in links if isinstance(x, dict)] if isinstance(links, list) else []
-        if into.to_json() not in links:
-            links.append(into.to_json())
+        if any(_chain.holds(x, into) for x in links):
+            return False
+        links = [x for x in links if x.get("session_id") != into.session_id]
+        links.append(entry)
+        table.pop(path.name, None)
         table[path.name] = links[-_INJECTED_KEEP:]
         data["injected"] = dict(list(table.items())[-_INJECTED_KEEP:])
+        return True
 
-    _state.project_state(project_dir).update(change)
+    return _state.project_state(project_dir).update(change)
 
 
 def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain.ChainLink]:
@@ -324,11 +403,13 @@ its first exchange went out with the file (the host's own transcript rule)."""
 def settle(
     project_dir: str | os.PathLike[str], host: str, started: StartedCheck
 ) -> list[tuple[str, _chain.ChainLink]]:
-    """Mark consumed each injected handoff whose session of ``host`` has started from it
-    (``started``, the host's own rule for its own transcripts), recording the chain link;
-    returns those newly settled as (name, session). Each host runs it at each start and at
-    the end of a turn: a session killed after its first request, before any hook of its
-    own ran again, still consumes it. Links of another host are left to that host."""
+    """Mark consumed each injected handoff whose session has started from it, recording
+    the chain link; returns those newly settled as (name, session). A session of ``host``
+    is judged by ``started`` (the host's own rule), one of another host by that host's
+    rule in :func:`ctxrelay.transcripts.started`, so a handoff a Codex thread took is
+    used up at a Claude Code start too. Each host runs it at each start and at the end of
+    a turn: a session killed after its first request, before any hook of its own ran
+    again, still consumes it."""
     table = _state.project_state(project_dir).get("injected")
     if not isinstance(table, dict) or not table:
         return []
@@ -338,9 +419,12 @@ def settle(
         if not isinstance(name, str) or consumed(project_dir, name):
             continue
         for link in injected_into(project_dir, name):
-            if link.host != host:
-                continue
-            if started(link.transcript_path, folder / name):
+            file = folder / name
+            if (
+                started(link.transcript_path, file)
+                if link.host == host
+                else _started(link.host, link.transcript_path, file)
+            ):
                 if mark_consumed(project_dir, folder / name):
                     _chain.record_started(project_dir, name, link)
                     done.append((name, link))
@@ -354,6 +438,74 @@ def settle(
 
     _state.project_state(project_dir).update(prune)
     return done
+
+
+def writer_of(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLink | None:
+    """The session that wrote the handoff ``name`` (its ``Stop`` saw the file), else the
+    one asked to write it (a crash during the write), else ``None``."""
+    return _chain.written_by(project_dir, name) or reserved_by(project_dir, name)
+
+
+class HandoffInfo(NamedTuple):
+    """A handoff file with what the project's records say of it (``ctxrelay handoff
+    list``)."""
+
+    path: Path
+    bytes: int
+    mtime: float
+    writer: _chain.ChainLink | None
+    """The session that wrote it (or was asked to)."""
+    started: _chain.ChainLink | None
+    """The session that started from it."""
+    used: bool
+    """Started from or dropped: no start offers it."""
+    dropped: bool
+    holders: tuple[_chain.ChainLink, ...]
+    """Sessions given it at their start that have not started from it yet and still run."""
+    mine: bool
+    """Reserved or written by a session of this state directory's person."""
+
+
+def describe(project_dir: str | os.PathLike[str]) -> list[HandoffInfo]:
+    """Every handoff file of the project, oldest first, with its records."""
+    data = _state.project_state(project_dir).read()
+    me = _state.owner()
+    used = data.get("consumed")
+    used_set = set(used) if isinstance(used, list) else set()
+    gone = data.get("dropped")
+    gone_set = set(gone) if isinstance(gone, list) else set()
+    owners = data.get("owners")
+    owners = owners if isinstance(owners, dict) else {}
+    table = data.get("injected")
+    table = table if isinstance(table, dict) else {}
+    out: list[HandoffInfo] = []
+    for path in list_handoffs(project_dir):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        name = path.name
+        nobody = _chain.ChainLink("", "", "")
+        links = table.get(name)
+        held = tuple(
+            link
+            for value in (links if isinstance(links, list) else ())
+            if _chain.holds(value, nobody) and (link := _chain.ChainLink.from_json(value))
+        )
+        out.append(
+            HandoffInfo(
+                path=path,
+                bytes=st.st_size,
+                mtime=st.st_mtime,
+                writer=writer_of(project_dir, name),
+                started=_chain.started_by(project_dir, name),
+                used=name in used_set,
+                dropped=name in gone_set,
+                holders=() if name in used_set else held,
+                mine=owners.get(name) == me,
+            )
+        )
+    return out
 
 
 def display(project_dir: str | os.PathLike[str], path: Path) -> str:
@@ -373,10 +525,12 @@ def resume_text(
     next_step: str | None,
     project_dir: str | os.PathLike[str],
     inline: bool = False,
+    writer: _chain.ChainLink | None = None,
 ) -> str:
-    """What every host's resume prompt says of the file: where it is, that it is read
-    first (``inline``: that its content follows, as a start hook injects it), and the
-    next step it names (quoted, at most :data:`NEXT_STEP_MAX_CHARS`)."""
+    """What every host's resume prompt says of the file: where it is, which agent's
+    session wrote it (``writer``), that it is read first (``inline``: that its content
+    follows, as a start hook injects it), and the next step it names (quoted, at most
+    :data:`NEXT_STEP_MAX_CHARS`)."""
     step = (next_step or "").strip()
     if len(step) > NEXT_STEP_MAX_CHARS:
         step = step[:NEXT_STEP_MAX_CHARS].rstrip() + "…"
@@ -385,9 +539,10 @@ def resume_text(
         if step
         else "Start with the next step it names."
     )
+    by = f", written by {_chain.describe(writer)}" if writer is not None else ""
     return (
         "[ctxrelay] Resume the work of the previous session from its handoff file "
-        f"{display(project_dir, path)} (full path: {path}). "
+        f"{display(project_dir, path)} (full path: {path}{by}). "
         + ("Its content follows" if inline else "Read it first")
         + "; it holds the goal, the state, the decisions, the files touched and the "
         "commands that matter. "

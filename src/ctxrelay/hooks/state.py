@@ -4,13 +4,17 @@ A host runs one hook process per event, often several at once (parallel tool cal
 subagent's hooks next to the main thread's, Claude Code's statusline every few seconds).
 What one hook learns and the next must know lives here.
 
-**Where.** The user's state directory, not the project: ``$CTXRELAY_STATE_DIR`` if set,
-else ``$XDG_STATE_HOME/ctxrelay``, else ``~/.local/state/ctxrelay`` (:func:`state_root`).
-Each host keeps its documents in a folder of its own (:func:`host_dir`: ``claude/``,
-``codex/``), keyed by the host's session id; what every host shares, a project's handoff
-records and chain (:func:`project_state`), sits in ``projects/`` at the root. The project
-tree stays clean; what the user reads and keeps, the handoff files, lives in the project
-(``.ctxrelay/handoff/``).
+**Where.** What belongs to one person's sessions lives in the user's state directory:
+``$CTXRELAY_STATE_DIR`` if set, else ``$XDG_STATE_HOME/ctxrelay``, else
+``~/.local/state/ctxrelay`` (:func:`state_root`). Each host keeps its documents in a folder
+of its own (:func:`host_dir`: ``claude/``, ``codex/``), keyed by the host's session id.
+What belongs to the handoff files lives beside them, in the project
+(``.ctxrelay/handoff/chain.json``, :func:`project_state`): which handoff was written by
+whom, reserved, offered, started from or dropped, and so the chain. It goes wherever the
+files go (another HOME, another machine, a CI checkout, a commit), so no session anywhere
+is offered a handoff another has used. Each state directory has an id of its own
+(:func:`owner`, random, no name in it): the project's records say whose sessions reserved
+or wrote each handoff, so a fresh start offers only its own person's handoffs.
 
 **How.** One file ``<name>.json`` per document and a lock file ``<name>.lock`` beside
 it. :meth:`StateFile.update` takes an exclusive ``fcntl.flock`` on the lock file, reads,
@@ -19,9 +23,11 @@ applies a function, and replaces the document atomically (write a temp file, fsy
 other's update. A missing or unreadable document reads as ``{}``: hooks fail open, and the
 next update rewrites it whole.
 
-**Upgrades.** A document the previous layout kept elsewhere (the project documents under
-``claude/projects/``, Codex's under ``claude/codex-sessions/`` and ``claude/codex-reads/``)
-is moved to its place the first time it is asked for (:func:`adopt`).
+**Upgrades.** A document the previous layout kept elsewhere (Codex's under
+``claude/codex-sessions/`` and ``claude/codex-reads/``) is moved to its place the first time
+it is asked for (:func:`adopt`); a project's records the user's state directory kept
+(``projects/<digest>.json``, before that ``claude/projects/``) are merged into the
+project's ``chain.json`` and removed, once (:func:`project_state`).
 """
 
 from __future__ import annotations
@@ -41,15 +47,18 @@ from ctxrelay.errors import CtxrelayError
 T = TypeVar("T")
 
 __all__ = [
+    "HANDOFF_DIR",
     "LOCK_TIMEOUT_S",
     "MAX_LIST_ITEMS",
     "ONCE",
+    "PROJECT_RECORDS",
     "StateFile",
     "StateLockError",
     "adopt",
     "claim",
     "host_dir",
     "is_plain",
+    "owner",
     "project_key",
     "project_state",
     "read_document",
@@ -60,6 +69,12 @@ __all__ = [
     "state_root",
     "update_document",
 ]
+
+HANDOFF_DIR = Path(".ctxrelay") / "handoff"
+"""Where handoff files go, relative to the project directory."""
+
+PROJECT_RECORDS = "chain.json"
+"""The project's handoff records, in :data:`HANDOFF_DIR` beside the files."""
 
 LOCK_TIMEOUT_S = 5.0
 """Longest wait for another hook's lock; then the hook fails open rather than hang."""
@@ -150,10 +165,14 @@ def read_document(path: str) -> dict[str, Any]:
 class StateFile:
     """One JSON document with locked, atomic read-modify-write."""
 
-    __slots__ = ("path",)
+    __slots__ = ("lock", "mode", "path")
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, lock: Path | None = None, mode: int = 0o600) -> None:
         self.path = path
+        self.lock = lock
+        """What is locked for an update (``None``: ``<name>.lock`` beside it)."""
+        self.mode = mode
+        """The document's file mode (before the umask)."""
 
     def read(self) -> dict[str, Any]:
         """The document now (``{}`` when missing or unreadable); takes no lock, since
@@ -166,7 +185,8 @@ class StateFile:
         ``change`` mutates the dict it gets and returns what the caller wants back. The
         document is written only when ``change`` altered it. Raises
         :class:`StateLockError` after :data:`LOCK_TIMEOUT_S` of waiting."""
-        return update_document(os.fspath(self.path), change)
+        lock = None if self.lock is None else os.fspath(self.lock)
+        return update_document(os.fspath(self.path), change, lock=lock, mode=self.mode)
 
     # -- small generic helpers, all locked ---------------------------------------------
 
@@ -241,28 +261,39 @@ def claim(data: dict[str, Any], flag: str, *, group: str = ONCE) -> bool:
     return True
 
 
-def update_document(path: str, change: Callable[[dict[str, Any]], T]) -> T:
-    """:meth:`StateFile.update` of the document at ``path``."""
+def update_document(
+    path: str,
+    change: Callable[[dict[str, Any]], T],
+    *,
+    lock: str | None = None,
+    mode: int = 0o600,
+) -> T:
+    """:meth:`StateFile.update` of the document at ``path``. ``lock``: a directory to
+    lock instead of ``<name>.lock`` (the project's records lock their folder, so no lock
+    file lands in the project)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(os.path.splitext(path)[0] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    if lock is None:
+        fd = os.open(os.path.splitext(path)[0] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    else:
+        fd = os.open(lock, os.O_RDONLY | os.O_DIRECTORY)
     try:
         _lock(fd, path)
         data = read_document(path)
         before = json.dumps(data)
         result = change(data)
         if json.dumps(data) != before:
-            _write(path, data)
+            _write(path, data, mode)
         return result
     finally:
         os.close(fd)  # closing the descriptor releases the flock
 
 
-def _write(path: str, data: dict[str, Any]) -> None:
+def _write(path: str, data: dict[str, Any], mode: int = 0o600) -> None:
     text = json.dumps(data)
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{time.time_ns()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
             os.write(fd, text.encode("utf-8"))
             os.fsync(fd)
@@ -295,18 +326,84 @@ def session_state(host: str, session_id: str) -> StateFile:
 
 
 def project_key(project_dir: str | os.PathLike[str]) -> str:
-    """The name of a project's document: a digest of its resolved path."""
+    """The name the previous layout gave a project's document in the user's state
+    directory: a digest of its resolved path."""
     resolved = os.path.realpath(os.fspath(project_dir))
     return hashlib.sha256(resolved.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def project_state(project_dir: str | os.PathLike[str]) -> StateFile:
-    """The document of one project, shared by every host: its handoff files' records
-    (reserved, injected, consumed) and its handoff chain."""
-    name = f"{project_key(project_dir)}.json"
+    """The document of one project's handoff files, shared by every host and every
+    person: ``.ctxrelay/handoff/chain.json`` beside the files, locked by their folder,
+    readable as the files are. Records the user's state directory kept for it before are
+    merged in first, once."""
+    folder = Path(os.path.realpath(os.fspath(project_dir))) / HANDOFF_DIR
+    doc = StateFile(folder / PROJECT_RECORDS, lock=folder, mode=0o666)
     root = state_root()
-    path = os.path.join(root, "projects", name)
-    return StateFile(Path(adopt(path, os.path.join(root, "claude", "projects", name))))
+    name = f"{project_key(project_dir)}.json"
+    for legacy in (
+        os.path.join(root, "projects", name),
+        os.path.join(root, "claude", "projects", name),
+    ):
+        if os.path.exists(legacy) and folder.is_dir():
+            _merge_legacy(doc, legacy)
+    return doc
+
+
+def _merge_legacy(doc: StateFile, legacy: str) -> None:
+    """Fold one person's records of the project from the previous layout into the
+    project's document (lists joined, tables with the project's entries winning; the
+    handoffs it reserved or saw written are that person's), then remove it."""
+    old = read_document(legacy)
+    me = owner()
+
+    def change(data: dict[str, Any]) -> None:
+        for key, value in old.items():
+            here = data.get(key)
+            if isinstance(value, list):
+                kept = here if isinstance(here, list) else []
+                data[key] = [*(x for x in value if x not in kept), *kept]
+            elif isinstance(value, dict):
+                data[key] = {**value, **(here if isinstance(here, dict) else {})}
+        owners = data.get("owners")
+        owners = owners if isinstance(owners, dict) else {}
+        for key in ("reserved", "reserved_by", "written"):
+            for handoff in old.get(key) or ():
+                if isinstance(handoff, str):
+                    owners.setdefault(handoff, me)
+        if owners:
+            data["owners"] = owners
+
+    doc.update(change)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(legacy)
+
+
+def owner() -> str:
+    """This state directory's id (random, made once): whose sessions reserved or wrote
+    a handoff, as the project's records say, without naming anyone."""
+    path = os.path.join(state_root(), "owner")
+    try:
+        with open(path, encoding="ascii") as fh:
+            text = fh.read().strip()
+        if text:
+            return text
+    except OSError:
+        pass
+    os.makedirs(state_root(), exist_ok=True)
+    made = os.urandom(8).hex()
+    tmp = f"{path}.{os.getpid()}.{time.time_ns()}.tmp"
+    try:
+        with open(tmp, "x", encoding="ascii") as fh:
+            fh.write(made + "\n")
+        os.link(tmp, path)  # made whole or not at all; the first hook's id wins
+    except FileExistsError:
+        with open(path, encoding="ascii") as fh:
+            return fh.read().strip()
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    return made
 
 
 def shared_state(host: str, name: str) -> StateFile:

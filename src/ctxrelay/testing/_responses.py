@@ -1,7 +1,12 @@
 """The OpenAI Responses API's wire shapes for the local server (``POST /v1/responses``):
 the response object, its stream of typed SSE events, usage, and the API's own checks of
 an ``input`` list. Shapes follow the ``openai`` package's ``types/responses``; the route
-itself is :class:`ctxrelay.testing.OpenAIServer`'s."""
+itself is :class:`ctxrelay.testing.OpenAIServer`'s.
+
+Two tool calls take the shapes Codex 0.171 uses for deferred tools (``docs/codex-facts.md``,
+"MCP servers"): a call of :data:`TOOL_SEARCH` is a ``tool_search_call`` item (executed by
+the client), and a call named ``namespace.name`` (a dot, which no function name may hold)
+is a ``function_call`` of ``name`` in that ``namespace``."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from ctxrelay.testing._server import estimate_tokens, new_id
 
 __all__ = [
     "PROMPT_KEYS",
+    "TOOL_SEARCH",
     "compacted",
     "input_items",
     "input_problem",
@@ -24,6 +30,9 @@ __all__ = [
     "stream_error",
     "usage",
 ]
+
+TOOL_SEARCH = "tool_search"
+"""The client-executed tool search of Codex's deferred tools."""
 
 PROMPT_KEYS = ("instructions", "input", "tools")
 """The request fields that make up the prompt (for estimated usage and the window check)."""
@@ -138,16 +147,30 @@ def output_items(step: Step) -> list[dict[str, Any]]:
             }
         )
     for call in step.tool_calls:
-        items.append(
-            {
-                "id": new_id("fc_"),
-                "type": "function_call",
-                "status": "completed",
-                "call_id": call.id or new_id("call_"),
-                "name": call.name,
-                "arguments": json.dumps(dict(call.input)),
-            }
-        )
+        if call.name == TOOL_SEARCH:
+            items.append(
+                {
+                    "id": new_id("ts_"),
+                    "type": "tool_search_call",
+                    "status": "completed",
+                    "call_id": call.id or new_id("call_"),
+                    "execution": "client",
+                    "arguments": dict(call.input),
+                }
+            )
+            continue
+        namespace, _, name = call.name.rpartition(".")
+        item = {
+            "id": new_id("fc_"),
+            "type": "function_call",
+            "status": "completed",
+            "call_id": call.id or new_id("call_"),
+            "name": name,
+            "arguments": json.dumps(dict(call.input)),
+        }
+        if namespace:
+            item["namespace"] = namespace
+        items.append(item)
     return items
 
 
@@ -221,6 +244,10 @@ def _message_events(index: int, item: Mapping[str, Any], chunks: Any) -> Iterato
 
 
 def _call_events(index: int, item: Mapping[str, Any], chunks: Any) -> Iterator[dict[str, Any]]:
+    if item["type"] == "tool_search_call":  # no argument deltas: sent whole
+        yield {"type": "response.output_item.added", "output_index": index, "item": item}
+        yield {"type": "response.output_item.done", "output_index": index, "item": item}
+        return
     where = {"item_id": item["id"], "output_index": index}
     yield {
         "type": "response.output_item.added",

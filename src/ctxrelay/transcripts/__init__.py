@@ -24,8 +24,10 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
 guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
-``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
-as text).
+``session_history`` (a session's prompts, replies, tool calls and results as text),
+:func:`codex_conversation` for a Codex rollout's, and :func:`conversation_of` reading a
+session with its own host's reader; :func:`started` for every host's hook (whether a
+session of any host has started from a handoff file, by that host's rule).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._codex import Rollout as Rollout
     from ctxrelay.transcripts._codex import is_rollout as is_rollout
     from ctxrelay.transcripts._codex import read_rollout as read_rollout
+    from ctxrelay.transcripts._codex_conversation import (
+        codex_conversation as codex_conversation,
+    )
     from ctxrelay.transcripts._codex_tail import CodexContext as CodexContext
     from ctxrelay.transcripts._codex_tail import codex_context as codex_context
     from ctxrelay.transcripts._conversation import Message as Message
@@ -48,6 +53,8 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._formats import scan_file as scan_file
+    from ctxrelay.transcripts._history import READERS as READERS
+    from ctxrelay.transcripts._history import conversation_of as conversation_of
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
     from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES as FIRST_CHUNK_BYTES
     from ctxrelay.transcripts._hot import HOT_TAIL_BYTES as HOT_TAIL_BYTES
@@ -69,6 +76,11 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._scan import scan as scan
     from ctxrelay.transcripts._since import SINCE_MAX_BYTES as SINCE_MAX_BYTES
     from ctxrelay.transcripts._since import read_result_since as read_result_since
+    from ctxrelay.transcripts._started import STARTED_RULES as STARTED_RULES
+    from ctxrelay.transcripts._started import claude_started as claude_started
+    from ctxrelay.transcripts._started import codex_started as codex_started
+    from ctxrelay.transcripts._started import injection_mark as injection_mark
+    from ctxrelay.transcripts._started import started as started
     from ctxrelay.transcripts._tail import agent_stats as agent_stats
     from ctxrelay.transcripts._tail import latest_context as latest_context
     from ctxrelay.transcripts._touches import FILE_TOOLS as FILE_TOOLS
@@ -87,7 +99,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
 _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
     "_codex": ("CodexResponse", "Rollout", "is_rollout", "read_rollout"),
+    "_codex_conversation": ("codex_conversation",),
     "_codex_tail": ("CodexContext", "codex_context"),
+    "_history": ("READERS", "conversation_of"),
     "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_formats": ("scan_file",),
@@ -112,6 +126,13 @@ _NAMES: dict[str, tuple[str, ...]] = {
     ),
     "_scan": ("Transcript", "scan"),
     "_since": ("SINCE_MAX_BYTES", "read_result_since"),
+    "_started": (
+        "STARTED_RULES",
+        "claude_started",
+        "codex_started",
+        "injection_mark",
+        "started",
+    ),
     "_tail": ("agent_stats", "latest_context"),
     "_touches": ("FILE_TOOLS", "Touch", "Touches", "read_touches"),
     "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),

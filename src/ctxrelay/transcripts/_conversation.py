@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeAlias
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.transcripts._hot import open_regular
 
-__all__ = ["Message", "MessageKind", "conversation"]
+__all__ = ["Message", "MessageKind", "conversation", "lines_of"]
 
 MessageKind: TypeAlias = Literal["user", "assistant", "tool_call", "tool_result"]
 """The kinds of :class:`Message`, named as the store names its rows."""
@@ -44,7 +44,7 @@ class Message:
     is_error: bool = False
 
 
-def _lines(fd: int, cap: int) -> Iterator[bytes]:
+def lines_of(fd: int, cap: int) -> Iterator[bytes]:
     """The file's lines, without those longer than ``cap`` (read in pieces, never whole)."""
     with os.fdopen(fd, "rb") as f:
         while line := f.readline(cap + 1):
@@ -101,7 +101,7 @@ def conversation(
     if fd is None:
         return
     seen: set[tuple[str, MessageKind, str, str]] = set()
-    for line in _lines(fd, line_cap):
+    for line in lines_of(fd, line_cap):
         if not any(kind in line for kind in _KINDS):
             continue
         try:

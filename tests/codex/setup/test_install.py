@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,29 @@ def test_a_config_toml_only_install_made_goes_with_uninstall(tmp_path: Path) -> 
     (home / "config.toml").write_text("\n")  # what Codex's trust leaves once emptied
     uninstall_hooks("user", project, home, None)
     assert not home.exists()
+
+
+def test_session_history_is_registered_with_approval_and_taken_out_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    home.mkdir()
+    mine = b'model = "gpt-5.5"\n# mine, no newline at the end'
+    (home / "config.toml").write_bytes(mine)
+    (home / "config.toml").chmod(0o640)
+    result = install_hooks("user", project, home, "python -m ctxrelay.codex.hook", None)
+    server = tomllib.loads((home / "config.toml").read_text())["mcp_servers"]["ctxrelay"]
+    assert server["default_tools_approval_mode"] == "approve"  # no prompt stops codex exec
+    assert server["args"][-2:] == ["codex", "mcp"]
+    assert any("[mcp_servers.ctxrelay]" in note for note in result.notes)
+    assert (home / "config.toml").stat().st_mode & 0o777 == 0o640
+    uninstall_hooks("user", project, home, None)
+    assert (home / "config.toml").read_bytes() == mine
+    # A table of the user's own of that name is theirs: install adds nothing to it.
+    own = b'[mcp_servers.ctxrelay]\ncommand = "my-server"\n'
+    (home / "config.toml").write_bytes(own)
+    install_hooks("user", project, home, "python -m ctxrelay.codex.hook", None)
+    assert (home / "config.toml").read_bytes() == own
+    uninstall_hooks("user", project, home, None)
+    assert (home / "config.toml").read_bytes() == own

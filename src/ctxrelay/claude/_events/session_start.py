@@ -7,7 +7,9 @@ Every main-session start records which session its Claude Code process now runs
 names the session that was cleared. Then the newest handoff file no session has started
 from (written within a day; :func:`ctxrelay.claude.handoff.latest_unconsumed`, after
 :func:`~ctxrelay.claude.handoff.settle` has marked the ones whose session did start) is
-offered:
+offered, when this person's sessions reserved or wrote it (:func:`ctxrelay.hooks.state.
+owner`; the records live in the project, so another HOME, machine or CI run is offered
+nothing of it):
 
 - at ``/clear``, when it belongs to the chain of the session cleared (written by it, or
   asked of it, or offered to it at its own start): injected as ``additionalContext`` (the
@@ -25,9 +27,10 @@ offered:
   document) is alive and runs it now (:func:`ctxrelay.hooks.chain.running`), so after a
   crash of that process any start takes the handoff again.
 
-A fresh session ``ctxrelay claude run`` starts after a handoff names the file in
-:data:`ctxrelay.claude.handoff.RESUME_ENV`; its ``startup`` injects that file whatever
-the mode, as the writer's ``/clear`` would.
+A fresh session ``ctxrelay claude run`` or ``ctxrelay handoff continue`` starts names the
+file in :data:`ctxrelay.hooks.handoff.RESUME_ENV`; its ``startup`` injects that file
+whatever the mode and whoever wrote it (:func:`ctxrelay.hooks.handoff.continued`), as the
+writer's ``/clear`` would.
 
 Injecting does not consume the file: the session that got it has started from it once its
 first request went out with it (read off its transcript at its ``Stop`` or at the next
@@ -55,11 +58,11 @@ from ctxrelay.claude._state import (
 from ctxrelay.claude.config import load, project_dir_of
 from ctxrelay.claude.host import injection_mark
 from ctxrelay.hooks import chain
-from ctxrelay.hooks.chain import ChainLink, running
+from ctxrelay.hooks.chain import ChainLink, describe, running
 from ctxrelay.hooks.handoff import INJECT_MAX_BYTES
 from ctxrelay.hooks.host import Answer
 from ctxrelay.hooks.job import HandoffPhase
-from ctxrelay.hooks.state import read_document
+from ctxrelay.hooks.state import owner, read_document
 
 if TYPE_CHECKING:
     from ctxrelay.claude._events._payloads import SessionStartPayload
@@ -67,11 +70,16 @@ if TYPE_CHECKING:
 __all__ = ["handle", "injection", "loaded_text", "offer_text", "project_of"]
 
 
-def injection(found: handoff.Handoff, project: object) -> str:
-    """The context a fresh session gets from a handoff file."""
+def injection(found: handoff.Handoff, project: object, writer: ChainLink | None = None) -> str:
+    """The context a fresh session gets from a handoff file (naming the session that
+    wrote it, of whichever agent)."""
 
     prompt = handoff.resume_prompt(
-        found.path, next_step=found.next_step, project_dir=Path(str(project)), inline=True
+        found.path,
+        next_step=found.next_step,
+        project_dir=Path(str(project)),
+        inline=True,
+        writer=writer,
     )
     cut = (
         f"\n[ctxrelay] The file is longer than {INJECT_MAX_BYTES:,} bytes; the rest is "
@@ -103,20 +111,25 @@ def _cache_limit(session_id: str, mode: str, configured: int | None) -> None:
     session_state(session_id).update(lambda data: _seed_into(data, seed))
 
 
-def loaded_text(path: object) -> str:
-    """The one line after ``/clear`` (or a start) that injected a handoff."""
+def loaded_text(path: object, writer: ChainLink | None = None) -> str:
+    """The one line after ``/clear`` (or a start) that injected a handoff; it names the
+    agent that wrote it when that was another agent."""
+    by = f" ({describe(writer)})" if writer is not None and writer.host != HOST else ""
     return (
-        f"ctxrelay: continuing from the handoff {path}: it goes to Claude with the first "
-        "prompt of this session."
+        f"ctxrelay: continuing from the handoff {path}{by}: it goes to Claude with the "
+        "first prompt of this session."
     )
 
 
-def offer_text(path: object, *, writer: bool = False) -> str:
-    """The one line at a start that leaves a waiting handoff to the user."""
+def offer_text(path: object, *, writer: bool = False, by: ChainLink | None = None) -> str:
+    """The one line at a start that leaves a waiting handoff to the user (naming the
+    agent that wrote it when that was another agent)."""
     whose = "this session wrote" if writer else "no session has continued from"
+    if by is not None and by.host != HOST and not writer:
+        whose = f"{describe(by)} wrote and no session has continued from"
     return (
         f"ctxrelay: a handoff {whose} is waiting: {path}. Run /clear to continue from it "
-        "in a fresh session, or 'ctxrelay claude handoff drop' to set it aside."
+        "in a fresh session, or 'ctxrelay handoff drop' to set it aside."
     )
 
 
@@ -165,22 +178,6 @@ def _in_flight(project: object, name: str, writer: object, session_id: str) -> b
     return any(_live(x) for x in links if isinstance(x, ChainLink) and x.session_id != session_id)
 
 
-def _continued(project: object) -> Path | None:
-    """The handoff ``ctxrelay claude run`` starts this session from, named by
-    :data:`ctxrelay.claude.handoff.RESUME_ENV`: a handoff file of this project that no
-    session has started from or been given yet (a ``claude`` run inside the session
-    inherits the variable, and gets the usual rules)."""
-
-    text = os.environ.get(handoff.RESUME_ENV)
-    folder = Path(str(project))
-    if not text or not handoff.is_handoff_path(folder, text):
-        return None
-    path = Path(text) if os.path.isabs(text) else folder / text
-    if handoff.consumed(folder, path.name) or handoff.injected_into(folder, path.name):
-        return None
-    return path
-
-
 def _offered(data: dict[str, Any], name: str, own: bool) -> None:
     """The session was offered the handoff ``name``: its ``/clear`` takes it. The writer
     resumed (after a crash) is not cleared by the mod after the user's next prompt: that
@@ -221,12 +218,12 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
         return None
     handoff.settle(project)
-    chosen = _continued(project) if source == "startup" else None
-    path = chosen or handoff.latest_unconsumed(project)
+    chosen = handoff.continued(project) if source == "startup" else None
+    path = chosen or handoff.latest_unconsumed(project, owner=owner())
     if path is None:
         return None
     name = path.name
-    writer = chain.written_by(project, name) or handoff.reserved_by(project, name)
+    writer = handoff.writer_of(project, name)
     if writer is not None and chain.written_by(project, name) is None:
         chain.record_written(project, name, writer)  # the Stop that saw it never ran
     if chosen is not None:
@@ -239,10 +236,11 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     elif (writer is not None and writer.session_id == session_id) or cfg.main_handover != "auto":
         own = writer is not None and writer.session_id == session_id
         session_state(session_id).update(lambda data: _offered(data, name, own))
-        return Answer(notice=offer_text(path, writer=own))
+        return Answer(notice=offer_text(path, writer=own, by=writer))
     found = handoff.read_handoff(path)
     if found is None:
         return None
-    handoff.record_injected(project, path, me)
+    if not handoff.record_injected(project, path, me, pid=pid):
+        return None  # another session's start took it a moment ago
     session_state(session_id).set("injected", name)  # its Stop looks whether it started
-    return Answer(notice=loaded_text(path), context=injection(found, project))
+    return Answer(notice=loaded_text(path, writer), context=injection(found, project, writer))

@@ -32,7 +32,10 @@ examples:
   ctxrelay claude handoff list --json   the project's handoff files, oldest first
   ctxrelay claude handoff latest        the newest handoff file's path
   ctxrelay claude handoff drop          set aside the handoff waiting for a session, so
-                                        no start or /clear offers it again (the file stays)
+                                        no start or /clear offers it again (the file stays;
+                                        the same as 'ctxrelay handoff drop')
+
+'ctxrelay handoff' lists, shows, drops and continues handoffs in any agent.
 """
 
 

@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "uninstall": ("ctxrelay.cli.codex.uninstall", "remove the hooks and their trust"),
     "doctor": ("ctxrelay.cli.codex.doctor", "run each hook as Codex would, report its trust"),
     "config": ("ctxrelay.cli.codex.config", "show or set the handoff slider"),
+    "mcp": ("ctxrelay.cli.codex.mcp", "the MCP server of session_history (Codex starts it)"),
 }
 
 _USAGE = """usage: ctxrelay codex SUBCOMMAND [ARGS...]

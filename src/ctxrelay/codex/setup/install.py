@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.codex.config import codex_home
-from ctxrelay.codex.setup import launcher, probe
+from ctxrelay.codex.setup import launcher, mcp, probe
 from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, untrust_edit
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.history import SERVER_NAME
 from ctxrelay.hooks.install.entries import command_hooks, runs_ours
-from ctxrelay.hooks.install.launch import choose_hook
+from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
 from ctxrelay.hooks.install.manifest import Manifest
 from ctxrelay.hooks.install.merge import Ours, Rule, Rules, merge
 
@@ -328,6 +329,17 @@ def install_hooks(
         problem = result.trust.problem or ""
         if "trusted project" not in problem:
             result.notes.append(trust_advice(path))
+    # After the trust records: Codex's own writes of config.toml come first, and the
+    # block stays as appended, for uninstall to take out byte for byte.
+    added = mcp.register(config_toml(home), ctxrelay_command())
+    if added is not None:
+        manifest.data["mcp_block"] = added
+        manifest.save()
+        result.changed = True
+        result.notes.append(
+            f"session_history is served to Codex as [mcp_servers.{SERVER_NAME}] in "
+            f"{config_toml(home)}"
+        )
     result.notes.append("restart a running codex: it reads hooks when a session starts")
     return result
 
@@ -339,7 +351,21 @@ def uninstall_hooks(scope: str, project: Path, home: Path, codex: Path | None) -
     manifest = _manifest(path)
     created = manifest.data.get("config_existed") is False
     problem = None if codex is None else untrust(codex, home, project, path)
+    added = manifest.data.get("mcp_block")
+    if isinstance(added, str):
+        if mcp.unregister(config_toml(home), added):
+            result_mcp = f"removed [mcp_servers.{SERVER_NAME}] from {config_toml(home)}"
+        else:
+            result_mcp = (
+                f"[mcp_servers.{SERVER_NAME}] in {config_toml(home)} was changed since "
+                "install: left as it is"
+            )
+    else:
+        result_mcp = None
     result = _uninstall(manifest, path)
+    if result_mcp is not None:
+        result.notes.append(result_mcp)
+        result.changed = True
     if problem is not None:
         result.notes.append(
             f"the trust records of ctxrelay's hooks may remain in {config_toml(home)} ({problem})"

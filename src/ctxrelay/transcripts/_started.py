@@ -1,0 +1,68 @@
+"""Whether a host's session has started from a handoff file, read off its own transcript:
+one rule per host that writes transcripts this package reads, so any host's hook can
+settle a handoff another host's session took (the chain is one across hosts).
+
+Claude Code: its transcript holds the ``SessionStart`` injection of the file (an
+``attachment`` line ``hook_additional_context`` opened by :func:`injection_mark`) and,
+after it, an ``api-request`` line, written once the request that carried it went out
+(2.1.332). Codex: its rollout holds a response (or a compaction), as
+:func:`~ctxrelay.transcripts.codex_context` reads it; the thread was given the file at its
+start, so its first response answered it. A missing transcript, or one cut before that
+(a crash), has not started. Standard library only: every hook that settles reads this.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from ctxrelay.transcripts._codex_tail import codex_context
+
+__all__ = ["STARTED_RULES", "claude_started", "codex_started", "injection_mark", "started"]
+
+
+def injection_mark(path: Path) -> str:
+    """What opens a handoff file's content in Claude Code's ``SessionStart`` injection."""
+    return f'<handoff path="{path}">'
+
+
+def claude_started(transcript_path: str, path: Path) -> bool:
+    """Whether the Claude Code session of ``transcript_path`` has started from the
+    handoff ``path``: its injection, then an ``api-request`` line."""
+    mark = json.dumps(injection_mark(path))[1:-1].encode("utf-8", "surrogatepass")
+    seen = False
+    try:
+        with open(transcript_path, "rb") as fh:
+            for line in fh:
+                if not seen:
+                    seen = mark in line and b"hook_additional_context" in line
+                elif b'"api-request"' in line:
+                    try:
+                        item = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(item, dict) and item.get("type") == "api-request":
+                        return True
+    except OSError:
+        return False
+    return False
+
+
+def codex_started(transcript_path: str, path: Path) -> bool:
+    """Whether the Codex thread of ``transcript_path`` has its first response."""
+    del path  # the thread was given the file at its start
+    return codex_context(transcript_path) is not None
+
+
+STARTED_RULES: Mapping[str, Callable[[str, Path], bool]] = {
+    "claude": claude_started,
+    "codex": codex_started,
+}
+"""Each host's rule by its name (a new host adds its entry)."""
+
+
+def started(host: str, transcript_path: str, path: Path) -> bool:
+    """:data:`STARTED_RULES` of ``host``; ``False`` for a host it has no rule for."""
+    rule = STARTED_RULES.get(host)
+    return rule is not None and rule(transcript_path, path)
