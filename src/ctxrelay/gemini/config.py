@@ -1,0 +1,104 @@
+"""The Gemini host's settings: the slider (``ctxrelay gemini config --threshold``) and
+the handoff mode (``--mode manual|auto``).
+
+They live in the same files as the other hosts' (:mod:`ctxrelay.hooks.config`: the
+project's ``.ctxrelay/config.json``, then the user's), under their own ``"gemini"`` key:
+``{"gemini": {"threshold": 45, "mode": "auto"}}``. The environment's
+``CTXRELAY_GEMINI_THRESHOLD`` comes first, then the project, the user, and the default
+slider ``DEFAULT_THRESHOLD``; the mode is ``manual`` unless a file says ``auto``. A bad
+value is ignored and named.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
+from ctxrelay.errors import ConfigError
+from ctxrelay.hooks.config import (
+    Scope,
+    config_path,
+    parse_threshold,
+    read_config,
+    stored_threshold,
+    write_section,
+)
+
+__all__ = ["ENV_THRESHOLD", "MODES", "SECTION", "GeminiConfig", "load", "set_values"]
+
+ENV_THRESHOLD = "CTXRELAY_GEMINI_THRESHOLD"
+SECTION = "gemini"
+MODES = ("manual", "auto")
+"""``manual``: the person is told at the slider; ``auto``: the agent writes the handoff
+file and the ``AfterAgent`` hook clears the context and continues from it."""
+
+Source = Literal["env", "project", "user", "default"]
+
+
+class GeminiConfig(NamedTuple):
+    threshold: float
+    threshold_source: Source
+    mode: str
+    problems: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        value = int(self.threshold) if self.threshold.is_integer() else self.threshold
+        return {
+            "threshold": value,
+            "threshold_source": self.threshold_source,
+            "mode": self.mode,
+            "problems": list(self.problems),
+        }
+
+
+def load(project: Path) -> GeminiConfig:
+    """The effective settings for ``project``; never raises (problems are listed)."""
+    problems: list[str] = []
+    layers: list[tuple[Source, object]] = []
+    mode: str | None = None
+    if ENV_THRESHOLD in os.environ:
+        layers.append(("env", os.environ[ENV_THRESHOLD]))
+    for scope in ("project", "user"):
+        path = config_path(scope, project if scope == "project" else None)
+        try:
+            section = read_config(path).get(SECTION, {})
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        if not isinstance(section, dict):
+            continue
+        if "threshold" in section:
+            layers.append((scope, section["threshold"]))
+        raw = section.get("mode")
+        if mode is None and raw is not None:
+            if raw in MODES:
+                mode = str(raw)
+            else:
+                problems.append(f"mode from {scope} is {raw!r}; expected manual or auto (ignored)")
+    for source, raw in layers:
+        slider = parse_threshold(raw)
+        if slider is not None:
+            return GeminiConfig(slider, source, mode or "manual", tuple(problems))
+        problems.append(
+            f"threshold from {source} is {raw!r}; expected a percentage from 0 to 100, or "
+            "off (ignored)"
+        )
+    return GeminiConfig(float(DEFAULT_THRESHOLD), "default", mode or "manual", tuple(problems))
+
+
+def set_values(
+    scope: Scope, project: Path, *, threshold: str | None = None, mode: str | None = None
+) -> Path:
+    """Set the slider and/or the mode in the ``scope`` file, keeping everything else in
+    it; returns the file's path. A bad value is a :class:`ConfigError`."""
+    updates: dict[str, object] = {}
+    if threshold is not None:
+        updates["threshold"] = stored_threshold(threshold)
+    if mode is not None:
+        if mode not in MODES:
+            raise ConfigError(f"the mode is manual or auto, not {mode!r}")
+        updates["mode"] = mode
+    path = config_path(scope, project if scope == "project" else None)
+    return write_section(path, SECTION, updates)
