@@ -66,7 +66,8 @@ def test_the_bound_is_under_the_clis_own_cut() -> None:
 )
 def test_a_big_print_is_denied_with_the_bounded_way(project: Path, command: str) -> None:
     said = shell(project, command)
-    assert said is not None and said["decision"] == "deny"
+    assert said is not None
+    assert said["decision"] == "deny"
     reason = said["reason"]
     assert "first 8,000 and last 32,000 characters" in reason
     assert f"end_line {GEMINI_PRINT_MAX_LINES}" in reason
@@ -84,7 +85,8 @@ def test_a_whole_reread_of_an_unchanged_file_is_denied(project: Path) -> None:
     assert shell(project, "cat small.txt") is None
     assert shell(project, "cat small.txt", "AfterTool") is None
     said = shell(project, "cat small.txt")
-    assert said["decision"] == "deny" and "already read" in said["reason"]
+    assert said["decision"] == "deny"
+    assert "already read" in said["reason"]
     denied = answer("BeforeTool", project, "read_file", {"file_path": "small.txt"})
     assert denied["decision"] == "deny"
     ranged = {"file_path": "small.txt", "start_line": 1, "end_line": 1}
