@@ -91,11 +91,13 @@ def load(project: Path) -> GeminiConfig:
 def set_values(
     scope: Scope, project: Path, *, threshold: str | None = None, mode: str | None = None
 ) -> Path:
-    """Set the slider and/or the mode in the ``scope`` file, keeping everything else in
-    it; returns the file's path. A bad value is a :class:`ConfigError`."""
+    """Set the slider (``default``: remove it) and/or the mode in the ``scope`` file,
+    keeping everything else in it; returns the file's path.
+    A bad value is a :class:`ConfigError`."""
     updates: dict[str, object] = {}
-    if threshold is not None:
-        updates["threshold"] = stored_threshold(threshold)
+    if threshold is not None:  # "default": removed, so the next layer decides
+        default = threshold.strip().lower() == "default"
+        updates["threshold"] = None if default else stored_threshold(threshold)
     if mode is not None:
         if mode not in MODES:
             raise ConfigError(f"the mode is manual or auto, not {mode!r}")
