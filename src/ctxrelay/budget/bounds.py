@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DISABLE_COMPACT",
     "FORK_MAX_TURNS",
+    "GEMINI_COMPRESSION_THRESHOLD",
     "GEMINI_PRINT_MAX_BYTES",
     "GEMINI_PRINT_MAX_LINES",
     "GEMINI_TOOL_OUTPUT_MAX_CHARS",
@@ -137,6 +138,13 @@ GEMINI_PRINT_MAX_BYTES: Final = GEMINI_TOOL_OUTPUT_MAX_CHARS - 1_000
 CLI's ``Output:`` wrapper) stays under the CLI's own cut, so the model never gets a file
 with its middle cut out. A larger one only by a line range of at most
 ``GEMINI_PRINT_MAX_LINES`` lines."""
+
+GEMINI_COMPRESSION_THRESHOLD: Final = 0.9
+"""The share of the window at which the Gemini CLI compresses once ctxrelay is installed
+(its ``model.compressionThreshold``, 0.5 by default): the CLI compresses before the next
+request once the last prompt reached it, so at its default the handoff at the default
+slider (60%) would come after a compression. The handoff replaces it; the CLI's own
+compression stays as the hard limit."""
 
 GEMINI_PRINT_MAX_LINES: Final = 400
 """The longest line range a Gemini shell command may print of a file over

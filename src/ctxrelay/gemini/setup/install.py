@@ -10,6 +10,10 @@ doubled); the manifest ``ctxrelay-install.json`` and one backup of the file as f
 beside it, and uninstall puts back the very bytes it found (or removes a file that was
 not there) when nothing else changed it since, and otherwise removes only our groups.
 
+The CLI compresses a session at half its window by default, before the default slider;
+install moves that to ``GEMINI_COMPRESSION_THRESHOLD`` (``model.compressionThreshold``) so
+the handoff comes first and the CLI's compression stays as the hard limit.
+
 Trust: the CLI runs no hooks in a folder it does not trust and ignores the project's
 settings there. A project install into such a folder changes nothing and says, in one
 sentence, to trust the folder in the CLI first (:func:`ctxrelay.gemini.setup.trust.trust_advice`);
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import HOOK_TIMEOUT_S
+from ctxrelay.budget.bounds import GEMINI_COMPRESSION_THRESHOLD, HOOK_TIMEOUT_S
 from ctxrelay.errors import ConfigError
 from ctxrelay.gemini._state import gemini_dir
 from ctxrelay.gemini.setup import launcher, probe
@@ -44,6 +48,7 @@ __all__ = [
     "hooks_config",
     "install",
     "settings_path",
+    "snippet",
     "uninstall",
 ]
 
@@ -58,7 +63,8 @@ EVENTS: Mapping[str, str | None] = {
 }
 """The events ctxrelay's hook answers on the Gemini CLI, with their matcher."""
 
-MERGE_RULES: Rules = {"hooks": Rule.LISTS}
+MERGE_RULES: Rules = {"hooks": Rule.LISTS, "model": Rule.KEYS}
+"""The hooks' groups appended; of ``model``, only ``compressionThreshold`` set."""
 OURS: Ours = {"hooks": runs_ours(is_ours)}
 
 
@@ -77,6 +83,16 @@ def hooks_config(command: str) -> dict[str, list[dict[str, Any]]]:
         for hook in groups[0]["hooks"]:
             hook["name"] = f"ctxrelay-{event}"
     return config
+
+
+def snippet(command: str) -> dict[str, Any]:
+    """What install merges into ``settings.json``: the hooks, and the CLI's compression
+    moved from half the window to ``GEMINI_COMPRESSION_THRESHOLD``, above the slider, so
+    the handoff comes first (what the setting held is put back at uninstall)."""
+    return {
+        "hooks": hooks_config(command),
+        "model": {"compressionThreshold": GEMINI_COMPRESSION_THRESHOLD},
+    }
 
 
 def choose_command(command: str | None = None) -> str:
@@ -117,9 +133,7 @@ def install(scope: str, project: Path, command: str) -> InstallResult:
         raise ConfigError(trust_advice(project))
     path = settings_path(scope, project)
     manifest = Manifest.load(path.parent)
-    merged = manifest.merge_file(
-        path, {"hooks": hooks_config(command)}, MERGE_RULES, ours=OURS, backup=True
-    )
+    merged = manifest.merge_file(path, snippet(command), MERGE_RULES, ours=OURS, backup=True)
     manifest.data["command"] = command
     manifest.save()
     result = InstallResult(path, merged.changed, command=command, trust=trust)
