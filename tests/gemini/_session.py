@@ -81,5 +81,7 @@ class SessionFile:
         return self.header()
 
     def write(self, path: Path) -> Path:
-        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        # compact, as the CLI writes it
+        text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in self.lines)
+        path.write_text(text)
         return path
