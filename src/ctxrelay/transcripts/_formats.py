@@ -1,6 +1,7 @@
 """One read of a session file, whichever agent wrote it: a Claude Code transcript
-(:mod:`ctxrelay.transcripts._scan`) or a Codex rollout (:mod:`ctxrelay.transcripts._codex`),
-told apart by the file's first line (:func:`~ctxrelay.transcripts._codex.is_rollout`)."""
+(:mod:`ctxrelay.transcripts._scan`), a Codex rollout (:mod:`ctxrelay.transcripts._codex`)
+or a Gemini CLI session file (:mod:`ctxrelay.transcripts._gemini`, read whole into its
+``Transcript``), told apart by the file's first line."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ import os
 from typing import TYPE_CHECKING, TypeAlias
 
 from ctxrelay.transcripts._codex import RawRollout, is_rollout, read_rollout_raw, rollout_of
-from ctxrelay.transcripts._scan import read_raw, transcript_of
+from ctxrelay.transcripts._gemini import is_gemini_session, read_gemini
+from ctxrelay.transcripts._scan import Transcript, read_raw, transcript_of
 
 if TYPE_CHECKING:
     from ctxrelay.transcripts._pass import RawTranscript
-    from ctxrelay.transcripts._scan import Transcript
 
 __all__ = ["RawFile", "read_file", "scan_file", "transcript_from"]
 
-RawFile: TypeAlias = "RawTranscript | RawRollout"
+RawFile: TypeAlias = "RawTranscript | RawRollout | Transcript"
 
 
 def read_file(path: str, *, agent: bool = False) -> RawFile:
@@ -25,11 +26,15 @@ def read_file(path: str, *, agent: bool = False) -> RawFile:
     Raises :class:`~ctxrelay.errors.TranscriptError` as both readers do."""
     if not agent and is_rollout(path):
         return read_rollout_raw(path)
+    if not agent and is_gemini_session(path):
+        return read_gemini(path)
     return read_raw(path, agent=agent)
 
 
 def transcript_from(raw: RawFile) -> Transcript:
     """The :class:`~ctxrelay.transcripts.Transcript` of :func:`read_file`'s data."""
+    if isinstance(raw, Transcript):
+        return raw
     if isinstance(raw, RawRollout):
         return rollout_of(raw).transcript()
     return transcript_of(raw)
