@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.errors import TranscriptError
+from ctxrelay.transcripts._pass import open_fd
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 from ctxrelay.transcripts._scan import Transcript
 
@@ -39,12 +40,15 @@ _HEAD_BYTES = 4096
 def is_gemini_session(path: str) -> bool:
     """Whether ``path`` is a Gemini CLI session file: its first record is a header
     (``sessionId`` and ``projectHash``), or, for the older ``.json`` form, one object
-    that starts with them."""
+    that starts with them. False when it cannot be read (the reader then says why)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD_BYTES)
-    except OSError:
+        fd = open_fd(path)  # never blocks on a FIFO; None for what is not a regular file
+    except TranscriptError:
         return False
+    if fd is None:
+        return False
+    with open(fd, "rb", buffering=0) as f:
+        head = f.read(_HEAD_BYTES) or b""
     first = head.split(b"\n", 1)[0]
     return first.startswith(b'{"sessionId"') and b'"projectHash"' in head
 
