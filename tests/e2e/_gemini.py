@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ctxrelay.testing import GeminiServer
+from ctxrelay.cli import main as ctxrelay
+from ctxrelay.testing import GeminiServer, Step, ToolUse
 from tests.gemini._cli import gemini_cli
 
 MODEL = "gemini-2.5-pro"
@@ -110,3 +113,38 @@ def function_responses(server: GeminiServer) -> list[dict[str, Any]]:
                 if isinstance(answer, dict):
                     seen.setdefault(str(answer.get("id") or len(seen)), answer)
     return list(seen.values())
+
+
+HANDOFF = "# Handoff\n\n## Goal\nPort the parser.\n\n## Next step\nRun the parser tests.\n"
+ASKED_PATH = re.compile(r"to exactly this path:\s+(\S+\.md)")
+"""Where ctxrelay's ask names the reserved handoff file."""
+
+
+def texts(content: Mapping[str, Any]) -> str:
+    """The text parts of one request content, joined."""
+    return "\n".join(str(p.get("text", "")) for p in content.get("parts") or ())
+
+
+def handoff_router(steps: list[Step]) -> Any:
+    """The old window's steps in order; the ask answered with a write of the file to the
+    path it names, then one line; the fresh context answered once."""
+    queue = list(steps)
+
+    def route(body: Mapping[str, Any]) -> Step | None:
+        contents = body.get("contents") or []
+        last = texts(contents[-1]) if contents else ""
+        asked = ASKED_PATH.search(last)
+        if asked and contents[-1].get("role") == "user":
+            call = ToolUse("write_file", {"file_path": asked.group(1), "content": HANDOFF})
+            return Step(tool_calls=[call], input_tokens=705_000)
+        if len(contents) == 1 and "Resume the work" in last:
+            return Step(text="Resumed: running the parser tests.", input_tokens=6_000)
+        return queue.pop(0) if queue else Step(text="ok", input_tokens=6_000)
+
+    return route
+
+
+def install_auto(project: Path) -> None:
+    """``ctxrelay gemini install`` into ``project`` and ``config --mode auto``."""
+    assert ctxrelay(["gemini", "install", "--project-dir", str(project)]) == 0
+    assert ctxrelay(["gemini", "config", "--project-dir", str(project), "--mode", "auto"]) == 0
