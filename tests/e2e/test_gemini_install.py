@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ctxrelay.budget.bounds import GEMINI_COMPRESSION_THRESHOLD
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import GeminiServer, Step, ToolUse
 from tests.e2e._gemini import events, function_responses, gemini_home, run_gemini
@@ -38,7 +39,10 @@ def test_install_guard_doctor_uninstall(
         )
         assert (project / "big.txt").stat().st_size > 300_000
         assert ctxrelay(["gemini", "install", "--project-dir", str(project)]) == 0
-        assert "ctxrelay.gemini.hook" in settings.read_text()
+        written = json.loads(settings.read_text())
+        assert written["ui"] == {"theme": "GitHub"}
+        assert written["model"] == {"compressionThreshold": GEMINI_COMPRESSION_THRESHOLD}
+        assert "ctxrelay.gemini.hook" in json.dumps(written["hooks"]["BeforeTool"])
         capsys.readouterr()
         assert ctxrelay(["gemini", "doctor", "--project-dir", str(project), "--json"]) == 0
         report = json.loads(capsys.readouterr().out)

@@ -42,6 +42,9 @@ def test_the_ui_hands_off_by_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                 timeout=240,
             )
             assert tui.shows("handed off to a fresh context")
+            # the continuation's AfterAgent settles the handoff: wait for it, not for time
+            (written,) = list_handoffs(project)
+            tui.wait(lambda: consumed(project, written.name), "the handoff used up")
         finally:
             tui.close()
         bodies = [r.body for r in server.model_requests()]
@@ -54,5 +57,3 @@ def test_the_ui_hands_off_by_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ]
     assert len(fresh) == 1
     assert "Step one of the port is done." not in json.dumps(fresh[0]["contents"])
-    (written,) = list_handoffs(project)
-    assert consumed(project, written.name)
