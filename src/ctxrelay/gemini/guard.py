@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import stat
 import time
 from collections.abc import Mapping
 
 from ctxrelay.budget.bounds import GEMINI_PRINT_MAX_BYTES, GEMINI_PRINT_MAX_LINES
-from ctxrelay.gemini._state import reads_dir
+from ctxrelay.gemini._state import forget_reads, reads_dir
 from ctxrelay.hooks.guard._model import WHOLE_FILE
 from ctxrelay.hooks.guard.bounded import (
     Printed,
@@ -142,10 +141,3 @@ def record_read(payload: Mapping[str, object]) -> None:
     record = _record(payload)
     if call is not None and record is not None:
         remember_whole(record, call[1])
-
-
-def forget_reads(session_id: str) -> None:
-    """The window ended (a clear or a compression): what was read is gone from it."""
-    folder = reads_dir(session_id)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -40,9 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
-from ctxrelay.gemini._state import HOST, session_state
+from ctxrelay.gemini._state import HOST, forget_reads, session_state
 from ctxrelay.gemini.config import load
-from ctxrelay.gemini.guard import forget_reads
 from ctxrelay.gemini.host import GEMINI
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
