@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import GEMINI_PRINT_MAX_BYTES
-from ctxrelay.hooks.install.probe import Check, check_guard, check_quiet, scratch, state_env
+from ctxrelay.hooks.install.probe import (
+    Check,
+    check_guard,
+    check_quiet,
+    scratch,
+    state_env,
+)
+from ctxrelay.hooks.install.probe import check_every_event as every_event
 
 __all__ = ["PROBE_SESSION", "check_every_event", "check_hook", "denied", "sample_payload"]
 
@@ -85,10 +92,6 @@ def check_hook(command: str, event: str = "BeforeTool", *, runs: int = 1) -> Che
 
 
 def check_every_event(command: str, events: list[str]) -> Check:
-    """``command`` run on a payload of each of ``events``: the first failing check (its
-    sentence led by the event), else the ``BeforeTool`` one."""
-    checks = [check_hook(command, event) for event in events]
-    bad = next((c for c in checks if not c.ok), None)
-    if bad is not None:
-        return Check(bad.kind, command, False, f"{bad.kind}: {bad.detail}", bad.ms)
-    return next((c for c in checks if c.kind == "BeforeTool hook"), checks[0])
+    """``command`` run on a payload of each of ``events`` (the core's
+    :func:`~ctxrelay.hooks.install.probe.check_every_event` with this host's probes)."""
+    return every_event(command, events, check_hook, "BeforeTool")
