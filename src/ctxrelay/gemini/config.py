@@ -11,20 +11,11 @@ value is ignored and named.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.errors import ConfigError
-from ctxrelay.hooks.config import (
-    Scope,
-    config_path,
-    parse_threshold,
-    read_config,
-    stored_threshold,
-    write_section,
-)
+from ctxrelay.hooks.config import Scope, config_path, load_slider, stored_threshold, write_section
 
 __all__ = ["ENV_THRESHOLD", "MODES", "SECTION", "GeminiConfig", "load", "set_values"]
 
@@ -55,37 +46,17 @@ class GeminiConfig(NamedTuple):
 
 def load(project: Path) -> GeminiConfig:
     """The effective settings for ``project``; never raises (problems are listed)."""
-    problems: list[str] = []
-    layers: list[tuple[Source, object]] = []
+    slider = load_slider(SECTION, ENV_THRESHOLD, project)
+    problems = list(slider.problems)
     mode: str | None = None
-    if ENV_THRESHOLD in os.environ:
-        layers.append(("env", os.environ[ENV_THRESHOLD]))
-    for scope in ("project", "user"):
-        path = config_path(scope, project if scope == "project" else None)
-        try:
-            section = read_config(path).get(SECTION, {})
-        except ConfigError as exc:
-            problems.append(str(exc))
-            continue
-        if not isinstance(section, dict):
-            continue
-        if "threshold" in section:
-            layers.append((scope, section["threshold"]))
+    for scope, section in slider.sections:
         raw = section.get("mode")
         if mode is None and raw is not None:
             if raw in MODES:
                 mode = str(raw)
             else:
                 problems.append(f"mode from {scope} is {raw!r}; expected manual or auto (ignored)")
-    for source, raw in layers:
-        slider = parse_threshold(raw)
-        if slider is not None:
-            return GeminiConfig(slider, source, mode or "manual", tuple(problems))
-        problems.append(
-            f"threshold from {source} is {raw!r}; expected a percentage from 0 to 100, or "
-            "off (ignored)"
-        )
-    return GeminiConfig(float(DEFAULT_THRESHOLD), "default", mode or "manual", tuple(problems))
+    return GeminiConfig(slider.threshold, slider.source, mode or "manual", tuple(problems))
 
 
 def set_values(
