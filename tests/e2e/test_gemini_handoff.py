@@ -95,9 +95,11 @@ def test_a_kill_before_the_fresh_response_leaves_the_handoff_for_the_next_sessio
         (written,) = list_handoffs(project)
         assert not consumed(project, written.name)  # killed before its first response
         server.clear()
-        events(run_gemini(project, "carry on"))
+        done = run_gemini(project, "carry on")
+        events(done)
         first = server.model_requests()[0].body
-        assert "Run the parser tests." in json.dumps(first["contents"])  # offered again
+        offered = "Run the parser tests." in json.dumps(first["contents"])
+        assert offered, done.stderr[-3000:]  # offered again
         assert consumed(project, written.name)
         server.clear()
         events(run_gemini(project, "and now?"))
