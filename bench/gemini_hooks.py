@@ -40,7 +40,7 @@ def _timed(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> fl
 
 
 def _session(path: Path, records: int) -> None:
-    lines = [
+    lines: list[dict[str, object]] = [
         {"sessionId": "bench", "projectHash": "0" * 64, "startTime": "", "kind": "main"},
     ]
     for i in range(records):
@@ -86,16 +86,17 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(_timed(["/bin/sh", "-c", command], stdin, env))
     med = {k: statistics.median(v) * 1000 for k, v in {**base, **times}.items() if v}
     node_ms = med.get("node -e 0")
+    x_node = {name: None if node_ms is None else round(med[name] / node_ms, 2) for name in times}
     rows = [
         {
             "case": name,
             "ms": round(med[name], 1),
             "x_python": round(med[name] / med["python -c pass"], 2),
-            "x_node": None if node_ms is None else round(med[name] / node_ms, 2),
+            "x_node": x_node[name],
         }
         for name in times
     ]
-    ok = node_ms is None or all(r["x_node"] is not None and r["x_node"] <= TARGET for r in rows)
+    ok = node_ms is None or all(x is not None and x <= TARGET for x in x_node.values())
     if opts.json:
         print(json.dumps({"rows": rows, "baselines_ms": med, "ok": ok}))
     else:
