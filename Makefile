@@ -6,6 +6,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.ctxrelay-installed
 # The Codex CLI the Codex host's tests drive, pinned in scripts/codex/package.json.
 CODEX_STAMP := $(VENV)/codex/.installed
+# The Gemini CLI the Gemini host's tests drive, pinned in scripts/gemini/package.json.
+GEMINI_STAMP := $(VENV)/gemini/.installed
 
 .PHONY: setup demo test lint typecheck format check bench services clean
 
@@ -22,7 +24,11 @@ $(STAMP): pyproject.toml
 $(CODEX_STAMP): scripts/codex/package.json
 	@bash scripts/ensure-codex.sh $(VENV)/codex
 
-setup: $(STAMP) $(CODEX_STAMP)
+# ensure-gemini.sh does the same for the pinned Gemini CLI.
+$(GEMINI_STAMP): scripts/gemini/package.json
+	@bash scripts/ensure-gemini.sh $(VENV)/gemini
+
+setup: $(STAMP) $(CODEX_STAMP) $(GEMINI_STAMP)
 
 demo: setup
 	$(BIN)/ctxrelay demo

@@ -85,6 +85,7 @@ PUBLIC: dict[str, list[str]] = {
         "AnthropicServer",
         "Fault",
         "FaultKind",
+        "GeminiServer",
         "Hold",
         "LocalServer",
         "OpenAIServer",

@@ -97,6 +97,25 @@ def _openai(family: str, input: float, output: float, cached: float) -> Prices:
     return Prices(input, output, input, input, cached, family)
 
 
+def _gemini(
+    family: str,
+    input: float,
+    output: float,
+    cached: float,
+    *,
+    long_prompt: tuple[float, float, float] | None = None,
+) -> Prices:
+    # Gemini caches implicitly, so a write costs the ordinary input price; thinking
+    # tokens are billed as output. The Pro models cost more for a prompt over 200,000
+    # tokens, in every category.
+    rates = None
+    if long_prompt is not None:
+        rates = _gemini(f"{family}, long prompt", *long_prompt)
+    return Prices(
+        input, output, input, input, cached, family, None if rates is None else 200_000, rates
+    )
+
+
 _HAIKU_55_LONG = (100_000, _anthropic("Claude Haiku 5.5, long prompt", 0.5, 2.5))
 """Haiku 5.5 above 100,000 prompt tokens (Claude Code's ``haiku_55`` pricing tier)."""
 _SONNET_4_LONG = (200_000, _anthropic("Claude Sonnet 4.x, long prompt", 6.0, 22.5))
@@ -164,6 +183,14 @@ _DEFAULTS: dict[str, Prices] = {
     "o3": _openai("o3", 2.0, 8.0, 0.50),
     "o3-mini": _openai("o3-mini", 1.10, 4.40, 0.55),
     "o4-mini": _openai("o4-mini", 1.10, 4.40, 0.275),
+    # Gemini: Google's list prices for the paid tier (cached input is the context-cache
+    # read price; storage is not charged per request)
+    "gemini-2.5-pro": _gemini("Gemini 2.5 Pro", 1.25, 10.0, 0.125, long_prompt=(2.5, 15.0, 0.25)),
+    "gemini-2.5-flash": _gemini("Gemini 2.5 Flash", 0.30, 2.50, 0.03),
+    "gemini-2.5-flash-lite": _gemini("Gemini 2.5 Flash-Lite", 0.10, 0.40, 0.01),
+    "gemini-3-pro": _gemini("Gemini 3 Pro", 2.0, 12.0, 0.20, long_prompt=(4.0, 18.0, 0.40)),
+    "gemini-3.1-pro": _gemini("Gemini 3.1 Pro", 2.0, 12.0, 0.20, long_prompt=(4.0, 18.0, 0.40)),
+    "gemini-3-flash": _gemini("Gemini 3 Flash", 0.50, 3.0, 0.05),
 }
 
 

@@ -150,7 +150,7 @@ def test_totals_claim_no_cost_for_sessions_that_could_not_be_priced(tmp_path: Pa
     # A named file of neither agent's shape is refused with its reason; one of Claude
     # Code's shape with nothing in it is reported: no request was sent, so it costs a
     # true 0, not an unknown.
-    with pytest.raises(TranscriptError, match="not a Claude Code transcript or a Codex"):
+    with pytest.raises(TranscriptError, match="not a Claude Code transcript, a Codex"):
         analyze_session(unparsable)
     unparsable = write(tmp_path / "snapshots.jsonl", [user("hi"), b"not json at all"])
     alone = report_json([analyze_session(unparsable)])

@@ -100,6 +100,7 @@ _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
     ("cli/_ids.py", 100_000): "how many sessions a prefix lookup lists",
     ("pricing.py", 1_000_000): "prices are USD per million tokens",
     ("pricing.py", 100_000): "Haiku 5.5's long-prompt price threshold",
+    ("pricing.py", 200_000): "the Gemini Pro models' long-prompt price threshold",
     ("runtime/tools/coding.py", 8 * 1024): "how much of a file grep sniffs for a NUL byte",
     ("store/conformance.py", 256 * 1024): "the size of a test row",
     ("store/conformance.py", 20_000): "the length of a test text",

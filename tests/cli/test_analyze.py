@@ -204,7 +204,7 @@ def test_files_that_never_sent_a_request_are_not_sessions(
     # named it is refused with it
     named = capture / "hook-payloads.jsonl"
     assert main(["analyze", str(named), "--json"]) == 1
-    assert "not a Claude Code transcript or a Codex rollout" in capsys.readouterr().err
+    assert "not a Claude Code transcript, a Codex rollout" in capsys.readouterr().err
 
 
 def test_by_month_with_a_policy_shows_recorded_and_replayed(

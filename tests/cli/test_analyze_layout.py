@@ -166,7 +166,7 @@ def test_unreadable_files_are_listed_and_counted(
     assert set(reasons) == {"empty.jsonl", "binary.jsonl", "hooks.jsonl", "cut.jsonl"}
     assert reasons["empty.jsonl"]["reason"] == "empty"
     assert "binary" in reasons["binary.jsonl"]["reason"]
-    assert "not a Claude Code transcript or a Codex rollout" in reasons["hooks.jsonl"]["reason"]
+    assert "not a Claude Code transcript, a Codex rollout" in reasons["hooks.jsonl"]["reason"]
     assert reasons["cut.jsonl"]["lines"] == 1
     assert doc["totals"]["sessions"] == 2
     out, err = _run(capsys, str(tmp_path / "projects"))

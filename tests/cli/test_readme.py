@@ -5,6 +5,7 @@ run here (``make`` targets as a dry run, the Anthropic model on the local wire s
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shlex
@@ -22,7 +23,7 @@ from tests.transcripts._lines import assistant, user, write
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTIONS = ("Quick start", "Claude Code", "Codex", "Python agents", "Your costs")
+SECTIONS = ("Quick start", "Claude Code", "Codex", "Gemini CLI", "Python agents", "Your costs")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -145,6 +146,27 @@ def test_codex_section_installs_trusts_checks_and_uninstalls(
     home = user_home / ".codex"
     assert not (home / "hooks.json").exists()
     assert not (home / "config.toml").exists()  # install's trust made it; uninstall took it
+
+
+def test_gemini_section_installs_configures_checks_and_uninstalls(
+    user_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "state"))
+    folder = user_home / ".gemini"
+    folder.mkdir()
+    found = '{"ui": {"theme": "GitHub"}}\n'
+    (folder / "settings.json").write_text(found)
+    # the person trusted the folder in the CLI's dialog
+    (folder / "trustedFolders.json").write_text(json.dumps({str(tmp_path): "TRUST_FOLDER"}))
+    outputs = run_readme("Gemini CLI", tmp_path, capsys, monkeypatch)
+    assert any("installed into" in out for out in outputs.values())
+    assert any("mode: auto" in out for out in outputs.values())
+    assert any("Everything works." in out for out in outputs.values())
+    assert (folder / "settings.json").read_text() == found
 
 
 def test_python_agents_section_runs_on_the_anthropic_wire(

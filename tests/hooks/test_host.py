@@ -10,6 +10,7 @@ import pytest
 
 from ctxrelay.claude.host import CLAUDE
 from ctxrelay.codex.host import CODEX
+from ctxrelay.gemini.host import GEMINI
 from ctxrelay.hooks.conformance import (
     CONTRACTS,
     FakeHost,
@@ -59,7 +60,7 @@ def test_answers_compose() -> None:
     assert Answer().with_prompt(None) == Answer()
 
 
-@pytest.mark.parametrize("host", [FAKE, CODEX, CLAUDE], ids=lambda h: h.name)
+@pytest.mark.parametrize("host", [FAKE, CODEX, CLAUDE, GEMINI], ids=lambda h: h.name)
 def test_every_host_passes_the_kit(host: Host) -> None:
     assert run_host_conformance(host) == [c.__name__ for c in CONTRACTS]
 

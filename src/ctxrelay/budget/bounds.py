@@ -30,6 +30,10 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DISABLE_COMPACT",
     "FORK_MAX_TURNS",
+    "GEMINI_COMPRESSION_THRESHOLD",
+    "GEMINI_PRINT_MAX_BYTES",
+    "GEMINI_PRINT_MAX_LINES",
+    "GEMINI_TOOL_OUTPUT_MAX_CHARS",
     "GREP_FILE_MAX_BYTES",
     "GREP_MAX_MATCHES",
     "HAIKU_CONTEXT_MAX",
@@ -123,6 +127,29 @@ model pages a big file instead of getting its middle cut out."""
 CODEX_PRINT_MAX_LINES: Final = 400
 """The longest line range a Codex shell command may print of a file over
 ``CODEX_PRINT_MAX_BYTES``: the page the deny reason offers."""
+
+GEMINI_TOOL_OUTPUT_MAX_CHARS: Final = 40_000
+"""The Gemini CLI's own cut of a tool's output (``truncateToolOutputThreshold``, 0.61.0):
+a longer output reaches the model as its first 20% (8,000 characters) and its last 80%
+(32,000), the middle spilled to a file under ``~/.gemini/tmp``."""
+
+GEMINI_PRINT_MAX_BYTES: Final = GEMINI_TOOL_OUTPUT_MAX_CHARS - 1_000
+"""The largest file a Gemini shell command may print whole: one whose output (with the
+CLI's ``Output:`` wrapper) stays under the CLI's own cut, so the model never gets a file
+with its middle cut out. A larger one only by a line range of at most
+``GEMINI_PRINT_MAX_LINES`` lines."""
+
+GEMINI_COMPRESSION_THRESHOLD: Final = 0.9
+"""The share of the window at which the Gemini CLI compresses once ctxrelay is installed
+(its ``model.compressionThreshold``, 0.5 by default): the CLI compresses before the next
+request once the last prompt reached it, so at its default the handoff at the default
+slider (60%) would come after a compression. The handoff replaces it; the CLI's own
+compression stays as the hard limit."""
+
+GEMINI_PRINT_MAX_LINES: Final = 400
+"""The longest line range a Gemini shell command may print of a file over
+``GEMINI_PRINT_MAX_BYTES``: the page the deny reason offers (``read_file`` with
+``start_line``/``end_line``, or ``sed -n``)."""
 
 DISABLE_COMPACT: Final = 1
 """The settings snippet disables auto-compaction: the handoff replaces it."""

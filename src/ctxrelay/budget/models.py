@@ -9,7 +9,8 @@ The Claude windows and largest outputs are the model catalog of the Claude Code 
 2.1.332 (the one ``claude-agent-sdk`` bundles; ``tests/budget/test_models.py`` reads that
 catalog and compares): a natively 1M model has a 1,000,000-token window in Claude Code
 and on the API alike, and an id ending in ``[1m]`` opts a 200k model into the long
-window. The OpenAI ones are OpenAI's published limits.
+window. The OpenAI ones are OpenAI's published limits; the Gemini ones the window the
+Gemini CLI gives them (``docs/gemini-facts.md``) and Google's largest output.
 
 Pure data and string rules that import nothing but :mod:`ctxrelay.budget.bounds`: the
 plugin's hooks read it.
@@ -81,6 +82,14 @@ MODELS: Final[dict[str, tuple[str, int, int, str]]] = {
     "o3": ("openai", 200_000, 100_000, "o3"),
     "o3-mini": ("openai", 200_000, 100_000, "o3-mini"),
     "o1": ("openai", 200_000, 100_000, "o1"),
+    # The Gemini CLI gives every model it knows a 1,048,576-token window (0.61.0's
+    # ``tokenLimit``) and compresses at half of it; the largest output is Google's.
+    "gemini-2.5-pro": ("google", 1_048_576, 65_536, "gemini-2.5-pro"),
+    "gemini-2.5-flash": ("google", 1_048_576, 65_536, "gemini-2.5-flash"),
+    "gemini-2.5-flash-lite": ("google", 1_048_576, 65_536, "gemini-2.5-flash-lite"),
+    "gemini-3-pro-preview": ("google", 1_048_576, 65_536, "gemini-3-pro"),
+    "gemini-3.1-pro-preview": ("google", 1_048_576, 65_536, "gemini-3.1-pro"),
+    "gemini-3-flash-preview": ("google", 1_048_576, 65_536, "gemini-3-flash"),
 }
 
 FAMILIES: Final = ("opus", "sonnet", "haiku", "fable", "mythos")

@@ -34,6 +34,8 @@ __all__ = [
     "handle_errors",
     "numeral_pattern",
     "print_json",
+    "scope_of",
+    "scope_parser",
     "shown_value",
 ]
 
@@ -53,6 +55,29 @@ def add_project_dir(parser: argparse.ArgumentParser, *aliases: str) -> None:
         default=None,
         help="the project (default: the current directory)",
     )
+
+
+def scope_parser(
+    prog: str, description: str, *, project_file: str, user_file: str
+) -> ArgumentParser:
+    """The options a host's install, uninstall and doctor share: which settings file
+    (the project's, the default, or ``--user``'s), which project, ``--json``."""
+    parser = ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project", action="store_true", help=f"the project's {project_file} (the default)"
+    )
+    scope.add_argument("--user", action="store_true", help=f"the user's {user_file}")
+    add_project_dir(parser)
+    parser.add_argument("--json", action="store_true", help="print only JSON")
+    return parser
+
+
+def scope_of(opts: argparse.Namespace) -> tuple[str, Path]:
+    """The scope (``project`` or ``user``) and the project directory the options name."""
+    return ("user" if opts.user else "project"), (opts.project_dir or Path.cwd()).resolve()
 
 
 def add_hook_command(parser: argparse.ArgumentParser) -> None:

@@ -17,16 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
-from ctxrelay.errors import ConfigError
-from ctxrelay.hooks.config import (
-    Scope,
-    config_path,
-    parse_threshold,
-    read_config,
-    stored_threshold,
-    write_section,
-)
+from ctxrelay.hooks.config import Scope, config_path, load_slider, stored_threshold, write_section
 
 __all__ = ["ENV_THRESHOLD", "SECTION", "CodexConfig", "codex_home", "load", "set_threshold"]
 
@@ -59,28 +50,8 @@ def codex_home(env: Mapping[str, str] | None = None) -> Path:
 
 def load(project: Path) -> CodexConfig:
     """The effective slider for ``project``; never raises (problems are listed)."""
-    problems: list[str] = []
-    layers: list[tuple[Source, object]] = []
-    if ENV_THRESHOLD in os.environ:
-        layers.append(("env", os.environ[ENV_THRESHOLD]))
-    for scope in ("project", "user"):
-        path = config_path(scope, project if scope == "project" else None)
-        try:
-            section = read_config(path).get(SECTION, {})
-        except ConfigError as exc:
-            problems.append(str(exc))
-            continue
-        if isinstance(section, dict) and "threshold" in section:
-            layers.append((scope, section["threshold"]))
-    for source, raw in layers:
-        slider = parse_threshold(raw)
-        if slider is not None:
-            return CodexConfig(slider, source, tuple(problems))
-        problems.append(
-            f"threshold from {source} is {raw!r}; expected a percentage from 0 to 100, or "
-            "off (ignored)"
-        )
-    return CodexConfig(float(DEFAULT_THRESHOLD), "default", tuple(problems))
+    slider = load_slider(SECTION, ENV_THRESHOLD, project)
+    return CodexConfig(slider.threshold, slider.source, slider.problems)
 
 
 def set_threshold(value: str | None, scope: Scope, project: Path) -> Path:

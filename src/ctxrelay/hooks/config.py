@@ -2,9 +2,10 @@
 ``.ctxrelay/config.json``, then the user's ``$XDG_CONFIG_HOME/ctxrelay/config.json``
 (``~/.config/ctxrelay/config.json``), e.g.
 ``{"claude": {"threshold": 45}, "codex": {"threshold": 60}}``, so one host's setting
-never changes another's. What a host reads from its section, and in which order, is the
-host's (``ctxrelay.claude.config``, ``ctxrelay.codex.config``); the slider's values are
-the policy core's to judge (:func:`parse_threshold`).
+never changes another's. What a host reads from its section is the host's
+(``ctxrelay.claude.config``, ``ctxrelay.codex.config``, ``ctxrelay.gemini.config``); the
+slider's layers (environment, project, user, default) are read once here
+(:func:`load_slider`), its values are the policy core's to judge (:func:`parse_threshold`).
 """
 
 from __future__ import annotations
@@ -12,16 +13,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from ctxrelay.budget import OFF_THRESHOLD, BudgetValueError
-from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW, DEFAULT_THRESHOLD
 from ctxrelay.budget.triggers import main_budget
 from ctxrelay.errors import ConfigError
 
 __all__ = [
     "Scope",
+    "Slider",
     "config_path",
+    "load_slider",
     "parse_threshold",
     "read_config",
     "stored_threshold",
@@ -115,3 +118,46 @@ def stored_threshold(value: object) -> int | float:
             f"the threshold must be a percentage from 0 to 100 (100 or off = Off), not {value!r}"
         )
     return int(slider) if slider.is_integer() else slider
+
+
+class Slider(NamedTuple):
+    """A host's effective slider, where it came from, its sections as read (project
+    first, then user: what else the host keeps there), and the problems met."""
+
+    threshold: float
+    source: Literal["env", "project", "user", "default"]
+    sections: tuple[tuple[Scope, dict[str, Any]], ...]
+    problems: tuple[str, ...]
+
+
+def load_slider(section: str, env_name: str, project: Path) -> Slider:
+    """A host's slider: ``env_name`` in the environment first, then the ``section`` of
+    the project's file, the user's, and the default slider; a bad value or file is
+    ignored and named in ``problems``. Never raises."""
+    problems: list[str] = []
+    layers: list[tuple[Literal["env", "project", "user"], object]] = []
+    found: list[tuple[Scope, dict[str, Any]]] = []
+    if env_name in os.environ:
+        layers.append(("env", os.environ[env_name]))
+    scopes: tuple[Scope, ...] = ("project", "user")
+    for scope in scopes:
+        path = config_path(scope, project if scope == "project" else None)
+        try:
+            value = read_config(path).get(section, {})
+        except ConfigError as exc:
+            problems.append(str(exc))
+            continue
+        if not isinstance(value, dict):
+            continue
+        found.append((scope, value))
+        if "threshold" in value:
+            layers.append((scope, value["threshold"]))
+    for source, raw in layers:
+        slider = parse_threshold(raw)
+        if slider is not None:
+            return Slider(slider, source, tuple(found), tuple(problems))
+        problems.append(
+            f"threshold from {source} is {raw!r}; expected a percentage from 0 to 100, or "
+            "off (ignored)"
+        )
+    return Slider(float(DEFAULT_THRESHOLD), "default", tuple(found), tuple(problems))

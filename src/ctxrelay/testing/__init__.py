@@ -1,11 +1,12 @@
 """Local servers that speak the providers' wire formats, for tests and demos.
 
-``AnthropicServer`` (Messages API, streaming SSE as the real API sends it) and
-``OpenAIServer`` (Chat Completions) run on 127.0.0.1 on a free port in a background thread,
-answer from a script of ``Step`` values (or a routing callable that sees each request's
-body), inject ``Fault`` values (HTTP errors in the real shapes, truncated or garbled streams,
-stalls), hold a request until the test releases it (``server.hold()``, a ``Hold``), and
-record every request for assertions::
+``AnthropicServer`` (Messages API, streaming SSE as the real API sends it),
+``OpenAIServer`` (Chat Completions, Responses) and ``GeminiServer`` (the Gemini API's
+``generateContent`` and ``streamGenerateContent``) run on 127.0.0.1 on a free port in a
+background thread, answer from a script of ``Step`` values (or a routing callable that
+sees each request's body), inject ``Fault`` values (HTTP errors in the real shapes,
+truncated or garbled streams, stalls), hold a request until the test releases it
+(``server.hold()``, a ``Hold``), and record every request for assertions::
 
     from ctxrelay.testing import AnthropicServer, Step, ToolUse
 
@@ -26,6 +27,7 @@ servers are plain ``http.server``.
 from __future__ import annotations
 
 from ctxrelay.testing._anthropic import ANTHROPIC_ERROR_TYPES, AnthropicServer
+from ctxrelay.testing._gemini import GeminiServer
 from ctxrelay.testing._openai import OpenAIServer
 from ctxrelay.testing._postgres import ThrowawayPostgres, find_server_binaries
 from ctxrelay.testing._script import (
@@ -47,6 +49,7 @@ __all__ = [
     "AnthropicServer",
     "Fault",
     "FaultKind",
+    "GeminiServer",
     "Hold",
     "LocalServer",
     "OpenAIServer",

@@ -9,7 +9,7 @@ out. In JSON a step is::
 
     {"text"?, "tool_calls"? | "tool_use"?: [{"name", "input"?, "id"?}],
      "input_tokens"?, "output_tokens"?, "cache_creation_input_tokens"?,
-     "cache_read_input_tokens"?, "usage"?: {the same four counts},
+     "cache_read_input_tokens"?, "reasoning_tokens"?, "usage"?: {the same five counts},
      "delay_s"?, "stop_reason"?, "fault"?}
 
 Steps come from a list, consumed one per model request, or from a routing callable that
@@ -48,6 +48,7 @@ _COUNTS = (
     "output_tokens",
     "cache_creation_input_tokens",
     "cache_read_input_tokens",
+    "reasoning_tokens",
 )
 _STEP_KEYS = frozenset(
     {"text", "tool_calls", "tool_use", "usage", "delay_s", "stop_reason", "fault", *_COUNTS}
@@ -159,6 +160,8 @@ class Step:
     output_tokens: int | None = None
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Thinking tokens, billed as output (the Gemini wire's ``thoughtsTokenCount``)."""
     delay_s: float = 0.0
     stop_reason: str | None = None
     fault: Fault | None = None
@@ -214,6 +217,7 @@ class Step:
             output_tokens=counts["output_tokens"],
             cache_creation_input_tokens=counts["cache_creation_input_tokens"] or 0,
             cache_read_input_tokens=counts["cache_read_input_tokens"] or 0,
+            reasoning_tokens=counts["reasoning_tokens"] or 0,
             delay_s=float(delay),
             stop_reason=stop,
             fault=None if fault is None else Fault.from_json(fault),
@@ -311,7 +315,7 @@ class Script:
 
 def _first_message(body: Mapping[str, Any]) -> str:
     """A request's first message as text to search (see :func:`route_by_content`)."""
-    messages = body.get("messages", body.get("input"))
+    messages = body.get("messages", body.get("input", body.get("contents")))
     if isinstance(messages, str):
         return messages
     if isinstance(messages, list) and messages:
@@ -323,8 +327,9 @@ def route_by_content(routes: Mapping[str, Iterable[Step]], default: Iterable[Ste
     """A router for concurrent agents: a request whose first message contains a key of
     ``routes`` (e.g. a subagent's prompt) gets that key's steps in order; any other
     request gets the ``default`` steps in order. A queue that runs out answers "done".
-    The first message is ``messages[0]`` (Anthropic, Chat Completions) or the first item
-    of a Responses request's ``input`` (its ``input`` itself when that is a string).
+    The first message is ``messages[0]`` (Anthropic, Chat Completions), the first item
+    of a Responses request's ``input`` (its ``input`` itself when that is a string), or
+    a Gemini request's ``contents[0]``.
 
     Claude Code runs subagents in the background, so the main thread and each subagent
     interleave unpredictably; each keeps its own order here."""

@@ -15,7 +15,9 @@ truncated last line are skipped. Subagents have their own files, found with
 
 Codex rollouts are read here too, by their own rules (``docs/codex-facts.md``):
 :func:`codex_context` for a Codex hook (the context now, stdlib only), :func:`read_rollout`
-for the analyzer, and :func:`scan_file` reads either kind of file.
+for the analyzer, and :func:`scan_file` reads either kind of file. The Gemini CLI's
+session files by theirs (``docs/gemini-facts.md``): :func:`gemini_context` and
+:func:`gemini_started` for its hooks.
 
 The readers: the hooks' hot path (:func:`tail_context`, and :func:`call_response`: the
 response that made a tool call, waited for while Claude Code has not written it yet;
@@ -53,6 +55,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._formats import scan_file as scan_file
+    from ctxrelay.transcripts._gemini_tail import GeminiContext as GeminiContext
+    from ctxrelay.transcripts._gemini_tail import gemini_context as gemini_context
+    from ctxrelay.transcripts._gemini_tail import gemini_started as gemini_started
     from ctxrelay.transcripts._history import READERS as READERS
     from ctxrelay.transcripts._history import conversation_of as conversation_of
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
@@ -105,6 +110,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_formats": ("scan_file",),
+    "_gemini_tail": ("GeminiContext", "gemini_context", "gemini_started"),
     "_hot": (
         "CALL_SEARCH_MAX_BYTES",
         "FIRST_CHUNK_BYTES",

@@ -1,10 +1,12 @@
 """One read of a session file, whichever agent wrote it: a Claude Code transcript
-(:mod:`ctxrelay.transcripts._scan`) or a Codex rollout (:mod:`ctxrelay.transcripts._codex`),
-told apart by the shape of the file's first line
-(:func:`~ctxrelay.transcripts._codex.file_shape`) and, when that line is neither's, by
-the file's place (:func:`~ctxrelay.transcripts._codex.codex_place`). A file of neither
-shape in which the reader of its place found nothing is no session file: it is refused
-with its reason, never passed over unseen."""
+(:mod:`ctxrelay.transcripts._scan`), a Codex rollout (:mod:`ctxrelay.transcripts._codex`)
+or a Gemini CLI session file (:mod:`ctxrelay.transcripts._gemini`, read whole into its
+``Transcript``), told apart by the shape of the file's first line
+(:func:`~ctxrelay.transcripts._codex.file_shape`,
+:func:`~ctxrelay.transcripts._gemini.is_gemini_session`) and, when that line is no
+agent's, by the file's place (:func:`~ctxrelay.transcripts._codex.codex_place`). A file
+of no agent's shape in which the reader of its place found nothing is no session file:
+it is refused with its reason, never passed over unseen."""
 
 from __future__ import annotations
 
@@ -19,30 +21,32 @@ from ctxrelay.transcripts._codex import (
     read_rollout_raw,
     rollout_of,
 )
-from ctxrelay.transcripts._scan import read_raw, transcript_of
+from ctxrelay.transcripts._gemini import is_gemini_session, read_gemini
+from ctxrelay.transcripts._scan import Transcript, read_raw, transcript_of
 
 if TYPE_CHECKING:
     from ctxrelay.transcripts._pass import RawTranscript
-    from ctxrelay.transcripts._scan import Transcript
 
 __all__ = ["UNKNOWN_SHAPE", "RawFile", "read_file", "scan_file", "transcript_from"]
 
-RawFile: TypeAlias = "RawTranscript | RawRollout"
+RawFile: TypeAlias = "RawTranscript | RawRollout | Transcript"
 
 UNKNOWN_SHAPE = (
-    "not a Claude Code transcript or a Codex rollout (its first line is neither's, "
-    "and nothing in it was read)"
+    "not a Claude Code transcript, a Codex rollout or a Gemini CLI session file (its "
+    "first line is no agent's, and nothing in it was read)"
 )
 
 
 def read_file(path: str, *, agent: bool = False) -> RawFile:
     """Read a whole session file once, as plain data. ``agent=True`` for a Claude Code
     subagent's own file (a Codex subagent has a rollout of its own, read as any other).
-    Raises :class:`~ctxrelay.errors.TranscriptError` as both readers do, and when the
-    file has neither shape and its place's reader found nothing in it."""
+    Raises :class:`~ctxrelay.errors.TranscriptError` as the readers do, and when the
+    file has no agent's shape and its place's reader found nothing in it."""
     if agent:
         return read_raw(path, agent=agent)
     shape = file_shape(path)
+    if shape is None and is_gemini_session(path):
+        return read_gemini(path)
     codex = shape == "codex" or (shape is None and codex_place(path))
     raw: RawFile = read_rollout_raw(path) if codex else read_raw(path)
     if shape is None and not (raw.responses or raw.compactions):
@@ -52,6 +56,8 @@ def read_file(path: str, *, agent: bool = False) -> RawFile:
 
 def transcript_from(raw: RawFile) -> Transcript:
     """The :class:`~ctxrelay.transcripts.Transcript` of :func:`read_file`'s data."""
+    if isinstance(raw, Transcript):
+        return raw
     if isinstance(raw, RawRollout):
         return rollout_of(raw).transcript()
     return transcript_of(raw)

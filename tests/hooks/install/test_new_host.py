@@ -1,8 +1,8 @@
 """A host the core does not know installs through it unchanged: the Gemini CLI's
 ``.gemini/settings.json`` (a ``hooks`` object keyed by its own events, a deny that reads
-``{"decision": "deny"}``, timeouts in milliseconds) and OpenCode's plugin file. Nothing
-here is a host ctxrelay ships; it pins that ``ctxrelay.hooks.install`` needs no change
-for one."""
+``{"decision": "deny"}``, timeouts in milliseconds) and OpenCode's plugin file. It pins
+that ``ctxrelay.hooks.install`` needs no change for a new host (the Gemini host,
+``ctxrelay.gemini.setup``, was then built on it unchanged)."""
 
 from __future__ import annotations
 

@@ -1,33 +1,19 @@
-"""What the ``ctxrelay codex`` subcommands share: the scope options. (A closed stdout is
-handled once for every command, in ``ctxrelay.cli.main``.)"""
+"""What the ``ctxrelay codex`` subcommands share: the scope options (the core's
+:func:`ctxrelay.cli._common.scope_parser` with this host's files)."""
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
-from ctxrelay.cli._common import ArgumentParser, add_project_dir
+from ctxrelay.cli._common import ArgumentParser, scope_of
+from ctxrelay.cli._common import scope_parser as _scope_parser
 
 __all__ = ["scope_of", "scope_parser"]
 
 
 def scope_parser(name: str, description: str) -> ArgumentParser:
-    """The options install, uninstall and doctor share: which layer, which project."""
-    parser = ArgumentParser(
-        prog=f"ctxrelay codex {name}",
-        description=description,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    """The options install, uninstall and doctor share: which file, which project."""
+    return _scope_parser(
+        f"ctxrelay codex {name}",
+        description,
+        project_file=".codex/hooks.json",
+        user_file="$CODEX_HOME/hooks.json",
     )
-    scope = parser.add_mutually_exclusive_group()
-    scope.add_argument(
-        "--project", action="store_true", help="the project's .codex/hooks.json (the default)"
-    )
-    scope.add_argument("--user", action="store_true", help="the user's $CODEX_HOME/hooks.json")
-    add_project_dir(parser)
-    parser.add_argument("--json", action="store_true", help="print only JSON")
-    return parser
-
-
-def scope_of(opts: argparse.Namespace) -> tuple[str, Path]:
-    """The scope and the project directory the options name."""
-    return ("user" if opts.user else "project"), (opts.project_dir or Path.cwd()).resolve()

@@ -26,6 +26,7 @@ from ctxrelay.hooks.install.probe import (
     scratch,
     state_env,
 )
+from ctxrelay.hooks.install.probe import check_every_event as every_event
 
 __all__ = ["PROBE_SESSION", "check_every_event", "check_hook", "sample_payload"]
 
@@ -87,10 +88,6 @@ def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Che
 
 
 def check_every_event(command: str, events: list[str]) -> Check:
-    """``command`` run on a payload of each of ``events``: the first failing check (its
-    sentence led by the event), else the ``PreToolUse`` one."""
-    checks = [check_hook(command, event) for event in events]
-    bad = next((c for c in checks if not c.ok), None)
-    if bad is not None:
-        return Check(bad.kind, command, False, f"{bad.kind}: {bad.detail}", bad.ms)
-    return next((c for c in checks if c.kind == "PreToolUse hook"), checks[0])
+    """``command`` run on a payload of each of ``events`` (the core's
+    :func:`~ctxrelay.hooks.install.probe.check_every_event` with this host's probes)."""
+    return every_event(command, events, check_hook, "PreToolUse")

@@ -48,6 +48,7 @@ __all__ = [
     "Check",
     "Ran",
     "baseline_ms",
+    "check_every_event",
     "check_guard",
     "check_quiet",
     "denied",
@@ -332,3 +333,16 @@ def check_quiet(
         return Check(kind, command, False, "it does not fail open on malformed input")
     said = "it answers a real payload; bad input is ignored"
     return Check(kind, command, True, said, _median_ms(times))
+
+
+def check_every_event(
+    command: str, events: list[str], check: Callable[[str, str], Check], main_event: str
+) -> Check:
+    """``command`` run by a host's ``check(command, event)`` on a payload of each of
+    ``events``: the first failing check (its sentence led by the event), else the
+    ``main_event`` one (the guard's, whose timing install and doctor report)."""
+    checks = [check(command, event) for event in events]
+    bad = next((c for c in checks if not c.ok), None)
+    if bad is not None:
+        return Check(bad.kind, command, False, f"{bad.kind}: {bad.detail}", bad.ms)
+    return next((c for c in checks if c.kind == f"{main_event} hook"), checks[0])

@@ -1,0 +1,44 @@
+"""The Gemini host's name, its documents in the hooks' state (:mod:`ctxrelay.hooks.state`,
+the ``gemini/`` folder of the state root), and where the Gemini CLI keeps its own files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from ctxrelay.hooks import state
+from ctxrelay.hooks.state import StateFile, is_plain
+
+__all__ = ["HOST", "forget_reads", "gemini_dir", "reads_dir", "session_state"]
+
+HOST = "gemini"
+"""The host's name in the state root and in handoff chain links."""
+
+
+def gemini_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The CLI's user folder: ``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini`` (the CLI
+    takes ``GEMINI_CLI_HOME`` as its home directory)."""
+    home = (os.environ if env is None else env).get("GEMINI_CLI_HOME")
+    return (Path(home) if home else Path.home()) / ".gemini"
+
+
+def session_state(session_id: str) -> StateFile:
+    """The document of one Gemini session (``session_id`` from the payload)."""
+    return StateFile(Path(state.session_doc_path(HOST, session_id)))
+
+
+def reads_dir(session_id: str) -> str | None:
+    """The folder of one session's re-read records; ``None`` when the id is not plain."""
+    if not is_plain(session_id):
+        return None
+    return os.path.join(state.host_dir(HOST), "reads", session_id)
+
+
+def forget_reads(session_id: str) -> None:
+    """The window ended (a clear): what the session read is gone from its context, so
+    its re-read records go (here, not in the guard: the handoff's clear needs no guard)."""
+    folder = reads_dir(session_id)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)

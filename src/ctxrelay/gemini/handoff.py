@@ -1,0 +1,228 @@
+"""The Gemini main session's handoff, over the core's handoff files and chain (the one
+module of this host that uses :mod:`ctxrelay.hooks.handoff` and :mod:`ctxrelay.hooks.chain`).
+
+The numbers: the context now is the newest response's ``tokens.input`` in the session
+file (:func:`ctxrelay.transcripts.gemini_context`), the window the one model table's
+(:func:`ctxrelay.budget.triggers.context_window_for`), the slider and the mode
+``ctxrelay gemini config``'s; the decision is the policy core's
+(:func:`~ctxrelay.budget.triggers.main_budget`, :func:`~ctxrelay.budget.triggers.main_triggers`).
+
+At the slider, once per window (a window ends at a clear):
+
+- **auto**: the ``AfterAgent`` hook continues the turn once with the request to finish
+  the small step and write the handoff file to a reserved path
+  (:func:`~ctxrelay.hooks.handoff.new_handoff_path`). At the end of that continuation
+  the file is there: the hook answers ``deny`` with ``clearContext``, and the CLI drops
+  the model's history and continues in a fresh context with the resume prompt (the
+  file's content inline) as its next prompt: same session, same session file.
+- **manual**: the person sees one line (``systemMessage``) naming the command, the
+  model one note at the next prompt; the person types ``handoff`` and the same two
+  steps follow.
+
+The loop guard is ctxrelay's own (the session's state document: what was asked, in
+which window), not ``stop_hook_active``: the CLI sets that only when the continuation
+made no tool call.
+
+A fresh session (a new ``gemini``, or ``/clear``, which makes a new session id and
+ignores ``SessionStart``'s context) is offered the project's newest unused handoff at
+its first prompt (``BeforeAgent``'s ``additionalContext``). Either way the injection is
+recorded, not consumed: the handoff is used up once the session file shows a response
+after the user message naming it (:meth:`ctxrelay.gemini.host.GeminiHost.started`),
+checked at every ``AfterAgent`` and before every offer (:func:`settle`); a crash before
+that response leaves it to be offered again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
+from ctxrelay.gemini._state import HOST, forget_reads, session_state
+from ctxrelay.gemini.config import load
+from ctxrelay.gemini.host import GEMINI
+from ctxrelay.hooks import chain
+from ctxrelay.hooks import handoff as files
+from ctxrelay.hooks.chain import ChainLink
+from ctxrelay.hooks.host import Answer
+from ctxrelay.transcripts import gemini_context
+
+__all__ = [
+    "HANDOFF_WORDS",
+    "after_agent",
+    "ask_text",
+    "before_agent",
+    "settle",
+]
+
+HANDOFF_WORDS = ("handoff", "/handoff", "hand off")
+"""What the person types to hand off now (manual mode, or any time)."""
+
+
+def _project(payload: Mapping[str, object]) -> Path | None:
+    cwd = payload.get("cwd")
+    return Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
+
+
+def _link(payload: Mapping[str, object]) -> ChainLink | None:
+    session, transcript = payload.get("session_id"), payload.get("transcript_path")
+    if not isinstance(session, str) or not session or not isinstance(transcript, str):
+        return None
+    return ChainLink(HOST, session, transcript)
+
+
+def ask_text(path: Path, reading: str) -> str:
+    """What the model is asked (``reading``: the context's numbers, or why now)."""
+    return (
+        f"[ctxrelay] Hand off now: {reading}. Finish the small step you are on (do not "
+        "start new work), then write a handoff file so a fresh context can continue "
+        f"without this conversation, to exactly this path:\n\n    {path}\n\n"
+        "Use this layout (every section; be concrete: paths, commands, numbers):\n\n"
+        f"{files.LAYOUT}\n"
+        "After writing it, reply with one line naming the file and stop: the context is "
+        "then cleared and the work continues from the file."
+    )
+
+
+def _resume(project: Path, path: Path) -> str | None:
+    handoff = files.read_handoff(path)
+    if handoff is None:
+        return None
+    head = files.resume_text(path, next_step=handoff.next_step, project_dir=project, inline=True)
+    cut = "\n\n(The file is longer; read the rest of it.)" if handoff.truncated else ""
+    return f"{head}\n\n{handoff.text}{cut}"
+
+
+def settle(project: Path) -> None:
+    """Consume the handoffs a Gemini session has started from already, so none is
+    offered twice (another host's sessions are that host's to settle)."""
+    files.settle(project, HOST, GEMINI.started)
+
+
+def _reading(payload: Mapping[str, object], project: Path) -> tuple[str, bool] | None:
+    """The context's numbers as a phrase, and whether they are at the slider."""
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str):
+        return None
+    now = gemini_context(transcript)
+    if now is None:
+        return None
+    window = context_window_for(now.model)
+    target = main_budget(window, load(project).threshold).handoff_target
+    due = bool(main_triggers(now.context_tokens, target, task_completed=False))
+    percent = 100 * now.context_tokens / window
+    return (
+        f"the context is {now.context_tokens:,} tokens, {percent:.0f}% of the "
+        f"{window:,}-token window",
+        due,
+    )
+
+
+def _reserve(project: Path, me: ChainLink, data: dict[str, Any]) -> Path:
+    path = files.new_handoff_path(project)
+    files.record_reserved(project, path, me)
+    data["path"] = str(path)
+    data["asked"] = int(data.get("window") or 0)
+    return path
+
+
+def _written(path: Path) -> bool:
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def after_agent(payload: Mapping[str, object]) -> Answer | None:
+    """At the end of a main-session turn: settle, then hand off (clear and continue from
+    the file asked for), ask for the file (auto), or tell the person (manual)."""
+    me, project = _link(payload), _project(payload)
+    if me is None or project is None:
+        return None
+    doc = session_state(me.session_id)
+    data = doc.read()
+    if isinstance(data.get("injected"), str):
+        settle(project)
+        if files.consumed(project, data["injected"]):
+            doc.reset("injected")
+    window = int(data.get("window") or 0)
+    asked = data.get("path")
+    if isinstance(asked, str) and data.get("asked") == window:
+        path = Path(asked)
+        if not _written(path):
+            doc.set("path", None)  # no file: not asked again in this window
+            return None
+        chain.record_written(project, path.name, me)
+        prompt = _resume(project, path)
+        if prompt is None:
+            return None
+
+        def cleared(d: dict[str, Any]) -> None:
+            d.update(window=window + 1, injected=path.name, path=None, asked=None)
+
+        doc.update(cleared)
+        files.record_injected(project, path, me)
+        forget_reads(me.session_id)
+        note = f"ctxrelay: handed off to a fresh context from {files.display(project, path)}"
+        return Answer(prompt=prompt, clear=True, notice=note)
+    reading = _reading(payload, project)
+    if reading is None or not reading[1]:
+        return None
+    if load(project).mode == "auto":
+
+        def claim(d: dict[str, Any]) -> Path | None:
+            before = d.get("asked")
+            if isinstance(before, int) and before >= window:
+                return None
+            return _reserve(project, me, d)
+
+        reserved = doc.update(claim)
+        return None if reserved is None else Answer(prompt=ask_text(reserved, reading[0]))
+
+    def notice_once(d: dict[str, Any]) -> bool:
+        if d.get("noticed") == window:
+            return False
+        d.update(noticed=window, note=True)
+        return True
+
+    if not doc.update(notice_once):
+        return None
+    return Answer(
+        notice=f"ctxrelay: {reading[0]}. Type handoff to have the agent write a handoff "
+        "file and continue in a fresh context."
+    )
+
+
+def before_agent(payload: Mapping[str, object]) -> Answer | None:
+    """At a prompt: the person's ``handoff`` (ask for the file now), the first prompt of
+    a fresh session (offer the newest unused handoff), or the manual note."""
+    me, project = _link(payload), _project(payload)
+    if me is None or project is None:
+        return None
+    doc = session_state(me.session_id)
+    prompt = payload.get("prompt")
+    words = prompt.strip().lower() if isinstance(prompt, str) else ""
+    if words in HANDOFF_WORDS:
+        reserved = doc.update(lambda d: _reserve(project, me, d))
+        reading = _reading(payload, project)
+        return Answer(context=ask_text(reserved, reading[0] if reading else "the person asked"))
+    data = doc.read()
+    if not data.get("seen"):
+        doc.update(lambda d: d.update(seen=True))
+        settle(project)
+        offered = files.latest_unconsumed(project)
+        text = None if offered is None else _resume(project, offered)
+        if offered is not None and text is not None:
+            files.record_injected(project, offered, me)
+            doc.set("injected", offered.name)
+            return Answer(context=text)
+    if data.get("note"):
+        doc.update(lambda d: d.update(note=False))
+        return Answer(
+            context="[ctxrelay] The context is at the handoff slider. When the person "
+            "types handoff, you will be asked to write a handoff file; until then carry "
+            "on, keeping your steps small."
+        )
+    return None

@@ -1,0 +1,134 @@
+"""The Gemini main session's handoff through the hook the CLI runs, on session files
+shaped like the CLI's: manual mode tells the person once per window and the model at the
+next prompt, ``handoff`` asks for the file, auto mode asks once; the file is offered to a
+fresh session's first prompt until a session has started from it (a response after the
+user message naming it); the slider is ``ctxrelay gemini config``'s."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.gemini import hook
+from ctxrelay.gemini.config import load, set_values
+from ctxrelay.hooks.handoff import consumed, list_handoffs
+from ctxrelay.transcripts import gemini_context, gemini_started
+from tests.gemini._session import MODEL, SESSION, SessionFile
+
+WINDOW = context_window_for(MODEL)
+TARGET = main_budget(WINDOW).handoff_target or 0
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CTXRELAY_GEMINI_THRESHOLD", raising=False)
+    root = tmp_path / "repo"
+    root.mkdir()
+    return root
+
+
+def answer(event: str, project: Path, chat: Path, session: str = SESSION, **more: Any) -> Any:
+    payload = {
+        "session_id": session,
+        "transcript_path": str(chat),
+        "cwd": str(project),
+        "hook_event_name": event,
+        "timestamp": "2026-12-03T06:02:50.458Z",
+        **more,
+    }
+    out = io.StringIO()
+    assert hook.main(io.StringIO(json.dumps(payload)), out) == 0
+    return json.loads(out.getvalue()) if out.getvalue() else None
+
+
+def after(project: Path, chat: Path, session: str = SESSION) -> Any:
+    return answer("AfterAgent", project, chat, session, prompt="go", stop_hook_active=False)
+
+
+def before(project: Path, chat: Path, prompt: str, session: str = SESSION) -> Any:
+    return answer("BeforeAgent", project, chat, session, prompt=prompt)
+
+
+def test_the_session_file_gives_the_context_of_the_current_window(tmp_path: Path) -> None:
+    chat = SessionFile().user("hi").gemini(5_000).gemini(9_000, twice=True)
+    path = chat.write(tmp_path / "s.jsonl")
+    now = gemini_context(path)
+    assert now is not None
+    assert (now.context_tokens, now.model, now.windows) == (9_000, MODEL, 1)
+    chat.clear().user("Resume from handoff-x.md")
+    assert gemini_context(chat.write(path)) is None  # cleared, no response yet
+    assert not gemini_started(path, "handoff-x.md")
+    chat.gemini(300)
+    assert gemini_started(chat.write(path), "handoff-x.md")
+    assert gemini_context(path) == (300, MODEL, chat.lines[-1]["id"], 2)
+
+
+def test_below_the_slider_nothing_is_said(project: Path) -> None:
+    chat = SessionFile().user("hi").gemini(TARGET - 1).write(project.parent / "s.jsonl")
+    assert after(project, chat) is None
+
+
+def test_manual_tells_the_person_once_and_the_model_at_the_next_prompt(project: Path) -> None:
+    chat = SessionFile().user("hi").gemini(TARGET + 1).write(project.parent / "s.jsonl")
+    said = after(project, chat)
+    assert list(said) == ["systemMessage"]
+    assert "Type handoff" in said["systemMessage"]
+    assert after(project, chat) is None  # once per window
+    note = before(project, chat, "go on")
+    assert "handoff slider" in note["hookSpecificOutput"]["additionalContext"]
+    assert before(project, chat, "next") is None  # the note once
+
+
+def test_handoff_typed_asks_for_the_file_then_the_turn_end_clears(project: Path) -> None:
+    chat = SessionFile().user("hi").gemini(TARGET + 1).write(project.parent / "s.jsonl")
+    before(project, chat, "start")  # the session's first prompt
+    asked = before(project, chat, "handoff")
+    text = asked["hookSpecificOutput"]["additionalContext"]
+    assert "Hand off now" in text
+    (reserved,) = [line.split()[-1] for line in text.splitlines() if line.startswith("    /")]
+    Path(reserved).write_text("# Handoff\n\n## Next step\nRun the tests.\n")
+    cleared = after(project, chat)
+    assert cleared["decision"] == "deny"
+    assert cleared["hookSpecificOutput"] == {"hookEventName": "AfterAgent", "clearContext": True}
+    assert "Run the tests." in cleared["reason"]
+    assert "systemMessage" in cleared
+    (path,) = list_handoffs(project)
+    assert not consumed(project, path.name)
+    SessionFile().user("x").gemini(TARGET + 1).clear().user(cleared["reason"]).gemini(900).write(
+        chat
+    )
+    assert after(project, chat) is None  # a small context now
+    assert consumed(project, path.name)
+
+
+def test_auto_asks_once_in_the_same_turn(project: Path) -> None:
+    set_values("project", project, mode="auto")
+    assert load(project).mode == "auto"
+    chat = SessionFile().user("hi").gemini(TARGET + 1).write(project.parent / "s.jsonl")
+    asked = after(project, chat)
+    assert asked["decision"] == "deny"
+    assert "hookSpecificOutput" not in asked  # continue, not clear
+    assert "Hand off now" in asked["reason"]
+    assert after(project, chat) is None  # no file written: not asked again in this window
+
+
+def test_a_fresh_session_is_offered_the_handoff_until_one_started_from_it(project: Path) -> None:
+    folder = project / ".ctxrelay" / "handoff"
+    folder.mkdir(parents=True)
+    (folder / "handoff-20261203T060000Z.md").write_text("# Handoff\n\n## Next step\nGo.\n")
+    chat = SessionFile("s-2").user("hi").write(project.parent / "s2.jsonl")
+    offered = before(project, chat, "hi", session="s-2")
+    assert "handoff-20261203T060000Z.md" in offered["hookSpecificOutput"]["additionalContext"]
+    again = before(project, chat, "hi", session="s-3")  # s-2 died before its response
+    assert "handoff-20261203T060000Z.md" in again["hookSpecificOutput"]["additionalContext"]
+    SessionFile("s-3").user("hi handoff-20261203T060000Z.md").gemini(800).write(chat)
+    after(project, chat, session="s-3")
+    assert consumed(project, "handoff-20261203T060000Z.md")
+    assert before(project, chat, "hi", session="s-4") is None
