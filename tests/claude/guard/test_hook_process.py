@@ -22,7 +22,7 @@ import pytest
 
 from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, PRINT_PAGE_BYTES
 from ctxrelay.claude import hook
-from tests.claude.guard._payloads import bash, pre_tool_use, read
+from tests.claude.guard._payloads import bash, pre_tool_use, read, response_line
 
 HOOK = Path(sys.executable).with_name("ctxrelay-hook")
 
@@ -167,33 +167,9 @@ def test_allowed_commands_get_no_answer(files: Path, command: str) -> None:
 # -- the Read guard: the room below the usable limit ---------------------------------------
 
 
-def _transcript(path: Path, call: str, context: int, model: str = "claude-sonnet-4-5") -> None:
-    """The main session's transcript holding the response that made ``call``, at
-    ``context`` tokens."""
-    record = {
-        "type": "assistant",
-        "sessionId": "505a7478-0c09-4225-8c2e-eb227889cf62",
-        "message": {
-            "id": "msg_read",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": [{"type": "tool_use", "id": call, "name": "Read", "input": {}}],
-            "stop_reason": "tool_use",
-            "usage": {
-                "input_tokens": 5,
-                "cache_creation_input_tokens": 100,
-                "cache_read_input_tokens": context - 105,
-                "output_tokens": 10,
-            },
-        },
-    }
-    path.write_text(json.dumps(record) + "\n")
-
-
 def _main_read(tmp_path: Path, file: Path, context: int, **bounds: Any) -> dict[str, Any]:
     transcript = tmp_path / "t.jsonl"
-    _transcript(transcript, "toolu_read", context)
+    transcript.write_text(response_line("toolu_read", context))
     payload = read(str(file), str(tmp_path), **bounds)
     del payload["agent_id"], payload["agent_type"]
     payload["transcript_path"] = str(transcript)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.bounds import PRINT_PAGE_BYTES
-from ctxrelay.claude.guard._reads import CALLS_SHOWN, READ_LINE_PREFIX, mib, read_calls
+from ctxrelay.claude.guard._reads import CALLS_SHOWN, READ_LINE_PREFIX, read_calls
 from ctxrelay.claude.guard.bash import deny_reason
 from ctxrelay.hooks.guard._model import ReadCall
 from ctxrelay.hooks.guard.prints import classify
@@ -241,11 +241,6 @@ def test_read_call_text() -> None:
     assert call.tool_input() == {"file_path": "/a b/c", "offset": 3, "limit": 4}
     assert str(call) == 'Read {"file_path": "/a b/c", "offset": 3, "limit": 4} (why)'
     assert str(ReadCall("/x")) == 'Read {"file_path": "/x"}'
-
-
-def test_mib() -> None:
-    assert mib(4 * 2**20) == "4 MiB"
-    assert mib(5 * 2**20 + 2**19) == "5.5 MiB"
 
 
 def test_a_computed_operand_keeps_its_range(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ examples name (made here under a temporary folder shown as ``/p``)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from ctxrelay.claude.guard import bash as claude_bash
 from ctxrelay.claude.guard import read as claude_read
 from ctxrelay.codex import guard as codex_guard
+from tests.claude.guard._payloads import response_line
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guard.md"
 
@@ -45,20 +45,7 @@ def test_the_codex_reason_as_the_model_reads_it(files: Path) -> None:
 
 def test_the_read_reason(files: Path) -> None:
     transcript = files / "t.jsonl"
-    usage = {
-        "input_tokens": 5,
-        "cache_creation_input_tokens": 100,
-        "cache_read_input_tokens": 20_000 - 105,
-        "output_tokens": 10,
-    }
-    message = {
-        "id": "m",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "tool_use", "id": "toolu_doc", "name": "Read", "input": {}}],
-        "usage": usage,
-    }
-    transcript.write_text(json.dumps({"type": "assistant", "message": message}) + "\n")
+    transcript.write_text(response_line("toolu_doc", 20_000))
     payload = {"session_id": "doc", "transcript_path": str(transcript), "tool_use_id": "toolu_doc"}
     tool_input = {"file_path": str(files / "dump.sql"), "allow_large": True}
     reason = claude_read.deny_reason(tool_input, str(files), payload)

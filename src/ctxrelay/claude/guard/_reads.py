@@ -17,23 +17,18 @@ from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import PRINT_PAGE_BYTES
 from ctxrelay.hooks.guard._model import FilePrint, LineRange, Operand, ReadCall
-from ctxrelay.hooks.guard.output import COUNT_MAX_BYTES, line_start
+from ctxrelay.hooks.guard.output import COUNT_MAX_BYTES, line_start, printed_bytes
 
 if TYPE_CHECKING:
     from ctxrelay.hooks.guard.output import HostOutput, Sized
 
-__all__ = ["READ_LINE_PREFIX", "mib", "page_call", "read_calls", "reason"]
+__all__ = ["READ_LINE_PREFIX", "page_call", "read_calls", "reason"]
 
 READ_LINE_PREFIX = 7
 """Bytes the Read tool adds to each line it shows (its line number and a tab)."""
 
 CALLS_SHOWN = 20
 """Read calls listed in one deny reason; the rest are counted (``cat *.log``)."""
-
-
-def mib(size: int) -> str:
-    """``4194304`` → ``"4 MiB"``, ``5767168`` → ``"5.5 MiB"``."""
-    return f"{size / 2**20:.1f}".removesuffix(".0") + " MiB"
 
 
 class _File:
@@ -236,8 +231,8 @@ def page_call(call: ReadCall, *, backward: bool, page: int = PRINT_PAGE_BYTES) -
                 taken += len(text)
                 if (last is not None and first + len(lengths) > last) or taken > COUNT_MAX_BYTES:
                     break
-                if not backward and sum(lengths) > page:
-                    break
+                if not backward and taken > page:
+                    break  # a page is taken, whatever the line numbers add
     except OSError:
         return str(call)
     count = 0
@@ -255,15 +250,10 @@ def page_call(call: ReadCall, *, backward: bool, page: int = PRINT_PAGE_BYTES) -
     return str(ReadCall(call.file_path, offset=offset if offset > 1 else None, limit=count))
 
 
-def _quote(command: str) -> str:
-    command = " ".join(command.split())
-    return command if len(command) <= 120 else command[:117] + "..."
-
-
 def reason(prints: tuple[FilePrint, ...], files: tuple[Sized, ...], host: HostOutput) -> str:
     """The deny reason the agent reads: how much the command would print, and a Read
     call of one page of each file instead."""
-    total = sum(f.printed or 0 for f in files)
+    total = printed_bytes(files)
     lines = [
         f"ctxrelay guard: this command would print {total:,} bytes of files into your "
         f"context ({host.label}). Read a page of each instead (about {PRINT_PAGE_BYTES:,} "
