@@ -155,11 +155,21 @@ def test_other_tools_and_garbage_fail_open(project: Path) -> None:
     assert out.getvalue() == ""
 
 
+def _ran(project: Path, command: str, rollout: str = "rollout.jsonl") -> None:
+    """The call ``call_1`` ran ``command``: Codex wrote it to the thread's rollout (as
+    0.171 does, compact) and fired PostToolUse."""
+    with (project / rollout).open("a") as handle:
+        item = {"type": "function_call_output", "call_id": "call_1", "output": "hello"}
+        handle.write(json.dumps({"type": "response_item", "payload": item}, separators=(",", ":")))
+        handle.write("\n")
+    answer(event("PostToolUse", project, command, tool_response="hello\n"))
+
+
 def test_a_whole_print_that_ran_is_a_repeat_until_the_file_changes(project: Path) -> None:
     assert reason_of(project, "cat small.txt") is None
     # Denied only once the print ran and reached the model (PostToolUse).
     assert reason_of(project, "cat small.txt") is None
-    answer(event("PostToolUse", project, "cat small.txt", tool_response="hello\n"))
+    _ran(project, "cat small.txt")
     reason = reason_of(project, "cat small.txt")
     assert reason is not None
     assert f"you already printed {project / 'small.txt'} in full" in reason
@@ -172,8 +182,19 @@ def test_a_whole_print_that_ran_is_a_repeat_until_the_file_changes(project: Path
     assert reason_of(project, "cat small.txt") is None
 
 
+def test_a_rewind_forgets_the_prints_it_dropped(project: Path) -> None:
+    _ran(project, "cat small.txt")
+    assert reason_of(project, "cat small.txt") is not None
+    # Codex 0.171 goes on after a rewind (Esc Esc in the TUI) in a new rollout of the
+    # same thread that holds only the turns kept: the print is no longer in it.
+    (project / "rewound.jsonl").write_text('{"type":"session_meta","payload":{}}\n')
+    rewound = event("PreToolUse", project, "cat small.txt")
+    rewound["transcript_path"] = str(project / "rewound.jsonl")
+    assert answer(rewound) is None
+
+
 def test_a_compaction_forgets_what_was_printed(project: Path) -> None:
-    answer(event("PostToolUse", project, "cat small.txt", tool_response="hello\n"))
+    _ran(project, "cat small.txt")
     assert reason_of(project, "cat small.txt") is not None
     compact = {k: v for k, v in event("PostCompact", project, "").items() if "tool" not in k}
     assert answer({**compact, "trigger": "manual"}) is None

@@ -10,7 +10,8 @@ is denied only when the model would get more than
 :data:`~ctxrelay.budget.bounds.PRINT_BIG_BYTES` of it; the reason offers a page counted
 in bytes (``head -c``) and ``rg``. And a whole print of a file the same agent already
 printed whole in its current context, unchanged since, is denied (the re-read rule; the
-record is written once the print ran, at ``PostToolUse``, and forgotten at a compaction).
+record is written once the print ran, at ``PostToolUse``, and forgotten at a compaction;
+a print a rewind dropped is not in the thread's rollout any more, and does not count).
 
 Codex shows the model ``Command blocked by PreToolUse hook: <reason>. Command: <cmd>``,
 so a reason names no command and ends without a period. What cannot be judged (a path
@@ -35,6 +36,7 @@ from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, sized
 from ctxrelay.hooks.guard.prints import classify
 from ctxrelay.hooks.guard.reads import load_reads, save_reads
 from ctxrelay.hooks.state import is_plain
+from ctxrelay.transcripts import call_in_rollout
 
 __all__ = [
     "deny_reason",
@@ -116,13 +118,18 @@ def deny_reason(command: str, cwd: str | None, payload: Mapping[str, object]) ->
     if host.floods(total):
         return _big_reason(files, total, host)
     record = reads_path(payload)
-    if record is None:
+    rollout = payload.get("transcript_path")
+    if record is None or not isinstance(rollout, str):
         return None
     seen = _load(record)
     for p in files:
-        before = seen.get(p.path)
-        if _whole(p) and before is not None and before[:2] == [p.size, p.mtime_ns]:
-            return _repeat_reason(p.path, int(before[2]))
+        if not _whole(p):
+            continue
+        for call, before in seen.get(p.path, {}).items():
+            # Still in the context: the same file, and the print is in the thread's
+            # rollout (a rewind goes on in a new rollout without the turns it dropped).
+            if before[:2] == [p.size, p.mtime_ns] and call_in_rollout(rollout, call):
+                return _repeat_reason(p.path, before[2])
     return None
 
 
@@ -137,29 +144,34 @@ def reads_path(payload: Mapping[str, object]) -> str | None:
     return None if folder is None else os.path.join(folder, f"{agent}.json")
 
 
-def _load(path: str) -> dict[str, list[int]]:
-    """The record's entries of Codex's shape (size, modification time, when printed)."""
-    return {
-        k: v
-        for k, v in load_reads(path).items()
-        if isinstance(v, list) and len(v) == 3 and all(isinstance(n, int) for n in v)
-    }
+def _load(path: str) -> dict[str, dict[str, list[int]]]:
+    """The record's entries of Codex's shape, by file and by the call that printed it:
+    ``"<path>\\n<call id>": [size, modification time, when printed]``."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for key, value in load_reads(path).items():
+        file, _, call = key.rpartition("\n")
+        if file and call and len(value) == 3 and all(isinstance(n, int) for n in value):
+            out.setdefault(file, {})[call] = value
+    return out
 
 
 def record_printed(command: str, cwd: str | None, payload: Mapping[str, object]) -> None:
     """After ``command`` ran (its output reached the agent): remember each file it
-    printed whole, with its size and modification time, for the re-read rule."""
+    printed whole, with its size, its modification time and the call that printed it,
+    for the re-read rule."""
     record = reads_path(payload)
-    if record is None:
+    call = payload.get("tool_use_id")
+    if record is None or not isinstance(call, str) or not call or "\n" in call:
         return
     whole = [p for p in printed_files(command, cwd) if _whole(p)]
     if not whole:
         return
-    files = _load(record)
+    files = load_reads(record)
     now = int(time.time())
     for p in whole:
-        files.pop(p.path, None)  # the newest print goes last
-        files[p.path] = [p.size, p.mtime_ns, now]
+        for key in [k for k in files if k.rpartition("\n")[0] == p.path]:
+            del files[key]  # the newest print of a file is the one remembered
+        files[f"{p.path}\n{call}"] = [p.size, p.mtime_ns, now]
     save_reads(record, files)
 
 

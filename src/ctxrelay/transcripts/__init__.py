@@ -23,7 +23,8 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
-guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
+guard (a Read's result and no compaction after a byte offset), :func:`call_in_rollout`
+for Codex's (a call still in the rollout); :func:`conversation` for
 ``session_history`` in Claude Code (a session's prompts, replies, tool calls and results
 as text).
 """
@@ -68,6 +69,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._scan import Transcript as Transcript
     from ctxrelay.transcripts._scan import scan as scan
     from ctxrelay.transcripts._since import SINCE_MAX_BYTES as SINCE_MAX_BYTES
+    from ctxrelay.transcripts._since import call_in_rollout as call_in_rollout
     from ctxrelay.transcripts._since import read_result_since as read_result_since
     from ctxrelay.transcripts._tail import agent_stats as agent_stats
     from ctxrelay.transcripts._tail import latest_context as latest_context
@@ -107,7 +109,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "usage_of",
     ),
     "_scan": ("Transcript", "scan"),
-    "_since": ("SINCE_MAX_BYTES", "read_result_since"),
+    "_since": ("SINCE_MAX_BYTES", "call_in_rollout", "read_result_since"),
     "_tail": ("agent_stats", "latest_context"),
     "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),
 }
