@@ -255,7 +255,17 @@ def read_cases(cwd: Path) -> Iterator[tuple[str, int, int]]:
 
 def codex_repeat(host: Host, cwd: Path) -> Iterator[tuple[str, int, int]]:
     """A small file printed whole twice: the second print is a repeat."""
-    payload = {"model": "gpt-5", "session_id": "bench-codex", "cwd": str(cwd)}
+    rollout = cwd / "rollout.jsonl"  # the thread's rollout holds the call that printed it
+    output = {"type": "function_call_output", "call_id": "call_bench", "output": "…"}
+    line = json.dumps({"type": "response_item", "payload": output}, separators=(",", ":"))
+    rollout.write_text(line + "\n")
+    payload = {
+        "model": "gpt-5",
+        "session_id": "bench-codex",
+        "cwd": str(cwd),
+        "tool_use_id": "call_bench",
+        "transcript_path": str(rollout),
+    }
     codex_guard.record_printed("cat README.md", str(cwd), payload)
     printed = _run("cat README.md", cwd)
     without = host.header + host.output.delivered(printed)

@@ -31,5 +31,8 @@ def test_with_the_guard_never_more_and_less_in_total(
     for name, data in hosts.items():
         assert data["cases_with_more"] == [], name
         assert data["total_with"] < data["total_without"], name
+        cases = {c["case"]: c for c in data["cases"]}
+        repeat = cases.get("Read notes.md again") or cases["cat README.md again"]
+        assert repeat["with"] < repeat["without"], name  # a repeat is denied
     assert report["meets_target"] is True
     assert code == 0
