@@ -59,6 +59,9 @@ def test_a_repeated_full_read_is_denied_and_a_changed_files_read_is_not(
     first, again, again_from_one, _, after_change = results
     assert "NOTE-39" in first
     assert "you already read" in again
+    # The label Claude Code puts on every hook deny (docs/guard.md says what it means):
+    # the JSON deny adds nothing else, not the hook's command line as exit 2 would.
+    assert again.startswith("PreToolUse:Read hook error: ctxrelay guard: you already read")
     assert str(notes) in again
     assert "NOTE-39" not in again
     assert "you already read" in again_from_one  # offset 1 and a large limit: the same lines
