@@ -109,6 +109,9 @@ _SAME_NUMBER_OTHER_MEANING: dict[tuple[str, int], str] = {
     ("transcripts/_hot.py", 64 * 1024 * 1024): "TAIL_MAX_BYTES: how far back a tail read looks",
     ("transcripts/_since.py", 64 * 1024 * 1024): "SINCE_MAX_BYTES: how far a read after looks",
     ("transcripts/_scan.py", 1024 * 1024): "BLOCK_BYTES: how much of a transcript one read takes",
+    ("analyze/_store.py", 10_000): "MAX_SESSIONS: how many sessions the analyzer keeps",
+    ("store/conformance.py", 10_000): "a limit above any test's row count",
+    ("analyze/_replay.py", 8_000): "DEFAULT_RELOAD_TOKENS: what a fresh chain reloads",
 }
 # The bounds whose numbers are distinctive enough to find (counts and seconds below
 # 1,000 are everywhere); the two files that own numbers are not scanned.
@@ -201,7 +204,9 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "TURNS_LEFT_AT": f"{bounds.TURNS_LEFT_AT} turns",
         "REPORT_MAX_WORDS": f"{bounds.REPORT_MAX_WORDS} words",
         "AGENT_MAX_TURNS": ", ".join(f"{k} {v}" for k, v in bounds.AGENT_MAX_TURNS.items()),
-        "READ_MAX_BYTES": f"{bounds.READ_MAX_BYTES // (1024 * 1024)} MiB",
+        "PRINT_BIG_BYTES": f"{bounds.PRINT_BIG_BYTES:,} bytes",
+        "PRINT_PAGE_BYTES": f"{bounds.PRINT_PAGE_BYTES:,} bytes",
+        "READ_ROOM_SHARE": str(bounds.READ_ROOM_SHARE),
         "BASH_MAX_OUTPUT_LENGTH": f"{bounds.BASH_MAX_OUTPUT_LENGTH:,} characters",
         "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
         "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",

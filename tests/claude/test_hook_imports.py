@@ -71,7 +71,7 @@ def base(tmp_path: Path) -> dict[str, Any]:
     """A session's payload fields, with a main transcript at 20,000 tokens."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "big.txt").write_text("".join(f"{i}\n" for i in range(500)))
+    (project / "big.txt").write_text("".join(f"line {i:05d} of the file\n" for i in range(500)))
     transcripts = tmp_path / "projects" / "-project"
     transcripts.mkdir(parents=True)
     main = transcripts / f"{SESSION}.jsonl"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES
+from ctxrelay.budget.bounds import PRINT_BIG_BYTES, PRINT_PAGE_BYTES
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.codex.setup.install import EVENTS
 from ctxrelay.testing import OpenAIServer, Step, ToolUse
@@ -37,7 +37,7 @@ def json_of(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[s
 
 def big_file(project: Path) -> Path:
     path = project / "big.log"
-    lines = CODEX_PRINT_MAX_BYTES // 10 + 100
+    lines = 3 * PRINT_BIG_BYTES // 10
     path.write_text("".join(f"line {i:05d}\n" for i in range(lines)), encoding="utf-8")
     return path
 
@@ -65,7 +65,7 @@ def test_install_trusts_the_hooks_and_codex_exec_denies_a_big_cat(
 
     denied, small = tool_outputs(server)
     assert denied.startswith("Command blocked by PreToolUse hook: ctxrelay guard: ")
-    assert f"sed -n '1,{CODEX_PRINT_MAX_LINES}p' {big}" in denied
+    assert f"head -c {PRINT_PAGE_BYTES} {big}" in denied
     # Codex appends ". Command: <cmd>" once: the reason left the period and the command out.
     assert denied.endswith(f"rg -n PATTERN {big}. Command: cat big.log")
     assert "hello" in small  # a small file prints

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
+from ctxrelay.budget.bounds import PRINT_BIG_BYTES
 from tests.conftest import PROJECT, need
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -127,7 +127,7 @@ def _commands(path: Path) -> set[str]:
 
 
 def test_the_installed_hooks_judge_shell_syntax(venv: Path, tmp_path: Path) -> None:
-    project = _project(tmp_path, CODEX_PRINT_MAX_BYTES)
+    project = _project(tmp_path, 2 * PRINT_BIG_BYTES)
     env = _env(tmp_path)
     ctxrelay = str(venv / "bin" / "ctxrelay")
 
@@ -154,7 +154,7 @@ def test_the_installed_hooks_judge_shell_syntax(venv: Path, tmp_path: Path) -> N
 def test_without_the_parser_install_refuses_and_names_the_interpreter(
     venv: Path, tmp_path: Path
 ) -> None:
-    project = _project(tmp_path, CODEX_PRINT_MAX_BYTES)
+    project = _project(tmp_path, 2 * PRINT_BIG_BYTES)
     env = _env(tmp_path)
     ctxrelay = str(venv / "bin" / "ctxrelay")
     python = str(venv / "bin" / "python")

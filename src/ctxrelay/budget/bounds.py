@@ -19,10 +19,14 @@ __all__ = [
     "BASH_TIMEOUT_DEFAULT_S",
     "BASH_TIMEOUT_MAX_S",
     "CALL_LINE_WAIT_S",
+    "CLAUDE_CODE_BASH_OUTPUT_DEFAULT",
+    "CLAUDE_CODE_BASH_OUTPUT_RANGE",
+    "CLAUDE_CODE_BASH_PREVIEW_BYTES",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
-    "CODEX_PRINT_MAX_BYTES",
-    "CODEX_PRINT_MAX_LINES",
+    "CODEX_BYTE_CUT_MODELS",
+    "CODEX_OUTPUT_CUT",
+    "CODEX_OUTPUT_HEADER_BYTES",
     "CONTEXT_PERCENT",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAIN_HANDOVER",
@@ -51,8 +55,11 @@ __all__ = [
     "MAIN_HANDOVERS",
     "MAIN_OUTPUT_RESERVE",
     "NOTES_MAX_BYTES",
+    "PRINT_BIG_BYTES",
+    "PRINT_PAGE_BYTES",
+    "READ_BYTES_PER_TOKEN",
     "READ_FILE_MAX_BYTES",
-    "READ_MAX_BYTES",
+    "READ_ROOM_SHARE",
     "REPORT_MAX_WORDS",
     "RESERVE_WINDOW_DIVISOR",
     "RESULT_MAX_CHARS",
@@ -112,21 +119,47 @@ DEFAULT_MAIN_HANDOVER: Final[MainHandover] = "manual"
 """Manual until the cost of a handoff is measured against a compaction (see
 ``ctxrelay analyze``)."""
 
-READ_MAX_BYTES: Final = 4 * 1024 * 1024
-"""Files larger than this are denied to the Read tool; offset/limit or Grep instead."""
-
 BASH_MAX_OUTPUT_LENGTH: Final = 4_000
 """Characters of Bash output Claude Code keeps in context (the rest goes to a file)."""
 
-CODEX_PRINT_MAX_BYTES: Final = 32 * 1024
-"""Codex has no Read tool: its shell is how it reads a file. A command may print a file
-this large whole; a larger one only by a line range (``sed -n 'A,Bp'``) of at most
-``CODEX_PRINT_MAX_LINES`` lines. Below Codex's own cut of a long command output, so the
-model pages a big file instead of getting its middle cut out."""
+PRINT_PAGE_BYTES: Final = BASH_MAX_OUTPUT_LENGTH
+"""The page the guard offers instead of a big file print, in bytes (``head -c 4000``, a
+Read whose lines fit in it): what the installed Claude Code cap keeps whole."""
 
-CODEX_PRINT_MAX_LINES: Final = 400
-"""The longest line range a Codex shell command may print of a file over
-``CODEX_PRINT_MAX_BYTES``: the page the deny reason offers."""
+PRINT_BIG_BYTES: Final = 2 * PRINT_PAGE_BYTES
+"""A file print is denied only when the host would hand the model more than this of it:
+below, the deny reason and a page would cost about as much as the print."""
+
+READ_ROOM_SHARE: Final = 2
+"""A Read may take at most 1/this of the tokens left below the usable limit: the rest
+stays for the work and the handoff."""
+
+READ_BYTES_PER_TOKEN: Final = 3
+"""Bytes of file text per token when the Read guard sizes a Read (code and logs run
+3 to 4; the low end keeps the estimate on the safe side)."""
+
+CLAUDE_CODE_BASH_OUTPUT_DEFAULT: Final = 30_000
+"""Characters of a Bash output Claude Code 2.1.332 hands the model whole when neither
+``BASH_MAX_OUTPUT_LENGTH`` nor the ``bashOutputMaxChars`` setting says otherwise."""
+
+CLAUDE_CODE_BASH_OUTPUT_RANGE: Final = (4_000, 150_000)
+"""The range Claude Code clamps ``BASH_MAX_OUTPUT_LENGTH`` into."""
+
+CLAUDE_CODE_BASH_PREVIEW_BYTES: Final = 2_300
+"""What the model gets of a longer Bash output: a 2 KB preview and the saved file's path
+(2,295 to 2,337 bytes measured on 2.1.332)."""
+
+CODEX_OUTPUT_CUT: Final = 10_000
+"""Codex 0.171 cuts a command's output in the middle to this many bytes for the models in
+:data:`CODEX_BYTE_CUT_MODELS` (10,211 to 10,215 bytes reached the model), and to this
+many tokens, about 40,000 bytes, for the others (gpt-5.5: 40,213 to 40,216 bytes)."""
+
+CODEX_BYTE_CUT_MODELS: Final = frozenset({"gpt-5", "gpt-5-codex", "gpt-5.1", "gpt-5.1-codex"})
+"""Models whose outputs Codex 0.171 cuts by bytes (measured one by one)."""
+
+CODEX_OUTPUT_HEADER_BYTES: Final = 110
+"""The header Codex puts before every command output ("Chunk ID", wall time, exit code,
+token count) and the cut's own notice: about 105 to 215 bytes."""
 
 GEMINI_TOOL_OUTPUT_MAX_CHARS: Final = 40_000
 """The Gemini CLI's own cut of a tool's output (``truncateToolOutputThreshold``, 0.61.0):

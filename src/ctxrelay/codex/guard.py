@@ -2,16 +2,16 @@
 
 Codex reaches hooks with its shell call renamed to Claude Code's ``tool_name: "Bash"``
 and ``tool_input.command``, so the command is judged by the core's reading
-(:func:`ctxrelay.hooks.guard.prints.classify`: which parts print which file and range).
-What differs is the advice: Codex has no Read tool, its shell is how it reads a file,
-and ``sed -n 'A,Bp'`` is how it pages one. So a print is denied only when it would pour
-a big file into the context:
-
-- a file over ``CODEX_PRINT_MAX_BYTES`` printed whole, to its end, or by a range of more
-  than ``CODEX_PRINT_MAX_LINES`` lines (or more bytes than the first bound);
-- a whole print of a file the same agent already printed whole in its current context,
-  unchanged since (the re-read rule; the record is written once the print ran, at
-  ``PostToolUse``, and forgotten at a compaction).
+(:func:`ctxrelay.hooks.guard.prints.classify`: which parts print which file and range,
+and :mod:`ctxrelay.hooks.guard.output`: how many bytes). Codex has no Read tool: its
+shell is how it reads a file. Codex cuts a long output in the middle (to 10,000 bytes
+for the gpt-5 family, 10,000 tokens for later models: :func:`host_output`), so a print
+is denied only when the model would get more than
+:data:`~ctxrelay.budget.bounds.PRINT_BIG_BYTES` of it; the reason offers a page counted
+in bytes (``head -c``) and ``rg``. And a whole print of a file the same agent already
+printed whole in its current context, unchanged since, is denied (the re-read rule; the
+record is written once the print ran, at ``PostToolUse``, and forgotten at a compaction;
+a print a rewind dropped is not in the thread's rollout any more, and does not count).
 
 Codex shows the model ``Command blocked by PreToolUse hook: <reason>. Command: <cmd>``,
 so a reason names no command and ends without a period. What cannot be judged (a path
@@ -26,40 +26,70 @@ import shutil
 import time
 from collections.abc import Mapping
 
-from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES
-from ctxrelay.codex._state import reads_dir
-from ctxrelay.hooks.guard.bounded import (
-    Printed,
-    kib,
-    printed_files,
-    remember_whole,
-    seen_whole,
-    too_big,
+from ctxrelay.budget.bounds import (
+    CODEX_BYTE_CUT_MODELS,
+    CODEX_OUTPUT_CUT,
+    PRINT_PAGE_BYTES,
 )
+from ctxrelay.codex._state import reads_dir
+from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, sized
+from ctxrelay.hooks.guard.prints import classify
+from ctxrelay.hooks.guard.reads import load_reads, save_reads
 from ctxrelay.hooks.state import is_plain
+from ctxrelay.transcripts import call_in_rollout
 
 __all__ = [
-    "Printed",
     "deny_reason",
     "forget_reads",
+    "host_output",
     "printed_files",
     "reads_path",
     "record_printed",
 ]
 
+_BYTES_PER_TOKEN = 4
+"""Codex's own estimate when it cuts by tokens."""
 
-def _too_big(p: Printed) -> bool:
-    return too_big(p, CODEX_PRINT_MAX_BYTES, CODEX_PRINT_MAX_LINES)
+
+def host_output(model: object) -> HostOutput:
+    """What Codex 0.171 hands ``model`` of a command output: whole up to its cut, then
+    the cut (the head and the tail, the middle gone)."""
+    if isinstance(model, str) and model in CODEX_BYTE_CUT_MODELS:
+        cut, how = CODEX_OUTPUT_CUT, f"{CODEX_OUTPUT_CUT:,} bytes"
+    else:
+        cut, how = CODEX_OUTPUT_CUT * _BYTES_PER_TOKEN, f"{CODEX_OUTPUT_CUT:,} tokens"
+    label = f"Codex cuts a longer output to about {how}, the middle gone"
+    return HostOutput(label, cut, cut)
 
 
-def _big_reason(p: Printed) -> str:
+def printed_files(command: str, cwd: str | None) -> tuple[Sized, ...]:
+    """The regular files ``command`` prints into the context, as it stands now."""
+    prints = classify(command, cwd)
+    return sized(prints) if prints else ()
+
+
+def _page(p: Sized) -> str:
+    """A shell page of ``p`` in bytes: its end for a print of its end (``tail``), the same
+    line range cut to a page for ``sed -n 'A,Bp'``, else its start and how to go on."""
     path = shlex.quote(p.path)
-    page = CODEX_PRINT_MAX_LINES
+    page = PRINT_PAGE_BYTES
+    r = p.range
+    if r is not None and r.first is not None and r.first < 0:
+        return f"tail -c {page} {path}"
+    if r is not None and r.unit == "line" and r.first is not None and r.first > 1:
+        end = "$" if r.last is None or r.last < 0 else str(r.last)
+        return f"sed -n '{r.first},{end}p' {path} | head -c {page}"
+    return f"head -c {page} {path} (the next page: tail -c +{page + 1} {path} | head -c {page})"
+
+
+def _big_reason(files: tuple[Sized, ...], total: int, host: HostOutput) -> str:
+    pages = "; ".join(dict.fromkeys(_page(p) for p in files if p.printed))
+    first = next(p for p in files if p.printed)
     return (
-        f"ctxrelay guard: {p.path} is {kib(p.size)} ({p.size:,} bytes), more than the "
-        f"{kib(CODEX_PRINT_MAX_BYTES)} a command may print whole into your context. "
-        f"Print at most {page} lines at a time (sed -n '1,{page}p' {path}), count its "
-        f"lines with wc -l {path}, or search it with rg -n PATTERN {path}"
+        f"ctxrelay guard: this would print {total:,} bytes of files and you would get "
+        f"{host.delivered(total):,} of them ({host.label}). Print a page of at most "
+        f"{PRINT_PAGE_BYTES:,} bytes instead: {pages}; or search with rg -n PATTERN "
+        f"{shlex.quote(first.path)}"
     )
 
 
@@ -67,13 +97,15 @@ def _repeat_reason(path: str, read_at: int) -> str:
     minutes = int(time.time() - read_at) // 60
     ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
     stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
-    page = CODEX_PRINT_MAX_LINES
     return (
         f"ctxrelay guard: you already printed {path} in full at {stamp} ({ago}), and it has "
         "not changed since (same size and modification time): its content is still in your "
-        f"context above. Look there, print a part of it (sed -n '1,{page}p' "
-        f"{shlex.quote(path)}), or search it with rg -n PATTERN"
+        "context above. Look there, or search it with rg -n PATTERN"
     )
+
+
+def _whole(p: Sized) -> bool:
+    return p.range is not None and p.range.whole
 
 
 def deny_reason(command: str, cwd: str | None, payload: Mapping[str, object]) -> str | None:
@@ -81,12 +113,24 @@ def deny_reason(command: str, cwd: str | None, payload: Mapping[str, object]) ->
     files = printed_files(command, cwd)
     if not files:
         return None
-    big = [p for p in files if _too_big(p)]
-    if big:
-        return "; ".join(dict.fromkeys(_big_reason(p) for p in big))
+    host = host_output(payload.get("model"))
+    total = printed_bytes(files)
+    if host.floods(total):
+        return _big_reason(files, total, host)
     record = reads_path(payload)
-    seen = None if record is None else seen_whole(record, files)
-    return None if seen is None else _repeat_reason(*seen)
+    rollout = payload.get("transcript_path")
+    if record is None or not isinstance(rollout, str):
+        return None
+    seen = _load(record)
+    for p in files:
+        if not _whole(p):
+            continue
+        for call, before in seen.get(p.path, {}).items():
+            # Still in the context: the same file, and the print is in the thread's
+            # rollout (a rewind goes on in a new rollout without the turns it dropped).
+            if before[:2] == [p.size, p.mtime_ns] and call_in_rollout(rollout, call):
+                return _repeat_reason(p.path, before[2])
+    return None
 
 
 def reads_path(payload: Mapping[str, object]) -> str | None:
@@ -100,12 +144,35 @@ def reads_path(payload: Mapping[str, object]) -> str | None:
     return None if folder is None else os.path.join(folder, f"{agent}.json")
 
 
+def _load(path: str) -> dict[str, dict[str, list[int]]]:
+    """The record's entries of Codex's shape, by file and by the call that printed it:
+    ``"<path>\\n<call id>": [size, modification time, when printed]``."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for key, value in load_reads(path).items():
+        file, _, call = key.rpartition("\n")
+        if file and call and len(value) == 3 and all(isinstance(n, int) for n in value):
+            out.setdefault(file, {})[call] = value
+    return out
+
+
 def record_printed(command: str, cwd: str | None, payload: Mapping[str, object]) -> None:
     """After ``command`` ran (its output reached the agent): remember each file it
-    printed whole, with its size and modification time, for the re-read rule."""
+    printed whole, with its size, its modification time and the call that printed it,
+    for the re-read rule."""
     record = reads_path(payload)
-    if record is not None:
-        remember_whole(record, printed_files(command, cwd))
+    call = payload.get("tool_use_id")
+    if record is None or not isinstance(call, str) or not call or "\n" in call:
+        return
+    whole = [p for p in printed_files(command, cwd) if _whole(p)]
+    if not whole:
+        return
+    files = load_reads(record)
+    now = int(time.time())
+    for p in whole:
+        for key in [k for k in files if k.rpartition("\n")[0] == p.path]:
+            del files[key]  # the newest print of a file is the one remembered
+        files[f"{p.path}\n{call}"] = [p.size, p.mtime_ns, now]
+    save_reads(record, files)
 
 
 def forget_reads(payload: Mapping[str, object]) -> None:

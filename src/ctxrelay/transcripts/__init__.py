@@ -25,7 +25,8 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`last_turn` (the Stop hook's view of the turn that ended),
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
-guard (a Read's result and no compaction after a byte offset); :func:`conversation` for
+guard (a Read's result and no compaction after a byte offset), :func:`call_in_rollout`
+for Codex's (a call still in the rollout); :func:`conversation` for
 ``session_history`` (a session's prompts, replies, tool calls and results as text),
 :func:`codex_conversation` for a Codex rollout's, and :func:`conversation_of` reading a
 session with its own host's reader; :func:`started` for every host's hook (whether a
@@ -80,6 +81,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._scan import Transcript as Transcript
     from ctxrelay.transcripts._scan import scan as scan
     from ctxrelay.transcripts._since import SINCE_MAX_BYTES as SINCE_MAX_BYTES
+    from ctxrelay.transcripts._since import call_in_rollout as call_in_rollout
     from ctxrelay.transcripts._since import read_result_since as read_result_since
     from ctxrelay.transcripts._started import STARTED_RULES as STARTED_RULES
     from ctxrelay.transcripts._started import claude_started as claude_started
@@ -131,7 +133,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "usage_of",
     ),
     "_scan": ("Transcript", "scan"),
-    "_since": ("SINCE_MAX_BYTES", "read_result_since"),
+    "_since": ("SINCE_MAX_BYTES", "call_in_rollout", "read_result_since"),
     "_started": (
         "STARTED_RULES",
         "claude_started",

@@ -3,6 +3,7 @@ the shared ``corpora/claude-code-capture/hook-payloads.jsonl``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -31,3 +32,27 @@ def bash(command: str, cwd: str) -> dict[str, Any]:
 
 def read(file_path: str, cwd: str, **bounds: Any) -> dict[str, Any]:
     return pre_tool_use("Read", {"file_path": file_path, **bounds}, cwd)
+
+
+def response_line(call: str, context: int, model: str = "claude-sonnet-4-5") -> str:
+    """A main-session transcript line: the response that made ``call``, at ``context``
+    tokens (what the Read guard reads for the room left)."""
+    record = {
+        "type": "assistant",
+        "sessionId": "505a7478-0c09-4225-8c2e-eb227889cf62",
+        "message": {
+            "id": "msg_read",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "tool_use", "id": call, "name": "Read", "input": {}}],
+            "stop_reason": "tool_use",
+            "usage": {
+                "input_tokens": 5,
+                "cache_creation_input_tokens": 100,
+                "cache_read_input_tokens": context - 105,
+                "output_tokens": 10,
+            },
+        },
+    }
+    return json.dumps(record) + "\n"

@@ -31,7 +31,7 @@ def test_every_nl2bash_command_is_classified_without_an_exception(tmp_path: Path
             continue
         verdict = "unparsed" if result is None else "deny" if result else "allow"
         verdicts[verdict] += 1
-        assert (reason is not None) == (verdict == "deny"), command
+        assert reason is None or verdict == "deny", command  # a denial is of a file print
     assert failures == []
     # The corpus is mostly find/grep pipelines; a few dozen print a file.
     assert verdicts["deny"] > 20
@@ -61,4 +61,4 @@ def test_known_nl2bash_commands(tmp_path: Path) -> None:
     }
     for command, denied in cases.items():
         assert command in lines, command
-        assert (bash.deny_reason(command, str(tmp_path)) is not None) == denied, command
+        assert bool(prints.classify(command, str(tmp_path))) == denied, command

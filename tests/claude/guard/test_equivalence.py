@@ -8,7 +8,6 @@ lines, so there the command's output must lie within the lines the call shows.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -18,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxrelay.claude.guard.bash import deny_reason
+from ctxrelay.claude.guard._reads import read_calls
+from ctxrelay.hooks.guard.prints import classify
 
 BASH = shutil.which("bash")
 _CALL = re.compile(r"Read (\{.*?\})(?: \((.*)\))?$", re.MULTILINE)
@@ -64,11 +64,14 @@ def run(command: str, cwd: Path) -> list[str]:
 
 
 def calls(command: str, cwd: Path) -> list[tuple[dict[str, object], str]]:
-    """The Read calls (input, note) of the command's denial; none when it is allowed."""
-    reason = deny_reason(command, str(cwd))
-    if reason is None:
-        return []
-    return [(json.loads(m.group(1)), m.group(2) or "") for m in _CALL.finditer(reason)]
+    """The Read calls (input, note) that show what the command prints; none when it
+    prints no file."""
+    found = classify(command, str(cwd)) or ()
+    return [
+        (dict(call.tool_input()), call.note)
+        for printed in dict.fromkeys(found)
+        for call in read_calls(printed)[0]
+    ]
 
 
 def make_file(root: Path, count: int, newline_at_end: bool) -> Path:

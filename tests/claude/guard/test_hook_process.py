@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,23 +20,30 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.budget.bounds import READ_MAX_BYTES
+from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, PRINT_PAGE_BYTES
 from ctxrelay.claude import hook
-from tests.claude.guard._payloads import bash, pre_tool_use, read
+from tests.claude.guard._payloads import bash, pre_tool_use, read, response_line
 
 HOOK = Path(sys.executable).with_name("ctxrelay-hook")
 
 
-def run_hook(stdin: bytes, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    stdin: bytes, cwd: Path | None = None, cap: int | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """The hook as Claude Code runs it; ``cap`` is the ``BASH_MAX_OUTPUT_LENGTH`` the
+    settings' ``env`` gives it (``None``: not set, Claude Code's default)."""
     if not HOOK.exists():
         pytest.fail(f"the ctxrelay-hook script is not installed next to {sys.executable}")
+    env = {k: v for k, v in os.environ.items() if k != "BASH_MAX_OUTPUT_LENGTH"}
+    if cap is not None:
+        env["BASH_MAX_OUTPUT_LENGTH"] = str(cap)
     return subprocess.run(
-        [str(HOOK)], input=stdin, capture_output=True, cwd=cwd, timeout=60, check=False
+        [str(HOOK)], input=stdin, capture_output=True, cwd=cwd, env=env, timeout=60, check=False
     )
 
 
-def answer(payload: dict[str, Any], cwd: Path) -> dict[str, Any] | None:
-    done = run_hook(json.dumps(payload).encode(), cwd)
+def answer(payload: dict[str, Any], cwd: Path, cap: int | None = None) -> dict[str, Any] | None:
+    done = run_hook(json.dumps(payload).encode(), cwd, cap)
     assert done.returncode == 0
     assert done.stderr == b"", done.stderr
     if not done.stdout:
@@ -44,40 +53,158 @@ def answer(payload: dict[str, Any], cwd: Path) -> dict[str, Any] | None:
     return parsed
 
 
-def test_cat_of_a_file_is_denied_by_the_hook_process(tmp_path: Path) -> None:
-    (tmp_path / "big.txt").write_text("".join(f"{i}\n" for i in range(1000)))
-    out = answer(bash("cat big.txt", str(tmp_path)), tmp_path)
-    assert out is not None
+def reason_of(payload: dict[str, Any], cwd: Path, cap: int | None = None) -> str | None:
+    out = answer(payload, cwd, cap)
+    if out is None:
+        return None
     spec = out["hookSpecificOutput"]
     assert spec["hookEventName"] == "PreToolUse"
     assert spec["permissionDecision"] == "deny"
-    assert f'Read {{"file_path": "{tmp_path / "big.txt"}"}}' in spec["permissionDecisionReason"]
+    return str(spec["permissionDecisionReason"])
 
 
-def test_tail_is_translated_by_the_hook_process(tmp_path: Path) -> None:
-    (tmp_path / "big.txt").write_text("".join(f"{i}\n" for i in range(1000)))
-    out = answer(bash("cd / && tail -n 5 " + str(tmp_path / "big.txt"), "/"), tmp_path)
-    assert out is not None
-    assert '"offset": 996, "limit": 5' in out["hookSpecificOutput"]["permissionDecisionReason"]
+@pytest.fixture
+def files(tmp_path: Path) -> Path:
+    """A project with files of realistic sizes."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("import os\n" + "x = compute(1, 2)\n" * 280)  # 5 KB
+    (tmp_path / "notes.md").write_text("".join(f"- note {i:05d}: some text\n" for i in range(800)))
+    (tmp_path / "big.log").write_text(
+        "".join(f"2026-12-01 10:00:{i % 60:02d} INFO req {i} ok\n" for i in range(20_000))
+    )
+    (tmp_path / "bundle.min.js").write_text("var a=1;" * 12_500)  # one 100 KB line
+    (tmp_path / "big.json").write_text('{"rows": [' + ",".join(["12345"] * 20_000) + "]}\n")
+    return tmp_path
+
+
+INSTALLED_CAP = BASH_MAX_OUTPUT_LENGTH
 
 
 @pytest.mark.parametrize(
     "command",
-    ["cat big.txt | wc -l", "cat big.txt | head -3", "ls -la", "cat > f <<'EOF'\nx\nEOF\n"],
+    [
+        "cat notes.md",  # 24 KB: Claude Code keeps a 2 KB preview and a file
+        "cat big.log",
+        "tail -n 5000 big.log",
+        "sed -n '1,5p' big.json",
+        "head -n 1 bundle.min.js",
+        "head -50 big.log",
+        "cat src/app.py",
+    ],
 )
-def test_allowed_commands_get_no_answer(tmp_path: Path, command: str) -> None:
-    assert answer(bash(command, str(tmp_path)), tmp_path) is None
+def test_under_the_installed_cap_no_print_is_denied(files: Path, command: str) -> None:
+    assert reason_of(bash(command, str(files)), files, cap=INSTALLED_CAP) is None
 
 
-def test_a_five_mib_read_is_denied_by_the_hook_process(tmp_path: Path) -> None:
-    big = tmp_path / "big.bin"
-    with big.open("wb") as handle:
-        handle.truncate(5 * 1024 * 1024)
-    assert READ_MAX_BYTES < 5 * 1024 * 1024
-    out = answer(read(str(big), str(tmp_path)), tmp_path)
-    assert out is not None
-    assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
-    assert answer(read(str(big), str(tmp_path), limit=20), tmp_path) is None
+@pytest.mark.parametrize("cap", [None, 150_000])
+@pytest.mark.parametrize("command", ["head -50 big.log", "cat src/app.py", "head -c 4000 big.log"])
+def test_a_small_bounded_read_is_never_denied(files: Path, command: str, cap: int | None) -> None:
+    assert reason_of(bash(command, str(files)), files, cap=cap) is None
+
+
+def test_a_print_the_host_would_hand_over_whole_and_big_gets_a_page(files: Path) -> None:
+    reason = reason_of(bash("cat notes.md", str(files)), files)  # 24 KB, under 30,000
+    assert reason is not None
+    assert "up to 30,000 characters whole" in reason
+    (call,) = re.findall(r"Read (\{.*?\})", reason)
+    tool_input = json.loads(call)
+    assert tool_input["file_path"] == str(files / "notes.md")
+    assert 0 < tool_input["limit"] * 30 <= PRINT_PAGE_BYTES  # 23-byte lines and a prefix
+    assert len(reason.encode()) < 600
+
+
+def test_a_print_over_the_cap_is_left_to_claude_codes_preview(files: Path) -> None:
+    assert reason_of(bash("cat big.log", str(files)), files) is None  # 700 KB > 30,000
+
+
+@pytest.mark.parametrize(
+    ("command", "page"),
+    [
+        ("head -n 1 bundle.min.js", f"Bash head -c {PRINT_PAGE_BYTES} "),
+        ("sed -n '1,5p' big.json", f"Bash head -c {PRINT_PAGE_BYTES} "),
+    ],
+)
+def test_bytes_are_counted_not_lines(files: Path, command: str, page: str) -> None:
+    reason = reason_of(bash(command, str(files)), files, cap=150_000)
+    assert reason is not None
+    assert page in reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "nl notes.md",
+        "awk '{print}' notes.md",
+        "python3 -c 'print(open(\"notes.md\").read())'",
+        "tac notes.md",
+        "sed '' notes.md",
+        "cat notes.md | tee copy.md",
+        "bash -c 'cat notes.md'",
+        'sh -c "cd src && cd .. && nl notes.md"',
+    ],
+)
+def test_the_common_whole_file_prints_are_recognised(files: Path, command: str) -> None:
+    reason = reason_of(bash(command, str(files)), files)
+    assert reason is not None, command
+    assert str(files / "notes.md") in reason
+
+
+def test_jq_dot_is_a_whole_file_print(files: Path) -> None:
+    (files / "small.json").write_text('{"rows": [' + ",".join(["1"] * 6000) + "]}")
+    reason = reason_of(bash("jq . small.json", str(files)), files)  # 12 KB, pretty: more
+    assert reason is not None
+    assert reason_of(bash("jq .rows[0] small.json", str(files)), files) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat notes.md | wc -l", "cat notes.md | head -3", "ls -la", "cat > f <<'EOF'\nx\nEOF\n"],
+)
+def test_allowed_commands_get_no_answer(files: Path, command: str) -> None:
+    assert answer(bash(command, str(files)), files) is None
+
+
+# -- the Read guard: the room below the usable limit ---------------------------------------
+
+
+def _main_read(tmp_path: Path, file: Path, context: int, **bounds: Any) -> dict[str, Any]:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(response_line("toolu_read", context))
+    payload = read(str(file), str(tmp_path), **bounds)
+    del payload["agent_id"], payload["agent_type"]
+    payload["transcript_path"] = str(transcript)
+    payload["tool_use_id"] = "toolu_read"
+    return payload
+
+
+@pytest.fixture
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "state"))
+
+
+@pytest.mark.usefixtures("state")
+@pytest.mark.parametrize("bounds", [{}, {"allow_large": True}, {"offset": 1, "limit": 10**7}])
+def test_a_read_over_the_room_is_denied_allow_large_included(
+    tmp_path: Path, bounds: dict[str, Any]
+) -> None:
+    big = tmp_path / "dump.sql"
+    big.write_text("INSERT INTO t VALUES (1, 'some row text here');\n" * 22_000)  # 1 MB
+    reason = reason_of(_main_read(tmp_path, big, 20_000, **bounds), tmp_path)
+    assert reason is not None
+    assert "tokens are left below the usable limit" in reason
+    (call,) = re.findall(r"Read (\{.*?\})", reason)
+    page = json.loads(call)
+    assert page.pop("file_path") == str(big)
+    assert 0 < page["limit"] <= 16 * PRINT_PAGE_BYTES // 40  # a bounded page
+    assert reason_of(_main_read(tmp_path, big, 20_000, **page), tmp_path) is None
+
+
+@pytest.mark.usefixtures("state")
+def test_the_room_shrinks_as_the_context_grows(tmp_path: Path) -> None:
+    mid = tmp_path / "mid.log"
+    mid.write_text(("x" * 99 + "\n") * 1_500)  # 150 KB, ~50,000 tokens
+    assert reason_of(_main_read(tmp_path, mid, 20_000), tmp_path) is None
+    assert reason_of(_main_read(tmp_path, mid, 100_000), tmp_path) is not None
 
 
 # -- fail open ----------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxrelay.budget.bounds import READ_MAX_BYTES
 from ctxrelay.claude._events.pre_tool_use import handle as _handle
 from ctxrelay.claude.host import CLAUDE
 from ctxrelay.errors import HookPayloadError
@@ -50,23 +49,19 @@ def test_deny_is_claude_codes_answer() -> None:
     }
 
 
-def test_bash_printing_a_file_is_denied_with_the_read_call(tmp_path: Path) -> None:
+def test_bash_printing_a_big_file_is_denied_with_a_read_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("BASH_MAX_OUTPUT_LENGTH", raising=False)
+    (tmp_path / "big.txt").write_text("a line of text\n" * 1_500)  # 22 KB
     reason = reason_of(handle(bash("cat big.txt", str(tmp_path))))
-    assert f'Read {{"file_path": "{tmp_path / "big.txt"}"}}' in reason
+    assert f'Read {{"file_path": "{tmp_path / "big.txt"}", "limit": ' in reason
 
 
 def test_bash_into_a_pipe_is_allowed(tmp_path: Path) -> None:
     assert handle(bash("cat big.txt | wc -l", str(tmp_path))) is None
     assert handle(bash("ls -la", str(tmp_path))) is None
     assert handle(bash("", str(tmp_path))) is None
-
-
-def test_a_big_read_is_denied_and_a_bounded_one_allowed(tmp_path: Path) -> None:
-    big = tmp_path / "big.log"
-    with big.open("wb") as handle_:
-        handle_.truncate(READ_MAX_BYTES + 1)
-    assert "Grep" in reason_of(handle(read(str(big), str(tmp_path))))
-    assert handle(read(str(big), str(tmp_path), offset=1, limit=50)) is None
 
 
 def test_other_tools_pass(tmp_path: Path) -> None:
@@ -79,6 +74,8 @@ def test_a_missing_cwd_is_the_hooks_own_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("BASH_MAX_OUTPUT_LENGTH", raising=False)
+    (tmp_path / "f").write_text("a line of text\n" * 1_500)
     payload = bash("cat f", "unused")
     del payload["cwd"]
     assert str(tmp_path / "f") in reason_of(handle(payload))
@@ -110,7 +107,9 @@ def test_a_read_without_a_string_file_path_is_malformed() -> None:
         handle(pre_tool_use("Read", {"file_path": 3}, "/w"))
 
 
-def test_the_captured_pre_tool_use_payloads(tmp_path: Path) -> None:
+def test_the_captured_pre_tool_use_payloads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Claude Code's own payloads: the subagent's ``cat big.txt | head -3`` and its
     ``Read`` with a limit pass; the same call as ``cat big.txt`` is denied."""
     lines = corpus_path("corpora/claude-code-capture/hook-payloads.jsonl").read_text()
@@ -120,9 +119,12 @@ def test_the_captured_pre_tool_use_payloads(tmp_path: Path) -> None:
     for payload in captured:
         assert handle(payload) is None, payload["tool_input"]
     (bash_call,) = [p for p in captured if p["tool_name"] == "Bash"]
+    monkeypatch.delenv("BASH_MAX_OUTPUT_LENGTH", raising=False)
+    (tmp_path / "big.txt").write_text("a line of text\n" * 1_500)
     bash_call["tool_input"]["command"] = "cat big.txt"
+    bash_call["cwd"] = str(tmp_path)
     reason = reason_of(handle(bash_call))
-    assert f'"file_path": "{Path(bash_call["cwd"]) / "big.txt"}"' in reason
+    assert f'"file_path": "{tmp_path / "big.txt"}"' in reason
 
 
 @given(

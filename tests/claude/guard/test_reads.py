@@ -1,5 +1,6 @@
-"""The deny reason: the Read call for each printed file, with its absolute path and the
-same range, on real files (line counts, byte ranges, globs, files over the Read limit)."""
+"""The Read calls for each printed file, with its absolute path and the same range, on
+real files (line counts, byte ranges, globs), and the deny reason's page of each: the
+same start, cut to the lines whose Read output fits in a page of bytes."""
 
 from __future__ import annotations
 
@@ -10,25 +11,40 @@ from typing import Any
 
 import pytest
 
-from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude.guard._reads import CALLS_SHOWN, mib
+from ctxrelay.budget.bounds import PRINT_PAGE_BYTES
+from ctxrelay.claude.guard._reads import CALLS_SHOWN, READ_LINE_PREFIX, read_calls
 from ctxrelay.claude.guard.bash import deny_reason
 from ctxrelay.hooks.guard._model import ReadCall
+from ctxrelay.hooks.guard.prints import classify
 
 _CALL = re.compile(r"Read (\{.*?\})(?: \((.*)\))?$", re.MULTILINE)
 
 
+def _calls(command: str, cwd: Path) -> list[ReadCall]:
+    found = classify(command, str(cwd))
+    assert found, f"{command!r} prints no file"
+    calls: list[ReadCall] = []
+    more = 0
+    for printed in dict.fromkeys(found):
+        shown, extra = read_calls(printed)
+        calls += shown
+        more += extra
+    return calls
+
+
 def reads(command: str, cwd: Path) -> list[dict[str, Any]]:
-    """The Read tool inputs the deny reason of ``command`` names, in order."""
-    reason = deny_reason(command, str(cwd))
-    assert reason is not None, f"{command!r} was allowed"
-    return [json.loads(m.group(1)) for m in _CALL.finditer(reason)]
+    """The Read tool inputs that show what ``command`` prints, in order."""
+    return [dict(c.tool_input()) for c in _calls(command, cwd)]
 
 
 def notes(command: str, cwd: Path) -> list[str]:
-    reason = deny_reason(command, str(cwd))
-    assert reason is not None
-    return [m.group(2) or "" for m in _CALL.finditer(reason)]
+    return [c.note for c in _calls(command, cwd)]
+
+
+@pytest.fixture(autouse=True)
+def _uncapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Claude Code whose Bash output cap is its largest: big prints are denied."""
+    monkeypatch.setenv("BASH_MAX_OUTPUT_LENGTH", "150000")
 
 
 @pytest.fixture
@@ -116,12 +132,8 @@ def test_each_file_gets_its_own_call(ten: Path, tmp_path: Path) -> None:
 
 def test_every_print_of_a_compound_command_is_named(ten: Path) -> None:
     command = "echo x && cat ten.txt; head -2 ten.txt | wc; tail -2 ten.txt"
-    reason = deny_reason(command, str(ten.parent))
-    assert reason is not None
-    assert "`cat ten.txt`" in reason
-    assert "`tail -2 ten.txt`" in reason
-    assert "head -2" not in reason  # piped: allowed
-    assert [json.loads(m.group(1)) for m in _CALL.finditer(reason)] == [
+    # head -2 is piped: not a print.
+    assert reads(command, ten.parent) == [
         {"file_path": str(ten)},
         {"file_path": str(ten), "offset": 9, "limit": 2},
     ]
@@ -165,22 +177,11 @@ def test_globs_expand_to_their_files(tmp_path: Path) -> None:
 
 def test_many_files_are_capped_and_counted(tmp_path: Path) -> None:
     for i in range(CALLS_SHOWN + 7):
-        (tmp_path / f"f{i:02d}.log").write_text("x\n")
+        (tmp_path / f"f{i:02d}.log").write_text("x\n" * 500)
     reason = deny_reason("cat *.log", str(tmp_path))
     assert reason is not None
     assert len(_CALL.findall(reason)) == CALLS_SHOWN
     assert "and 7 more" in reason
-
-
-def test_a_file_over_the_read_limit_gets_a_note(tmp_path: Path) -> None:
-    big = tmp_path / "big.log"
-    with big.open("wb") as handle:
-        handle.truncate(READ_MAX_BYTES + 1)  # sparse: costs no disk
-    (note,) = notes("cat big.log", tmp_path)
-    assert mib(READ_MAX_BYTES) in note
-    assert "Grep" in note
-    # A ranged call is within the limit: no note.
-    assert notes("head -n 5 big.log", tmp_path) == [""]
 
 
 def test_a_fifo_is_never_opened(tmp_path: Path) -> None:
@@ -190,17 +191,49 @@ def test_a_fifo_is_never_opened(tmp_path: Path) -> None:
     assert reads("tail -n 2 pipe", tmp_path) == [{"file_path": str(tmp_path / "pipe")}]
 
 
-def test_the_reason_explains_what_is_allowed(ten: Path) -> None:
-    reason = deny_reason("cat ten.txt", str(ten.parent))
+def _page_bytes(path: Path, offset: int, limit: int) -> int:
+    lines = path.read_bytes().splitlines(keepends=True)[offset - 1 : offset - 1 + limit]
+    return sum(len(line) + READ_LINE_PREFIX for line in lines)
+
+
+def test_the_reason_offers_one_page_of_each_file(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("".join(f"request {i:05d} served\n" for i in range(2000)))  # 42 KB
+    reason = deny_reason("cat app.log", str(tmp_path))
     assert reason is not None
-    assert reason.startswith("ctxrelay guard:")
-    assert "Read tool" in reason
-    assert "| wc -l" in reason
+    assert reason.startswith("ctxrelay guard: this command would print 42,000 bytes")
+    assert "up to 150,000 characters whole" in reason
+    (call,) = [json.loads(m.group(1)) for m in _CALL.finditer(reason)]
+    assert call["file_path"] == str(log)
+    assert "offset" not in call
+    size = _page_bytes(log, 1, call["limit"])
+    assert size <= PRINT_PAGE_BYTES < size + 21 + READ_LINE_PREFIX  # as many lines as fit
     assert "Grep" in reason
 
 
-def test_a_repeated_print_is_named_once(ten: Path) -> None:
-    assert len(reads("cat ten.txt; cat ten.txt", ten.parent)) == 1
+def test_the_page_of_a_tail_is_the_files_end(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("".join(f"request {i:05d} served\n" for i in range(2000)))
+    reason = deny_reason("tail -n 1500 app.log", str(tmp_path))
+    assert reason is not None
+    (call,) = [json.loads(m.group(1)) for m in _CALL.finditer(reason)]
+    assert call["offset"] + call["limit"] - 1 == 2000  # ends at the last line
+    assert _page_bytes(log, call["offset"], call["limit"]) <= PRINT_PAGE_BYTES
+
+
+def test_a_line_longer_than_a_page_gets_a_byte_page(tmp_path: Path) -> None:
+    (tmp_path / "bundle.min.js").write_text("var a=1;" * 4000)  # one 32 KB line
+    reason = deny_reason("head -n 1 bundle.min.js", str(tmp_path))
+    assert reason is not None
+    assert f"Bash head -c {PRINT_PAGE_BYTES} {tmp_path / 'bundle.min.js'}" in reason
+    assert "Read {" not in reason
+
+
+def test_a_repeated_print_is_named_once(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x" * 20_000)
+    reason = deny_reason("cat a.txt; cat a.txt", str(tmp_path))
+    assert reason is not None
+    assert reason.count(str(tmp_path / "a.txt")) == 1
 
 
 def test_read_call_text() -> None:
@@ -208,11 +241,6 @@ def test_read_call_text() -> None:
     assert call.tool_input() == {"file_path": "/a b/c", "offset": 3, "limit": 4}
     assert str(call) == 'Read {"file_path": "/a b/c", "offset": 3, "limit": 4} (why)'
     assert str(ReadCall("/x")) == 'Read {"file_path": "/x"}'
-
-
-def test_mib() -> None:
-    assert mib(4 * 2**20) == "4 MiB"
-    assert mib(5 * 2**20 + 2**19) == "5.5 MiB"
 
 
 def test_a_computed_operand_keeps_its_range(tmp_path: Path) -> None:

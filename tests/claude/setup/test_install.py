@@ -156,8 +156,9 @@ def _run_hook(
     command: str, cwd: Path, env: dict[str, str], bash: str = "cat big.txt"
 ) -> subprocess.CompletedProcess[str]:
     """``command`` as Claude Code starts a hook: through the shell, a ``PreToolUse`` for
-    the Bash command ``bash`` on stdin (``big.txt`` is big, in ``cwd`` and in ``sub/``)."""
-    big = "".join(f"{i}\n" for i in range(1000))
+    the Bash command ``bash`` on stdin (``big.txt`` is big, in ``cwd`` and in ``sub/``:
+    23 KB, which Claude Code's default cap would hand the model whole)."""
+    big = "".join(f"line {i:05d} of the file\n" for i in range(1000))
     (cwd / "big.txt").write_text(big)
     (cwd / "sub").mkdir(exist_ok=True)
     (cwd / "sub" / "big.txt").write_text(big)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.budget.bounds import CODEX_PRINT_MAX_BYTES
+from ctxrelay.budget.bounds import PRINT_BIG_BYTES
 from ctxrelay.codex.setup.install import (
     EVENTS,
     choose_command,
@@ -65,7 +65,7 @@ def test_the_chosen_command_denies_what_only_the_parser_can_judge(
     tmp_path: Path, bash: str
 ) -> None:
     # Through the shell, as Codex starts it: the hook imports this environment's parser.
-    big = "".join(f"line {i:05d}\n" for i in range(CODEX_PRINT_MAX_BYTES // 10 + 1))
+    big = "".join(f"line {i:05d}\n" for i in range(2 * PRINT_BIG_BYTES // 10))
     (tmp_path / "sub").mkdir()
     for path in (tmp_path / "big.txt", tmp_path / "sub" / "big.txt"):
         path.write_text(big)

@@ -38,7 +38,7 @@ def _cwd(payload: PreToolUsePayload) -> str:
 
 
 def handle(payload: PreToolUsePayload) -> Answer | None:
-    """Deny a tool call that would print a file into the context; ``None`` allows it."""
+    """Deny a tool call that would pour a file into the context; ``None`` allows it."""
     tool = payload.get("tool_name")
     if not isinstance(tool, str):
         raise _bad("tool_name", "a string")

@@ -1,9 +1,9 @@
-"""Turn denied file prints into the Read calls that show the same file and range.
+"""Turn denied file prints into Read calls of a page: the same file and range, sized
+to :data:`ctxrelay.budget.bounds.PRINT_PAGE_BYTES` bytes of the Read tool's output.
 
-This is the only part of the Bash guard that touches the file system, and only on the
-deny path: ``tail -n N`` needs the file's line count for its offset, a byte range
-(``head -c``) is rounded out to the lines that hold it, a glob lists its files, and a
-file over ``READ_MAX_BYTES`` gets a note that a plain Read of it is denied too.
+Only the deny path touches the file system here: ``tail -n N`` needs the file's line
+count for its offset, a byte range (``head -c``) is rounded out to the lines that hold
+it, a glob lists its files, and the page counts the bytes of the lines it takes.
 """
 
 from __future__ import annotations
@@ -11,29 +11,24 @@ from __future__ import annotations
 import glob
 import itertools
 import os
+import shlex
 import stat
 from typing import TYPE_CHECKING
 
-from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude.guard._reread import read_note
+from ctxrelay.budget.bounds import PRINT_PAGE_BYTES
 from ctxrelay.hooks.guard._model import FilePrint, LineRange, Operand, ReadCall
+from ctxrelay.hooks.guard.output import COUNT_MAX_BYTES, line_start, printed_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from ctxrelay.hooks.guard.output import HostOutput, Sized
 
-__all__ = ["mib", "read_calls", "reason"]
+__all__ = ["READ_LINE_PREFIX", "page_call", "read_calls", "reason"]
 
-COUNT_MAX_BYTES = 256 * 1024 * 1024
-"""Files larger than this are not read to count their lines: the hook must answer well
-within Claude Code's hook timeout. Their Read call then states the offset as a formula."""
+READ_LINE_PREFIX = 7
+"""Bytes the Read tool adds to each line it shows (its line number and a tab)."""
 
 CALLS_SHOWN = 20
 """Read calls listed in one deny reason; the rest are counted (``cat *.log``)."""
-
-
-def mib(size: int) -> str:
-    """``4194304`` → ``"4 MiB"``, ``5767168`` → ``"5.5 MiB"``."""
-    return f"{size / 2**20:.1f}".removesuffix(".0") + " MiB"
 
 
 class _File:
@@ -183,12 +178,9 @@ def _paths(operand: Operand) -> tuple[list[str], int]:
     return matches[:CALLS_SHOWN], len(matches) - CALLS_SHOWN if len(matches) > CALLS_SHOWN else 0
 
 
-def read_calls(
-    printed: FilePrint, payload: Mapping[str, object] | None = None
-) -> tuple[list[ReadCall], int]:
-    """The Read calls for one file print, and how many more were left off. With the
-    hook's ``payload``, a whole-file call says when a full Read of it would be a repeat
-    (:mod:`ctxrelay.claude.guard._reread`)."""
+def read_calls(printed: FilePrint) -> tuple[list[ReadCall], int]:
+    """The Read calls that show exactly what one file print shows, and how many more
+    files were left off."""
     calls: list[ReadCall] = []
     more = 0
     for operand in printed.operands:
@@ -204,16 +196,6 @@ def read_calls(
                 if not operand.literal:
                     where = f"with {path} as an absolute path"
                     call = call.with_note(f"{where}; {call.note}" if call.note else where)
-                if call.limit is None and (file.size or 0) > READ_MAX_BYTES:
-                    note = (
-                        f"the file is {mib(file.size or 0)}, over the Read limit of "
-                        f"{mib(READ_MAX_BYTES)}: add offset/limit, or search it with Grep"
-                    )
-                    call = call.with_note(note)
-                elif payload is not None and r.whole and operand.literal:
-                    repeat = read_note(payload, path)
-                    if repeat is not None:
-                        call = call.with_note(repeat)
                 calls.append(call)
     if len(calls) > CALLS_SHOWN:
         more += len(calls) - CALLS_SHOWN
@@ -221,31 +203,77 @@ def read_calls(
     return calls, more
 
 
-def _quote(command: str) -> str:
-    command = " ".join(command.split())
-    return command if len(command) <= 120 else command[:117] + "..."
+def _from_end(printed: FilePrint) -> bool:
+    """Whether the print shows the end of its file (``tail``): its page is the last one."""
+    return any(r.first is not None and r.first < 0 for r in printed.ranges or ())
 
 
-def reason(prints: tuple[FilePrint, ...], payload: Mapping[str, object] | None = None) -> str:
-    """The deny reason the agent reads: what was denied and the Read calls instead."""
-    lines = ["ctxrelay guard: this command would print a file into the context."]
-    lines.append("Use the Read tool instead, with the same file and range:")
+def page_call(call: ReadCall, *, backward: bool, page: int = PRINT_PAGE_BYTES) -> str:
+    """``call`` cut to the lines whose Read output fits in ``page`` bytes, from its first
+    line on (or back from its last for ``backward``); a shell page (``head -c``) when not
+    one line fits."""
+    try:
+        size = os.stat(call.file_path).st_size
+    except (OSError, ValueError):
+        return str(call)
+    first = call.offset or 1
+    last = first + call.limit - 1 if call.limit is not None else None
+    start = line_start(call.file_path, first, size)
+    if start is None:
+        return str(call)
+    lengths: list[int] = []
+    taken = 0
+    try:
+        with open(call.file_path, "rb") as handle:
+            handle.seek(start)
+            for text in handle:
+                lengths.append(len(text) + READ_LINE_PREFIX)
+                taken += len(text)
+                if (last is not None and first + len(lengths) > last) or taken > COUNT_MAX_BYTES:
+                    break
+                if not backward and taken > page:
+                    break  # a page is taken, whatever the line numbers add
+    except OSError:
+        return str(call)
+    count = 0
+    used = 0
+    for length in reversed(lengths) if backward else lengths:
+        if used + length > page:
+            break
+        used += length
+        count += 1
+    quoted = shlex.quote(call.file_path)
+    if not count:
+        shell = f"tail -c {page} {quoted}" if backward else f"head -c {page} {quoted}"
+        return f"Bash {shell} (its lines are longer than a page)"
+    offset = first + len(lengths) - count if backward else first
+    return str(ReadCall(call.file_path, offset=offset if offset > 1 else None, limit=count))
+
+
+def reason(prints: tuple[FilePrint, ...], files: tuple[Sized, ...], host: HostOutput) -> str:
+    """The deny reason the agent reads: how much the command would print, and a Read
+    call of one page of each file instead."""
+    total = printed_bytes(files)
+    lines = [
+        f"ctxrelay guard: this command would print {total:,} bytes of files into your "
+        f"context ({host.label}). Read a page of each instead (about {PRINT_PAGE_BYTES:,} "
+        "bytes; the next page starts where it ends):"
+    ]
+    sized = {f.path for f in files if f.printed}
     shown = 0
     more = 0
-    for printed in dict.fromkeys(prints):  # each distinct print once, in order
-        calls, extra = read_calls(printed, payload)
-        room = CALLS_SHOWN - shown
-        more += extra + max(len(calls) - room, 0)
-        calls = calls[: max(room, 0)]
-        if not calls:
-            continue
-        shown += len(calls)
-        lines.append(f"- for `{_quote(printed.command)}`:")
-        lines.extend(f"  {call}" for call in calls)
+    for printed in dict.fromkeys(prints):
+        calls, extra = read_calls(printed)
+        more += extra
+        for call in calls:
+            if call.file_path not in sized:
+                continue  # printed nothing countable (missing, or a computed path)
+            if shown == CALLS_SHOWN:
+                more += 1
+                continue
+            shown += 1
+            lines.append(f"- {page_call(call, backward=_from_end(printed))}")
     if more:
         lines.append(f"  ... and {more} more")
-    lines.append(
-        "Output into a pipe or a file is allowed (`| grep PATTERN`, `| wc -l`, `> out.txt`); "
-        "to search files, use Grep."
-    )
+    lines.append("To find something in them, use Grep.")
     return "\n".join(lines)

@@ -1,32 +1,33 @@
-"""The re-read guard: a full Read of a file the same agent already read in full in its
-current context, unchanged since, is denied; the content is still in its context.
+"""The re-read guard: a Read of lines the same agent already read in its current
+context, from the file as it is now, is denied; the content is still in its context.
 
-A full Read is one with no ``offset``, ``limit`` or ``pages``. Each agent (the main
-thread, each subagent by its id) has its own record, so a subagent's reads never block
-the main thread's. The record is one small JSON document per session and agent in the
-hooks' state directory, ``reads/<session>/<agent or "main">.json``:
-``{"files": {path: [size, mtime_ns, read_at, transcript_bytes]}}`` for the newest
-:data:`READS_KEPT` files, so it never grows with the transcript.
+Every Read covers a span of lines: ``offset`` (1 by default) to ``offset + limit - 1``,
+or to the end without a ``limit`` or when the limit reaches past it (so ``offset: 1``
+or a large ``limit`` is the whole file again, and a different range is not a re-read).
+Each agent (the main thread, each subagent by its id) has its own record, so a
+subagent's reads never block the main thread's. The record is one small JSON document
+per session and agent in the hooks' state directory, ``reads/<session>/<agent or
+"main">.json``: ``{"files": {"<path>\\n<first>:<last>": [size, mtime_ns, read_at,
+transcript_bytes]}}`` (``last`` -1 for the end) for the newest :data:`READS_KEPT` spans,
+so it never grows with the transcript.
 
-A read is recorded when the guard lets it through. A second full Read of the same path
-is denied only when all of these hold:
+A read is recorded when the guard lets it through. A later Read is denied only when an
+earlier span holds all of its lines and:
 
 - the file has the size and modification time it had then (a changed file is read);
 - the agent's transcript, after the point it had reached then (``transcript_bytes``),
-  holds that Read's result: a Read that never completed, one the user refused for
-  instance, is no reason to deny the next;
+  holds a Read result of that file: a Read that never completed, one the user refused
+  for instance, is no reason to deny the next;
 - and no compaction since: after one the content is gone. Both are asked of the one
   transcript reader, :func:`ctxrelay.transcripts.read_result_since`.
 
 ``/clear`` and a handoff start a new session, hence a new record. Every failure to read
 the record, the file or the transcript allows the Read: the guard never blocks what it
-cannot check. This module runs on the hook's path for every full Read: ``os`` and the
-hook's JSON codec alone, until a repeat is found.
+cannot check.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -36,7 +37,7 @@ from ctxrelay.hooks.guard.reads import load_reads, save_reads
 from ctxrelay.hooks.state import is_plain as _plain
 from ctxrelay.transcripts import read_result_since, subagent_transcript
 
-__all__ = ["check", "read_note", "reason", "record_path"]
+__all__ = ["Span", "check", "reason", "record_path", "transcript_of"]
 
 
 def record_path(session_id: str, agent: str) -> str:
@@ -44,7 +45,7 @@ def record_path(session_id: str, agent: str) -> str:
     return os.path.join(state_dir(), "reads", session_id, f"{agent}.json")
 
 
-def _transcript(payload: Mapping[str, object]) -> str | None:
+def transcript_of(payload: Mapping[str, object]) -> str | None:
     """The acting agent's own transcript."""
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not transcript:
@@ -52,7 +53,6 @@ def _transcript(payload: Mapping[str, object]) -> str | None:
     agent = payload.get("agent_id")
     if not agent:
         return transcript
-
     return subagent_transcript(transcript, payload.get("session_id"), agent, must_exist=False)
 
 
@@ -70,70 +70,70 @@ def _when(read_at: int, now: float) -> str:
     return f"at {stamp} ({ago})"
 
 
-def _repeat(
-    payload: Mapping[str, object], path: str, size: int, mtime_ns: int
-) -> tuple[str, dict[str, list[int]], str | None, int | None]:
-    """The agent's record, its transcript, and when ``path`` was read in full in the
-    current context, unchanged since (``None``: not so read). The record loses the
-    entry of ``path``; the caller puts it back."""
+Span = tuple[int, int]
+"""The first line of a Read and its last (-1: to the end of the file)."""
+
+
+def _holds(outer: Span, inner: Span) -> bool:
+    return outer[0] <= inner[0] and (outer[1] == -1 or (inner[1] != -1 and inner[1] <= outer[1]))
+
+
+def _span_of(key: str, path: str) -> Span | None:
+    head, _, tail = key.rpartition("\n")
+    if head != path:
+        return None
+    first, _, last = tail.partition(":")
+    try:
+        return int(first), int(last)
+    except ValueError:
+        return None
+
+
+def check(
+    payload: Mapping[str, object], path: str, size: int, mtime_ns: int, span: Span
+) -> str | None:
+    """The reason to deny a Read of ``span`` of ``path`` (already resolved and a regular
+    file of ``size`` bytes), or ``None``; records the read when it is allowed."""
     session = payload.get("session_id")
     agent = payload.get("agent_id") or "main"
     if not _plain(session) or not _plain(agent):
-        return "", {}, None, None
+        return None
     record = record_path(str(session), str(agent))
     files = load_reads(record)
-    transcript = _transcript(payload)
-    before = files.pop(path, None)
-    if (
-        isinstance(before, list)
-        and len(before) == 4
-        and before[0] == size
-        and before[1] == mtime_ns
-        and transcript is not None
-        and read_result_since(transcript, int(before[3]), path)
-    ):
-        files[path] = before  # still the newest full read of it
-        return record, files, transcript, int(before[2])
-    return record, files, transcript, None
-
-
-def check(payload: Mapping[str, object], path: str, size: int, mtime_ns: int) -> str | None:
-    """The reason to deny a full Read of ``path`` (already resolved and a regular file of
-    ``size`` bytes), or ``None``; records the read when it is allowed."""
-    record, files, transcript, read_at = _repeat(payload, path, size, mtime_ns)
-    if not record:
-        return None
+    transcript = transcript_of(payload)
     now = time.time()
-    if read_at is not None:
-        save_reads(record, files)
-        return reason(path, read_at, now)
-    files[path] = [size, mtime_ns, int(now), _size(transcript)]
+    for key, before in list(files.items()):
+        earlier = _span_of(key, path)
+        if earlier is None or not isinstance(before, list) or len(before) != 4:
+            continue
+        if before[:2] != [size, mtime_ns]:
+            del files[key]  # the file changed: that read is stale
+            continue
+        if (
+            _holds(earlier, span)
+            and transcript is not None
+            and read_result_since(transcript, int(before[3]), path)
+        ):
+            return reason(path, earlier, int(before[2]), now)
+    key = f"{path}\n{span[0]}:{span[1]}"
+    files.pop(key, None)  # the newest read goes last
+    files[key] = [size, mtime_ns, int(now), _size(transcript)]
     save_reads(record, files)
     return None
 
 
-def read_note(payload: Mapping[str, object], path: str) -> str | None:
-    """For the Bash guard's Read call of a whole file: a note when a full Read of it
-    would be denied as a repeat (nothing is recorded)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    _, _, _, read_at = _repeat(payload, path, st.st_size, st.st_mtime_ns)
-    if read_at is None:
-        return None
-    return (
-        f"you already read it in full {_when(read_at, time.time())}, unchanged since: "
-        "its content is in your context; a full Read is denied, read a part or Grep it"
-    )
-
-
-def reason(path: str, read_at: int, now: float) -> str:
+def reason(path: str, span: Span, read_at: int, now: float) -> str:
     """What the agent is told."""
-    ranged = json.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
+    what = (
+        "in full"
+        if span == (1, -1)
+        else (
+            f"from line {span[0]} to the end" if span[1] == -1 else f"lines {span[0]} to {span[1]}"
+        )
+    )
     return (
-        f"ctxrelay guard: you already read {path} in full {_when(read_at, now)}, and it has "
-        "not changed since (same size and modification time): its content is still in "
-        f"your context above. Look there, read a part again with offset and limit (Read "
-        f"{ranged}), or search it with Grep."
+        f"ctxrelay guard: you already read {path} {what} {_when(read_at, now)}, and it has "
+        "not changed since (same size and modification time): those lines are still in "
+        "your context above. Look there, read other lines with offset and limit, or "
+        "search the file with Grep."
     )

@@ -1,26 +1,111 @@
-"""The Read guard: deny an unbounded Read of a file over ``READ_MAX_BYTES``, and a full
-Read of a file the same agent already read in full, unchanged since
+"""The Read guard: deny a Read that would take more than its share of the room left
+below the usable limit, and a Read of lines the same agent already read, unchanged since
 (:mod:`ctxrelay.claude.guard._reread`).
 
-A Read with a ``limit`` (or ``pages`` of a PDF) is bounded and always passes, so the
-reasons' own advice, a Read with offset/limit, is never denied in turn.
+The Read's size is counted from the file: the bytes of the lines it asks for (all of
+them without a ``limit``; ``allow_large`` changes nothing here) with the Read tool's
+line numbers, at :data:`~ctxrelay.budget.bounds.READ_BYTES_PER_TOKEN` bytes a token. The
+room is the acting agent's: the main session's usable limit (the session document's,
+which the hooks keep for the window Claude Code really uses) or a subagent's
+:data:`~ctxrelay.budget.bounds.SUBAGENT_CONTEXT_MAX`, less the context of the response
+that made the call. A Read may take :data:`~ctxrelay.budget.bounds.READ_ROOM_SHARE`-th of
+it; the reason offers a Read of the lines that fit.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from typing import TYPE_CHECKING
 
-from ctxrelay.budget.bounds import READ_MAX_BYTES
-from ctxrelay.claude.guard._reads import mib
-from ctxrelay.claude.guard._reread import check
+from ctxrelay.budget.bounds import (
+    PRINT_PAGE_BYTES,
+    READ_BYTES_PER_TOKEN,
+    READ_ROOM_SHARE,
+    SUBAGENT_CONTEXT_MAX,
+)
+from ctxrelay.budget.triggers import context_window_for
+from ctxrelay.claude._limit import usable_limit
+from ctxrelay.claude._state import session_doc_path
+from ctxrelay.claude.guard._reads import READ_LINE_PREFIX, page_call
+from ctxrelay.claude.guard._reread import check, transcript_of
+from ctxrelay.hooks.guard._model import ReadCall
+from ctxrelay.hooks.guard.output import COUNT_MAX_BYTES, line_start
+from ctxrelay.hooks.state import is_plain, read_document
+from ctxrelay.transcripts._hot import call_response
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["deny_reason"]
+__all__ = ["deny_reason", "read_span", "room"]
+
+_SMALL_TOKENS = 2_000
+"""A Read this small is never weighed against the room (the usable-limit check denies
+every call at the limit anyway): the common Read costs no transcript look-up."""
+
+
+def _number(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def read_span(path: str, size: int, tool_input: Mapping[str, object]) -> tuple[int, int, int]:
+    """``(first line, last line or -1 for the end, bytes)`` of the Read ``tool_input``:
+    the bytes of the lines it shows, each with the Read tool's line number."""
+    first = max(_number(tool_input.get("offset")) or 1, 1)
+    limit = _number(tool_input.get("limit"))
+    start = line_start(path, first, size)
+    if start is None:
+        return first, -1, size
+    if limit is None or limit <= 0:
+        lines = _count_lines(path, start, size)
+        return first, -1, size - start + READ_LINE_PREFIX * lines
+    taken = 0
+    lines = 0
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            for text in handle:
+                taken += len(text)
+                lines += 1
+                if lines == limit or taken > COUNT_MAX_BYTES:
+                    break
+    except OSError:
+        return first, -1, size
+    at_end = lines < limit or start + taken >= size
+    return first, -1 if at_end else first + lines - 1, taken + READ_LINE_PREFIX * lines
+
+
+def _count_lines(path: str, start: int, size: int) -> int:
+    if size - start > COUNT_MAX_BYTES:
+        return (size - start) // 40  # a typical line: the estimate only adds prefixes
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read()
+    except OSError:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def room(payload: Mapping[str, object]) -> int | None:
+    """Tokens left below the acting agent's limit when it made this call; ``None`` when
+    the call's response cannot be found."""
+    call = payload.get("tool_use_id")
+    transcript = transcript_of(payload)
+    if not isinstance(call, str) or not call or transcript is None:
+        return None
+    agent = bool(payload.get("agent_id"))
+    response = call_response(transcript, call, agent=agent)
+    if response is None:
+        return None
+    tokens, model = response[0], response[1]
+    if agent:
+        return SUBAGENT_CONTEXT_MAX - tokens
+    session = payload.get("session_id")
+    doc = read_document(session_doc_path(str(session))) if is_plain(session) else {}
+    cached = doc.get("usable_limit")
+    limit = cached if isinstance(cached, int) else usable_limit(context_window_for(model))
+    return limit - tokens
 
 
 def deny_reason(
@@ -31,14 +116,14 @@ def deny_reason(
     """The reason to deny this Read, or ``None`` to allow it.
 
     ``tool_input`` is the Read tool's input; a relative ``file_path`` is resolved against
-    ``cwd``. A file that does not exist or is not a regular file is left to Read itself.
-    With the hook's ``payload`` (its session, agent and transcript), a full Read is also
-    checked against the agent's earlier full reads.
+    ``cwd``. A file that does not exist or is not a regular file is left to Read itself,
+    and so is a PDF's ``pages``. Without the hook's ``payload`` (its session, agent and
+    transcript) nothing is checked.
     """
     path = tool_input.get("file_path")
-    if not isinstance(path, str) or not path:
+    if not isinstance(path, str) or not path or payload is None:
         return None
-    if tool_input.get("limit") is not None or tool_input.get("pages") is not None:
+    if tool_input.get("pages") is not None:
         return None
     if cwd is not None and not os.path.isabs(path):
         path = os.path.join(cwd, path)
@@ -48,13 +133,28 @@ def deny_reason(
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    if st.st_size <= READ_MAX_BYTES:
-        if payload is None or tool_input.get("offset") is not None:
-            return None
-        return check(payload, os.path.abspath(path), st.st_size, st.st_mtime_ns)
-    example = json.dumps({"file_path": path, "offset": 1, "limit": 200}, ensure_ascii=False)
+    path = os.path.abspath(path)
+    first, last, size = read_span(path, st.st_size, tool_input)
+    tokens = size // READ_BYTES_PER_TOKEN
+    if tokens > _SMALL_TOKENS:
+        left = room(payload)
+        if left is not None and tokens > max(left, 0) // READ_ROOM_SHARE:
+            return _room_reason(path, tool_input, size, tokens, left)
+    return check(payload, path, st.st_size, st.st_mtime_ns, (first, last))
+
+
+def _room_reason(
+    path: str, tool_input: Mapping[str, object], size: int, tokens: int, left: int
+) -> str:
+    share = max(left, 0) // READ_ROOM_SHARE
+    page = min(share * READ_BYTES_PER_TOKEN, 16 * PRINT_PAGE_BYTES)
+    offset = _number(tool_input.get("offset"))
+    call = ReadCall(path, offset=offset if offset and offset > 1 else None)
+    what = "reading it whole" if _number(tool_input.get("limit")) is None else "this Read"
+    advice = page_call(call, backward=False, page=max(page, PRINT_PAGE_BYTES))
     return (
-        f"ctxrelay guard: {path} is {mib(st.st_size)} ({st.st_size:,} bytes), over the "
-        f"Read limit of {mib(READ_MAX_BYTES)}, so reading it whole would flood the context. "
-        f"Read a part of it with offset and limit (Read {example}), or search it with Grep."
+        f"ctxrelay guard: {what} would add about {tokens:,} tokens ({size:,} bytes) to your "
+        f"context, and {max(left, 0):,} tokens are left below the usable limit: a Read may "
+        f"take at most {share:,} of them. Read a page instead ({advice}), or search the "
+        "file with Grep."
     )

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
+from ctxrelay.budget.bounds import CLAUDE_CODE_BASH_OUTPUT_DEFAULT, DEFAULT_CONTEXT_WINDOW
 from ctxrelay.hooks.install.probe import (
     Check,
     check_guard,
@@ -31,12 +31,16 @@ from ctxrelay.hooks.install.probe import (
 __all__ = ["BIG_FILE_LINES", "check_hook", "check_skill", "check_statusline"]
 
 BIG_FILE_LINES = 2_000
-"""The probe's file that ``cat`` must not print into the context."""
+"""The probe's file that ``cat`` must not print into the context (about 19 KB: over the
+guard's bound, under Claude Code's default cap)."""
 
 
 def _scratch_env(root: Path) -> dict[str, str]:
     env = {k: v for k, v in state_env(root).items() if k != "CLAUDE_PLUGIN_ROOT"}
     env["CLAUDE_PROJECT_DIR"] = str(root)
+    # The guard denies only what Claude Code would hand the model whole: judged under its
+    # default cap, whatever the cap of the session the probe runs from.
+    env["BASH_MAX_OUTPUT_LENGTH"] = str(CLAUDE_CODE_BASH_OUTPUT_DEFAULT)
     return env
 
 

@@ -1,4 +1,6 @@
-"""What ``cat``, ``head``, ``tail`` and ``sed -n`` print, from their arguments alone.
+"""What ``cat``, ``head``, ``tail``, ``sed`` and the other common file printers (``nl``,
+``tac``, ``less``, ``more``, ``jq .``, ``awk '{print}'``, ``python3 -c
+'print(open(f).read())'``) print, from their arguments alone.
 
 Pure: arguments in (``None`` for a word whose value is only known when the shell runs,
 like ``$N``), a :class:`Plan` out. Options follow GNU coreutils and GNU sed, including
@@ -7,6 +9,7 @@ option permutation (``cat f -n``), ``--`` and the obsolete ``head -5`` / ``tail 
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -28,10 +31,12 @@ can hold a NUL byte."""
 
 class Plan(NamedTuple):
     """The files a command prints (indices into its arguments; none means stdin) and
-    the ranges it prints of each (``None``: known only at run time)."""
+    the ranges it prints of each (``None``: known only at run time). ``paths`` are files
+    named inside an argument rather than as one (``python3 -c 'print(open("f").read())'``)."""
 
     files: tuple[int, ...]
     ranges: tuple[LineRange, ...] | None
+    paths: tuple[str, ...] = ()
 
 
 _SUFFIXES = {
@@ -77,18 +82,121 @@ def _operands(args: Args, indices: list[int]) -> tuple[int, ...]:
     return tuple(i for i in indices if not _is_stdin(args[i]))
 
 
-def _cat(args: Args) -> Plan | None:
+def _cat(args: Args, valued: str = "") -> Plan | None:
+    """A program that prints each file operand whole; ``valued`` are its short options
+    that take a separate value (``nl -w 3``, ``tac -s X``)."""
     files: list[int] = []
     options = True
+    skip = False
     for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
         if options and arg is not None and arg.startswith("-") and arg != "-":
             if arg == "--":
                 options = False
             elif arg in ("--help", "--version"):
                 return None
-            continue  # cat's options take no argument
+            elif not arg.startswith("--") and arg[-1] in valued:
+                skip = True  # "-w 3": the value is the next word
+            continue
         files.append(i)
     return Plan(_operands(args, files), (WHOLE_FILE,))
+
+
+# jq filters and awk programs that print their whole input (spaces removed).
+_JQ_WHOLE = frozenset({".", ".[]"})
+_AWK_WHOLE = frozenset({"1", "{print}", "{print$0}", "{print;}", "{print$0;}", "//"})
+
+
+def _jq(args: Args) -> Plan | None:
+    """``jq . f``: the whole file, pretty-printed. Any other filter picks a part."""
+    words: list[int] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None:
+            return None
+        if arg.startswith("-") and arg != "-":
+            if arg in ("--arg", "--argjson", "--slurpfile", "--rawfile"):
+                i += 2
+            elif arg in ("--indent", "-L"):
+                i += 1
+            elif arg in ("-f", "--from-file", "--args", "--jsonargs", "-n", "--null-input"):
+                return None  # a filter we cannot see, or no file read
+            continue
+        words.append(i - 1)
+    if not words or (args[words[0]] or "").replace(" ", "") not in _JQ_WHOLE:
+        return None
+    return Plan(_operands(args, words[1:]), (WHOLE_FILE,))
+
+
+def _awk(args: Args) -> Plan | None:
+    """``awk '{print}' f``: a program that prints every line. Any other one is not judged."""
+    words: list[int] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if arg is None:
+            return None
+        if arg.startswith("-") and arg != "-" and not words:
+            if arg in ("-F", "-v"):
+                i += 1
+            elif arg.startswith("-f"):
+                return None  # the program is in a file
+            continue
+        words.append(i - 1)
+    if not words or re.sub(r"\s", "", args[words[0]] or "") not in _AWK_WHOLE:
+        return None
+    files = [k for k in words[1:] if "=" not in (args[k] or "")]  # "x=1" is an assignment
+    return Plan(_operands(args, files), (WHOLE_FILE,))
+
+
+def _opened(node: ast.expr) -> str | None:
+    """The literal path of ``open("f").read()`` or ``Path("f").read_text()``."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    inner = node.func.value
+    if node.func.attr not in ("read", "read_text", "read_bytes"):
+        return None
+    if not (isinstance(inner, ast.Call) and inner.args):
+        return None
+    name = (
+        inner.func.attr if isinstance(inner.func, ast.Attribute) else getattr(inner.func, "id", "")
+    )
+    first = inner.args[0]
+    if (
+        name in ("open", "Path")
+        and isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+    ):
+        return first.value
+    return None
+
+
+def _python(args: Args) -> Plan | None:
+    """``python3 -c 'print(open("f").read())'`` (or ``sys.stdout.write(...)``, or
+    ``Path("f").read_text()``): Python's own parser reads the code."""
+    if len(args) < 2 or args[0] != "-c" or args[1] is None:
+        return None
+    try:
+        tree = ast.parse(args[1])
+    except (SyntaxError, ValueError):
+        return None
+    paths: list[str] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        named = getattr(func, "id", None) == "print" or getattr(func, "attr", None) == "write"
+        path = _opened(node.args[0]) if named else None
+        if path is not None:
+            paths.append(path)
+    if not paths:
+        return None
+    return Plan((), (WHOLE_FILE,), tuple(paths))
 
 
 def _head_range(unit: str, count: tuple[str, int] | None) -> tuple[LineRange, ...] | None:
@@ -282,7 +390,14 @@ def _sed(args: Args) -> Plan | None:
     if script.startswith("#n\n") or script == "#n":
         quiet, script = True, script[3:]
     if not quiet:
-        return None
+        # Without -n sed prints every line it does not delete: an empty script prints
+        # the file whole, "Nq" its first N lines. Other edits are not judged.
+        if not script.strip():
+            return Plan(_operands(args, operands), (WHOLE_FILE,))
+        quit_ = re.match(r"\s*(\d+)q\s*\Z", script)
+        if quit_ is None or not int(quit_.group(1)):
+            return None
+        return Plan(_operands(args, operands), (LineRange(None, int(quit_.group(1))),))
     ranges = _sed_ranges(script)
     if not ranges:
         return None
@@ -294,6 +409,14 @@ _PLANNERS: dict[str, Callable[[Args], Plan | None]] = {
     "head": lambda args: _head_tail(args, tail=False),
     "tail": lambda args: _head_tail(args, tail=True),
     "sed": _sed,
+    "nl": lambda args: _cat(args, "bdfhilnsvw"),
+    "tac": lambda args: _cat(args, "s"),
+    "less": _cat,
+    "more": _cat,
+    "jq": _jq,
+    "awk": _awk,
+    "python": _python,
+    "python3": _python,
 }
 
 PRINTERS = frozenset(_PLANNERS)

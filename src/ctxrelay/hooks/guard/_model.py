@@ -63,7 +63,7 @@ class ReadCall(NamedTuple):
     """The Read tool call that shows the same file and range as a denied command.
 
     ``note`` explains what the call could not express exactly (unknown line count,
-    a file over the Read limit); it is not part of the tool input.
+    a path the shell computes); it is not part of the tool input.
     """
 
     file_path: str

@@ -66,6 +66,12 @@ statements is judged by its first ones, so the hook answers well within its time
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh"})
+"""Shells whose ``-c SCRIPT`` is judged as a command of its own."""
+
+INLINE_DEPTH = 3
+"""``bash -c`` shells followed inside each other at most."""
+
 # Programs that run the rest of their arguments as a command, with the options of each
 # that take a separate value (whose value must be skipped too).
 _WRAPPERS: dict[str, frozenset[str]] = {
@@ -287,9 +293,10 @@ def _substitute(words: list[_Word], binds: _Binds) -> list[_Word]:
 
 
 class _Walker:
-    def __init__(self, source: bytes, cwd: str | None) -> None:
+    def __init__(self, source: bytes, cwd: str | None, depth: int = 0) -> None:
         self.source = source
         self.cwd = cwd
+        self.depth = depth
         self.found: list[FilePrint] = []
 
     def walk(self, root: Node) -> list[FilePrint]:
@@ -351,11 +358,29 @@ class _Walker:
     ) -> Iterator[_Entry]:
         parts = [c for c in node.children if c.is_named]
         ops = [c.type for c in node.children if not c.is_named]
+        # A part's output reaches the context when every part after it passes its input
+        # on whole ("cat f | tee copy"); any other reader takes it away.
+        reaches = [out] * len(parts)
+        for index in range(len(parts) - 2, -1, -1):
+            reaches[index] = reaches[index + 1] and self._passes_on(parts[index + 1])
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
             both = not last and index < len(ops) and ops[index] == "|&"
             # Each part of a pipeline runs in its own subshell.
-            yield part, out and last, err and not both, [where[0]], [], binds
+            yield part, reaches[index], err and not both, [where[0]], [], binds
+
+    def _passes_on(self, node: Node) -> bool:
+        """Whether ``node`` is ``tee`` (whatever its files), which copies its input to
+        its stdout, with no redirect of its own."""
+        if node.type != "command":
+            return False
+        name = next((c for c in node.named_children if c.type == "command_name"), None)
+        if name is None or not name.named_child_count:
+            return False
+        if any(c.type in _REDIRECTS for c in node.named_children):
+            return False
+        program, _ = _literal(self.source, name.named_children[0])
+        return program is not None and os.path.basename(program) == "tee"
 
     def _command(
         self,
@@ -403,10 +428,23 @@ class _Walker:
         program, words = _unwrap(program, words)
         if program in ("cd", "pushd", "popd"):
             where[0] = self._chdir(program, words, where[0])
+        elif program in _SHELLS and state.out:
+            self._inline(words, where[0])
         elif program in PRINTERS and state.out:
             words = _substitute(words, binds)
             self._printer(node, program, words, state=state, redirects=outer, cwd=where[0])
         return state.followers
+
+    def _inline(self, words: list[_Word], cwd: str | None) -> None:
+        """``bash -c 'SCRIPT'``: the script is judged as a command of its own, in the
+        same directory (at most :data:`INLINE_DEPTH` shells deep)."""
+        script = next(
+            (words[i + 1].value for i, w in enumerate(words[:-1]) if w.value == "-c"), None
+        )
+        if script is None or self.depth >= INLINE_DEPTH:
+            return
+        found = scan(script, cwd, depth=self.depth + 1)
+        self.found.extend(found or ())
 
     def _chdir(self, program: str, words: list[_Word], cwd: str | None) -> str | None:
         operands = [w for w in words if w.value is None or not w.value.startswith("-")]
@@ -431,7 +469,8 @@ class _Walker:
         if printed is None:
             return
         sources = [words[i] for i in printed.files]
-        if not printed.files:
+        sources += [_Word(repr(p), p, False, False) for p in printed.paths]
+        if not sources:
             if state.stdin is None:
                 return  # reads a pipe, a heredoc or the terminal
             sources = [_word(self.source, state.stdin)]
@@ -501,15 +540,16 @@ def _for_parser(command: str) -> bytes:
     return re.sub(_ASTRAL, ASTRAL_STAND_IN, command).encode("utf-8", "surrogatepass")
 
 
-def scan(command: str, cwd: str | None) -> tuple[FilePrint, ...] | None:
+def scan(command: str, cwd: str | None, *, depth: int = 0) -> tuple[FilePrint, ...] | None:
     """The file prints of ``command``, or ``None`` when it cannot be parsed.
 
     ``cwd`` is the shell's starting directory (absolute), used to make relative paths
-    absolute; ``None`` leaves them as written.
+    absolute; ``None`` leaves them as written. ``depth`` counts the ``bash -c`` shells
+    this command runs in.
     """
     source = command.encode("utf-8", "surrogatepass")
     tree = _get_parser().parse(_for_parser(command) if not command.isascii() else source)
     root = tree.root_node
     if root.has_error:
         return None
-    return tuple(_Walker(source, cwd).walk(root))
+    return tuple(_Walker(source, cwd, depth).walk(root))

@@ -1,12 +1,14 @@
 """Which parts of a shell command print which file, and which lines of it: the one
 reading every host's shell guard asks (``docs/guard.md``).
 
-A command prints a file when ``cat``, ``head``, ``tail`` or ``sed -n`` with a line
-range reads a file and its stdout reaches the tool's result, in any part of a compound
-command. Output into a pipe, a redirect, or a command or process substitution does not
-reach it, and neither does a heredoc writer (``cat > f <<'EOF'``). A command that does
-not parse reads as ``None``: the guards never block what they cannot understand. What
-a host does with the answer (its bounds, its advice) is the host's.
+A command prints a file when one of the printers of :mod:`._commands` (``cat``,
+``head``, ``tail``, ``sed``, ``nl``, ``jq .`` …) reads a file and its stdout reaches the
+tool's result, in any part of a compound command (``| tee`` passes it on, ``bash -c``
+runs a command of its own). Output into a pipe, a redirect, or a command or process
+substitution does not reach it, and neither does a heredoc writer (``cat > f
+<<'EOF'``). A command that does not parse reads as ``None``: the guards never block
+what they cannot understand. What a host does with the answer (its bounds, its advice)
+is the host's.
 """
 
 from __future__ import annotations
@@ -19,7 +21,20 @@ from ctxrelay.hooks.guard._shell import scan
 
 __all__ = ["PRECHECK_WORDS", "classify", "might_print_file"]
 
-PRECHECK_WORDS = ("cat", "head", "tail", "sed")
+PRECHECK_WORDS = (
+    "cat",
+    "head",
+    "tail",
+    "sed",
+    "nl",
+    "tac",
+    "less",
+    "more",
+    "jq",
+    "awk",
+    "python",
+    "python3",
+)
 """Words one of which a command must contain to be parsed at all; a test keeps them
 equal to the programs the guard understands (``_commands.PRINTERS``)."""
 
