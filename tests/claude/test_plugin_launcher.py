@@ -22,7 +22,9 @@ def run(
     event: str, home: Path, cwd: Path, *, path: str = BARE_PATH
 ) -> subprocess.CompletedProcess[str]:
     """The plugin's command for ``event``, as Claude Code runs it, ``cat big.txt`` in."""
-    (cwd / "big.txt").write_text("".join(f"{i}\n" for i in range(1000)))
+    # About 19 KB: more than the guard lets through whole, under Claude Code's default
+    # 30,000-character cap (a longer output would reach the model as its short preview).
+    (cwd / "big.txt").write_text("".join(f"{i}\n" for i in range(4000)))
     payload = {
         "session_id": "s-launcher",
         "transcript_path": str(cwd / "t.jsonl"),
