@@ -92,6 +92,7 @@ def claude(
     *args: str,
     stdin: str | None = None,
     timeout: float = 180,
+    model: str = MODEL,
 ) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
     """Run the CLI headless with stream-json output; returns its events."""
     proc = run_cli(
@@ -101,7 +102,7 @@ def claude(
         "-p",
         *args,
         "--model",
-        MODEL,
+        model,
         "--permission-mode",
         "bypassPermissions",
         "--output-format",
@@ -243,7 +244,7 @@ def claude_run(project: Path, env: Mapping[str, str]) -> list[str]:
         "auto",
         "--json",
         "--model",
-        MODEL,
+        model,
         "--permission-mode",
         "bypassPermissions",
         "--project-dir",
@@ -465,6 +466,46 @@ def test_at_the_usable_limit_tools_are_denied_but_the_handoff_write_runs(
     files = list((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
     assert len(files) == 1
     assert "LIMIT-NEXT" in files[0].read_text()  # the handoff Write was allowed
+
+
+@pytest.mark.parametrize(
+    ("model", "switch", "window"),
+    [
+        ("claude-sonnet-4-5[1m]", None, 1_000_000),  # a 200k model opted into 1M
+        ("claude-sonnet-5", "1", 200_000),  # a 1M model held to 200k by Claude Code
+    ],
+)
+def test_the_usable_limit_is_the_one_of_the_window_claude_code_uses(
+    claude_env: tuple[Path, Path, dict[str, str]], model: str, switch: str | None, window: int
+) -> None:
+    _, project, env = claude_env
+    if switch is not None:
+        env = {**env, "CLAUDE_CODE_DISABLE_1M_CONTEXT": switch}
+    small = WINDOW - OUTPUT_RESERVE + 8_000  # past the usable limit of a 200k window
+    tokens = small if window == 200_000 else 175_000
+    written = project / "written-by-bash.txt"
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TASK-WINDOW")
+        if marker is None:
+            return Step(text="ok")
+        if step == 0:
+            bash = ToolUse("Bash", {"command": f"echo hi > {written}", "description": "w"})
+            return Step(tool_calls=[bash], **usage(tokens))
+        return Step(text="done", **usage(tokens + 100))
+
+    with AnthropicServer(route) as server:
+        events, _ = claude(env, project, server, "TASK-WINDOW go", model=model)
+        requests = bodies(server)
+    result = next(e for e in events if e.get("type") == "result")
+    assert [u["contextWindow"] for u in result["modelUsage"].values()] == [window]
+    denied = after_last_assistant(requests[1])
+    if window == 200_000:
+        assert f"usable limit of {WINDOW - OUTPUT_RESERVE:,}" in denied
+        assert not written.exists()
+    else:
+        assert "[ctxrelay] Denied" not in denied
+        assert written.exists()
 
 
 def _plugin_installed(env: dict[str, str], project: Path) -> None:

@@ -109,3 +109,45 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
     theirs, only_ours = compare(home)
     assert len(theirs) == 4  # the four that got a response; the failed one used no tokens
     assert only_ours == []
+
+
+def rollout_windows(home: Path) -> set[int]:
+    """Every ``model_context_window`` Codex wrote into the rollouts under ``home``."""
+    found: set[int] = set()
+    for path in (home / "sessions").rglob("rollout-*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            payload = json.loads(line).get("payload")
+            info = payload.get("info") if isinstance(payload, dict) else None
+            for holder in (payload, info):
+                if isinstance(holder, dict) and "model_context_window" in holder:
+                    found.add(int(holder["model_context_window"]))
+    return found
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "gpt-5-codex"])
+def test_the_ask_uses_the_window_codex_wrote_into_the_rollout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    # 170,000 tokens: past the default slider of the window Codex uses for every model
+    # (258,400 on 0.171), below it for the table's 400,000 of gpt-5; the table's 200,000
+    # for gpt-5-codex would call it 85%.
+    tokens = 170_000
+
+    def answer(body: Mapping[str, Any]) -> Step:
+        seen = texts(body)
+        if seen and ASK in seen[-1]:
+            return Step(text="stopping here", input_tokens=tokens + 100)
+        return Step(text="worked a lot", input_tokens=tokens)
+
+    with OpenAIServer(answer) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+        run_exec(project, "BIG: a lot of work", "-m", model)
+        asked = [t for r in server.requests_to("/v1/responses") for t in texts(r.body) if ASK in t]
+    windows = rollout_windows(home)
+    assert len(windows) == 1
+    (window,) = windows
+    assert tokens >= main_budget(window).handoff_target  # the case: the slider is passed
+    assert len(asked) == 1, asked
+    assert f"{100 * tokens / window:.0f}% of the {window:,}-token window" in asked[0]

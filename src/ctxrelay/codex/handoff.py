@@ -16,8 +16,7 @@ before its first response leaves the file to be offered again.
 
 The numbers: the context now from the rollout (:func:`ctxrelay.transcripts.codex_context`:
 the newest response's input + output), the slider from ``ctxrelay codex config``, the
-window from the one model table (:func:`ctxrelay.budget.triggers.context_window_for`),
-unless the user's ``config.toml`` sets ``model_context_window``. The decision is the policy core's
+window from :func:`main_window`. The decision is the policy core's
 (:func:`~ctxrelay.budget.triggers.main_budget`, :func:`~ctxrelay.budget.triggers.main_triggers`).
 
 Once only: a ``Stop`` block makes Codex continue the same turn with ``stop_hook_active``
@@ -40,13 +39,14 @@ from ctxrelay.codex.host import CODEX
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
-from ctxrelay.transcripts import codex_context
+from ctxrelay.transcripts import CodexContext, codex_context
 
 __all__ = [
     "after_turn",
     "ask_text",
     "configured_window",
     "handoff_request",
+    "main_window",
     "resume_note",
     "settle",
 ]
@@ -75,6 +75,16 @@ def configured_window() -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def main_window(now: CodexContext, model: object) -> int:
+    """The window Codex works to, the one rule of this host: the ``model_context_window``
+    Codex wrote into the rollout (its effective window, 95% of the configured one: 258,400
+    for every model on 0.171), else ``model_context_window`` of ``config.toml``, else the
+    model table (:func:`ctxrelay.budget.triggers.context_window_for`)."""
+    if now.window:
+        return now.window
+    return context_window_for(model if isinstance(model, str) else None, configured_window())
+
+
 def ask_text(path: Path, percent: float, tokens: int, window: int) -> str:
     """What the model is asked at the slider (Codex shows it as a hook prompt)."""
     return (
@@ -100,8 +110,7 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
     now = codex_context(transcript)
     if now is None or now.context_tokens is None:
         return None
-    model = now.model or payload.get("model")
-    window = context_window_for(model if isinstance(model, str) else None, configured_window())
+    window = main_window(now, now.model or payload.get("model"))
     target = main_budget(window, load(project).threshold).handoff_target
     if not main_triggers(now.context_tokens, target, task_completed=False):
         return None

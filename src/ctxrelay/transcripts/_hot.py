@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import CALL_LINE_WAIT_S
-from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of, requested_model
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -248,6 +248,7 @@ def _response(record: dict[str, Any]) -> tuple[int, str | None, str | None] | No
     context = context_of(message.get("usage"))
     if context is None or model == SYNTHETIC_MODEL:
         return None
+    model = requested_model(record) or model
     message_id = message.get("id")
     return (
         context,

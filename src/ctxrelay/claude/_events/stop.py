@@ -44,11 +44,10 @@ from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_W
 from ctxrelay.budget.triggers import (
     MainTrigger,
     completed_task_in,
-    context_window_for,
     main_triggers,
 )
 from ctxrelay.claude import _mod_channel, _state, handoff
-from ctxrelay.claude._limit import refresh
+from ctxrelay.claude._limit import main_window, refresh
 from ctxrelay.claude._notices import main_thread_notice
 from ctxrelay.claude._state import HOST, notice_possible
 from ctxrelay.claude.config import ClaudeConfig, load, project_dir_of
@@ -231,8 +230,7 @@ def _read_turn(cfg: ClaudeConfig, project: Path, session_id: str, transcript: st
     """The turn's numbers off its transcript, the window and the slider, the triggers
     that fired, and the handoff file it wrote."""
     facts = last_turn(transcript)
-    configured = cfg.context_window or _state.recorded_window(session_id, facts.model)
-    window = context_window_for(facts.model, configured)
+    window = main_window(cfg.context_window, session_id, facts.model)
     budget = cfg.budget(window)  # the slider, read at every Stop: never a stale copy
     fired = (
         frozenset()  # Off: no hint and no handoff (the usable-limit deny stays)

@@ -27,9 +27,9 @@ import os
 from typing import Any
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.budget.triggers import main_budget
 from ctxrelay.claude import _state
-from ctxrelay.claude._limit import refresh, usable_limit
+from ctxrelay.claude._limit import main_window, refresh, usable_limit
 from ctxrelay.claude.config import load
 from ctxrelay.claude.handoff import HANDOFF_DIR, consumed, skill_command
 from ctxrelay.hooks.job import HandoffPhase
@@ -163,7 +163,7 @@ def status_line(payload: Any) -> str:
         project = cwd if isinstance(cwd, str) else None
 
     cfg = load(project)
-    window = context_window_for(model, cfg.context_window or reported)
+    window = main_window(cfg.context_window or reported, session_id, model)
     phase: str | None = None
     try:
         if reported:
