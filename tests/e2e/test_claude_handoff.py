@@ -244,7 +244,7 @@ def claude_run(project: Path, env: Mapping[str, str]) -> list[str]:
         "auto",
         "--json",
         "--model",
-        model,
+        MODEL,
         "--permission-mode",
         "bypassPermissions",
         "--project-dir",

@@ -20,6 +20,7 @@ def requested_model(record: object) -> str | None:
     value = record.get("requestedModel") if isinstance(record, dict) else None
     return value if isinstance(value, str) and value and value != SYNTHETIC_MODEL else None
 
+
 CONTEXT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 """The usage fields that sum to the size of a request (``docs/claude-code-facts.md``)."""
 
