@@ -37,7 +37,6 @@ __all__ = [
     "CALL_SEARCH_MAX_BYTES",
     "FIRST_CHUNK_BYTES",
     "HOT_TAIL_BYTES",
-    "REPLY_NEEDLE_CHARS",
     "TAIL_MAX_BYTES",
     "call_response",
     "is_prompt",
@@ -150,50 +149,72 @@ def json_record(line: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-REPLY_NEEDLE_CHARS = 60
-"""How much of the start of a turn's last reply :func:`reply_written` looks for."""
+_ASSISTANT = b'"type":"assistant"'
 
 
-def _reply_needle(text: str) -> bytes | None:
-    """The start of ``text`` as it stands inside Claude Code's JSON line: its first line,
-    cut before the first character JSON might escape (a quote, a backslash, anything but
-    printable ASCII); ``None`` when too little is left to be told apart."""
-    first = text.strip().split("\n", 1)[0][:REPLY_NEEDLE_CHARS]
-    end = 0
-    while end < len(first) and " " <= first[end] <= "~" and first[end] not in '"\\':
-        end += 1
-    needle = first[:end].rstrip()
-    return needle.encode() if len(needle) >= 12 else None
+def _text_of(record: dict[str, Any]) -> str:
+    """An ``assistant`` line's text as Claude Code puts it in ``last_assistant_message``:
+    its text blocks joined by newlines, trimmed."""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content.strip()
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(
+        b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
+    ).strip()
+
+
+def _turn_ended(chunk: bytes, reply: str, prompt_id: str | None) -> bool:
+    """Whether the newest main-chain line of this turn in ``chunk`` is the reply: an
+    ``assistant`` line whose text is ``reply`` and that no line of this prompt (its
+    ``promptId``: the prompt itself, a tool result) comes after."""
+    mine = prompt_id.encode() if prompt_id else None
+    for line in reversed(chunk.split(b"\n")):
+        if _ASSISTANT not in line and (mine is None or mine not in line):
+            continue
+        record = json_record(line)
+        if record is None or record.get("isSidechain") is True:
+            continue
+        kind = record.get("type")
+        if kind == "assistant":
+            return _text_of(record) == reply
+        if kind == "user" and mine is not None and record.get("promptId") == prompt_id:
+            return False  # this turn's newest line is not a response yet
+    return False
 
 
 def reply_written(
     path: str,
     reply: str,
+    prompt_id: str | None = None,
     *,
     wait_s: float = CALL_LINE_WAIT_S,
     tail_bytes: int = HOT_TAIL_BYTES,
 ) -> bool:
-    """Whether the transcript's tail holds the turn's last reply (the ``Stop`` payload's
+    """Whether the transcript holds the turn's last reply (the ``Stop`` payload's
     ``last_assistant_message``), waiting up to ``wait_s`` for Claude Code to write it.
 
     A ``Stop`` hook that reads the transcript before that response is written would see
     the previous response's context (the race of :func:`call_response`, seen at ``Stop``
-    only under heavy load). True at once when the reply is there, and when it is too short
-    or too unusual to look for; False past the bound (the caller reads what is there)."""
-    needle = _reply_needle(reply)
-    if needle is None:
-        return True
+    only under heavy load). The rule is exact, whatever the reply holds (a short "Done.",
+    an emoji, a quote, any language): the newest ``assistant`` line of the main chain,
+    with no line of this prompt (``prompt_id``, the payload's) after it, has exactly the
+    reply's text. True at once when it does; False past the bound (the caller reads what
+    is there)."""
+    wanted = reply.strip()
     deadline: float | None = None
     while True:
         fd = open_regular(path)
         if fd is not None:
             try:
                 size = os.fstat(fd).st_size
-                os.lseek(fd, max(0, size - tail_bytes), os.SEEK_SET)
-                if needle in os.read(fd, tail_bytes):
-                    return True
+                start = max(0, size - tail_bytes)
+                chunk = os.pread(fd, size - start, start)
             finally:
                 os.close(fd)
+            if _turn_ended(chunk if start == 0 else chunk.split(b"\n", 1)[-1], wanted, prompt_id):
+                return True
         now = time.monotonic()
         if deadline is None:
             deadline = now + wait_s

@@ -156,10 +156,11 @@ def handle(payload: StopPayload) -> Answer | None:
     if payload.get("agent_id"):
         return None  # a subagent's stop is SubagentStop's business
     transcript, reply = payload.get("transcript_path"), payload.get("last_assistant_message")
-    if isinstance(transcript, str) and isinstance(reply, str) and reply:
+    if isinstance(transcript, str) and isinstance(reply, str) and reply.strip():
         # Under load Claude Code may not have written the turn's last response yet: wait
         # for it (bounded; at once when it is there), then read the transcript as it is.
-        reply_written(transcript, reply)
+        prompt = payload.get("prompt_id")
+        reply_written(transcript, reply, prompt if isinstance(prompt, str) else None)
     # The handover first: its state is saved before a notice is taken off the queue.
     return _with_notice(_handover(payload), _stopped_short_notice(payload))
 
