@@ -68,7 +68,7 @@ def test_the_smallest_max_turns_stays_above_turns_left_at() -> None:
 def test_the_snippet_env_holds_the_bounds() -> None:
     env = json.loads((PLUGIN / "settings-snippet.json").read_text())["env"]
     assert env == settings_env()
-    assert int(env["DISABLE_COMPACT"]) == bounds.DISABLE_COMPACT == 1
+    assert int(env["DISABLE_AUTO_COMPACT"]) == bounds.DISABLE_AUTO_COMPACT == 1
     assert int(env["BASH_MAX_OUTPUT_LENGTH"]) == bounds.BASH_MAX_OUTPUT_LENGTH
 
 
@@ -201,7 +201,7 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "AGENT_MAX_TURNS": ", ".join(f"{k} {v}" for k, v in bounds.AGENT_MAX_TURNS.items()),
         "READ_MAX_BYTES": f"{bounds.READ_MAX_BYTES // (1024 * 1024)} MiB",
         "BASH_MAX_OUTPUT_LENGTH": f"{bounds.BASH_MAX_OUTPUT_LENGTH:,} characters",
-        "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
+        "DISABLE_AUTO_COMPACT": str(bounds.DISABLE_AUTO_COMPACT),
         "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",
         "CALL_LINE_WAIT_S": f"{bounds.CALL_LINE_WAIT_S:g} s",
         "FORK_MAX_TURNS": f"{bounds.FORK_MAX_TURNS} turns",

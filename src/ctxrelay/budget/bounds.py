@@ -28,7 +28,7 @@ __all__ = [
     "DEFAULT_MAIN_HANDOVER",
     "DEFAULT_RESERVE_CAP",
     "DEFAULT_THRESHOLD",
-    "DISABLE_COMPACT",
+    "DISABLE_AUTO_COMPACT",
     "FORK_MAX_TURNS",
     "GREP_FILE_MAX_BYTES",
     "GREP_MAX_MATCHES",
@@ -124,8 +124,10 @@ CODEX_PRINT_MAX_LINES: Final = 400
 """The longest line range a Codex shell command may print of a file over
 ``CODEX_PRINT_MAX_BYTES``: the page the deny reason offers."""
 
-DISABLE_COMPACT: Final = 1
-"""The settings snippet disables auto-compaction: the handoff replaces it."""
+DISABLE_AUTO_COMPACT: Final = 1
+"""The settings snippet disables auto-compaction: the handoff replaces it. Not
+``DISABLE_COMPACT``, which also removes ``/compact`` ("Unknown command: /compact" on
+Claude Code 2.1.332): the user keeps the manual command."""
 
 CLAUDE_CODE_RESPONSE_RESERVE: Final = 20_000
 """Tokens Claude Code keeps free below the window for a response or a summary."""

@@ -60,7 +60,11 @@ def test_install_merges_keeps_a_backup_and_is_idempotent(project: Path) -> None:
     write_settings(project, USER_SETTINGS)
     assert main(["install", "--project-dir", str(project)]) == 0
     merged = settings_of(project)
-    assert merged["env"] == {"FOO": "1", "BASH_MAX_OUTPUT_LENGTH": "4000", "DISABLE_COMPACT": "1"}
+    assert merged["env"] == {
+        "FOO": "1",
+        "BASH_MAX_OUTPUT_LENGTH": "4000",
+        "DISABLE_AUTO_COMPACT": "1",
+    }
     assert merged["model"] == "opus"
     assert merged["permissions"] == {"allow": ["Bash(git *)", MODEL_TOOL_NAME]}
     assert merged["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
@@ -459,13 +463,13 @@ def test_install_says_what_it_changed(project: Path, capsys: pytest.CaptureFixtu
         project,
         {
             "statusLine": {"type": "command", "command": "my-status"},
-            "env": {"DISABLE_COMPACT": "0"},
+            "env": {"DISABLE_AUTO_COMPACT": "0"},
         },
     )
     assert main(["install", "--project-dir", str(project)]) == 0
     out = capsys.readouterr().out
     assert "changed: statusLine replaced (yours was my-status; uninstall restores it)" in out
-    assert "changed: env DISABLE_COMPACT set (it was '0')" in out
+    assert "changed: env DISABLE_AUTO_COMPACT set (it was '0')" in out
     assert f"changed: permissions.allow: added {MODEL_TOOL_NAME}" in out
     assert f"changed: the MCP server {SERVER_NAME} named in {project / '.mcp.json'}" in out
     assert main(["install", "--project-dir", str(project)]) == 0
