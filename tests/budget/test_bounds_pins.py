@@ -208,3 +208,10 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
     }
     for name, value in expected.items():
         assert rows.get(name) == value, f"docs/claude-code.md: the {name} row"
+
+
+def test_the_usable_limit_keeps_room_below_claude_codes_block_for_the_handoff_write() -> None:
+    # Denied from the usable limit on, the model still needs a request or two to write
+    # the handoff: they must go out below the point where Claude Code sends nothing.
+    room = bounds.MAIN_OUTPUT_RESERVE - bounds.CLAUDE_CODE_BLOCK_RESERVE
+    assert room >= 10_000

@@ -19,6 +19,7 @@ __all__ = [
     "BASH_TIMEOUT_DEFAULT_S",
     "BASH_TIMEOUT_MAX_S",
     "CALL_LINE_WAIT_S",
+    "CLAUDE_CODE_BLOCK_RESERVE",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
     "CODEX_PRINT_MAX_BYTES",
@@ -131,6 +132,12 @@ Claude Code 2.1.332): the user keeps the manual command."""
 
 CLAUDE_CODE_RESPONSE_RESERVE: Final = 20_000
 """Tokens Claude Code keeps free below the window for a response or a summary."""
+
+CLAUDE_CODE_BLOCK_RESERVE: Final = 23_000
+"""How far below the window Claude Code refuses to send a request at all ("Context limit
+reached · /clear to continue"; "Prompt is too long" under ``-p``) when auto-compaction is
+off: measured on 2.1.332 with a 200,000 window, a request estimated from 176,950 tokens
+went out and one from 177,000 did not. Past it the model cannot write its handoff."""
 
 CLAUDE_CODE_COMPACT_BUFFER: Final = 13_000
 """How far below that Claude Code auto-compacts: 167,000 of a 200,000 window, where the

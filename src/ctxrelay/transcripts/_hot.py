@@ -43,6 +43,7 @@ __all__ = [
     "json_record",
     "lines_backwards",
     "open_regular",
+    "refused_too_long",
     "reply_written",
     "tail_context",
 ]
@@ -221,6 +222,39 @@ def reply_written(
         if now >= deadline:
             return False
         time.sleep(min(_POLL_S, deadline - now))
+
+
+TOO_LONG = "Prompt is too long"
+"""The text of the synthetic response Claude Code (2.1.332) writes when it refuses to send
+a request over its block point (``isApiErrorMessage``, model ``<synthetic>``)."""
+
+
+def refused_too_long(path: str, *, tail_bytes: int = HOT_TAIL_BYTES) -> bool:
+    """Whether the main chain's newest ``assistant`` line is Claude Code's refusal to send
+    an over-long request: the session stopped there, with no response and no hook."""
+    fd = open_regular(path)
+    if fd is None:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - tail_bytes)
+        chunk = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    for line in reversed(chunk.split(b"\n")[1 if start else 0 :]):
+        if _ASSISTANT not in line:
+            continue
+        record = json_record(line)
+        if record is None or record.get("type") != "assistant" or record.get("isSidechain"):
+            continue
+        message = record.get("message")
+        model = message.get("model") if isinstance(message, dict) else None
+        return (
+            record.get("isApiErrorMessage") is True
+            and model == SYNTHETIC_MODEL
+            and _text_of(record).startswith(TOO_LONG)
+        )
+    return False
 
 
 def tail_context(

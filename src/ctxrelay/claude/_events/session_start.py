@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.claude import handoff
+from ctxrelay.claude._fallback import write_fallback
 from ctxrelay.claude._limit import main_window, refresh
 from ctxrelay.claude._state import (
     HOST,
@@ -215,6 +216,8 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     previous = None if pid is None else chain.record_process(pid, project, me)
     cfg = load(project)
     _cache_limit(session_id, cfg.main_handover, cfg.context_window)
+    if source == "clear" and previous is not None and cfg.main_handover != "off":
+        write_fallback(project, previous)  # it hit Claude Code's block before writing one
     if not handoff.handoff_dir(project).is_dir():
         return None  # no handoff was ever written here
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):
