@@ -39,10 +39,13 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def rollout(project: Path, tokens: int, window: int = WINDOW, model: str = "gpt-5.5") -> Path:
-    """A rollout whose turn names ``window`` (0: none, as before Codex wrote one)."""
+def rollout(
+    project: Path, tokens: int, window: int = WINDOW, model: str = "gpt-5.5", source: str = "cli"
+) -> Path:
+    """A rollout of the TUI (``source``) whose turn names ``window`` (0: none, as before
+    Codex wrote one)."""
     path = project.parent / "rollout.jsonl"
-    turn = Rollout(cwd=str(project)).turn(model, window=window)
+    turn = Rollout(cwd=str(project), source=source).turn(model, window=window)
     return turn.response("resp_1", tokens - 40).write(path)
 
 
@@ -231,7 +234,11 @@ def test_a_session_that_started_from_an_older_file_is_offered_the_newer_one(
     assert start(project, "clear") is not None
     # The fresh session works up to the slider and hands off in turn; the next start
     # gets the newer file only.
-    busy = Rollout(FRESH, cwd=str(project)).turn("gpt-5.5").response("resp_9", TARGET - 40)
+    busy = (
+        Rollout(FRESH, cwd=str(project), source="cli")
+        .turn("gpt-5.5")
+        .response("resp_9", TARGET - 40)
+    )
     busy.write(fresh_rollout(project, FRESH))
     newer = asked_path(stop(project, fresh_rollout(project, FRESH), session=FRESH))
     assert newer != older
@@ -278,3 +285,38 @@ def test_the_stop_hook_loads_no_process_or_server_machinery(project: Path, tmp_p
     install_time = ("ctxrelay.hooks.install", "ctxrelay.codex.setup")
     for heavy in ("subprocess", "threading", *install_time, "ctxrelay.cli", "rich"):
         assert heavy not in loaded
+
+
+def test_codex_exec_is_asked_inside_the_turn_never_at_its_stop(project: Path) -> None:
+    transcript = rollout(project, TARGET, source="exec")
+    assert stop(project, transcript) is None  # its reply would replace the task's answer
+    asked = answer(
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": THREAD,
+            "turn_id": "turn-1",
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "model": "gpt-5.5",
+            "tool_name": "Bash",
+            "tool_input": {"command": "echo hi"},
+            "tool_response": "hi\n",
+            "tool_use_id": "call_1",
+        }
+    )
+    assert asked is not None
+    context = asked["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[ctxrelay] Hand off now")
+    assert "end this turn with your answer to the user" in context
+    assert stop(project, transcript) is None  # asked once
+
+
+def test_a_session_in_a_subfolder_uses_the_projects_root(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "src" / "deep").mkdir(parents=True)
+    set_threshold("30", "project", project)
+    low = main_budget(WINDOW, 30).handoff_target or 0
+    transcript = rollout(project, low)
+    asked = stop(project / "src" / "deep", transcript)
+    assert asked is not None  # the root's slider
+    assert asked_path(asked).parent == project / ".ctxrelay" / "handoff"
