@@ -24,6 +24,7 @@ __all__ = [
     "config_path",
     "parse_threshold",
     "read_config",
+    "slider_text",
     "stored_threshold",
     "write_section",
 ]
@@ -115,3 +116,16 @@ def stored_threshold(value: object) -> int | float:
             f"the threshold must be a percentage from 0 to 100 (100 or off = Off), not {value!r}"
         )
     return int(slider) if slider.is_integer() else slider
+
+
+def slider_text(threshold: float, off: str) -> str:
+    """The slider as it is applied, in words: ``45% of the window``, ``5% of the window
+    (applied as 10%, the floor)``, or ``off`` with ``off`` saying what Off still does on
+    the host; never Off as "100%"."""
+    budget = main_budget(DEFAULT_CONTEXT_WINDOW, threshold)
+    if budget.off:
+        return f"off ({off})"
+    shown = f"{threshold:g}% of the window"
+    if budget.effective_threshold != threshold:
+        shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
+    return shown

@@ -58,7 +58,7 @@ examples:
   ctxrelay claude config --threshold default  back to the user file, else 60
   ctxrelay claude config --mode off --user    off by default for all your projects
   ctxrelay claude config --window 1000000     this project's model has a 1M window
-  ctxrelay claude config --window auto        back to the statusline / model id
+  ctxrelay claude config --window default     back to the statusline / model id
 """
 
 
@@ -82,9 +82,9 @@ def _parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--window",
-        metavar="TOKENS|auto",
-        help="set the context window; 'auto' unsets it (default: leave it; unset, the "
-        "window comes from the statusline, else the model id)",
+        metavar="TOKENS|default",
+        help="set the context window; 'default' (or 'auto') unsets it (default: leave it; "
+        "unset, the window comes from the statusline, else the model id)",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -108,7 +108,7 @@ def main(argv: Sequence[str]) -> int:
         slider = None if args.threshold.strip().lower() == "default" else args.threshold
         written.append(str(set_value("threshold", slider, scope=scope, project_dir=project)))
     if args.window is not None:
-        value = None if args.window.strip().lower() == "auto" else args.window
+        value = None if args.window.strip().lower() in ("auto", "default") else args.window
         written.append(str(set_value("context_window", value, scope=scope, project_dir=project)))
     # Show what applies in the project now: the environment may override a file.
     cfg = load(project.resolve())
@@ -130,12 +130,12 @@ def main(argv: Sequence[str]) -> int:
         else "from the statusline, else the model id"
     )
     sys.stdout.write(
-        f"main_handover   {cfg.main_handover} ({cfg.main_handover_source})\n"
-        f"threshold       {cfg.slider_text()} ({cfg.threshold_source})\n"
-        f"context_window  {window}\n"
+        f"mode       {cfg.main_handover} ({cfg.main_handover_source})\n"
+        f"threshold  {cfg.slider_text()} ({cfg.threshold_source})\n"
+        f"window     {window}\n"
     )
     if cfg.threshold_evidence is not None:
-        sys.stdout.write(f"                {evidence_text(cfg.threshold_evidence)}\n")
+        sys.stdout.write(f"           {evidence_text(cfg.threshold_evidence)}\n")
     for path in sorted(set(written)):
         sys.stdout.write(f"written: {path}\n")
     if cfg.main_handover_source == "env" and written:
