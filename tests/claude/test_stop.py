@@ -317,9 +317,7 @@ def test_a_queued_notice_is_delivered_at_stop_once(project: Path, tmp_path: Path
     answer = run_hook(stop_payload(transcript, project))
     assert answer is not None
     assert set(answer) == {"systemMessage"}  # to the user; Claude is not made to continue
-    assert (
-        "Subagent a1 (ctxrelay:investigator) stopped at its turn limit" in answer["systemMessage"]
-    )
+    assert "Subagent a1 (ctxrelay:investigator) reached its turn limit" in answer["systemMessage"]
     assert str(session.agent_file("a1")) in answer["systemMessage"]
     assert run_hook(stop_payload(transcript, project)) is None
     prompt = session.payload("UserPromptSubmit", prompt="next")

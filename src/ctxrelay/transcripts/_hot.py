@@ -229,9 +229,10 @@ TOO_LONG = "Prompt is too long"
 a request over its block point (``isApiErrorMessage``, model ``<synthetic>``)."""
 
 
-def refused_too_long(path: str, *, tail_bytes: int = HOT_TAIL_BYTES) -> bool:
-    """Whether the main chain's newest ``assistant`` line is Claude Code's refusal to send
-    an over-long request: the session stopped there, with no response and no hook."""
+def refused_too_long(path: str, *, agent: bool = False, tail_bytes: int = HOT_TAIL_BYTES) -> bool:
+    """Whether the chain's newest ``assistant`` line is Claude Code's refusal to send an
+    over-long request: the session (``agent``: the subagent of this file, whose lines are
+    all sidechain lines) stopped there, with no response and no hook."""
     fd = open_regular(path)
     if fd is None:
         return False
@@ -245,7 +246,9 @@ def refused_too_long(path: str, *, tail_bytes: int = HOT_TAIL_BYTES) -> bool:
         if _ASSISTANT not in line:
             continue
         record = json_record(line)
-        if record is None or record.get("type") != "assistant" or record.get("isSidechain"):
+        if record is None or record.get("type") != "assistant":
+            continue
+        if not agent and record.get("isSidechain") is True:
             continue
         message = record.get("message")
         model = message.get("model") if isinstance(message, dict) else None
