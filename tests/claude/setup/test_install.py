@@ -487,3 +487,28 @@ def test_a_user_install_says_how_to_register_the_mcp_server(
     assert f"claude mcp add --scope user {SERVER_NAME} -- " in line
     assert line.endswith(" claude mcp")
     assert not (project / ".mcp.json").exists()
+
+
+def test_uninstall_says_what_it_leaves_behind(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    where = ["--project-dir", str(project)]
+    assert main(["install", *where]) == 0
+    assert main(["config", *where, "--mode", "auto"]) == 0
+    handoffs = project / ".ctxrelay" / "handoff"
+    handoffs.mkdir(parents=True)
+    (handoffs / "handoff-20261201T000000Z.md").write_text("# Handoff\n")
+    capsys.readouterr()
+    assert main(["uninstall", *where]) == 0
+    out = capsys.readouterr().out
+    config = project / ".ctxrelay" / "config.json"
+    assert (
+        f'left: {config}: the project\'s ctxrelay settings for Claude Code (--mode "auto")' in out
+    )
+    assert f"left: {handoffs}: 1 handoff file(s)" in out
+    assert main(["uninstall", *where, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["left"]) == 2

@@ -25,7 +25,7 @@ from ctxrelay.claude.config import (
 )
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 
-__all__ = ["evidence_text", "main"]
+__all__ = ["OPTION_OF_KEY", "evidence_text", "main"]
 
 _DESCRIPTION = f"""\
 Show or set how the main session hands off to a fresh session.
@@ -60,6 +60,15 @@ examples:
   ctxrelay claude config --window 1000000     this project's model has a 1M window
   ctxrelay claude config --window default     back to the statusline / model id
 """
+
+
+OPTION_OF_KEY = {
+    "main_handover": "--mode",
+    "threshold": "--threshold",
+    "context_window": "--window",
+}
+"""Each key of the config file's ``claude`` section, by the option that sets it (what the
+commands show instead of the file's key)."""
 
 
 def _parser() -> ArgumentParser:
