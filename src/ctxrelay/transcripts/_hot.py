@@ -166,12 +166,27 @@ def _text_of(record: dict[str, Any]) -> str:
     ).strip()
 
 
-def _turn_ended(chunk: bytes, reply: str, prompt_id: str | None) -> bool:
-    """Whether the newest main-chain line of this turn in ``chunk`` is the reply: an
+def _tail_lines(path: str, tail_bytes: int) -> list[bytes] | None:
+    """The whole lines of the file's last ``tail_bytes`` (a cut first line left out);
+    ``None`` when it is missing or not a regular file."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - tail_bytes)
+        chunk = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    return chunk.split(b"\n")[1 if start else 0 :]
+
+
+def _turn_ended(lines: list[bytes], reply: str, prompt_id: str | None) -> bool:
+    """Whether the newest main-chain line of this turn in ``lines`` is the reply: an
     ``assistant`` line whose text is ``reply`` and that no line of this prompt (its
     ``promptId``: the prompt itself, a tool result) comes after."""
     mine = prompt_id.encode() if prompt_id else None
-    for line in reversed(chunk.split(b"\n")):
+    for line in reversed(lines):
         if _ASSISTANT not in line and (mine is None or mine not in line):
             continue
         record = json_record(line)
@@ -206,16 +221,9 @@ def reply_written(
     wanted = reply.strip()
     deadline: float | None = None
     while True:
-        fd = open_regular(path)
-        if fd is not None:
-            try:
-                size = os.fstat(fd).st_size
-                start = max(0, size - tail_bytes)
-                chunk = os.pread(fd, size - start, start)
-            finally:
-                os.close(fd)
-            if _turn_ended(chunk if start == 0 else chunk.split(b"\n", 1)[-1], wanted, prompt_id):
-                return True
+        lines = _tail_lines(path, tail_bytes)
+        if lines is not None and _turn_ended(lines, wanted, prompt_id):
+            return True
         now = time.monotonic()
         if deadline is None:
             deadline = now + wait_s
@@ -233,16 +241,7 @@ def refused_too_long(path: str, *, agent: bool = False, tail_bytes: int = HOT_TA
     """Whether the chain's newest ``assistant`` line is Claude Code's refusal to send an
     over-long request: the session (``agent``: the subagent of this file, whose lines are
     all sidechain lines) stopped there, with no response and no hook."""
-    fd = open_regular(path)
-    if fd is None:
-        return False
-    try:
-        size = os.fstat(fd).st_size
-        start = max(0, size - tail_bytes)
-        chunk = os.pread(fd, size - start, start)
-    finally:
-        os.close(fd)
-    for line in reversed(chunk.split(b"\n")[1 if start else 0 :]):
+    for line in reversed(_tail_lines(path, tail_bytes) or []):
         if _ASSISTANT not in line:
             continue
         record = json_record(line)
