@@ -166,9 +166,10 @@ def _text_of(record: dict[str, Any]) -> str:
     ).strip()
 
 
-def _tail_lines(path: str, tail_bytes: int) -> list[bytes] | None:
-    """The whole lines of the file's last ``tail_bytes`` (a cut first line left out);
-    ``None`` when it is missing or not a regular file."""
+def _tail_lines(path: str, tail_bytes: int) -> tuple[list[bytes], bool] | None:
+    """The whole lines of the file's last ``tail_bytes`` (a cut first line left out), and
+    whether they begin at the file's start; ``None`` when it is missing or not a regular
+    file."""
     fd = open_regular(path)
     if fd is None:
         return None
@@ -178,7 +179,7 @@ def _tail_lines(path: str, tail_bytes: int) -> list[bytes] | None:
         chunk = os.pread(fd, size - start, start)
     finally:
         os.close(fd)
-    return chunk.split(b"\n")[1 if start else 0 :]
+    return chunk.split(b"\n")[1 if start else 0 :], start == 0
 
 
 def _turn_ended(lines: list[bytes], reply: str, prompt_id: str | None) -> bool:
@@ -221,8 +222,8 @@ def reply_written(
     wanted = reply.strip()
     deadline: float | None = None
     while True:
-        lines = _tail_lines(path, tail_bytes)
-        if lines is not None and _turn_ended(lines, wanted, prompt_id):
+        tail = _tail_lines(path, tail_bytes)
+        if tail is not None and _turn_ended(tail[0], wanted, prompt_id):
             return True
         now = time.monotonic()
         if deadline is None:
@@ -241,7 +242,8 @@ def refused_too_long(path: str, *, agent: bool = False, tail_bytes: int = HOT_TA
     """Whether the chain's newest ``assistant`` line is Claude Code's refusal to send an
     over-long request: the session (``agent``: the subagent of this file, whose lines are
     all sidechain lines) stopped there, with no response and no hook."""
-    for line in reversed(_tail_lines(path, tail_bytes) or []):
+    tail = _tail_lines(path, tail_bytes)
+    for line in reversed(tail[0] if tail is not None else []):
         if _ASSISTANT not in line:
             continue
         record = json_record(line)
@@ -265,18 +267,10 @@ def tail_context(
     """``(context, model, found)`` of the newest main-chain response in the last
     ``tail_bytes``; ``found`` is False when that tail holds no response and the file goes
     on before it. A compaction newer than every response reads ``(None, None, True)``."""
-    fd = open_regular(path)
-    if fd is None:
+    tail = _tail_lines(path, tail_bytes)
+    if tail is None:
         return None, None, True  # no transcript yet: no reading
-    try:
-        size = os.fstat(fd).st_size
-        start = max(0, size - tail_bytes)
-        chunk = os.pread(fd, size - start, start)
-    finally:
-        os.close(fd)
-    lines = chunk.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first line is cut
+    lines, whole = tail
     for line in reversed(lines):
         boundary = _BOUNDARY in line
         if not boundary and _USAGE not in line:
@@ -290,7 +284,7 @@ def tail_context(
         if found is not None:
             return found[0], found[1], True
     # A tail that began at the start is the whole file: there is nothing further back.
-    return None, None, start == 0
+    return None, None, whole
 
 
 def _response(record: dict[str, Any]) -> tuple[int, str | None, str | None] | None:
