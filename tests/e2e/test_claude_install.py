@@ -27,6 +27,7 @@ from tests.e2e._claude import (
     Terminal,
     claude_home,
     install_plugin,
+    installed_home,
     run_cli,
     skip_first_run_dialogs,
 )
@@ -157,10 +158,7 @@ def test_after_install_compact_is_still_a_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The snippet turns auto-compaction off; the user's own /compact stays.
-    _, project, env = claude_home(tmp_path)
-    for key in ("HOME", "CTXRELAY_STATE_DIR"):
-        monkeypatch.setenv(key, env[key])
-    assert claude_main(["install", "--project-dir", str(project), "--json"]) == 0
+    _, project, env = installed_home(tmp_path, monkeypatch)
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert settings["env"]["DISABLE_AUTO_COMPACT"] == "1"
     assert "DISABLE_COMPACT" not in settings["env"]

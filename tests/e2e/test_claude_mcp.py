@@ -32,7 +32,14 @@ from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
 from tests.conftest import claude_cli
-from tests.e2e._claude import BIN, claude_home, run_cli, skip_first_run_dialogs, texts
+from tests.e2e._claude import (
+    BIN,
+    claude_home,
+    installed_home,
+    run_cli,
+    skip_first_run_dialogs,
+    texts,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -173,10 +180,7 @@ def test_claude_run_may_call_session_history_in_a_workspace_never_trusted(
 ) -> None:
     # No first-run dialogs answered: the project was never trusted in the UI, where the
     # settings' permissions.allow is ignored under -p.
-    _, project, env = claude_home(tmp_path)
-    for key in ("HOME", "CTXRELAY_STATE_DIR"):
-        monkeypatch.setenv(key, env[key])
-    assert claude_main(["install", "--project-dir", str(project), "--json"]) == 0
+    _, project, env = installed_home(tmp_path, monkeypatch)
     with AnthropicServer(_list_route) as server:
         done = subprocess.run(
             [
