@@ -68,7 +68,7 @@ def test_the_smallest_max_turns_stays_above_turns_left_at() -> None:
 def test_the_snippet_env_holds_the_bounds() -> None:
     env = json.loads((PLUGIN / "settings-snippet.json").read_text())["env"]
     assert env == settings_env()
-    assert int(env["DISABLE_COMPACT"]) == bounds.DISABLE_COMPACT == 1
+    assert int(env["DISABLE_AUTO_COMPACT"]) == bounds.DISABLE_AUTO_COMPACT == 1
     assert int(env["BASH_MAX_OUTPUT_LENGTH"]) == bounds.BASH_MAX_OUTPUT_LENGTH
 
 
@@ -208,10 +208,17 @@ def test_the_docs_bounds_table_equals_the_bounds() -> None:
         "PRINT_PAGE_BYTES": f"{bounds.PRINT_PAGE_BYTES:,} bytes",
         "READ_ROOM_SHARE": str(bounds.READ_ROOM_SHARE),
         "BASH_MAX_OUTPUT_LENGTH": f"{bounds.BASH_MAX_OUTPUT_LENGTH:,} characters",
-        "DISABLE_COMPACT": str(bounds.DISABLE_COMPACT),
+        "DISABLE_AUTO_COMPACT": str(bounds.DISABLE_AUTO_COMPACT),
         "MAIN_OUTPUT_RESERVE": f"{bounds.MAIN_OUTPUT_RESERVE:,} tokens",
         "CALL_LINE_WAIT_S": f"{bounds.CALL_LINE_WAIT_S:g} s",
         "FORK_MAX_TURNS": f"{bounds.FORK_MAX_TURNS} turns",
     }
     for name, value in expected.items():
         assert rows.get(name) == value, f"docs/claude-code.md: the {name} row"
+
+
+def test_the_usable_limit_keeps_room_below_claude_codes_block_for_the_handoff_write() -> None:
+    # Denied from the usable limit on, the model still needs a request or two to write
+    # the handoff: they must go out below the point where Claude Code sends nothing.
+    room = bounds.MAIN_OUTPUT_RESERVE - bounds.CLAUDE_CODE_BLOCK_RESERVE
+    assert room >= 10_000

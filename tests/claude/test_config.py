@@ -103,7 +103,8 @@ def test_cli_sets_and_shows(project: Path) -> None:
     out = io.StringIO()
     with redirect_stdout(out):
         assert main(["config", "--window", "auto", "--project-dir", str(project)]) == 0
-    assert "main_handover   auto (project)" in out.getvalue()
+    assert "mode       auto (project)" in out.getvalue()  # named as its option
+    assert "main_handover" not in out.getvalue()
 
 
 def test_cli_bad_usage_is_one_line(project: Path) -> None:
@@ -115,3 +116,12 @@ def test_cli_bad_usage_is_one_line(project: Path) -> None:
     with redirect_stderr(err):
         assert main(["config", "--window", "lots", "--project-dir", str(project)]) == 1
     assert "positive number of tokens" in err.getvalue()
+
+
+def test_window_default_unsets_it_as_threshold_default_does(project: Path) -> None:
+    with redirect_stdout(io.StringIO()):
+        assert main(["config", "--window", "300000", "--project-dir", str(project)]) == 0
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["config", "--window", "default", "--project-dir", str(project)]) == 0
+    assert "window     from the statusline, else the model id" in out.getvalue()

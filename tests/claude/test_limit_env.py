@@ -22,15 +22,16 @@ def _config_env_names() -> set[str]:
 def test_the_copied_names_are_exactly_the_configs() -> None:
     names = _config_env_names()
     assert names >= {config.ENV_MAIN_HANDOVER, config.ENV_CONTEXT_WINDOW}
-    assert set(_limit._ENV_KEYS) == names
-    assert len(_limit._ENV_KEYS) == len(names)
+    # and Claude Code's own switch of the long window, which changes the window too
+    assert set(_limit._ENV_KEYS) == names | {_limit.LONG_CONTEXT_OFF}
+    assert len(_limit._ENV_KEYS) == len(names) + 1
 
 
-@pytest.mark.parametrize("name", sorted(_config_env_names()))
+@pytest.mark.parametrize("name", sorted(_config_env_names() | {_limit.LONG_CONTEXT_OFF}))
 def test_each_override_invalidates_the_cached_limit(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for other in _config_env_names():
+    for other in _config_env_names() | {_limit.LONG_CONTEXT_OFF}:
         monkeypatch.delenv(other, raising=False)
     before: dict[str, Any] = {}
     _limit.refresh(before, 200_000, "manual")

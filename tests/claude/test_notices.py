@@ -3,6 +3,7 @@ its next hook answer, which subagent stopped short and where its transcript is."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -53,8 +54,9 @@ def test_a_background_stop_reaches_the_next_prompt_once(session: Session) -> Non
     assert answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     note = note_of(answer)
     assert note is not None
-    assert f"Subagent a1 ({KIND}) stopped at its turn limit ({LIMIT} of {LIMIT} turns)" in note
-    assert "incomplete" in note
+    assert f"Subagent a1 ({KIND}) reached its turn limit ({LIMIT} of {LIMIT} turns)" in note
+    # Claude Code's own way to go on with a subagent that stopped at its limit
+    assert "Continue it with SendMessage (to: 'a1') and ask for its report" in note
     assert str(session.agent_file("a1")) in note
     assert run_hook(payload) is None  # said once
 
@@ -174,3 +176,30 @@ def test_an_ended_agents_cursor_is_removed(session: Session, state_dir: Path) ->
     )
     assert run_hook(stop) is None
     assert not cursors[0].exists()
+
+
+def test_a_subagent_that_ran_out_of_context_is_told_as_an_overflow(session: Session) -> None:
+    session.start_agent("a1", KIND)
+    for _ in range(5):
+        session.respond("a1", 40_000)
+    # What Claude Code 2.1.332 writes when it refuses the next request as too long.
+    refusal = {
+        "isSidechain": True,
+        "agentId": "a1",
+        "type": "assistant",
+        "message": {
+            "id": "msg_synthetic",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Prompt is too long"}],
+        },
+        "error": "invalid_request",
+        "isApiErrorMessage": True,
+    }
+    with session.agent_file("a1").open("a") as f:
+        f.write(json.dumps(refusal, separators=(",", ":")) + "\n")
+    note = note_of(run_hook(session.payload("UserPromptSubmit", prompt=task_notification("a1"))))
+    assert note is not None
+    assert f"Subagent a1 ({KIND}) ran out of context after 5 turns" in note
+    assert "stopped after" not in note
+    assert "SendMessage" not in note  # a full context cannot be continued

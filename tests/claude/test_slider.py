@@ -227,9 +227,9 @@ def _cli(*argv: str) -> str:
 
 def test_claude_config_sets_and_shows_the_slider(project: Path) -> None:
     shown = _cli("--project-dir", str(project))
-    assert f"threshold       {DEFAULT_THRESHOLD}% of the window (default)" in shown
+    assert f"threshold  {DEFAULT_THRESHOLD}% of the window (default)" in shown
     shown = _cli("--project-dir", str(project), "--threshold", "45")
-    assert "threshold       45% of the window (project)" in shown
+    assert "threshold  45% of the window (project)" in shown
     assert json.loads((project / ".ctxrelay" / "config.json").read_text()) == {
         "claude": {"threshold": 45}
     }

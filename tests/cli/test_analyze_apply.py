@@ -61,7 +61,7 @@ def test_apply_round_trip_on_the_shared_corpus(
     assert cfg.threshold_evidence == evidence
     assert main(["claude", "config", "--project-dir", str(project)]) == 0
     shown = capsys.readouterr().out
-    assert f"threshold       {slider:g}% of the window (project)" in shown
+    assert f"threshold  {slider:g}% of the window (project)" in shown
     assert "set by ctxrelay analyze --apply" in shown
     assert f"${evidence['recorded_cost_usd']:,.2f} as recorded" in shown
 

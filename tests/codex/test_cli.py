@@ -73,3 +73,36 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path: Path) -> None:
     os.close(write)
     assert done.returncode == 1
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("value", "said", "effective"),
+    [
+        ("5", "threshold: 5% of the window (applied as 10%, the floor)", 10),
+        ("off", "threshold: off (no handoff ask)", None),
+        ("45", "threshold: 45% of the window", 45),
+    ],
+)
+def test_config_shows_the_slider_in_effect(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    value: str,
+    *,
+    said: str,
+    effective: int | None,
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CTXRELAY_CODEX_THRESHOLD", raising=False)
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    # From a subfolder: the project's root file is the one written and shown.
+    where = ["--project-dir", str(project / "src")]
+    assert ctxrelay(["codex", "config", *where, "--threshold", value]) == 0
+    out = capsys.readouterr().out
+    assert said in out
+    assert "100%" not in out
+    assert (project / ".ctxrelay" / "config.json").is_file()
+    assert ctxrelay(["codex", "config", *where, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["effective_threshold"] == effective

@@ -2,8 +2,8 @@
 Codex's: ``Stop`` asks once at the slider and not before; a fresh session's
 ``SessionStart`` is pointed at the file until a session has started from it (its first
 response in its rollout), as the Claude Code host's once-only and crash rules; the
-slider is ``ctxrelay codex config``'s and the window the model table's (or
-``model_context_window`` of ``config.toml``)."""
+slider is ``ctxrelay codex config``'s and the window the one Codex wrote into the rollout
+(else ``model_context_window`` of ``config.toml``, else the model table's)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from ctxrelay.hooks import chain as _chain
 from ctxrelay.hooks.handoff import consumed, injected_into, reserved_by
 from tests.transcripts._codex_lines import THREAD, Rollout
 
-WINDOW = context_window_for("gpt-5.5")
+WINDOW = 258_400  # what Codex 0.171 writes into the rollout for every model
 TARGET = main_budget(WINDOW).handoff_target or 0
 
 
@@ -49,9 +49,14 @@ def killed_codex(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_chain, "host_process", lambda: gone.pid)
 
 
-def rollout(project: Path, tokens: int) -> Path:
+def rollout(
+    project: Path, tokens: int, window: int = WINDOW, model: str = "gpt-5.5", source: str = "cli"
+) -> Path:
+    """A rollout of the TUI (``source``) whose turn names ``window`` (0: none, as before
+    Codex wrote one)."""
     path = project.parent / "rollout.jsonl"
-    return Rollout(cwd=str(project)).turn("gpt-5.5").response("resp_1", tokens - 40).write(path)
+    turn = Rollout(cwd=str(project), source=source).turn(model, window=window)
+    return turn.response("resp_1", tokens - 40).write(path)
 
 
 def answer(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -122,13 +127,24 @@ def test_the_slider_and_the_configured_window_move_the_point(project: Path) -> N
     assert stop(project, rollout(project, low)) is not None
 
 
-def test_a_window_set_in_config_toml_is_the_window(project: Path) -> None:
+def test_the_rollouts_window_wins_over_the_model_table(project: Path) -> None:
+    # gpt-5 is 400,000 in the table: its slider would be far past this.
+    assert (main_budget(context_window_for("gpt-5")).handoff_target or 0) > TARGET
+    asked = stop(project, rollout(project, TARGET, model="gpt-5"))
+    assert asked is not None
+    assert f"{WINDOW:,}-token window" in asked["reason"]
+
+
+def test_without_a_window_in_the_rollout_config_toml_then_the_table(project: Path) -> None:
+    table = main_budget(context_window_for("gpt-5.5")).handoff_target or 0
+    assert stop(project, rollout(project, table - 1, window=0)) is None
+    assert stop(project, rollout(project, table, window=0)) is not None
     home = Path(os.environ["CODEX_HOME"])
     home.mkdir()
     (home / "config.toml").write_text("model_context_window = 100000\n")
     target = main_budget(100_000).handoff_target or 0
     assert target < TARGET
-    assert stop(project, rollout(project, target)) is not None
+    assert stop(project, rollout(project, target, window=0), session="other") is not None
 
 
 def asked_path(asked: dict[str, Any] | None) -> Path:
@@ -228,7 +244,11 @@ def test_a_session_that_started_from_an_older_file_is_offered_the_newer_one(
     assert start(project, "clear") is not None
     # The fresh session works up to the slider and hands off in turn; the next start
     # gets the newer file only.
-    busy = Rollout(FRESH, cwd=str(project)).turn("gpt-5.5").response("resp_9", TARGET - 40)
+    busy = (
+        Rollout(FRESH, cwd=str(project), source="cli")
+        .turn("gpt-5.5")
+        .response("resp_9", TARGET - 40)
+    )
     busy.write(fresh_rollout(project, FRESH))
     newer = asked_path(stop(project, fresh_rollout(project, FRESH), session=FRESH))
     assert newer != older
@@ -275,3 +295,38 @@ def test_the_stop_hook_loads_no_process_or_server_machinery(project: Path, tmp_p
     install_time = ("ctxrelay.hooks.install", "ctxrelay.codex.setup")
     for heavy in ("subprocess", "threading", *install_time, "ctxrelay.cli", "rich"):
         assert heavy not in loaded
+
+
+def test_codex_exec_is_asked_inside_the_turn_never_at_its_stop(project: Path) -> None:
+    transcript = rollout(project, TARGET, source="exec")
+    assert stop(project, transcript) is None  # its reply would replace the task's answer
+    asked = answer(
+        {
+            "hook_event_name": "PostToolUse",
+            "session_id": THREAD,
+            "turn_id": "turn-1",
+            "transcript_path": str(transcript),
+            "cwd": str(project),
+            "model": "gpt-5.5",
+            "tool_name": "Bash",
+            "tool_input": {"command": "echo hi"},
+            "tool_response": "hi\n",
+            "tool_use_id": "call_1",
+        }
+    )
+    assert asked is not None
+    context = asked["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[ctxrelay] Hand off now")
+    assert "end this turn with your answer to the user" in context
+    assert stop(project, transcript) is None  # asked once
+
+
+def test_a_session_in_a_subfolder_uses_the_projects_root(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "src" / "deep").mkdir(parents=True)
+    set_threshold("30", "project", project)
+    low = main_budget(WINDOW, 30).handoff_target or 0
+    transcript = rollout(project, low)
+    asked = stop(project / "src" / "deep", transcript)
+    assert asked is not None  # the root's slider
+    assert asked_path(asked).parent == project / ".ctxrelay" / "handoff"

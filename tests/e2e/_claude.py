@@ -21,6 +21,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.testing import AnthropicServer
 from tests.conftest import claude_cli
 
@@ -31,6 +34,7 @@ __all__ = [
     "bodies",
     "claude_home",
     "install_plugin",
+    "installed_home",
     "plugin_command",
     "run_cli",
     "skip_first_run_dialogs",
@@ -65,6 +69,19 @@ def claude_home(
         "LANG": "C.UTF-8",
         **extra,
     }
+    return home, project, env
+
+
+def installed_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, dict[str, str]]:
+    """:func:`claude_home` with ctxrelay installed into the project by ``ctxrelay claude
+    install`` (this process reads the same ``HOME`` and state); the project is not
+    trusted in the UI."""
+    home, project, env = claude_home(tmp_path)
+    for key in ("HOME", "CTXRELAY_STATE_DIR"):
+        monkeypatch.setenv(key, env[key])
+    assert claude_main(["install", "--project-dir", str(project), "--json"]) == 0
     return home, project, env
 
 

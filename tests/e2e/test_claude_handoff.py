@@ -20,6 +20,7 @@ import pytest
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.budget.bounds import MAIN_OUTPUT_RESERVE as OUTPUT_RESERVE
+from ctxrelay.claude.extras.statusline import status_line
 from ctxrelay.claude.handoff import INSTALLED_SKILL
 from ctxrelay.claude.handoff import consumed as handoff_consumed
 from ctxrelay.cli.claude import main as install_main
@@ -92,6 +93,7 @@ def claude(
     *args: str,
     stdin: str | None = None,
     timeout: float = 180,
+    model: str = MODEL,
 ) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
     """Run the CLI headless with stream-json output; returns its events."""
     proc = run_cli(
@@ -101,7 +103,7 @@ def claude(
         "-p",
         *args,
         "--model",
-        MODEL,
+        model,
         "--permission-mode",
         "bypassPermissions",
         "--output-format",
@@ -465,6 +467,112 @@ def test_at_the_usable_limit_tools_are_denied_but_the_handoff_write_runs(
     files = list((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
     assert len(files) == 1
     assert "LIMIT-NEXT" in files[0].read_text()  # the handoff Write was allowed
+
+
+@pytest.mark.parametrize(
+    ("model", "switch", "window"),
+    [
+        ("claude-sonnet-4-5[1m]", None, 1_000_000),  # a 200k model opted into 1M
+        ("claude-sonnet-5", "1", 200_000),  # a 1M model held to 200k by Claude Code
+    ],
+)
+def test_the_usable_limit_is_the_one_of_the_window_claude_code_uses(
+    claude_env: tuple[Path, Path, dict[str, str]], model: str, switch: str | None, window: int
+) -> None:
+    _, project, env = claude_env
+    if switch is not None:
+        env = {**env, "CLAUDE_CODE_DISABLE_1M_CONTEXT": switch}
+    small = WINDOW - OUTPUT_RESERVE + 8_000  # past the usable limit of a 200k window
+    tokens = small if window == 200_000 else 175_000
+    written = project / "written-by-bash.txt"
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TASK-WINDOW")
+        if marker is None:
+            return Step(text="ok")
+        if step == 0:
+            bash = ToolUse("Bash", {"command": f"echo hi > {written}", "description": "w"})
+            return Step(tool_calls=[bash], **usage(tokens))
+        return Step(text="done", **usage(tokens + 100))
+
+    with AnthropicServer(route) as server:
+        events, _ = claude(env, project, server, "TASK-WINDOW go", model=model)
+        requests = bodies(server)
+    result = next(e for e in events if e.get("type") == "result")
+    assert [u["contextWindow"] for u in result["modelUsage"].values()] == [window]
+    denied = after_last_assistant(requests[1])
+    if window == 200_000:
+        assert f"usable limit of {WINDOW - OUTPUT_RESERVE:,}" in denied
+        assert not written.exists()
+    else:
+        assert "[ctxrelay] Denied" not in denied
+        assert written.exists()
+
+
+def test_a_session_stopped_by_claude_codes_block_continues_after_clear(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    # Below the usable limit a Read's result jumps past the point where Claude Code stops
+    # sending (window - CLAUDE_CODE_BLOCK_RESERVE): no request, no hook, no handoff from
+    # the model. The /clear Claude Code asks for gets one ctxrelay wrote from the transcript.
+    _, project, env = claude_env
+    below = WINDOW - OUTPUT_RESERVE - 1_000
+    notes = project / "notes.md"
+    notes.write_text("".join(f"note {i}: the parser keeps its old API\n" for i in range(1_600)))
+    app = project / "app.py"
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TASK-BLOCK")
+        if marker is None:
+            return Step(text="ok")
+        if step == 0:
+            write = ToolUse("Write", {"file_path": str(app), "content": "print('v2')\n"})
+            return Step(tool_calls=[write], **usage(100_000))
+        if step == 1:
+            return Step(tool_calls=[ToolUse("Read", {"file_path": str(notes)})], **usage(below))
+        return Step(text="kept going", **usage(below + 20_000))
+
+    with AnthropicServer(route) as server:
+        stopped = run_cli(
+            env,
+            project,
+            server,
+            *("-p", "TASK-BLOCK port the parser to v2", "--model", MODEL),
+            *("--permission-mode", "bypassPermissions", "--output-format", "json"),
+        )
+        assert "Prompt is too long" in stopped.stdout, stopped.stdout[-2000:]
+        session = json.loads(stopped.stdout)["session_id"]
+        assert len([b for b in bodies(server) if "TASK-BLOCK" in json.dumps(b)]) == 2
+        assert not list(project.glob(".ctxrelay/handoff/handoff-*.md"))
+        # The statusline on the refused session says what continues it, not a stale stage.
+        (transcript,) = Path(env["HOME"]).glob(f".claude/projects/*/{session}.jsonl")
+        line = status_line(
+            {
+                "session_id": session,
+                "transcript_path": str(transcript),
+                "cwd": str(project),
+                "model": {"id": MODEL},
+                "context_window": {
+                    "context_window_size": WINDOW,
+                    "current_usage": {"input_tokens": below},
+                },
+            }
+        )
+        assert "/clear continues from ctxrelay's handoff" in line, line
+        cleared, _ = claude(env, project, server, "/clear", "--resume", session)
+    files = list((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
+    assert len(files) == 1
+    text = files[0].read_text()
+    assert "port the parser to v2" in text.split("## Goal", 1)[1].split("##", 1)[0]
+    assert str(app) in text.split("## Files touched", 1)[1].split("##", 1)[0]
+    assert session in text
+    assert "session_history" in text
+    started = [
+        e
+        for e in cleared
+        if e.get("subtype") == "hook_response" and e.get("hook_event") == "SessionStart"
+    ]
+    assert any(files[0].name in json.dumps(e) for e in started), started
 
 
 def _plugin_installed(env: dict[str, str], project: Path) -> None:

@@ -27,6 +27,7 @@ from tests.e2e._claude import (
     Terminal,
     claude_home,
     install_plugin,
+    installed_home,
     run_cli,
     skip_first_run_dialogs,
 )
@@ -151,3 +152,25 @@ def test_the_plugin_without_ctxrelay_hook_tells_the_user_and_the_session_works(
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout)["result"] == "Main: all done."
     assert (project / "out.txt").read_text() == "hi\n"
+
+
+def test_after_install_compact_is_still_a_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The snippet turns auto-compaction off; the user's own /compact stays.
+    _, project, env = installed_home(tmp_path, monkeypatch)
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["env"]["DISABLE_AUTO_COMPACT"] == "1"
+    assert "DISABLE_COMPACT" not in settings["env"]
+    with AnthropicServer(lambda body: Step(text="ok")) as server:
+        first = _headless(env, project, server, "hello")
+        assert first.returncode == 0, first.stderr[-2000:]
+        session = json.loads(first.stdout)["session_id"]
+        done = run_cli(
+            env, project, server, "-p", "/compact", "--resume", session, "--output-format", "json"
+        )
+    said = done.stdout + done.stderr
+    # With DISABLE_COMPACT, 2.1.332 answers "/compact isn't available in this environment."
+    # under -p ("Unknown command: /compact" in the UI).
+    assert "isn't available" not in said, said[-2000:]
+    assert "Unknown command" not in said, said[-2000:]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
 import sys
 import uuid
 from collections.abc import Mapping
@@ -30,7 +31,15 @@ from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME
 from ctxrelay.cli.claude import main as claude_main
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.testing import AnthropicServer, Step, ToolUse
-from tests.e2e._claude import claude_home, run_cli, skip_first_run_dialogs, texts
+from tests.conftest import claude_cli
+from tests.e2e._claude import (
+    BIN,
+    claude_home,
+    installed_home,
+    run_cli,
+    skip_first_run_dialogs,
+    texts,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -143,3 +152,52 @@ def test_the_model_finds_the_decision_of_the_session_it_was_handed_off_from(
     assert DECISION in found, found
     assert "window 1 " in found  # the session it was handed off from
     assert floor == "no rows of earlier windows contain 'PLUM-42'", floor
+
+
+def _list_route(body: Mapping[str, Any]) -> Step:
+    """The scripted model of a ``claude run``: lists the history, again while Claude Code
+    answers "No such tool" (the project's server connects after the first request)."""
+    if not body.get("tools"):
+        return Step(text="ok")
+    results = [r for r in _results_of(body) if "No such tool" not in r]
+    if results:
+        return Step(text="Listed.")
+    return Step(tool_calls=[ToolUse(MODEL_TOOL_NAME, {"action": "list"})], delay_s=0.5)
+
+
+def _results_of(body: Mapping[str, Any]) -> list[str]:
+    return [
+        json.dumps(block)
+        for message in body.get("messages") or []
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+
+
+def test_claude_run_may_call_session_history_in_a_workspace_never_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No first-run dialogs answered: the project was never trusted in the UI, where the
+    # settings' permissions.allow is ignored under -p.
+    _, project, env = installed_home(tmp_path, monkeypatch)
+    with AnthropicServer(_list_route) as server:
+        done = subprocess.run(
+            [
+                *(str(BIN / "ctxrelay"), "claude", "run", "--json"),
+                *("--model", "claude-sonnet-4-5", "--project-dir", str(project)),
+                *("--claude", str(claude_cli()), "LIST the history"),
+            ],
+            cwd=project,
+            env={**env, "ANTHROPIC_BASE_URL": server.base_url},
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        last = server.requests_to("/v1/messages")[-1].body
+    results = [r for r in _results_of(last if isinstance(last, dict) else {}) if "No such" not in r]
+    assert len(results) == 1, results
+    assert "permission" not in results[0].lower(), results[0]
+    assert '"is_error": true' not in results[0], results[0]

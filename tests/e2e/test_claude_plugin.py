@@ -242,7 +242,7 @@ def test_report_now_turns_notice_and_guard_against_the_real_cli(
     notices = [run.last_user_text(b) for b in main if NOTICE in run.last_user_text(b)]
     assert len(notices) == 1, "told exactly once"
     said = notices[0]
-    assert f"(investigator) stopped at its turn limit ({limit} of {limit} turns)" in said
+    assert f"(investigator) reached its turn limit ({limit} of {limit} turns)" in said
     path = re.search(r"Its transcript is (\S+\.jsonl)", said.replace("\\n", " "))
     assert path is not None
     transcript = Path(path.group(1))

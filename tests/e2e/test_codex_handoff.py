@@ -26,22 +26,38 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 TARGET = main_budget(context_window_for(MODEL)).handoff_target or 0
 HANDOFF = "# Handoff\n\n## Goal\nShip the parser.\n\n## Next step\nRun make test.\n"
 ASK = "[ctxrelay] Hand off now"
+ANSWER = "Part one is done; part two is left."
+
+
+def _calls(body: Mapping[str, Any]) -> list[str]:
+    """The commands of the function calls in the request's history, in order."""
+    return [
+        json.loads(item.get("arguments") or "{}").get("cmd", "")
+        for item in body.get("input") or ()
+        if isinstance(item, dict) and item.get("type") == "function_call"
+    ]
 
 
 def route(body: Mapping[str, Any]) -> Step:
-    items = body.get("input") or []
-    last = items[-1] if items else {}
+    """A long turn: the task's work is one command that takes the context to the slider;
+    the ask comes inside the turn (PostToolUse context), the model writes the file and
+    ends the turn with its answer."""
     seen = texts(body)
-    if isinstance(last, dict) and last.get("type") == "function_call_output":
-        return Step(text="wrote the handoff file", input_tokens=TARGET)
-    if seen and ASK in seen[-1]:
-        path = seen[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
+    calls = _calls(body)
+    asks = [t for t in seen if ASK in t]
+    if any("printf" in c for c in calls):
+        return Step(text=ANSWER, input_tokens=TARGET + 200)
+    if asks:
+        path = asks[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
         write = f"printf %s {shlex.quote(HANDOFF)} > {shlex.quote(path)}"
         return Step(tool_calls=[ToolUse("exec_command", {"cmd": write})], input_tokens=TARGET)
+    if calls:
+        return Step(text="worked a lot", input_tokens=TARGET)
     if any("FAIL" in t for t in seen[-1:]):
         return Step(fault=Fault.http(400, "rejected"))  # the session never gets a response
     if any("BIG" in t for t in seen[-1:]):
-        return Step(text="worked a lot", input_tokens=TARGET)
+        work = ToolUse("exec_command", {"cmd": "echo working"})
+        return Step(tool_calls=[work], input_tokens=TARGET)
     return Step(text="worked a little", input_tokens=1_000)
 
 
@@ -58,17 +74,23 @@ def test_the_ask_comes_at_the_slider_once_and_the_next_session_resumes(
         assert len(small) == 1  # below the slider: no ask, no second request
 
         server.clear()
-        events = run_exec(project, "BIG: a lot of work")
+        # From a subfolder of the project, in one long turn: asked inside the turn, and
+        # the file goes to the project's root, where the next session looks.
+        (project / "src").mkdir()
+        answer = tmp_path / "answer.txt"
+        events = run_exec(project / "src", "BIG: a lot of work", "-o", str(answer))
         asked = [r.body for r in server.requests_to("/v1/responses")]
         # The whole history is resent each time: the last request holds every ask.
         hints = [t for t in texts(asked[-1]) if ASK in t]
-        assert len(hints) == 1  # asked once: the Stop after writing had stop_hook_active
-        assert hints[0].startswith('<hook_prompt hook_run_id="stop:')
-        assert len(asked) == 3  # the answer, the write, the line naming the file
+        assert len(hints) == 1  # asked once, inside the turn; not again at its Stop
+        assert not hints[0].startswith("<hook_prompt")
+        assert len(asked) == 3  # the work, the write, the answer
         replies = [
             e["item"]["text"] for e in events if e.get("item", {}).get("type") == "agent_message"
         ]
-        assert replies == ["worked a lot", "wrote the handoff file"]
+        assert replies == [ANSWER]  # the task's answer, not a line about the file
+        assert answer.read_text().strip() == ANSWER
+        assert not (project / "src" / ".ctxrelay").exists()
         files = sorted((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
         assert [f.read_text() for f in files] == [HANDOFF]
 
@@ -140,3 +162,45 @@ def test_a_fresh_home_is_offered_no_handoff_of_another(
         assert not as_(second, "SMALL: something else of mine")  # used: offered nothing
         assert not as_(first, "SMALL: and more")
     capsys.readouterr()
+
+
+def rollout_windows(home: Path) -> set[int]:
+    """Every ``model_context_window`` Codex wrote into the rollouts under ``home``."""
+    found: set[int] = set()
+    for path in (home / "sessions").rglob("rollout-*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            payload = json.loads(line).get("payload")
+            info = payload.get("info") if isinstance(payload, dict) else None
+            for holder in (payload, info):
+                if isinstance(holder, dict) and "model_context_window" in holder:
+                    found.add(int(holder["model_context_window"]))
+    return found
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "gpt-5-codex"])
+def test_the_ask_uses_the_window_codex_wrote_into_the_rollout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    # 170,000 tokens: past the default slider of the window Codex uses for every model
+    # (258,400 on 0.171), below it for the table's 400,000 of gpt-5; the table's 200,000
+    # for gpt-5-codex would call it 85%.
+    tokens = 170_000
+
+    def answer(body: Mapping[str, Any]) -> Step:
+        if _calls(body):
+            return Step(text="stopping here", input_tokens=tokens + 100)
+        work = ToolUse("exec_command", {"cmd": "echo working"})
+        return Step(tool_calls=[work], input_tokens=tokens)
+
+    with OpenAIServer(answer) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+        run_exec(project, "BIG: a lot of work", "-m", model)
+        asked = [t for r in server.requests_to("/v1/responses") for t in texts(r.body) if ASK in t]
+    windows = rollout_windows(home)
+    assert len(windows) == 1
+    (window,) = windows
+    assert tokens >= (main_budget(window).handoff_target or 0)  # the case: the slider is passed
+    assert len(asked) == 1, asked
+    assert f"{100 * tokens / window:.0f}% of the {window:,}-token window" in asked[0]

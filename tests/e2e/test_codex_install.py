@@ -174,3 +174,46 @@ def test_a_second_whole_print_of_an_unchanged_file_is_denied_as_a_repeat(
     )
     assert again.endswith(". Command: cat notes.txt")
     assert "the plan" in part  # a part of it is never a repeat
+
+
+def test_install_keeps_a_symlinked_hooks_json_and_the_config_toml_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, _ = codex_home(tmp_path, server, monkeypatch)
+        dotfiles = tmp_path / "dotfiles" / "hooks.json"
+        dotfiles.parent.mkdir()
+        dotfiles.write_text(USER_HOOKS, encoding="utf-8")
+        (home / "hooks.json").symlink_to(dotfiles)
+        (home / "config.toml").chmod(0o644)
+        code, installed = json_of(capsys, "codex", "install", "--user", "--json")
+        assert code == 0, installed
+        assert installed["trust"]["ok"] is True  # Codex read the hooks through the link
+        assert (home / "hooks.json").is_symlink()
+        assert "ctxrelay.codex.hook" in dotfiles.read_text(encoding="utf-8")
+        assert (home / "config.toml").stat().st_mode & 0o777 == 0o644  # Codex writes 0600
+        code, _ = json_of(capsys, "codex", "uninstall", "--user", "--json")
+        assert code == 0
+        assert (home / "hooks.json").is_symlink()
+        assert dotfiles.read_text(encoding="utf-8") == USER_HOOKS
+        assert (home / "config.toml").stat().st_mode & 0o777 == 0o644
+
+
+def test_the_layers_are_explicit_in_doctor_and_uninstall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        with (home / "config.toml").open("a", encoding="utf-8") as config:
+            config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        monkeypatch.chdir(project)
+        assert json_of(capsys, "codex", "install", "--user", "--json")[0] == 0
+        assert json_of(capsys, "codex", "install", "--json")[0] == 0
+        code, report = json_of(capsys, "codex", "doctor", "--json")
+        assert code == 1  # each hook would answer twice
+        assert any("in both layers" in p for p in report["problems"]), report["problems"]
+        code, removed = json_of(capsys, "codex", "uninstall", "--json")
+        assert code == 0
+        assert any("uninstall --user" in n for n in removed["notes"]), removed
+        code, report = json_of(capsys, "codex", "doctor", "--json")
+        assert code == 0, report["problems"]

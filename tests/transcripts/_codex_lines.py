@@ -37,6 +37,7 @@ class Rollout:
         cwd: str = "/home/u/repo",
         parent: str | None = None,
         start: str = "2026-12-01T19:00:00",
+        source: str = "exec",
     ) -> None:
         self.thread = thread
         self.lines: list[dict[str, Any]] = []
@@ -48,9 +49,9 @@ class Rollout:
             "id": thread,
             "timestamp": f"{start}.000Z",
             "cwd": cwd,
-            "originator": "codex_exec",
+            "originator": "codex_exec" if source == "exec" else "codex_cli_rs",
             "cli_version": "0.171.0",
-            "source": "exec",
+            "source": source,
             "thread_source": "user",
             "model_provider": "local",
             "base_instructions": {"text": "You are Codex, a coding agent based on GPT-5."},

@@ -22,6 +22,7 @@ __all__ = [
     "CLAUDE_CODE_BASH_OUTPUT_DEFAULT",
     "CLAUDE_CODE_BASH_OUTPUT_RANGE",
     "CLAUDE_CODE_BASH_PREVIEW_BYTES",
+    "CLAUDE_CODE_BLOCK_RESERVE",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
     "CODEX_BYTE_CUT_MODELS",
@@ -32,7 +33,7 @@ __all__ = [
     "DEFAULT_MAIN_HANDOVER",
     "DEFAULT_RESERVE_CAP",
     "DEFAULT_THRESHOLD",
-    "DISABLE_COMPACT",
+    "DISABLE_AUTO_COMPACT",
     "FORK_MAX_TURNS",
     "GEMINI_COMPRESSION_THRESHOLD",
     "GEMINI_PRINT_MAX_BYTES",
@@ -184,11 +185,19 @@ GEMINI_PRINT_MAX_LINES: Final = 400
 ``GEMINI_PRINT_MAX_BYTES``: the page the deny reason offers (``read_file`` with
 ``start_line``/``end_line``, or ``sed -n``)."""
 
-DISABLE_COMPACT: Final = 1
-"""The settings snippet disables auto-compaction: the handoff replaces it."""
+DISABLE_AUTO_COMPACT: Final = 1
+"""The settings snippet disables auto-compaction: the handoff replaces it. Not
+``DISABLE_COMPACT``, which also removes ``/compact`` ("Unknown command: /compact" on
+Claude Code 2.1.332): the user keeps the manual command."""
 
 CLAUDE_CODE_RESPONSE_RESERVE: Final = 20_000
 """Tokens Claude Code keeps free below the window for a response or a summary."""
+
+CLAUDE_CODE_BLOCK_RESERVE: Final = 23_000
+"""How far below the window Claude Code refuses to send a request at all ("Context limit
+reached · /clear to continue"; "Prompt is too long" under ``-p``) when auto-compaction is
+off: measured on 2.1.332 with a 200,000 window, a request estimated from 176,950 tokens
+went out and one from 177,000 did not. Past it the model cannot write its handoff."""
 
 CLAUDE_CODE_COMPACT_BUFFER: Final = 13_000
 """How far below that Claude Code auto-compacts: 167,000 of a 200,000 window, where the

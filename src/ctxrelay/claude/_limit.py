@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.claude import _state, handoff
 from ctxrelay.claude._state import session_doc_path
@@ -49,6 +50,7 @@ __all__ = [
     "ALLOWED_AT_LIMIT",
     "deny_reason",
     "limit_text",
+    "main_window",
     "refresh",
     "usable_limit",
 ]
@@ -58,8 +60,11 @@ ALLOWED_AT_LIMIT = frozenset(("TaskUpdate", "TaskCreate", "TodoWrite"))
 almost no context and lets Claude close its tasks before it hands off."""
 
 _WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit"))
-# The config's overrides, so no cache outlives a change of any of them.
-_ENV_KEYS = (ENV_MAIN_HANDOVER, ENV_THRESHOLD, ENV_CONTEXT_WINDOW)
+LONG_CONTEXT_OFF = "CLAUDE_CODE_DISABLE_1M_CONTEXT"
+"""Claude Code's switch that holds every model to 200,000 tokens (the natively 1M ones and
+``[1m]`` ids alike, under ``-p`` as in the UI); the hooks inherit Claude Code's environment."""
+# The config's overrides and Claude Code's switch, so no cache outlives a change of any.
+_ENV_KEYS = (ENV_MAIN_HANDOVER, ENV_THRESHOLD, ENV_CONTEXT_WINDOW, LONG_CONTEXT_OFF)
 
 # This check runs on every main-session tool call, so its fast path reads two small
 # things: the session's state document, which caches the usable limit and the mode
@@ -76,6 +81,23 @@ def usable_limit(window: int) -> int:
     keeps a small configured window's reserve to a quarter of it). The slider does not
     move it, so nothing cached here depends on the threshold: Off still denies here."""
     return main_budget(window).usable_limit
+
+
+def _long_context_off() -> bool:
+    value = os.environ.get(LONG_CONTEXT_OFF, "").strip().lower()
+    return value not in ("", "0", "false", "no", "off")
+
+
+def main_window(configured: int | None, session_id: str | None, model: str | None) -> int:
+    """The window Claude Code gives the main session, the one rule every hook uses: the
+    config's ``--window``, else what Claude Code reported to the statusline, else the
+    model table for ``model`` (the transcript's ``requestedModel``, which keeps a
+    ``[1m]``), held to 200,000 when :data:`LONG_CONTEXT_OFF` is set."""
+    recorded = configured or _state.recorded_window(session_id, model)
+    if recorded:
+        return context_window_for(model, recorded)
+    window = context_window_for(model)
+    return min(window, DEFAULT_CONTEXT_WINDOW) if _long_context_off() else window
 
 
 def _env_key() -> str:
@@ -173,8 +195,7 @@ def _full_check(
         tokens, model = reading.context_tokens, reading.model
     if tokens is None:
         return None
-    configured = cfg.context_window or _state.recorded_window(session_id, model)
-    window = context_window_for(model, configured)
+    window = main_window(cfg.context_window, session_id, model)
     limit = usable_limit(window)
     _state.session_state(session_id).update(lambda data: refresh(data, window, cfg.main_handover))
     if tokens < limit:

@@ -32,6 +32,7 @@ from ctxrelay.claude._agents import max_turns_for
 from ctxrelay.claude._state import cursor_path, pending_marker, session_state
 from ctxrelay.hooks.state import is_plain
 from ctxrelay.transcripts import read_agent, subagent_transcript
+from ctxrelay.transcripts._hot import refused_too_long
 
 __all__ = [
     "StoppedShort",
@@ -61,6 +62,8 @@ class StoppedShort(NamedTuple):
     turns_used: int
     max_turns: int | None
     transcript_path: str
+    overflowed: bool = False
+    """Claude Code refused its next request as too long (it ran out of context)."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +72,7 @@ class StoppedShort(NamedTuple):
             "turns_used": self.turns_used,
             "max_turns": self.max_turns,
             "transcript_path": self.transcript_path,
+            "overflowed": self.overflowed,
         }
 
     @classmethod
@@ -86,6 +90,7 @@ class StoppedShort(NamedTuple):
             turns,
             bound if isinstance(bound, int) else None,
             path,
+            raw.get("overflowed") is True,
         )
 
     @property
@@ -93,17 +98,31 @@ class StoppedShort(NamedTuple):
         return f"{self.agent_id}:{self.turns_used}"
 
     def sentence(self) -> str:
+        """In Claude Code's own terms: a context overflow (its next request was refused as
+        too long: nothing more can be asked of it, its transcript holds its work), a
+        turn limit (Claude Code continues a subagent with SendMessage), or a stop."""
         who = f"Subagent {self.agent_id}"
         if self.agent_type:
             who += f" ({self.agent_type})"
+        read = (
+            f"Its transcript is {self.transcript_path} (read it in pieces, with Grep or "
+            "Read with offset and limit, not whole)."
+        )
+        if self.overflowed:
+            return (
+                f"{who} ran out of context after {self.turns_used} turns: Claude Code "
+                "refused its next request as too long, so it ended without a final report "
+                f"and cannot be continued. {read}"
+            )
         if self.max_turns is not None and self.turns_used >= self.max_turns:
-            how = f"stopped at its turn limit ({self.turns_used} of {self.max_turns} turns)"
-        else:
-            how = f"stopped after {self.turns_used} turns"
+            return (
+                f"{who} reached its turn limit ({self.turns_used} of {self.max_turns} turns) "
+                "while still calling tools, without a final report. Continue it with "
+                f"SendMessage (to: '{self.agent_id}') and ask for its report. {read}"
+            )
         return (
-            f"{who} {how} while still calling tools, without a final report: its result "
-            f"is incomplete. Its transcript is {self.transcript_path} (read it in pieces, "
-            "with Grep or Read with offset and limit, not whole)."
+            f"{who} stopped after {self.turns_used} turns while still calling tools, "
+            f"without a final report: its result is incomplete. {read}"
         )
 
 
@@ -163,7 +182,8 @@ def check_agent(
     if reading is None or not reading.ended_on_tool_call:
         return None
     kind = agent_type if isinstance(agent_type, str) else _meta_type(path)
-    return StoppedShort(agent_id, kind, reading.turns_used, max_turns_for(kind), path)
+    overflowed = refused_too_long(path, agent=True)
+    return StoppedShort(agent_id, kind, reading.turns_used, max_turns_for(kind), path, overflowed)
 
 
 def _session(payload: Mapping[str, Any]) -> Any:

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from ctxrelay.budget.bounds import (
-    DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAIN_HANDOVER,
     DEFAULT_THRESHOLD,
     MAIN_HANDOVERS,
@@ -43,6 +42,7 @@ from ctxrelay.hooks.config import (
     config_path,
     parse_threshold,
     read_config,
+    slider_text,
     stored_threshold,
     write_section,
 )
@@ -99,13 +99,9 @@ class ClaudeConfig(NamedTuple):
         """The slider in words: ``45% of the window``, ``5% of the window (applied as
         10%, the floor)``, or Off and what it still does."""
 
-        budget = self.budget(DEFAULT_CONTEXT_WINDOW)
-        if budget.off:
-            return "off (100%: no hint, no handoff; tool calls still denied at the usable limit)"
-        shown = f"{self.threshold:g}% of the window"
-        if budget.effective_threshold != self.threshold:
-            shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
-        return shown
+        return slider_text(
+            self.threshold, "100%: no hint, no handoff; tool calls still denied at the usable limit"
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {

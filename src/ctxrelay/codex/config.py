@@ -19,7 +19,15 @@ from typing import Any, Literal
 
 from ctxrelay.hooks.config import Scope, config_path, load_slider, stored_threshold, write_section
 
-__all__ = ["ENV_THRESHOLD", "SECTION", "CodexConfig", "codex_home", "load", "set_threshold"]
+__all__ = [
+    "ENV_THRESHOLD",
+    "SECTION",
+    "CodexConfig",
+    "codex_home",
+    "load",
+    "project_root",
+    "set_threshold",
+]
 
 ENV_THRESHOLD = "CTXRELAY_CODEX_THRESHOLD"
 SECTION = "codex"
@@ -40,6 +48,18 @@ class CodexConfig:
             "threshold_source": self.threshold_source,
             "problems": list(self.problems),
         }
+
+
+def project_root(cwd: str | os.PathLike[str]) -> Path:
+    """The project a Codex session started in ``cwd`` works in: the nearest folder up
+    from ``cwd`` holding ``.git`` (Codex's own project marker: its trust and its project
+    layer are the repository root's), else ``cwd``. The slider and the handoff folder
+    are that root's, wherever in it Codex was started."""
+    start = Path(cwd)
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return start
 
 
 def codex_home(env: Mapping[str, str] | None = None) -> Path:

@@ -16,8 +16,7 @@ before its first response leaves the file to be offered again.
 
 The numbers: the context now from the rollout (:func:`ctxrelay.transcripts.codex_context`:
 the newest response's input + output), the slider from ``ctxrelay codex config``, the
-window from the one model table (:func:`ctxrelay.budget.triggers.context_window_for`),
-unless the user's ``config.toml`` sets ``model_context_window``. The decision is the policy core's
+window from :func:`main_window`. The decision is the policy core's
 (:func:`~ctxrelay.budget.triggers.main_budget`, :func:`~ctxrelay.budget.triggers.main_triggers`).
 
 Once only: a ``Stop`` block makes Codex continue the same turn with ``stop_hook_active``
@@ -35,28 +34,34 @@ from typing import Any
 
 from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
 from ctxrelay.codex._state import HOST, session_state
-from ctxrelay.codex.config import codex_home, load
+from ctxrelay.codex.config import codex_home, load, project_root
 from ctxrelay.codex.host import CODEX
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
 from ctxrelay.hooks.state import owner
-from ctxrelay.transcripts import codex_context
+from ctxrelay.transcripts import CodexContext, codex_context, codex_source
 
 __all__ = [
     "after_turn",
     "ask_text",
     "configured_window",
     "handoff_request",
+    "main_window",
     "record_start",
     "resume_note",
     "settle",
 ]
 
 
+EXEC_SOURCE = "exec"
+"""The rollout's ``session_meta.source`` of a ``codex exec`` run (0.171)."""
+
+
 def _project(payload: Mapping[str, object]) -> Path | None:
+    """The project of the session: its repository's root, from any folder in it."""
     cwd = payload.get("cwd")
-    return Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
+    return project_root(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else None
 
 
 def _link(payload: Mapping[str, object]) -> ChainLink | None:
@@ -77,33 +82,59 @@ def configured_window() -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def ask_text(path: Path, percent: float, tokens: int, window: int) -> str:
-    """What the model is asked at the slider (Codex shows it as a hook prompt)."""
+def main_window(now: CodexContext, model: object) -> int:
+    """The window Codex works to, the one rule of this host: the ``model_context_window``
+    Codex wrote into the rollout (its effective window, 95% of the configured one: 258,400
+    for every model on 0.171), else ``model_context_window`` of ``config.toml``, else the
+    model table (:func:`ctxrelay.budget.triggers.context_window_for`)."""
+    if now.window:
+        return now.window
+    return context_window_for(model if isinstance(model, str) else None, configured_window())
+
+
+_AT_STOP = (
+    "After writing it, reply with one line naming the file and stop. The user starts "
+    "the fresh session (/clear, or a new codex); it is pointed at the file."
+)
+_MID_TURN = (
+    "After writing it, end this turn with your answer to the user: what is done and what "
+    "is left (not a line about the file; the next session is pointed at it)."
+)
+
+
+def ask_text(
+    path: Path, percent: float, tokens: int, window: int, *, mid_turn: bool = False
+) -> str:
+    """What the model is asked at the slider: at ``Stop`` as a hook prompt, or inside a
+    turn (``mid_turn``) as ``PostToolUse`` context, where the turn's last reply is still
+    the answer ``codex exec`` prints."""
     return (
         f"[ctxrelay] Hand off now: the context is {tokens:,} tokens, {percent:.0f}% of the "
         f"{window:,}-token window. Finish the small step you are on (do not start new "
         "work), then write a handoff file so a fresh session can continue without this "
         f"conversation, to exactly this path:\n\n    {path}\n\n"
         "Use this layout (every section; be concrete: paths, commands, numbers):\n\n"
-        f"{files.LAYOUT}\n"
-        "After writing it, reply with one line naming the file and stop. The user starts "
-        "the fresh session (/clear, or a new codex); it is pointed at the file."
+        f"{files.LAYOUT}\n" + (_MID_TURN if mid_turn else _AT_STOP)
     )
 
 
-def handoff_request(payload: Mapping[str, object]) -> str | None:
-    """At the slider, once per session: the ``Stop`` block's reason; else ``None``."""
+def handoff_request(payload: Mapping[str, object], *, mid_turn: bool = False) -> str | None:
+    """At the slider, once per session: the ask (``mid_turn``: a ``PostToolUse``'s
+    context; else the ``Stop`` block's reason); else ``None``. ``codex exec`` is never
+    asked at ``Stop``: the turn it continues would end with the reply about the file, and
+    that reply would replace the task's answer on stdout and in ``-o``."""
     if payload.get("stop_hook_active") is True or payload.get("agent_id"):
         return None
     session, transcript = payload.get("session_id"), payload.get("transcript_path")
     project = _project(payload)
     if not isinstance(session, str) or not isinstance(transcript, str) or project is None:
         return None
+    if not mid_turn and codex_source(transcript) == EXEC_SOURCE:
+        return None
     now = codex_context(transcript)
     if now is None or now.context_tokens is None:
         return None
-    model = now.model or payload.get("model")
-    window = context_window_for(model if isinstance(model, str) else None, configured_window())
+    window = main_window(now, now.model or payload.get("model"))
     target = main_budget(window, load(project).threshold).handoff_target
     if not main_triggers(now.context_tokens, target, task_completed=False):
         return None
@@ -120,7 +151,7 @@ def handoff_request(payload: Mapping[str, object]) -> str | None:
     session_state(session).set("path", str(path))
     files.record_reserved(project, path, ChainLink(HOST, session, transcript))
     percent = 100 * now.context_tokens / window
-    return ask_text(path, percent, now.context_tokens, window)
+    return ask_text(path, percent, now.context_tokens, window, mid_turn=mid_turn)
 
 
 def settle(project: Path) -> None:

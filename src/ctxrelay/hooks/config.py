@@ -27,6 +27,7 @@ __all__ = [
     "load_slider",
     "parse_threshold",
     "read_config",
+    "slider_text",
     "stored_threshold",
     "write_section",
 ]
@@ -161,3 +162,16 @@ def load_slider(section: str, env_name: str, project: Path) -> Slider:
             "off (ignored)"
         )
     return Slider(float(DEFAULT_THRESHOLD), "default", tuple(found), tuple(problems))
+
+
+def slider_text(threshold: float, off: str) -> str:
+    """The slider as it is applied, in words: ``45% of the window``, ``5% of the window
+    (applied as 10%, the floor)``, or ``off`` with ``off`` saying what Off still does on
+    the host; never Off as "100%"."""
+    budget = main_budget(DEFAULT_CONTEXT_WINDOW, threshold)
+    if budget.off:
+        return f"off ({off})"
+    shown = f"{threshold:g}% of the window"
+    if budget.effective_threshold != threshold:
+        shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
+    return shown

@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     )
     from ctxrelay.transcripts._codex_tail import CodexContext as CodexContext
     from ctxrelay.transcripts._codex_tail import codex_context as codex_context
+    from ctxrelay.transcripts._codex_tail import codex_source as codex_source
     from ctxrelay.transcripts._conversation import Message as Message
     from ctxrelay.transcripts._conversation import MessageKind as MessageKind
     from ctxrelay.transcripts._conversation import conversation as conversation
@@ -107,7 +108,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_agent": ("AgentReading", "read_agent"),
     "_codex": ("CodexResponse", "Rollout", "is_rollout", "read_rollout"),
     "_codex_conversation": ("codex_conversation",),
-    "_codex_tail": ("CodexContext", "codex_context"),
+    "_codex_tail": ("CodexContext", "codex_context", "codex_source"),
     "_history": ("READERS", "conversation_of"),
     "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),

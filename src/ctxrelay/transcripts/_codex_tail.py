@@ -36,6 +36,7 @@ __all__ = [
     "CodexContext",
     "codex_context",
     "codex_counts",
+    "codex_source",
     "is_reset",
 ]
 
@@ -102,6 +103,23 @@ def _window(payload: dict[str, Any]) -> int | None:
     return as_count(info.get("model_context_window")) or None
 
 
+def codex_source(path: str | os.PathLike[str]) -> str | None:
+    """Which front end runs the thread: the ``source`` of the rollout's first line, its
+    ``session_meta`` (``"exec"`` for ``codex exec``, ``"cli"`` for the TUI on 0.171);
+    ``None`` when the file or the field is missing."""
+    fd = open_regular(os.fspath(path))
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        first = f.readline(FIRST_CHUNK_BYTES * 16)
+    record = json_record(first)
+    payload = record.get("payload") if record is not None else None
+    if not isinstance(record, dict) or record.get("type") != "session_meta":
+        return None
+    source = payload.get("source") if isinstance(payload, dict) else None
+    return source if isinstance(source, str) else None
+
+
 def codex_context(
     path: str | os.PathLike[str],
     *,
@@ -162,7 +180,7 @@ def codex_context(
                 else:  # the response before a compaction
                     compacted, pre_tokens = True, size
                 state = "done"
-            if state == "done" and model is not None:
+            if state == "done" and model is not None and window is not None:
                 break
     if state == "open":
         return None

@@ -6,11 +6,20 @@ The subagent hook reads a usage object at every tool call and needs only its con
 
 from __future__ import annotations
 
-__all__ = ["CONTEXT_KEYS", "SYNTHETIC_MODEL", "as_count", "context_of"]
+__all__ = ["CONTEXT_KEYS", "SYNTHETIC_MODEL", "as_count", "context_of", "requested_model"]
 
 SYNTHETIC_MODEL = "<synthetic>"
 """The model Claude Code writes on responses it made up itself (API errors, interrupts):
 no request was sent, so they are neither requests nor context readings."""
+
+
+def requested_model(record: object) -> str | None:
+    """The model Claude Code asked for on an ``assistant`` line (``requestedModel``, as
+    the user named it, ``[1m]`` kept: ``claude-sonnet-4-5[1m]`` where the API's
+    ``message.model`` says ``claude-sonnet-4-5``); ``None`` where the line has none."""
+    value = record.get("requestedModel") if isinstance(record, dict) else None
+    return value if isinstance(value, str) and value and value != SYNTHETIC_MODEL else None
+
 
 CONTEXT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 """The usage fields that sum to the size of a request (``docs/claude-code-facts.md``)."""

@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget.bounds import CALL_LINE_WAIT_S
-from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of
+from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, context_of, requested_model
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -37,13 +37,13 @@ __all__ = [
     "CALL_SEARCH_MAX_BYTES",
     "FIRST_CHUNK_BYTES",
     "HOT_TAIL_BYTES",
-    "REPLY_NEEDLE_CHARS",
     "TAIL_MAX_BYTES",
     "call_response",
     "is_prompt",
     "json_record",
     "lines_backwards",
     "open_regular",
+    "refused_too_long",
     "reply_written",
     "tail_context",
 ]
@@ -150,50 +150,81 @@ def json_record(line: bytes) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-REPLY_NEEDLE_CHARS = 60
-"""How much of the start of a turn's last reply :func:`reply_written` looks for."""
+_ASSISTANT = b'"type":"assistant"'
 
 
-def _reply_needle(text: str) -> bytes | None:
-    """The start of ``text`` as it stands inside Claude Code's JSON line: its first line,
-    cut before the first character JSON might escape (a quote, a backslash, anything but
-    printable ASCII); ``None`` when too little is left to be told apart."""
-    first = text.strip().split("\n", 1)[0][:REPLY_NEEDLE_CHARS]
-    end = 0
-    while end < len(first) and " " <= first[end] <= "~" and first[end] not in '"\\':
-        end += 1
-    needle = first[:end].rstrip()
-    return needle.encode() if len(needle) >= 12 else None
+def _text_of(record: dict[str, Any]) -> str:
+    """An ``assistant`` line's text as Claude Code puts it in ``last_assistant_message``:
+    its text blocks joined by newlines, trimmed."""
+    message = record.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content.strip()
+    blocks = content if isinstance(content, list) else []
+    return "\n".join(
+        b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
+    ).strip()
+
+
+def _tail_lines(path: str, tail_bytes: int) -> tuple[list[bytes], bool] | None:
+    """The whole lines of the file's last ``tail_bytes`` (a cut first line left out), and
+    whether they begin at the file's start; ``None`` when it is missing or not a regular
+    file."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        start = max(0, size - tail_bytes)
+        chunk = os.pread(fd, size - start, start)
+    finally:
+        os.close(fd)
+    return chunk.split(b"\n")[1 if start else 0 :], start == 0
+
+
+def _turn_ended(lines: list[bytes], reply: str, prompt_id: str | None) -> bool:
+    """Whether the newest main-chain line of this turn in ``lines`` is the reply: an
+    ``assistant`` line whose text is ``reply`` and that no line of this prompt (its
+    ``promptId``: the prompt itself, a tool result) comes after."""
+    mine = prompt_id.encode() if prompt_id else None
+    for line in reversed(lines):
+        if _ASSISTANT not in line and (mine is None or mine not in line):
+            continue
+        record = json_record(line)
+        if record is None or record.get("isSidechain") is True:
+            continue
+        kind = record.get("type")
+        if kind == "assistant":
+            return _text_of(record) == reply
+        if kind == "user" and mine is not None and record.get("promptId") == prompt_id:
+            return False  # this turn's newest line is not a response yet
+    return False
 
 
 def reply_written(
     path: str,
     reply: str,
+    prompt_id: str | None = None,
     *,
     wait_s: float = CALL_LINE_WAIT_S,
     tail_bytes: int = HOT_TAIL_BYTES,
 ) -> bool:
-    """Whether the transcript's tail holds the turn's last reply (the ``Stop`` payload's
+    """Whether the transcript holds the turn's last reply (the ``Stop`` payload's
     ``last_assistant_message``), waiting up to ``wait_s`` for Claude Code to write it.
 
     A ``Stop`` hook that reads the transcript before that response is written would see
     the previous response's context (the race of :func:`call_response`, seen at ``Stop``
-    only under heavy load). True at once when the reply is there, and when it is too short
-    or too unusual to look for; False past the bound (the caller reads what is there)."""
-    needle = _reply_needle(reply)
-    if needle is None:
-        return True
+    only under heavy load). The rule is exact, whatever the reply holds (a short "Done.",
+    an emoji, a quote, any language): the newest ``assistant`` line of the main chain,
+    with no line of this prompt (``prompt_id``, the payload's) after it, has exactly the
+    reply's text. True at once when it does; False past the bound (the caller reads what
+    is there)."""
+    wanted = reply.strip()
     deadline: float | None = None
     while True:
-        fd = open_regular(path)
-        if fd is not None:
-            try:
-                size = os.fstat(fd).st_size
-                os.lseek(fd, max(0, size - tail_bytes), os.SEEK_SET)
-                if needle in os.read(fd, tail_bytes):
-                    return True
-            finally:
-                os.close(fd)
+        tail = _tail_lines(path, tail_bytes)
+        if tail is not None and _turn_ended(tail[0], wanted, prompt_id):
+            return True
         now = time.monotonic()
         if deadline is None:
             deadline = now + wait_s
@@ -202,24 +233,44 @@ def reply_written(
         time.sleep(min(_POLL_S, deadline - now))
 
 
+TOO_LONG = "Prompt is too long"
+"""The text of the synthetic response Claude Code (2.1.332) writes when it refuses to send
+a request over its block point (``isApiErrorMessage``, model ``<synthetic>``)."""
+
+
+def refused_too_long(path: str, *, agent: bool = False, tail_bytes: int = HOT_TAIL_BYTES) -> bool:
+    """Whether the chain's newest ``assistant`` line is Claude Code's refusal to send an
+    over-long request: the session (``agent``: the subagent of this file, whose lines are
+    all sidechain lines) stopped there, with no response and no hook."""
+    tail = _tail_lines(path, tail_bytes)
+    for line in reversed(tail[0] if tail is not None else []):
+        if _ASSISTANT not in line:
+            continue
+        record = json_record(line)
+        if record is None or record.get("type") != "assistant":
+            continue
+        if not agent and record.get("isSidechain") is True:
+            continue
+        message = record.get("message")
+        model = message.get("model") if isinstance(message, dict) else None
+        return (
+            record.get("isApiErrorMessage") is True
+            and model == SYNTHETIC_MODEL
+            and _text_of(record).startswith(TOO_LONG)
+        )
+    return False
+
+
 def tail_context(
     path: str, *, tail_bytes: int = HOT_TAIL_BYTES
 ) -> tuple[int | None, str | None, bool]:
     """``(context, model, found)`` of the newest main-chain response in the last
     ``tail_bytes``; ``found`` is False when that tail holds no response and the file goes
     on before it. A compaction newer than every response reads ``(None, None, True)``."""
-    fd = open_regular(path)
-    if fd is None:
+    tail = _tail_lines(path, tail_bytes)
+    if tail is None:
         return None, None, True  # no transcript yet: no reading
-    try:
-        size = os.fstat(fd).st_size
-        start = max(0, size - tail_bytes)
-        chunk = os.pread(fd, size - start, start)
-    finally:
-        os.close(fd)
-    lines = chunk.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first line is cut
+    lines, whole = tail
     for line in reversed(lines):
         boundary = _BOUNDARY in line
         if not boundary and _USAGE not in line:
@@ -233,7 +284,7 @@ def tail_context(
         if found is not None:
             return found[0], found[1], True
     # A tail that began at the start is the whole file: there is nothing further back.
-    return None, None, start == 0
+    return None, None, whole
 
 
 def _response(record: dict[str, Any]) -> tuple[int, str | None, str | None] | None:
@@ -248,6 +299,7 @@ def _response(record: dict[str, Any]) -> tuple[int, str | None, str | None] | No
     context = context_of(message.get("usage"))
     if context is None or model == SYNTHETIC_MODEL:
         return None
+    model = requested_model(record) or model
     message_id = message.get("id")
     return (
         context,

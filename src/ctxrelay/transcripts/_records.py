@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
+from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count, requested_model
 from ctxrelay.transcripts._pass import raw_response, usage_tuple
 
 __all__ = [
@@ -116,7 +116,7 @@ def response_of(record: dict[str, Any]) -> tuple[str, str | None, Usage] | None:
     if found is None:
         return None
     message_id, model, counts = found
-    return message_id, model, Usage(*counts)
+    return message_id, requested_model(record) or model, Usage(*counts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,11 @@ def test_install_merges_keeps_a_backup_and_is_idempotent(project: Path) -> None:
     write_settings(project, USER_SETTINGS)
     assert main(["install", "--project-dir", str(project)]) == 0
     merged = settings_of(project)
-    assert merged["env"] == {"FOO": "1", "BASH_MAX_OUTPUT_LENGTH": "4000", "DISABLE_COMPACT": "1"}
+    assert merged["env"] == {
+        "FOO": "1",
+        "BASH_MAX_OUTPUT_LENGTH": "4000",
+        "DISABLE_AUTO_COMPACT": "1",
+    }
     assert merged["model"] == "opus"
     assert merged["permissions"] == {"allow": ["Bash(git *)", MODEL_TOOL_NAME]}
     assert merged["hooks"]["Stop"][0] == USER_SETTINGS["hooks"]["Stop"][0]
@@ -460,13 +464,13 @@ def test_install_says_what_it_changed(project: Path, capsys: pytest.CaptureFixtu
         project,
         {
             "statusLine": {"type": "command", "command": "my-status"},
-            "env": {"DISABLE_COMPACT": "0"},
+            "env": {"DISABLE_AUTO_COMPACT": "0"},
         },
     )
     assert main(["install", "--project-dir", str(project)]) == 0
     out = capsys.readouterr().out
     assert "changed: statusLine replaced (yours was my-status; uninstall restores it)" in out
-    assert "changed: env DISABLE_COMPACT set (it was '0')" in out
+    assert "changed: env DISABLE_AUTO_COMPACT set (it was '0')" in out
     assert f"changed: permissions.allow: added {MODEL_TOOL_NAME}" in out
     assert f"changed: the MCP server {SERVER_NAME} named in {project / '.mcp.json'}" in out
     assert main(["install", "--project-dir", str(project)]) == 0
@@ -484,3 +488,28 @@ def test_a_user_install_says_how_to_register_the_mcp_server(
     assert f"claude mcp add --scope user {SERVER_NAME} -- " in line
     assert line.endswith(" claude mcp")
     assert not (project / ".mcp.json").exists()
+
+
+def test_uninstall_says_what_it_leaves_behind(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    where = ["--project-dir", str(project)]
+    assert main(["install", *where]) == 0
+    assert main(["config", *where, "--mode", "auto"]) == 0
+    handoffs = project / ".ctxrelay" / "handoff"
+    handoffs.mkdir(parents=True)
+    (handoffs / "handoff-20261201T000000Z.md").write_text("# Handoff\n")
+    capsys.readouterr()
+    assert main(["uninstall", *where]) == 0
+    out = capsys.readouterr().out
+    config = project / ".ctxrelay" / "config.json"
+    assert (
+        f'left: {config}: the project\'s ctxrelay settings for Claude Code (--mode "auto")' in out
+    )
+    assert f"left: {handoffs}: 1 handoff file(s)" in out
+    assert main(["uninstall", *where, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["left"]) == 2

@@ -44,9 +44,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxrelay.budget.triggers import context_window_for
-from ctxrelay.claude import _state, handoff
-from ctxrelay.claude._limit import refresh
+from ctxrelay.claude import handoff
+from ctxrelay.claude._fallback import write_fallback
+from ctxrelay.claude._limit import main_window, refresh
 from ctxrelay.claude._state import (
     HOST,
     handoff_job,
@@ -105,7 +105,7 @@ def _seed_into(data: dict[str, Any], seed: dict[str, Any]) -> None:
 def _cache_limit(session_id: str, mode: str, configured: int | None) -> None:
     """Seed the session's cached usable limit for the PreToolUse check (refined by the
     statusline and each Stop once the model and its window are known)."""
-    window = context_window_for(None, configured or _state.recorded_window(session_id, None))
+    window = main_window(configured, session_id, None)
     seed: dict[str, Any] = {}
     refresh(seed, window, mode)
     session_state(session_id).update(lambda data: _seed_into(data, seed))
@@ -213,6 +213,8 @@ def handle(payload: SessionStartPayload) -> Answer | None:
     previous = None if pid is None else chain.record_process(pid, project, me)
     cfg = load(project)
     _cache_limit(session_id, cfg.main_handover, cfg.context_window)
+    if source == "clear" and previous is not None and cfg.main_handover != "off":
+        write_fallback(project, previous)  # it hit Claude Code's block before writing one
     if not handoff.handoff_dir(project).is_dir():
         return None  # no handoff was ever written here
     if cfg.main_handover == "off" or source not in ("startup", "resume", "clear"):

@@ -44,11 +44,10 @@ from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_W
 from ctxrelay.budget.triggers import (
     MainTrigger,
     completed_task_in,
-    context_window_for,
     main_triggers,
 )
 from ctxrelay.claude import _mod_channel, _state, handoff
-from ctxrelay.claude._limit import refresh
+from ctxrelay.claude._limit import main_window, refresh
 from ctxrelay.claude._notices import main_thread_notice
 from ctxrelay.claude._state import HOST, notice_possible
 from ctxrelay.claude.config import ClaudeConfig, load, project_dir_of
@@ -157,10 +156,11 @@ def handle(payload: StopPayload) -> Answer | None:
     if payload.get("agent_id"):
         return None  # a subagent's stop is SubagentStop's business
     transcript, reply = payload.get("transcript_path"), payload.get("last_assistant_message")
-    if isinstance(transcript, str) and isinstance(reply, str) and reply:
+    if isinstance(transcript, str) and isinstance(reply, str) and reply.strip():
         # Under load Claude Code may not have written the turn's last response yet: wait
         # for it (bounded; at once when it is there), then read the transcript as it is.
-        reply_written(transcript, reply)
+        prompt = payload.get("prompt_id")
+        reply_written(transcript, reply, prompt if isinstance(prompt, str) else None)
     # The handover first: its state is saved before a notice is taken off the queue.
     return _with_notice(_handover(payload), _stopped_short_notice(payload))
 
@@ -231,8 +231,7 @@ def _read_turn(cfg: ClaudeConfig, project: Path, session_id: str, transcript: st
     """The turn's numbers off its transcript, the window and the slider, the triggers
     that fired, and the handoff file it wrote."""
     facts = last_turn(transcript)
-    configured = cfg.context_window or _state.recorded_window(session_id, facts.model)
-    window = context_window_for(facts.model, configured)
+    window = main_window(cfg.context_window, session_id, facts.model)
     budget = cfg.budget(window)  # the slider, read at every Stop: never a stale copy
     fired = (
         frozenset()  # Off: no hint and no handoff (the usable-limit deny stays)

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxrelay.budget.bounds import HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
 from ctxrelay.claude import _state, handoff
+from ctxrelay.claude.extras.mcp import MODEL_TOOL_NAME
 from ctxrelay.errors import CtxrelayError, MissingExtraError
 
 if TYPE_CHECKING:
@@ -141,6 +142,9 @@ async def run_task(task: str, options: DriverOptions, emit: Emit) -> RunOutcome:
             cwd=str(options.project_dir),
             model=options.model,
             permission_mode=options.permission_mode,
+            # Headless, a workspace never trusted in the UI ignores the settings'
+            # permissions.allow: the resume prompt's session_history is allowed here.
+            allowed_tools=[MODEL_TOOL_NAME],
             max_turns=options.max_turns,
             cli_path=str(options.cli_path) if options.cli_path else None,
             env=env if resume is None else {**env, handoff.RESUME_ENV: str(resume)},

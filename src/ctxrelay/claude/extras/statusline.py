@@ -27,12 +27,13 @@ import os
 from typing import Any
 
 from ctxrelay.budget.bounds import CONTEXT_PERCENT
-from ctxrelay.budget.triggers import context_window_for, main_budget
+from ctxrelay.budget.triggers import main_budget
 from ctxrelay.claude import _state
-from ctxrelay.claude._limit import refresh, usable_limit
+from ctxrelay.claude._limit import main_window, refresh, usable_limit
 from ctxrelay.claude.config import load
 from ctxrelay.claude.handoff import HANDOFF_DIR, consumed, skill_command
 from ctxrelay.hooks.job import HandoffPhase
+from ctxrelay.transcripts._hot import refused_too_long
 
 __all__ = ["BAR_WIDTH", "render", "status_line"]
 
@@ -84,12 +85,14 @@ def render(
     color: bool = False,
     command: str | None = None,
     threshold: float = CONTEXT_PERCENT,
+    blocked: bool = False,
 ) -> str:
     """One statusline: ``ctx 13% ██▍░░░░░░░ 125.5k/1M · handoff in 474.5k (60%)``,
     counting down to the handoff target of the slider ``threshold`` (the policy core's:
     :func:`ctxrelay.budget.triggers.main_budget`). In manual mode, a due handoff names
     ``command``, the skill to run (when given). At Off it counts down to the usable
-    limit, where tool calls are denied."""
+    limit, where tool calls are denied. ``blocked``: Claude Code refused to send the last
+    request (its block point): the line says ``/clear``, never a stale phase."""
     used = tokens or 0
     share = used / window if window > 0 else 0.0
     budget = main_budget(max(window, 1), threshold)
@@ -102,6 +105,10 @@ def render(
         head = f"ctx –% {_bar(0)} 0/{_short(window)}"
     if mode == "off":
         tail, level = "handoff off", 0
+    elif blocked:
+        # Claude Code sends nothing more: no "writing" that cannot happen; ctxrelay writes
+        # the handoff at /clear (:mod:`ctxrelay.claude._fallback`)
+        tail, level = BLOCKED_TAIL, 2
     elif target is None:
         left = budget.usable_limit - used
         tail = f"slider off · limit in {_short(max(left, 0))}"
@@ -121,6 +128,12 @@ def render(
         return line
     code = ("32", "33", "31")[level]
     return f"\x1b[{code}m{line}\x1b[0m"
+
+
+BLOCKED_TAIL = "context limit reached: /clear continues from ctxrelay's handoff"
+"""What the line says once Claude Code sends nothing more (:func:`render`)."""
+
+_REFUSAL_TAIL_BYTES = 64 * 1024  # the refusal is the transcript's newest response
 
 
 def _phase_tail(phase: str) -> str | None:
@@ -163,7 +176,7 @@ def status_line(payload: Any) -> str:
         project = cwd if isinstance(cwd, str) else None
 
     cfg = load(project)
-    window = context_window_for(model, cfg.context_window or reported)
+    window = main_window(cfg.context_window or reported, session_id, model)
     phase: str | None = None
     try:
         if reported:
@@ -185,12 +198,22 @@ def status_line(payload: Any) -> str:
     command = None
     if cfg.main_handover == "manual":
         command = skill_command(project)
+    tokens = _context_tokens(info)
+    transcript = payload.get("transcript_path")
+    # Only once a handoff is due or asked for: then Claude Code may have stopped sending.
+    due = phase == HandoffPhase.WRITING or (tokens or 0) >= usable_limit(window) - window // 10
+    blocked = (
+        due
+        and isinstance(transcript, str)
+        and refused_too_long(transcript, tail_bytes=_REFUSAL_TAIL_BYTES)
+    )
     return render(
-        _context_tokens(info),
+        tokens,
         window,
         mode=cfg.main_handover,
         handoff_phase=phase,
         color=True,
         command=command,
         threshold=cfg.threshold,
+        blocked=blocked,
     )

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_COMPACT, HOOK_TIMEOUT_S
+from ctxrelay.budget.bounds import BASH_MAX_OUTPUT_LENGTH, DISABLE_AUTO_COMPACT, HOOK_TIMEOUT_S
 from ctxrelay.claude.host import CLAUDE
 from ctxrelay.hooks.install.entries import command_hooks
 
@@ -63,7 +63,7 @@ HOOK_MATCHERS: dict[str, str] = {
 def settings_env() -> dict[str, str]:
     """The environment the snippet sets (Claude Code wants strings)."""
     return {
-        "DISABLE_COMPACT": str(DISABLE_COMPACT),
+        "DISABLE_AUTO_COMPACT": str(DISABLE_AUTO_COMPACT),
         "BASH_MAX_OUTPUT_LENGTH": str(BASH_MAX_OUTPUT_LENGTH),
     }
 

@@ -25,7 +25,7 @@ from ctxrelay.claude.config import (
 )
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
 
-__all__ = ["evidence_text", "main"]
+__all__ = ["OPTION_OF_KEY", "evidence_text", "main"]
 
 _DESCRIPTION = f"""\
 Show or set how the main session hands off to a fresh session.
@@ -58,8 +58,17 @@ examples:
   ctxrelay claude config --threshold default  back to the user file, else 60
   ctxrelay claude config --mode off --user    off by default for all your projects
   ctxrelay claude config --window 1000000     this project's model has a 1M window
-  ctxrelay claude config --window auto        back to the statusline / model id
+  ctxrelay claude config --window default     back to the statusline / model id
 """
+
+
+OPTION_OF_KEY = {
+    "main_handover": "--mode",
+    "threshold": "--threshold",
+    "context_window": "--window",
+}
+"""Each key of the config file's ``claude`` section, by the option that sets it (what the
+commands show instead of the file's key)."""
 
 
 def _parser() -> ArgumentParser:
@@ -82,9 +91,9 @@ def _parser() -> ArgumentParser:
     )
     parser.add_argument(
         "--window",
-        metavar="TOKENS|auto",
-        help="set the context window; 'auto' unsets it (default: leave it; unset, the "
-        "window comes from the statusline, else the model id)",
+        metavar="TOKENS|default",
+        help="set the context window; 'default' (or 'auto') unsets it (default: leave it; "
+        "unset, the window comes from the statusline, else the model id)",
     )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
@@ -108,7 +117,7 @@ def main(argv: Sequence[str]) -> int:
         slider = None if args.threshold.strip().lower() == "default" else args.threshold
         written.append(str(set_value("threshold", slider, scope=scope, project_dir=project)))
     if args.window is not None:
-        value = None if args.window.strip().lower() == "auto" else args.window
+        value = None if args.window.strip().lower() in ("auto", "default") else args.window
         written.append(str(set_value("context_window", value, scope=scope, project_dir=project)))
     # Show what applies in the project now: the environment may override a file.
     cfg = load(project.resolve())
@@ -130,12 +139,12 @@ def main(argv: Sequence[str]) -> int:
         else "from the statusline, else the model id"
     )
     sys.stdout.write(
-        f"main_handover   {cfg.main_handover} ({cfg.main_handover_source})\n"
-        f"threshold       {cfg.slider_text()} ({cfg.threshold_source})\n"
-        f"context_window  {window}\n"
+        f"mode       {cfg.main_handover} ({cfg.main_handover_source})\n"
+        f"threshold  {cfg.slider_text()} ({cfg.threshold_source})\n"
+        f"window     {window}\n"
     )
     if cfg.threshold_evidence is not None:
-        sys.stdout.write(f"                {evidence_text(cfg.threshold_evidence)}\n")
+        sys.stdout.write(f"           {evidence_text(cfg.threshold_evidence)}\n")
     for path in sorted(set(written)):
         sys.stdout.write(f"written: {path}\n")
     if cfg.main_handover_source == "env" and written:

@@ -8,9 +8,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
+from ctxrelay.budget.bounds import DEFAULT_CONTEXT_WINDOW, DEFAULT_THRESHOLD
+from ctxrelay.budget.triggers import main_budget
 from ctxrelay.cli._common import ArgumentParser, add_project_dir, handle_errors, print_json
-from ctxrelay.codex.config import ENV_THRESHOLD, load, set_threshold
+from ctxrelay.codex.config import ENV_THRESHOLD, load, project_root, set_threshold
+from ctxrelay.hooks.config import slider_text
 
 __all__ = ["main"]
 
@@ -46,19 +48,23 @@ def _parser() -> ArgumentParser:
 @handle_errors
 def main(argv: Sequence[str]) -> int:
     opts = _parser().parse_args(list(argv))
-    project = (opts.project_dir or Path.cwd()).resolve()
+    project = project_root((opts.project_dir or Path.cwd()).resolve())
     written = None
     if opts.threshold is not None:
         value = None if opts.threshold.strip().lower() == "default" else opts.threshold
         written = set_threshold(value, "user" if opts.user else "project", project)
     config = load(project)
+    budget = main_budget(DEFAULT_CONTEXT_WINDOW, config.threshold)
     if opts.json:
-        print_json({**config.as_json(), "written": None if written is None else str(written)})
+        out = {**config.as_json(), "written": None if written is None else str(written)}
+        out["effective_threshold"] = None if budget.off else budget.effective_threshold
+        out["off"] = budget.off
+        print_json(out)
         return 0
     if written is not None:
         sys.stdout.write(f"wrote {written}\n")
-    shown = config.as_json()["threshold"]
-    sys.stdout.write(f"threshold: {shown}% of the window (from {config.threshold_source})\n")
+    shown = slider_text(config.threshold, "no handoff ask")
+    sys.stdout.write(f"threshold: {shown} (from {config.threshold_source})\n")
     for problem in config.problems:
         sys.stdout.write(f"problem: {problem}\n")
     return 0

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 
 from ctxrelay.cli._common import handle_errors
 from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.cli.codex.install import print_result
 from ctxrelay.codex.setup.binary import cli_path
-from ctxrelay.codex.setup.install import codex_home, uninstall_hooks
+from ctxrelay.codex.setup.install import (
+    codex_home,
+    hooks_path,
+    installed_commands,
+    uninstall_hooks,
+)
+from ctxrelay.errors import ConfigError
 
 __all__ = ["main"]
 
@@ -29,6 +36,16 @@ hooks leave it. A config.toml that install's trust created goes once it is empty
 def main(argv: Sequence[str]) -> int:
     opts = scope_parser("uninstall", _DESCRIPTION).parse_args(list(argv))
     scope, project = scope_of(opts)
-    result = uninstall_hooks(scope, project, codex_home(), cli_path())
+    home = codex_home()
+    result = uninstall_hooks(scope, project, home, cli_path())
+    user = hooks_path("user", project, home)
+    left = False
+    with suppress(ConfigError):
+        left = scope == "project" and bool(installed_commands(user))
+    if left:
+        result.notes.append(
+            f"ctxrelay's hooks in the user layer ({user}) remain "
+            "and still run in this project: 'ctxrelay codex uninstall --user' removes them"
+        )
     print_result(result, "removed from", opts.json)
     return 0

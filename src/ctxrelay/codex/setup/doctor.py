@@ -21,17 +21,15 @@ from ctxrelay.codex.setup.install import (
     EVENTS,
     codex_env,
     hooks_path,
+    installed_commands,
     our_entries,
     project_trusted,
     trust_advice,
     untrusted_project_advice,
 )
-from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.codex.setup.probe import check_hook
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install.binary import cli_version
-from ctxrelay.hooks.install.entries import hook_commands
-from ctxrelay.hooks.install.files import load_json
 from ctxrelay.hooks.install.launch import older_layout, older_layout_note
 from ctxrelay.hooks.install.probe import Check
 
@@ -87,11 +85,10 @@ def codex_version(codex: Path) -> str | None:
 
 def _installed(where: str, path: Path, report: Report) -> Installed | None:
     try:
-        data = load_json(path)
+        commands = installed_commands(path)
     except ConfigError as exc:
         report.problems.append(str(exc))
         return None
-    commands = {e: c for e, c in hook_commands(data.get("hooks")) if is_ours(c)}
     return Installed(where, path, commands) if commands else None
 
 
@@ -126,7 +123,7 @@ def _trust(codex: Path, home: Path, project: Path, report: Report) -> None:
             report.problems.append(
                 f"{len(bad)} of ctxrelay's hooks in {found.path} are {states}, so Codex "
                 f"skips them without a word. {trust_advice(found.path)} (or run 'ctxrelay "
-                "codex install' again)"
+                f"codex install{' --user' if found.where == 'user' else ''}' again)"
             )
 
 
@@ -146,21 +143,33 @@ def doctor(project: Path, home: Path, codex: Path | None, *, runs: int = 1) -> R
             "(this project) or 'ctxrelay codex install --user'"
         )
         return report
+    if len(report.installed) > 1:
+        user, here = (str(found.path) for found in report.installed)
+        report.problems.append(
+            f"ctxrelay's hooks are in both layers, the user's ({user}) and this project's "
+            f"({here}): Codex runs both, so every hook answers twice (the resume note comes "
+            "twice); keep one: 'ctxrelay codex uninstall' (this project) or 'ctxrelay codex "
+            "uninstall --user'"
+        )
     for found in report.installed:
+        # The fix names the layer: a project install would add a second copy instead.
+        fix = "ctxrelay codex install" + (" --user" if found.where == "user" else "")
         missing = [e for e in EVENTS if e not in found.commands]
         if missing:
             report.problems.append(
-                f"{found.path} lacks ctxrelay's {', '.join(missing)} hook; run 'ctxrelay codex "
-                "install' again"
+                f"{found.path} ({found.where} layer) lacks ctxrelay's {', '.join(missing)} "
+                f"hook; run '{fix}' again"
             )
         if any(older_layout(c) for c in found.commands.values()):
-            upgrade = "ctxrelay codex install" + (" --user" if found.where == "user" else "")
-            report.notes.append(older_layout_note(found.path, upgrade))
+            report.notes.append(older_layout_note(found.path, fix))
         for event, command in found.commands.items():
             check = check_hook(command, event, runs=runs)
             report.checks.append(check)
             if not check.ok:
-                report.problems.append(f"the {event} hook in {found.path} {check.detail}")
+                report.problems.append(
+                    f"the {event} hook in {found.path} ({found.where} layer) {check.detail}; "
+                    f"after fixing it, run '{fix}'"
+                )
     if codex is None:
         report.problems.append(
             "the Codex CLI was not found (install @openai/codex), so its trust is unknown"

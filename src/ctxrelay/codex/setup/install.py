@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,8 @@ from ctxrelay.codex.setup.appserver import AppServer, HookEntry, trust_edit, unt
 from ctxrelay.codex.setup.launcher import is_ours
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.history import SERVER_NAME
-from ctxrelay.hooks.install.entries import command_hooks, runs_ours
+from ctxrelay.hooks.install.entries import command_hooks, hook_commands, runs_ours
+from ctxrelay.hooks.install.files import load_json
 from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
 from ctxrelay.hooks.install.manifest import Manifest
 from ctxrelay.hooks.install.merge import Ours, Rule, Rules, merge
@@ -53,6 +56,7 @@ __all__ = [
     "hooks_path",
     "install",
     "install_hooks",
+    "installed_commands",
     "our_entries",
     "project_trusted",
     "trust",
@@ -88,6 +92,12 @@ def codex_env(home: Path) -> dict[str, str]:
 def hooks_path(scope: str, project: Path, home: Path) -> Path:
     """The ``hooks.json`` of the user layer (``home``) or of ``project``'s layer."""
     return home / "hooks.json" if scope == "user" else project / ".codex" / "hooks.json"
+
+
+def installed_commands(path: Path) -> dict[str, str]:
+    """ctxrelay's hook commands in the layer file ``path``, by event (empty when none);
+    raises :class:`~ctxrelay.errors.ConfigError` for a file that is not JSON."""
+    return {e: c for e, c in hook_commands(load_json(path).get("hooks")) if is_ours(c)}
 
 
 def hooks_config(command: str) -> dict[str, list[dict[str, Any]]]:
@@ -307,6 +317,23 @@ def untrust(codex: Path, home: Path, project: Path, path: Path) -> str | None:
     return None
 
 
+@contextmanager
+def _mode_kept(path: Path) -> Iterator[None]:
+    """Codex's config writes leave ``config.toml`` at mode 0600 (0.171): the user's mode
+    of an existing file is put back after them."""
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = None
+    try:
+        yield
+    finally:
+        if mode is not None:
+            with suppress(OSError):
+                if stat.S_IMODE(path.stat().st_mode) != mode:
+                    path.chmod(mode)
+
+
 def config_toml(home: Path) -> Path:
     """The user's ``config.toml``, where Codex records hook trust."""
     return home / "config.toml"
@@ -324,7 +351,8 @@ def install_hooks(
     if codex is None:
         result.trust = TrustResult((), "the Codex CLI was not found")
     else:
-        result.trust = trust(codex, home, project, path)
+        with _mode_kept(config_toml(home)):
+            result.trust = trust(codex, home, project, path)
     if not result.trust.ok:
         problem = result.trust.problem or ""
         if "trusted project" not in problem:
@@ -350,18 +378,18 @@ def uninstall_hooks(scope: str, project: Path, home: Path, codex: Path | None) -
     path = hooks_path(scope, project, home)
     manifest = _manifest(path)
     created = manifest.data.get("config_existed") is False
-    problem = None if codex is None else untrust(codex, home, project, path)
-    added = manifest.data.get("mcp_block")
-    if isinstance(added, str):
-        if mcp.unregister(config_toml(home), added):
-            result_mcp = f"removed [mcp_servers.{SERVER_NAME}] from {config_toml(home)}"
-        else:
-            result_mcp = (
-                f"[mcp_servers.{SERVER_NAME}] in {config_toml(home)} was changed since "
-                "install: left as it is"
-            )
-    else:
+    with _mode_kept(config_toml(home)):
+        problem = None if codex is None else untrust(codex, home, project, path)
+        added = manifest.data.get("mcp_block")
         result_mcp = None
+        if isinstance(added, str):
+            if mcp.unregister(config_toml(home), added):
+                result_mcp = f"removed [mcp_servers.{SERVER_NAME}] from {config_toml(home)}"
+            else:
+                result_mcp = (
+                    f"[mcp_servers.{SERVER_NAME}] in {config_toml(home)} was changed since "
+                    "install: left as it is"
+                )
     result = _uninstall(manifest, path)
     if result_mcp is not None:
         result.notes.append(result_mcp)

@@ -73,7 +73,10 @@ def dump(data: Mapping[str, Any]) -> str:
 
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (its folder made when missing), keeping the
-    file's permissions (a settings file only its owner may read stays so)."""
+    file's permissions (a settings file only its owner may read stays so). A symlink is
+    written through: its target changes, the link stays (a dotfiles repository's)."""
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
