@@ -573,7 +573,9 @@ class Run:
 
         A prompt whose request was lost (the last stored item, with no answer after it)
         that the next run sends again matches that item: it is the same prompt, retried,
-        and is recorded once."""
+        and is recorded once. Any other item is new when the framework cannot have resent
+        it: a call always ends with something new (a prompt, a tool's result), so a last
+        item equal to an earlier stored one (the first prompt asked again) is a new one."""
         if not self._keys or not items:
             return items
         last = self._keys[-1]
@@ -590,7 +592,7 @@ class Run:
             except ValueError:
                 continue  # the framework's own item, not ctxrelay's to record
             known = j + 1
-        return items[known:]
+        return items[min(known, len(items) - 1) :]
 
     def _part_row(self, d: ItemRow, meta: dict[str, Any], calls: Mapping[str, str]) -> NewRow:
         text = d.text
@@ -652,11 +654,14 @@ class Run:
 
     def _record_input(self, items: Sequence[Item]) -> None:
         new = self._new_items(items)
-        if not new:
-            return
         calls = self._calls()
         rows = [row for item in new for row in self._rows_for(item, calls)]
-        added = self._append(self._interrupted(rows) + rows)
+        # A call left without its result is answered even when nothing else is new:
+        # a provider rejects every request that carries an unanswered call.
+        rows = self._interrupted(rows) + rows
+        if not rows:
+            return
+        added = self._append(rows)
         for row in added:
             if row.kind == "tool_result":
                 meta = row.metadata
