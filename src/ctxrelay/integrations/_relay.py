@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import gc
 import json
 import operator
 import time
@@ -39,10 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self
 
-from ctxrelay.budget import DEFAULT_NOTES_FILE, Action, Budget, Capability
+from ctxrelay.budget import DEFAULT_NOTES_FILE, Budget, Capability
 from ctxrelay.budget.models import canonical_model, model_facts
 from ctxrelay.errors import (
     ConfigError,
+    ConversationError,
     DispatchBlockedError,
     RequestTooLargeError,
     SessionInUseError,
@@ -54,9 +57,9 @@ from ctxrelay.errors import (
 from ctxrelay.integrations._support import budget_for, check_versions, provider_of, warn_once
 from ctxrelay.runtime import NewContextPolicy
 from ctxrelay.runtime._tools import interrupted_text
+from ctxrelay.runtime.dispatch import dispatch_step
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
 from ctxrelay.runtime.events import (
-    AdvisoryEvent,
     DispatchEvent,
     EndEvent,
     Event,
@@ -67,17 +70,15 @@ from ctxrelay.runtime.events import (
     ToolEvent,
 )
 from ctxrelay.runtime.plan import (
-    DispatchPlan,
     LastResponse,
     WindowState,
     capability_for,
     estimate_request,
     guard_request,
-    plan_dispatch,
 )
 from ctxrelay.runtime.tools import Tool, ToolContext, ToolResult
 from ctxrelay.runtime.tools.context import NewContext, SessionHistory
-from ctxrelay.runtime.windows import lead_in_text, publish_advisory, seal_window, window_opening
+from ctxrelay.runtime.windows import lead_in_text, seal_window, window_opening
 from ctxrelay.store import (
     LEASE_TTL_S,
     Lease,
@@ -117,6 +118,8 @@ class ItemRow:
     call_id: str | None = None
     name: str | None = None
     arguments: Mapping[str, Any] | None = None
+    system: bool = False
+    """The item carries the framework's standing instructions (a system message)."""
 
 
 class Codec(Protocol):
@@ -169,6 +172,23 @@ def _last_response_at(rows: Sequence[Row]) -> int:
         if rows[i].kind == "assistant":
             return i
     return -1
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    """The asyncio task running this code (``None``: no running loop)."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
+
+
+def _call_ended(ref: weakref.ref[Run], task: asyncio.Task[Any]) -> None:
+    """A task that made a run's model call ended: if the answer never came, the run is
+    over (a model error the framework raised, a cancelled stream) and gives the lease
+    up."""
+    run = ref()
+    if run is not None and run._calling is task:
+        run.release()
 
 
 def _size(value: Any) -> int:
@@ -241,6 +261,9 @@ class Relay:
         self.warned: set[str] = set()
         """The warnings this relay gave (each is given once)."""
         self._checked: set[str] = set()
+        self.conversation: str | None = None
+        """The framework's key of the conversation this relay holds, once one was given
+        (:meth:`bind`)."""
 
     @classmethod
     def connect(
@@ -297,9 +320,15 @@ class Relay:
         """Take the session's lease for one run (waiting up to ``timeout`` seconds, by
         default :attr:`wait`) and return the run. Raises ``SessionInUseError``."""
         wait = self.wait if timeout is None else timeout
-        holding = hold_lease(
-            self.store, self.id, timeout=wait, ttl=self.lease_ttl, label=self.framework
-        )
+        self._end_finished()
+        try:
+            holding = hold_lease(self.store, self.id, ttl=self.lease_ttl, label=self.framework)
+        except SessionInUseError as exc:
+            if not (exc.mine and self._collect()) and wait <= 0:
+                raise
+            holding = hold_lease(
+                self.store, self.id, timeout=wait, ttl=self.lease_ttl, label=self.framework
+            )
         return self._run(holding)
 
     async def begin_async(self, *, timeout: float | None = None) -> Run:
@@ -308,10 +337,16 @@ class Relay:
         wait = self.wait if timeout is None else timeout
         deadline = time.monotonic() + wait
         pause = 0.002
+        self._end_finished()
+        collected = False
         while True:
             try:
                 holding = hold_lease(self.store, self.id, ttl=self.lease_ttl, label=self.framework)
-            except SessionInUseError:
+            except SessionInUseError as exc:
+                if exc.mine and not collected:
+                    collected = True
+                    if self._collect():
+                        continue
                 if time.monotonic() >= deadline:
                     raise
                 await asyncio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
@@ -330,6 +365,25 @@ class Relay:
         # gives the lease up when it is freed.
         weakref.finalize(run, holding.release)
         return run
+
+    def _end_finished(self) -> None:
+        """Release the lease of every run of this relay whose end the framework did not
+        show but which is over for certain (:meth:`Run.finished`)."""
+        task = _current_task()
+        for run in list(self._runs):
+            if not run.released and run.finished(task):
+                run.release()
+
+    def _collect(self) -> bool:
+        """Whether a run of this relay that nothing reaches any more (its framework's
+        loop ended by an exception ctxrelay did not see, and the exception is gone)
+        gave the lease up, after a full collection frees it. Only when this process
+        holds the lease: the cost is paid on contention, never by a run that goes
+        ahead."""
+        if not any(not run.released for run in self._runs):
+            return False
+        gc.collect()
+        return self.store.lease(self.id) is None
 
     def close(self) -> None:
         """Release the lease of every run of this relay still holding one."""
@@ -353,6 +407,19 @@ class Relay:
             f"so nothing is stored or sealed: {self.seam}",
         )
         return True
+
+    def bind(self, key: str) -> None:
+        """Bind the relay to the framework's own key of a conversation (``thread_id='alice'``,
+        ``session='alice'``), kept in the session: raise :class:`ConversationError` when
+        it already holds another one (a relay is one conversation)."""
+        if self.conversation is None:
+            stored = self.store.get_session(self.id).metadata.get("conversation")
+            if stored is None:
+                self.store.update_session(self.id, metadata={"conversation": key})
+                stored = key
+            self.conversation = str(stored)
+        if self.conversation != key:
+            raise ConversationError(self.id, self.conversation, key, self.framework)
 
     def check_model(self, actual: str | None) -> None:
         """Raise :class:`ConfigError` when ``actual`` (the model the framework is about to
@@ -446,6 +513,11 @@ class Run:
         self.on_event = relay.on_event
         self.capability = relay.capability
         self._holding = holding
+        # The tasks the framework called this run's seams from, and the one whose model
+        # call is under way (prepared, not yet answered): what tells a run that ended
+        # without the framework saying so (see finished()).
+        self._tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+        self._calling: asyncio.Task[Any] | None = None
         self.fixed_bytes = 0
         """Bytes the framework sends with every request besides its items (instructions,
         tool schemas); set by the adapter at each call."""
@@ -459,6 +531,7 @@ class Run:
         self._resumed = bool(every)
         self._turns = sum(1 for r in every if r.kind == "assistant")
         self._started = False
+        self._running = False  # this run set the session's status to running
         self._begin_view()
 
     @property
@@ -471,8 +544,42 @@ class Run:
         return self._holding.released
 
     def release(self) -> None:
-        """End the run's hold on the session (its end; later calls do nothing)."""
+        """End the run's hold on the session (its end; later calls do nothing). A run
+        that began sending and ends without :meth:`end` (an error, a cancel, a limit)
+        leaves the session ``paused`` (``pause_reason`` ``ended``), not ``running``."""
+        self._calling = None
+        if self._running and not self._holding.released:
+            self._running = False
+            with contextlib.suppress(StoreError):  # the lease goes even so
+                self.store.update_session(
+                    self.id, status="paused", metadata={"pause_reason": "ended"}
+                )
         self._holding.release()
+
+    def finished(self, task: asyncio.Task[Any] | None) -> bool:
+        """Whether this run is over for certain though its framework did not say so,
+        seen from ``task`` that begins another run of the relay: ``task`` itself called
+        this run's seams (a task runs one thing at a time, so it left this run, by an
+        exception or a framework's limit), or the task that made this run's model call
+        ended before the answer came (the call failed or was cancelled)."""
+        if task is not None and task in self._tasks:
+            return True
+        calling = self._calling
+        return calling is not None and calling.done()
+
+    def _seam(self, *, calling: bool | None = None) -> None:
+        """Note the task a seam of the framework runs in; ``calling``: a model call
+        starts (prepared) or ends (answered)."""
+        task = _current_task()
+        if task is None:
+            return
+        if calling is True:
+            self._calling = task
+            if task not in self._tasks:  # one callback a task, which keeps no run alive
+                task.add_done_callback(functools.partial(_call_ended, weakref.ref(self)))
+        elif calling is False:
+            self._calling = None
+        self._tasks.add(task)
 
     def _held(self) -> None:
         """Raise if the lease was lost; take it again (and re-derive the state) when the
@@ -512,6 +619,29 @@ class Run:
             meta = last_measured.metadata
             self._estimator.observe(int(meta["request_bytes"]), int(meta["context_tokens"]))
 
+    def _check_memory(self, items: Sequence[Item]) -> None:
+        """Raise :class:`ConversationError` when the run's first input carries a
+        framework's memory of another conversation: earlier replies or tool results, none
+        of which this session stored, while it stored others (a session or a message
+        history of another user handed to this conversation's relay)."""
+        if not self._keys or len(items) < 2:
+            return
+        earlier = items[:-1]
+        replies = [
+            i
+            for i in earlier
+            if any(d.kind in ("assistant", "tool_result") for d in self.codec.describe(i)[:1])
+        ]
+        known = self._stored_keys()
+        if replies and not any(self._key(i) in known for i in earlier):
+            raise ConversationError(
+                self.id,
+                self.relay.conversation,
+                f"the memory of another conversation ({len(earlier)} earlier messages, none "
+                "of them this session's)",
+                self.framework,
+            )
+
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
@@ -520,6 +650,8 @@ class Run:
         """Emit the start event (hosts that show a timeline call it once per run)."""
         b = self.budget
         self._started = True
+        self._running = True
+        self.store.update_session(self.id, status="running", metadata={"pause_reason": None})
         self._emit(
             StartEvent(
                 self.id,
@@ -536,6 +668,15 @@ class Run:
         """Record the run's end in the session, emit the end event and release the lease."""
         self.store.update_session(self.id, status=status, metadata={"pause_reason": reason})
         self._emit(EndEvent(self.id, status, reason, self.window.index, self._turns, 0.0))
+        self._running = False
+        self.release()
+
+    def complete(self) -> None:
+        """The framework showed the run's end (its final output): the session is
+        ``done`` until its next run, and the lease goes."""
+        if self._running and not self._holding.released:
+            self._running = False
+            self.store.update_session(self.id, status="done", metadata={"pause_reason": None})
         self.release()
 
     # -- recording ---------------------------------------------------------------------
@@ -596,6 +737,8 @@ class Run:
 
     def _part_row(self, d: ItemRow, meta: dict[str, Any], calls: Mapping[str, str]) -> NewRow:
         text = d.text
+        if d.system:
+            meta["system"] = True
         if d.kind == "tool_call":
             args = dict(d.arguments or {})
             meta.update(id=d.call_id, name=d.name, input=args)
@@ -677,6 +820,23 @@ class Run:
                     )
                 )
 
+    def record_results(self, items: Sequence[Item]) -> None:
+        """Store the tool results among ``items`` (the framework's messages when its run
+        ended) that answer the last response's calls and were never sent: the run
+        stopped before its next model call (a usage limit), and the results are stored
+        as they are, not answered later as interrupted."""
+        if self._holding.released:
+            return
+        self._holding.check()
+        calls = self._calls()
+        new = [
+            i
+            for i in self._new_items(items)
+            if all(d.kind == "tool_result" and d.call_id in calls for d in self.codec.describe(i))
+        ]
+        if new:
+            self._append([row for item in new for row in self._rows_for(item, calls)])
+
     def record_response(
         self,
         items: Sequence[Item],
@@ -689,6 +849,7 @@ class Run:
         what the provider counted: ``context_tokens`` for the request (input plus cache
         writes and reads) and ``output_tokens`` for the reply."""
         self._holding.check()
+        self._seam(calling=False)
         texts: list[str] = []
         # The items whose first part is the reply's text: their keys, JSON and sizes.
         keys: list[str] = []
@@ -1032,6 +1193,8 @@ class Run:
             self._emit(DispatchEvent(self.window.index, needed, "block", None, reason="too_large"))
             raise DispatchBlockedError(str(RequestTooLargeError(needed, usable)))
         old = self.window
+        if any(r.metadata.get("system") for r in self._rows):
+            warn_once(self.relay.warned, "instructions", _INSTRUCTIONS_LOST)
         seal_window(self.store, self.id, old, reason, opening=[lead, trigger], usable_limit=usable)
         self._load()
         notes = lead.metadata.get("notes_bytes")
@@ -1050,7 +1213,9 @@ class Run:
         request carries: an item it changed is sent changed, one it removed is not sent,
         one it added is sent in its place. What the policy measures is that request."""
         self._held()
+        self._seam(calling=True)
         if not self._started:
+            self._check_memory(items)
             self.start()
         self._record_input(items)
         self._view_items = items
@@ -1081,45 +1246,33 @@ class Run:
         # as it was before that advisory, so it decides as the first attempt did.
         pending = any(r.kind == "warning" for r in self._rows[cut + 1 :])
         planned = self._render(self._rows, without_pending=pending)
-        plan = self._plan(planned[1])
+        tokens = self._estimate(planned[1], self._rows)
         index = self.window.index
-        if plan.action is Action.ROLLOVER:
-            reason = plan.seal_reason or "forced"
-            self._emit(DispatchEvent(index, plan.tokens, "rollover", None, reason=reason))
-            self._rollover(reason)
-            return self._dispatch()
-        elif plan.action is Action.BLOCK:
-            self._emit(DispatchEvent(index, plan.tokens, "block", None))
-            self.store.update_session(self.id, status="paused", metadata={"pause_reason": "limit"})
-            raise DispatchBlockedError(plan.message or "the policy blocked the request")
-        elif plan.action is Action.WARN:
-            row = publish_advisory(self.store, self.id, self.window.id, plan)
-            if row is not None:
-                self._rows.append(row)
-                self._track([row])
-                stage = plan.stage.value if plan.stage else None
-                self._emit(DispatchEvent(index, plan.tokens, "warn", stage))
-                self._emit(AdvisoryEvent(index, stage or "", plan.tokens, plan.advisory_text or ""))
-            else:  # claimed by an earlier attempt: the advisory exists once, durably
-                self._emit(DispatchEvent(index, plan.tokens, "continue", None))
-        else:
-            skipped = plan.skipped.value if plan.skipped else None
-            self._emit(DispatchEvent(index, plan.tokens, "continue", None, skipped))
-            if not pending:
-                return planned
-        return None
-
-    def _plan(self, size: int) -> DispatchPlan:
-        tokens = self._estimate(size, self._rows)
-        return plan_dispatch(
+        step = dispatch_step(
             self.budget,
             tokens,
+            store=self.store,
+            session_id=self.id,
             window=self._state(),
             capability=self.capability,
-            history_available=True,
+            emit=self._emit,
             notes_file=self.notes_file,
             estimate_text=self._estimator.estimate,
         )
+        if step.action == "rollover":
+            reason = step.reason or "forced"
+            self._emit(DispatchEvent(index, tokens, "rollover", None, reason=reason))
+            self._rollover(reason)
+            return self._dispatch()
+        if step.action == "block":
+            self.store.update_session(self.id, status="paused", metadata={"pause_reason": "limit"})
+            self._running = False
+            raise DispatchBlockedError(step.plan.message or "the policy blocked the request")
+        if step.published is not None:
+            self._rows.append(step.published)
+            self._track([step.published])
+            return None
+        return None if pending or step.plan.advisory_text is not None else planned
 
 
 @dataclass(frozen=True, slots=True)
@@ -1139,6 +1292,14 @@ class _View:
 NEW_CONTEXT = NewContext().name
 NEW_CONTEXT_DESCRIPTION = NewContext().description
 _SEALING = "window "
+_INSTRUCTIONS_LOST = (
+    "the window just sealed held the agent's instructions as a message (pydantic-ai's "
+    "system_prompt=, a LangChain SystemMessage in the input, a system or developer input "
+    "item), and the next window does not send it: ctxrelay sends the open window only. "
+    "Give standing instructions where the framework sends them with every request: "
+    "pydantic-ai Agent(instructions=...), LangChain create_agent(system_prompt=...), "
+    "the Agents SDK's Agent(instructions=...)"
+)
 _NOT_OFFERED = (
     "new_context is not available in this session; checkpoint your notes and keep "
     "working: the window rolls over at the hard limit"
