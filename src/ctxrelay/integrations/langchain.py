@@ -324,8 +324,8 @@ class LangChainRelay(FrameworkRelay):
 
         ends = _ends()
 
-        def begun(run: Run) -> dict[str, Any]:
-            token = run.lease.token
+        def begun(run: Run, token: str | None = None) -> dict[str, Any]:
+            token = token or run.lease.token
             runs[token] = run
             invocation = _invocation()
             if invocation is not None:  # however the invocation ends, so does the run
@@ -335,9 +335,9 @@ class LangChainRelay(FrameworkRelay):
         def current(state: Any) -> Run:
             token = state.get(RUN_KEY) if isinstance(state, dict) else None
             run = runs.get(token) if isinstance(token, str) else None
-            if run is None:  # resumed from a checkpoint in another process, for example
+            if run is None:  # resumed from a checkpoint (an interrupt), for example
                 run = relay.begin()
-                runs[str(token or run.lease.token)] = run
+                begun(run, token if isinstance(token, str) else None)
             return run
 
         def bind() -> None:
