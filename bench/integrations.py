@@ -371,10 +371,12 @@ def memory(run: BenchRun, dispatches: int, tmp: Path) -> dict[str, Any]:
     }
 
 
-def measure(dispatches: int) -> dict[str, Any]:
+def measure(dispatches: int, only: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (module, run) in FRAMEWORKS.items():
+            if only and name not in only:
+                continue
             if importlib.util.find_spec(module) is None:
                 results[name] = {"skipped": f"{module} is not installed"}
                 continue
@@ -416,8 +418,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dispatches", type=int, default=100, help="per trial")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--framework", action="append", choices=list(FRAMEWORKS), help="only these (repeat)"
+    )
     args = parser.parse_args()
-    results = measure(args.dispatches)
+    results = measure(args.dispatches, args.framework)
     if args.json:
         print(json.dumps(results))
         return 0
