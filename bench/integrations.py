@@ -18,6 +18,10 @@ framework's own work dominates it, and on a shared machine it is noisy).
     python bench/integrations.py                   # a table
     python bench/integrations.py --json            # one JSON object
     python bench/integrations.py --dispatches 400  # a longer history
+
+It also checks ctxrelay's median against the framework's own gap (at most 0.25x of it)
+and traces the memory ctxrelay adds to a run's peak at the given dispatches and at half
+as many: it must grow with the history (about 2x), not with dispatches x history.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,12 @@ from ctxrelay.budget import Budget
 from ctxrelay.store import open_store
 
 TARGET_MEDIAN_MS = 2.0
+TARGET_SHARE_OF_GAP = 0.25
+"""ctxrelay's median time per dispatch, as a share of the framework's own median gap
+between model calls without ctxrelay, measured in the same run."""
+MEMORY_GROWTH_MAX = 2.5
+"""What ctxrelay adds to a run's peak memory at twice the dispatches, at most, as a
+ratio: linear growth (its history) is 2, dispatches x history would be 4."""
 TRIALS = 3
 BUDGET = Budget(limit=1_000_000, output_reserve=32_000)
 
@@ -331,10 +342,41 @@ FRAMEWORKS: dict[str, tuple[str, BenchRun]] = {
 }
 
 
-def measure(dispatches: int) -> dict[str, Any]:
+def _peak_kib(run: BenchRun, dispatches: int, db: Path | None) -> float:
+    """The peak of memory Python allocated during one run (KiB), traced."""
+    tracemalloc.start()
+    try:
+        asyncio.run(run(dispatches, db))
+        return tracemalloc.get_traced_memory()[1] / 1024
+    finally:
+        tracemalloc.stop()
+
+
+def memory(run: BenchRun, dispatches: int, tmp: Path) -> dict[str, Any]:
+    """What ctxrelay adds to a run's peak memory at ``dispatches`` and at half as many:
+    a run's state must grow with its history (about 2x for twice the dispatches), never
+    with dispatches x history (about 4x), even when the framework rebuilds its items at
+    every call (the Agents SDK)."""
+    added = []
+    for n in (dispatches // 2, dispatches):
+        bare = _peak_kib(run, n, None)
+        relayed = _peak_kib(run, n, tmp / f"memory-{n}.db")
+        added.append(max(relayed - bare, 1.0))
+    return {
+        "memory_added_kib": round(added[1], 1),
+        "memory_added_half_kib": round(added[0], 1),
+        "memory_growth": round(added[1] / added[0], 2),
+        "memory_growth_target": MEMORY_GROWTH_MAX,
+        "memory_within_target": added[1] / added[0] <= MEMORY_GROWTH_MAX,
+    }
+
+
+def measure(dispatches: int, only: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, (module, run) in FRAMEWORKS.items():
+            if only and name not in only:
+                continue
             if importlib.util.find_spec(module) is None:
                 results[name] = {"skipped": f"{module} is not installed"}
                 continue
@@ -354,6 +396,7 @@ def measure(dispatches: int) -> dict[str, Any]:
             bare_ms = statistics.median(bare) * 1000
             relay_ms = statistics.median(relayed) * 1000
             inner_ms = statistics.median(inner) * 1000
+            share = inner_ms / bare_ms if bare_ms > 0 else 0.0
             results[name] = {
                 "dispatches": dispatches * TRIALS,
                 "ctxrelay_median_ms": round(inner_ms, 3),
@@ -363,6 +406,10 @@ def measure(dispatches: int) -> dict[str, Any]:
                 "gap_median_with_ms": round(relay_ms, 3),
                 "target_ms": TARGET_MEDIAN_MS,
                 "within_target": inner_ms <= TARGET_MEDIAN_MS,
+                "share_of_gap": round(share, 3),
+                "share_target": TARGET_SHARE_OF_GAP,
+                "share_within_target": share <= TARGET_SHARE_OF_GAP,
+                **memory(run, dispatches, Path(tmp)),
             }
     return results
 
@@ -371,8 +418,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dispatches", type=int, default=100, help="per trial")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--framework", action="append", choices=list(FRAMEWORKS), help="only these (repeat)"
+    )
     args = parser.parse_args()
-    results = measure(args.dispatches)
+    results = measure(args.dispatches, args.framework)
     if args.json:
         print(json.dumps(results))
         return 0
@@ -386,7 +436,11 @@ def main() -> int:
             f"(target {TARGET_MEDIAN_MS} ms median), of which its writes to the store: median "
             f"{r['store_median_ms']:.3f} ms. Gap between model calls: median "
             f"{r['gap_median_without_ms']:.3f} ms without ctxrelay, "
-            f"{r['gap_median_with_ms']:.3f} ms with it."
+            f"{r['gap_median_with_ms']:.3f} ms with it; ctxrelay's share of the framework's "
+            f"gap {r['share_of_gap']:.2f}x (target {TARGET_SHARE_OF_GAP}x). Memory ctxrelay "
+            f"adds to the run's peak: {r['memory_added_kib']:,.0f} KiB, "
+            f"{r['memory_growth']:.2f}x what it adds at half the dispatches "
+            f"(target {MEMORY_GROWTH_MAX}x: its history, not dispatches x history)."
         )
     return 0
 

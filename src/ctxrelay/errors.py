@@ -13,6 +13,7 @@ import time
 __all__ = [
     "ConfigError",
     "ContextOverflowError",
+    "ConversationError",
     "CtxrelayError",
     "DispatchBlockedError",
     "HookPayloadError",
@@ -46,6 +47,29 @@ class CtxrelayError(Exception):
 
 class ConfigError(CtxrelayError):
     """An option, flag or configuration value is invalid."""
+
+
+class ConversationError(ConfigError):
+    """A framework handed one relay a second conversation: a relay is one conversation
+    (one ctxrelay session), and its window would carry the first one's messages into the
+    second's requests. Nothing was stored or sent.
+
+    ``session_id`` is the relay's session, ``bound`` the framework's key of the
+    conversation it holds (``None``: known only by its stored messages), ``given`` what
+    the framework handed it (``thread_id='bob'``, another session's memory)."""
+
+    def __init__(self, session_id: str, bound: str | None, given: str, framework: str) -> None:
+        self.session_id = session_id
+        self.bound = bound
+        self.given = given
+        self.framework = framework
+        held = f"the conversation {bound}" if bound else "another conversation"
+        super().__init__(
+            f"the relay of session {session_id!r} holds {held}, and {framework} handed it "
+            f"{given}; nothing was sent. Open one relay per conversation, with the "
+            "conversation's own key as its session (relay = ....open(store, "
+            "session_id=KEY, ...))"
+        )
 
 
 class MissingExtraError(CtxrelayError, ImportError):
@@ -141,8 +165,11 @@ class SessionInUseError(StoreError):
     """Another run holds the session's lease (one driver per session): nothing was done.
 
     ``holder`` says who (``pid 4242 on build-7``), ``since`` when it took the lease (Unix
-    seconds) and ``expires_at`` when the lease lapses unless its holder renews it;
-    ``lost`` is true when this run held the lease and another took it over."""
+    seconds), ``held_for`` how long it had held it when this error was raised (seconds)
+    and ``expires_at`` when the lease lapses unless its holder renews it; ``mine`` is
+    true when the holder is this very process (another run of this process, perhaps one
+    whose end ctxrelay did not see); ``lost`` is true when this run held the lease and
+    another took it over. Every field is in the message."""
 
     def __init__(
         self,
@@ -152,23 +179,36 @@ class SessionInUseError(StoreError):
         expires_at: float,
         *,
         lost: bool = False,
+        mine: bool = False,
+        now: float | None = None,
     ) -> None:
         self.session_id = session_id
         self.holder = holder
         self.since = since
         self.expires_at = expires_at
         self.lost = lost
+        self.mine = mine
+        self.held_for = max(0.0, (time.time() if now is None else now) - since)
         when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since))
+        lapses = time.strftime("%H:%M:%S UTC", time.gmtime(expires_at))
         if lost:
             super().__init__(
                 f"this run lost session {session_id!r} to {holder}, which took it over at "
                 f"{when} (this run did not renew its lease in time); nothing more was sent"
             )
-        else:
-            super().__init__(
-                f"session {session_id!r} is in use by {holder} since {when}; wait for it to "
-                "finish, or pass a timeout to wait for it"
-            )
+            return
+        who = "this process" if mine else "another process"
+        todo = (
+            "another run of this process still holds it: let that run end first, or call "
+            "relay.close() if it ended without ctxrelay seeing its end; pass wait=SECONDS "
+            "to wait for it"
+            if mine
+            else "pass wait=SECONDS to wait for it to finish"
+        )
+        super().__init__(
+            f"session {session_id!r} is in use by {holder} since {when} ({who}, held for "
+            f"{self.held_for:.0f} s, lapsing at {lapses} unless renewed); {todo}"
+        )
 
 
 SessionBusyError = SessionInUseError

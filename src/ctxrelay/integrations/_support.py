@@ -3,8 +3,10 @@ check, the model table, and the warnings an integration gives once."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.metadata
+import json
 import warnings
 import weakref
 from collections.abc import Callable
@@ -21,6 +23,7 @@ __all__ = [
     "KeyCache",
     "budget_for",
     "check_versions",
+    "digest",
     "provider_of",
     "require",
     "supported_ranges",
@@ -58,6 +61,12 @@ class KeyCache:
             return key
         self._keys[at] = (ref, key)
         return key
+
+
+def digest(value: Any) -> str:
+    """A short stable digest of ``value`` as JSON (what the codecs' keys are made of)."""
+    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
 
 
 def require(module: str, feature: str, extra: str) -> ModuleType:

@@ -26,10 +26,12 @@ window follows, sends and measures, in either order of the ``middleware`` list.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
+import functools
+import threading
 from collections.abc import Callable, Coroutine, Sequence
+from contextvars import ContextVar
 from typing import Any
+from uuid import UUID
 
 from ctxrelay.errors import ConfigError
 from ctxrelay.integrations._relay import (
@@ -40,7 +42,7 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import KeyCache, require, warn_once
+from ctxrelay.integrations._support import KeyCache, digest, require, warn_once
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
@@ -53,11 +55,6 @@ _FEATURE = "the LangChain integration"
 
 def _lc() -> Any:
     return require("langchain.agents", _FEATURE, EXTRA)
-
-
-def _digest(value: Any) -> str:
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
 
 
 def _text(content: Any) -> str:
@@ -94,7 +91,7 @@ class LangChainCodec:
         if isinstance(item, m.ToolMessage):
             return f"tool:{item.tool_call_id}"
         calls = [c.get("id") for c in getattr(item, "tool_calls", None) or []]
-        return f"{item.type}:" + _digest([_text(item.content), calls])
+        return f"{item.type}:" + digest([_text(item.content), calls])
 
     def describe(self, item: Any) -> list[ItemRow]:
         m = self._m
@@ -117,7 +114,7 @@ class LangChainCodec:
                     "tool_result", _text(item.content), call_id=item.tool_call_id, name=item.name
                 )
             ]
-        return [ItemRow("user", _text(item.content))]
+        return [ItemRow("user", _text(item.content), system=isinstance(item, m.SystemMessage))]
 
     def dump(self, item: Any) -> Any:
         return self._m.messages_to_dict([item])[0]
@@ -143,6 +140,99 @@ def _chat_model_name(model: Any) -> str | None:
         if isinstance(name, str) and name:
             return name
     return None
+
+
+class _Ends:
+    """The end of every LangChain invocation, which no middleware hook sees when it ends
+    by an exception (a tool's, ``GraphRecursionError``) or when its consumer stops
+    streaming (a client that disconnects): LangGraph reports it to the callback handlers
+    of the invocation's root run, whatever ended it. One handler, added to every run by
+    LangChain's own configure hook, keeps which run is whose parent while they last and
+    calls what a middleware asked for when the root of its invocation ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._parents: dict[UUID, UUID | None] = {}
+        self._ends: dict[UUID, list[Callable[[], object]]] = {}
+
+    def started(self, run_id: UUID, parent: UUID | None) -> None:
+        with self._lock:
+            self._parents[run_id] = parent
+
+    def ended(self, run_id: UUID) -> None:
+        with self._lock:
+            self._parents.pop(run_id, None)
+            ends = self._ends.pop(run_id, [])
+        for end in ends:
+            end()
+
+    def at_end(self, run_id: UUID, end: Callable[[], object]) -> None:
+        """Call ``end`` when the root of the invocation ``run_id`` belongs to ends."""
+        with self._lock:
+            root = run_id
+            while (parent := self._parents.get(root)) is not None:
+                root = parent
+            self._ends.setdefault(root, []).append(end)
+
+
+@functools.cache
+def _ends() -> _Ends:
+    """The process's one :class:`_Ends`, its handler installed (once) on LangChain's
+    configure hook."""
+    from langchain_core.callbacks import BaseCallbackHandler  # noqa: PLC0415 — langchain (extra)
+    from langchain_core.tracers.context import register_configure_hook  # noqa: PLC0415 — langchain (extra)
+
+    ends = _Ends()
+
+    class Handler(BaseCallbackHandler):
+        run_inline = True  # in the caller's thread and order: before the invocation returns
+
+        def on_chain_start(
+            self,
+            serialized: Any,
+            inputs: Any,
+            *,
+            run_id: UUID,
+            parent_run_id: UUID | None = None,
+            **kwargs: Any,
+        ) -> None:
+            ends.started(run_id, parent_run_id)
+
+        def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+            ends.ended(run_id)
+
+        def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+            ends.ended(run_id)
+
+    # A default value, not a value set in one context: every invocation gets the handler,
+    # in every thread and task.
+    hook: ContextVar[Any | None] = ContextVar("ctxrelay_langchain_ends", default=Handler())  # noqa: B039 — on purpose, above
+    register_configure_hook(hook, True)
+    return ends
+
+
+def _thread_id() -> str | None:
+    """The ``thread_id`` of the invocation a middleware hook runs in (``None``: none, or
+    outside a graph): LangGraph's key of a conversation."""
+    from langgraph.config import get_config  # noqa: PLC0415 — langchain (extra)
+
+    try:
+        thread = get_config().get("configurable", {}).get("thread_id")
+    except RuntimeError:
+        return None
+    return None if thread is None else str(thread)
+
+
+def _invocation() -> UUID | None:
+    """The id of the LangChain run a middleware hook runs under (``None``: none)."""
+    from langgraph.config import get_config  # noqa: PLC0415 — langchain (extra)
+
+    try:
+        callbacks = get_config().get("callbacks")
+    except RuntimeError:  # called outside a graph
+        return None
+    parent = getattr(callbacks, "parent_run_id", None)
+    return parent if isinstance(parent, UUID) else None
 
 
 def _blocking(run: Callable[..., Coroutine[Any, Any, str]]) -> Callable[..., str]:
@@ -232,23 +322,35 @@ class LangChainRelay(FrameworkRelay):
         # is shared by every invocation of the agent, the state is not.
         runs: dict[str, Run] = {}
 
-        def begun(run: Run) -> dict[str, Any]:
-            token = run.lease.token
+        ends = _ends()
+
+        def begun(run: Run, token: str | None = None) -> dict[str, Any]:
+            token = token or run.lease.token
             runs[token] = run
+            invocation = _invocation()
+            if invocation is not None:  # however the invocation ends, so does the run
+                ends.at_end(invocation, functools.partial(finish, {RUN_KEY: token}))
             return {RUN_KEY: token}
 
         def current(state: Any) -> Run:
             token = state.get(RUN_KEY) if isinstance(state, dict) else None
             run = runs.get(token) if isinstance(token, str) else None
-            if run is None:  # resumed from a checkpoint in another process, for example
+            if run is None:  # resumed from a checkpoint (an interrupt), for example
                 run = relay.begin()
-                runs[str(token or run.lease.token)] = run
+                begun(run, token if isinstance(token, str) else None)
             return run
 
-        def finish(state: Any) -> dict[str, Any]:
+        def bind() -> None:
+            thread = _thread_id()
+            if thread is not None:  # a relay is one conversation: one thread_id
+                relay.bind(f"thread_id={thread!r}")
+
+        def finish(state: Any, *, done: bool = False) -> dict[str, Any]:
             token = state.get(RUN_KEY) if isinstance(state, dict) else None
             run = runs.pop(token, None) if isinstance(token, str) else None
-            if run is not None:
+            if run is not None and done:
+                run.complete()
+            elif run is not None:
                 run.release()
             return {RUN_KEY: None}
 
@@ -307,16 +409,18 @@ class LangChainRelay(FrameworkRelay):
                 self.tools = tools
 
             def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                bind()
                 return begun(relay.begin())
 
             async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+                bind()
                 return begun(await relay.begin_async())
 
             def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-                return finish(state)
+                return finish(state, done=True)
 
             async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-                return finish(state)
+                return finish(state, done=True)
 
             def wrap_model_call(self, request: Any, handler: Any) -> Any:
                 try:

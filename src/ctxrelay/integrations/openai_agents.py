@@ -36,7 +36,6 @@ itself. Any model works, the default ``OpenAIResponsesModel`` included.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import inspect
 import json
 import operator
@@ -52,12 +51,12 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import require
+from ctxrelay.integrations._support import digest, require
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
 if TYPE_CHECKING:
-    from agents import FunctionTool, RunConfig, RunHooks
+    from agents import FunctionTool, RunConfig, RunHooks, Session
     from agents.run_config import CallModelData, CallModelInputFilter, ModelInputData
 
 __all__ = ["EXTRA", "FRAMEWORK", "AgentsCodec", "AgentsRelay"]
@@ -106,15 +105,15 @@ class AgentsCodec:
     def key(self, item: Any) -> str:
         raw = _plain(item)
         if not isinstance(raw, Mapping):
-            return "raw:" + _digest(raw)
+            return "raw:" + digest(raw)
         kind = raw.get("type")
         if kind in ("function_call", "function_call_output") and raw.get("call_id"):
             return f"{kind}:{raw['call_id']}"
         role = raw.get("role")
         if isinstance(role, str):
-            return f"{role}:" + _digest(_text(raw.get("content")))
+            return f"{role}:" + digest(_text(raw.get("content")))
         body = {k: v for k, v in raw.items() if k not in ("id", "status")}
-        return f"{kind}:" + _digest(body)
+        return f"{kind}:" + digest(body)
 
     def describe(self, item: Any) -> list[ItemRow]:
         return [self._describe(item)]
@@ -142,7 +141,7 @@ class AgentsCodec:
         if role == "assistant":
             return ItemRow("assistant", _text(raw.get("content")))
         if role in ("user", "system", "developer"):
-            return ItemRow("user", _text(raw.get("content")))
+            return ItemRow("user", _text(raw.get("content")), system=role != "user")
         return ItemRow("assistant" if kind == "reasoning" else "user", "")
 
     def dump(self, item: Any) -> Any:
@@ -156,11 +155,6 @@ class AgentsCodec:
 
     def tool_output(self, call_id: str, name: str, text: str) -> Any:
         return {"type": "function_call_output", "call_id": call_id, "output": text}
-
-
-def _digest(value: Any) -> str:
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
 
 
 def _model_name(model: Any) -> str | None:
@@ -182,6 +176,8 @@ class _AgentsRun:
         self.relay = relay
         self.run: Run | None = None
         self.theirs = theirs
+        self.model: Any = None
+        """The run's ``RunConfig.model`` (``None``: each agent's own)."""
         # The SDK's input only grows during a run, and is rebuilt at every call: what the
         # server-state check saw (its length, first and last keys, the calls it met) and
         # the size of the last agent's tools, so a call looks only at what is new.
@@ -204,7 +200,7 @@ class _AgentsRun:
             run.release()  # nothing is sent: the run ends here
             raise ServerStateError(held)
         try:
-            self.relay.check_model(_model_name(data.agent.model))
+            self.relay.check_model(self._model(data.agent))
             processed: list[Any] | None = None
             instructions = model_data.instructions
             if self.theirs is not None:  # the caller's filter first, on the SDK's input
@@ -220,6 +216,16 @@ class _AgentsRun:
             run.release()
             raise
         return ModelInputData(input=sent.items, instructions=instructions)
+
+    def _model(self, agent: Any) -> str | None:
+        """The model the SDK calls for ``agent``, by its own precedence: the run's
+        ``RunConfig(model=...)``, else the agent's, else the SDK's default model."""
+        for setting in (self.model, agent.model):
+            if setting is not None and setting != "":
+                return _model_name(setting)
+        from agents.models import get_default_model  # noqa: PLC0415 — openai-agents (extra)
+
+        return get_default_model()
 
     def _server_held(self, items: Sequence[Any]) -> str | None:
         """What makes the run keep its conversation on the server, from the input the
@@ -324,7 +330,7 @@ class _AgentsRun:
 
             async def on_agent_end(self, context: Any, agent: Any, output: Any) -> None:
                 if seams.run is not None:  # the run's final output: its end
-                    seams.run.release()
+                    seams.run.complete()
                 if theirs is not None:
                     await theirs.on_agent_end(context, agent, output)
 
@@ -391,6 +397,7 @@ class AgentsRelay(FrameworkRelay):
         config = dataclasses.replace(
             config, call_model_input_filter=seams.input_filter, model_settings=settings
         )
+        seams.model = config.model
         return config, seams
 
     def run_config(self, run_config: RunConfig | None = None, **fields: Any) -> RunConfig:
@@ -404,6 +411,7 @@ class AgentsRelay(FrameworkRelay):
         *,
         hooks: RunHooks[Any] | None = None,
         run_config: RunConfig | None = None,
+        session: Session | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
         """``run_config`` and ``hooks`` for one ``Runner.run``/``run_streamed``: call it
@@ -413,9 +421,18 @@ class AgentsRelay(FrameworkRelay):
         every event; ``run_config`` (your ``RunConfig``) is kept, with ``fields`` (any of
         its fields, ``call_model_input_filter=`` included) and ctxrelay's input filter set
         on a copy; your input filter runs first, on the SDK's input, and ctxrelay sends
-        and measures what it returns (see ``docs/integrations.md``)."""
+        and measures what it returns (see ``docs/integrations.md``).
+
+        ``session`` (the SDK's session memory) is passed on to the run, and binds this
+        relay to that session's conversation: a relay given another session's id raises
+        :class:`~ctxrelay.errors.ConversationError` (one relay per conversation)."""
+        if session is not None:
+            self.relay.bind(f"session_id={session.session_id!r}")
         config, seams = self._run_config(self.relay, run_config, fields)
-        return {"run_config": config, "hooks": seams.hooks(hooks)}
+        kwargs: dict[str, Any] = {"run_config": config, "hooks": seams.hooks(hooks)}
+        if session is not None:
+            kwargs["session"] = session
+        return kwargs
 
     def function_tool(self, tool: Tool) -> FunctionTool:
         """One of ctxrelay's own tools (for example ``ReadFile()``, ``WriteFile()`` from

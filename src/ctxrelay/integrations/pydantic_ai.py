@@ -30,7 +30,7 @@ as they left it.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -44,7 +44,7 @@ from ctxrelay.integrations._relay import (
     Relay,
     Run,
 )
-from ctxrelay.integrations._support import KeyCache, require
+from ctxrelay.integrations._support import KeyCache, digest, require
 from ctxrelay.runtime.tools import Tool
 from ctxrelay.runtime.tools.context import SessionHistory
 
@@ -64,11 +64,6 @@ def _messages() -> Any:
     from pydantic_ai import messages  # noqa: PLC0415 — pydantic-ai (extra)
 
     return messages
-
-
-def _digest(value: Any) -> str:
-    data = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha1(data.encode("utf-8")).hexdigest()[:20]
 
 
 def _content(value: Any) -> str:
@@ -103,8 +98,8 @@ class PydanticAICodec:
             if call_id:
                 parts.append(f"{kind}:{call_id}")
             else:
-                parts.append(f"{kind}:{_digest(_content(getattr(part, 'content', '')))}")
-        return f"{item.kind}:" + _digest(parts)
+                parts.append(f"{kind}:{digest(_content(getattr(part, 'content', '')))}")
+        return f"{item.kind}:" + digest(parts)
 
     def describe(self, item: Any) -> list[ItemRow]:
         m = self._m
@@ -138,7 +133,8 @@ class PydanticAICodec:
                 content = (
                     part.model_response() if isinstance(part, m.RetryPromptPart) else part.content
                 )
-                rows.append(ItemRow("user", _content(content)))
+                system = isinstance(part, m.SystemPromptPart)
+                rows.append(ItemRow("user", _content(content), system=system))
         return rows or [ItemRow("user", "")]
 
     def dump(self, item: Any) -> Any:
@@ -240,6 +236,8 @@ class PydanticAIRelay(FrameworkRelay):
 
             def __init__(self) -> None:
                 self.run: Run | None = None
+                self.unsent: Any = None
+                """The next request the run built (its tool results), until it is sent."""
 
             def get_ordering(self) -> CapabilityOrdering:
                 return CapabilityOrdering(position="innermost")
@@ -251,11 +249,25 @@ class PydanticAIRelay(FrameworkRelay):
                 return FunctionToolset(tools)
 
             async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
-                self.run = await relay.begin_async()
+                self.run = run = await relay.begin_async()
                 try:
-                    return await handler()
-                finally:
-                    self.run.release()
+                    result = await handler()
+                except BaseException:
+                    # Tool results the run produced but never sent (a usage limit hit
+                    # before the next request) are stored as they are.
+                    if self.unsent is not None:
+                        with contextlib.suppress(Exception):
+                            run.record_results([self.unsent])
+                    run.release()
+                    raise
+                run.complete()
+                return result
+
+            async def after_node_run(self, ctx: Any, *, node: Any, result: Any) -> Any:
+                request = getattr(result, "request", None)  # a ModelRequestNode's
+                if getattr(request, "kind", None) == "request":
+                    self.unsent = request
+                return result
 
             def _current(self) -> Run:
                 if self.run is None:  # a caller that drives the hooks without a run
@@ -267,6 +279,7 @@ class PydanticAIRelay(FrameworkRelay):
                 relay.check_model(getattr(request_context.model, "model_name", None))
                 params = request_context.model_request_parameters
                 run.fixed_bytes = len(json.dumps(_plain_params(params), default=str))
+                self.unsent = None
                 messages = list(request_context.messages)
                 sent = run.prepare(messages, messages)
                 request_context.messages = sent.items

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ctxrelay.budget import Action, Capability
+from ctxrelay.budget import Capability
 from ctxrelay.errors import (
     ConfigError,
     ContextOverflowError,
@@ -49,6 +49,7 @@ from ctxrelay.runtime._stop import (
 from ctxrelay.runtime._tools import Call, Refusal, result_row, run_calls
 from ctxrelay.runtime._totals import Totals, usage_of
 from ctxrelay.runtime.cost import Pricer, default_pricer
+from ctxrelay.runtime.dispatch import dispatch_step
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
     message_bytes,
@@ -57,7 +58,6 @@ from ctxrelay.runtime.estimate import (
 )
 from ctxrelay.runtime.events import (
     RESUMED_AFTER_STOP,
-    AdvisoryEvent,
     DispatchEvent,
     EndEvent,
     Event,
@@ -83,11 +83,9 @@ from ctxrelay.runtime.plan import (
     capability_for,
     estimate_request,
     guard_request,
-    plan_dispatch,
 )
 from ctxrelay.runtime.tools import ToolContext, ToolResult, ToolSet, approve_all, builtin_tools
 from ctxrelay.runtime.windows import (
-    publish_advisory,
     seal_window,
     window_opening,
 )
@@ -433,21 +431,23 @@ class Session:
             final = self._estimate(sent)
         # Claims derive from the durable advisory rows of the window (this process
         # holds the dispatch lock, so the rows it has are the rows the store has).
-        plan = plan_dispatch(
+        step = dispatch_step(
             budget,
             tokens,
+            store=self._store,
+            session_id=self.id,
             window=WindowState(
                 window.id, window.index, frozenset(self._view.claims), self._view.max_context
             ),
             capability=capability,
+            emit=self._emit,
             history_available=self._history_available,
             notes_file=cfg.notes_file,
             active=cfg.active,
             estimate_text=self._estimator.estimate,
         )
-        action = plan.action
-        if action is Action.ROLLOVER:
-            reason = plan.seal_reason or "forced"
+        if step.action == "rollover":
+            reason = step.reason or "forced"
             opening = self._opening(reason)
             if opening is None:
                 # Not even a fresh window holds it: the request is rejected before any
@@ -457,23 +457,12 @@ class Session:
                 return self._pause_too_large()
             self._emit(DispatchEvent(window.index, tokens, "rollover", None, reason=reason))
             return self._rollover_or_pause(reason, opening)
-        if action is Action.BLOCK:
-            self._emit(DispatchEvent(window.index, tokens, "block", None))
-            return self._pause("limit", plan.message or "")
-        if plan.stage is not None and plan.advisory_text is not None:
-            stage = plan.stage.value
-            added = publish_advisory(self._store, self.id, window.id, plan)
-            if added is not None:
-                self._view.extend([added])
-                self._emit(DispatchEvent(window.index, tokens, "warn", stage))
-                self._emit(AdvisoryEvent(window.index, stage, tokens, plan.advisory_text))
-                request, sent = self._request(offer=offer)
-                final = self._estimate(sent)
-            else:  # claimed meanwhile: the advisory exists once, durably
-                self._emit(DispatchEvent(window.index, tokens, "continue", None))
-        else:
-            skipped = plan.skipped.value if plan.skipped else None
-            self._emit(DispatchEvent(window.index, tokens, "continue", None, skipped))
+        if step.action == "block":
+            return self._pause("limit", step.plan.message or "")
+        if step.published is not None:
+            self._view.extend([step.published])
+            request, sent = self._request(offer=offer)
+            final = self._estimate(sent)
         guard = guard_request(budget, final, answered=self._view.last_assistant >= 0)
         if guard == "pause":
             # The advisory (or anything assembled after the evaluation) pushed the

@@ -768,7 +768,10 @@ class SqlStore(ABC):
                 return got
             left = deadline - time.monotonic()
             if left <= 0:
-                raise SessionInUseError(session_id, got.holder, got.since, got.expires_at)
+                mine = got.pid == os.getpid() and got.node == this_node()
+                raise SessionInUseError(
+                    session_id, got.holder, got.since, got.expires_at, mine=mine
+                )
             time.sleep(min(pause, left))
             pause = min(pause * 2, _LEASE_POLL_MAX_S)
 
