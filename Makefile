@@ -6,6 +6,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.ctxrelay-installed
 # The Codex CLI the Codex host's tests drive, pinned in scripts/codex/package.json.
 CODEX_STAMP := $(VENV)/codex/.installed
+# The OpenCode CLI its tests drive, pinned in scripts/opencode/package.json (and rg).
+OPENCODE_STAMP := $(VENV)/opencode/.installed
 
 .PHONY: setup demo test lint typecheck format check bench services clean
 
@@ -22,7 +24,11 @@ $(STAMP): pyproject.toml
 $(CODEX_STAMP): scripts/codex/package.json
 	@bash scripts/ensure-codex.sh $(VENV)/codex
 
-setup: $(STAMP) $(CODEX_STAMP)
+# ensure-opencode.sh likewise; it also installs ripgrep where the system lacks it.
+$(OPENCODE_STAMP): scripts/opencode/package.json
+	@bash scripts/ensure-opencode.sh $(VENV)/opencode
+
+setup: $(STAMP) $(CODEX_STAMP) $(OPENCODE_STAMP)
 
 demo: setup
 	$(BIN)/ctxrelay demo
