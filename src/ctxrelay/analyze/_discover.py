@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ctxrelay.errors import ConfigError
-from ctxrelay.transcripts._opencode import DATABASE_NAME, is_database
+from ctxrelay.transcripts._opencode_paths import DATABASE_NAME, is_database
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -30,6 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ctxrelay import transcripts
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
 from ctxrelay.analyze._parallel import Reading, scan_all
@@ -52,7 +53,7 @@ from ctxrelay.transcripts import (
     Usage,
     scan_file,
 )
-from ctxrelay.transcripts._opencode import is_database, read_opencode
+from ctxrelay.transcripts._opencode_paths import is_database
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -805,7 +806,9 @@ def _opencode_reports(
     reports = []
     for database in databases:
         try:
-            sessions = read_opencode(database)
+            # the package loads the reader (and sqlite3) on first use: a run over
+            # transcripts alone never does
+            sessions = transcripts.read_opencode(database)
         except TranscriptError as exc:
             if on_skip is None:
                 raise

@@ -29,37 +29,14 @@ from ctxrelay.transcripts._counts import as_count
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 from ctxrelay.transcripts._scan import Transcript
 
-__all__ = [
-    "DATABASE_NAME",
-    "NOT_OPENCODE",
-    "OpenCodeSession",
-    "default_opencode_db",
-    "is_database",
-    "read_opencode",
-]
+__all__ = ["LOCK_WAIT_S", "NOT_OPENCODE", "OpenCodeSession", "read_opencode"]
 
-DATABASE_NAME = "opencode.db"
-"""The database's name (a search of a folder finds it by this name)."""
+LOCK_WAIT_S = 2.0
+"""How long a read waits for a lock held on the database before it gives up and the
+database is skipped (in WAL mode OpenCode's writes block no reader; an exclusive lock or
+a checkpoint that truncates does, a checkpoint for milliseconds)."""
 
 NOT_OPENCODE = "not an OpenCode database (it has no session and message tables)"
-
-
-def default_opencode_db() -> str:
-    """Where OpenCode keeps its database: ``$OPENCODE_DB``, else
-    ``$XDG_DATA_HOME/opencode/opencode.db`` (``~/.local/share`` when unset)."""
-    named = os.environ.get("OPENCODE_DB")
-    if named:
-        return os.path.expanduser(named)
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "share"
-    )
-    return os.path.join(data, "opencode", DATABASE_NAME)
-
-
-def is_database(path: str) -> bool:
-    """Whether the analyzer reads ``path`` as an OpenCode database: its name ends in
-    ``.db`` (a transcript's in ``.jsonl``)."""
-    return path.endswith(".db")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +74,7 @@ def _rows(path: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """The session rows and the message rows, in one read-only read."""
     uri = f"{Path(os.path.abspath(path)).as_uri()}?mode=ro"
     try:
-        connection = sqlite3.connect(uri, uri=True)
+        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
     except sqlite3.Error as exc:
         raise TranscriptError(path, f"cannot open it read-only: {exc}") from None
     try:
