@@ -1,16 +1,29 @@
 """``ctxrelay analyze`` on the database the real OpenCode wrote: two ``opencode run``s
-offline, then the report's tokens against what the server sent."""
+offline, then the report's tokens against what the server sent, the reader on that
+database, and ccusage's ``opencode`` report on it."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctxrelay.cli import main
 from ctxrelay.testing import OpenAIServer, Script, Step, ToolUse
-from tests.e2e._opencode import MODEL, is_title_request, opencode_home, title_router
+from ctxrelay.transcripts import read_opencode
+from tests.analyze._ccusage import binary as ccusage_binary
+from tests.e2e._opencode import (
+    MODEL,
+    OpenCodeHome,
+    is_title_request,
+    opencode_home,
+    pinned_version,
+    title_router,
+)
 
 USAGE_KEYS = (
     "input_tokens",
@@ -32,9 +45,10 @@ STEPS = [
 ]
 
 
-def test_analyze_reads_what_opencode_wrote(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> OpenCodeHome:
+    """Two ``opencode run``s offline (one session each), the server's requests checked."""
+    tmp_path = tmp_path_factory.mktemp("opencode")
     with OpenAIServer(Script(STEPS, router=title_router)) as server:
         home = opencode_home(tmp_path, server)
         for prompt in ("run echo hello", "nothing"):
@@ -45,13 +59,18 @@ def test_analyze_reads_what_opencode_wrote(
         ]
     assert len(main_requests) == len(STEPS)
     assert home.database.is_file()
+    return home
 
-    assert main(["analyze", "--json", str(home.database)]) == 0
+
+def test_analyze_reads_what_opencode_wrote(
+    ran: OpenCodeHome, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["analyze", "--json", str(ran.database)]) == 0
     doc = json.loads(capsys.readouterr().out)
     sessions = doc["sessions"]
     assert [s["format"] for s in sessions] == ["opencode", "opencode"]
     assert [s["requests"] for s in sessions] == [2, 1]
-    assert {s["project"] for s in sessions} == {str(home.project)}
+    assert {s["project"] for s in sessions} == {str(ran.project)}
     assert {s["model"] for s in sessions} == {MODEL}
     total = doc["totals"]["total"]["usage"]
     assert {key: total[key] for key in USAGE_KEYS} == {
@@ -70,3 +89,54 @@ def test_analyze_reads_what_opencode_wrote(
     # the test model is in no price table: ctxrelay names it rather than guess
     assert doc["totals"]["unpriced_models"] == [MODEL]
     assert doc["skipped"] == []
+
+
+def test_the_reader_on_the_real_database_changes_nothing(ran: OpenCodeHome) -> None:
+    files = sorted(ran.database.parent.glob("opencode.db*"))
+    before = {f.name: f.read_bytes() for f in files}
+    first, second = read_opencode(ran.database)
+    assert {f.name: f.read_bytes() for f in files} == before
+    for session in (first, second):
+        t = session.transcript
+        assert (t.format, t.version, t.cwd, t.parent_id) == (
+            "opencode",
+            pinned_version(),
+            str(ran.project),
+            None,
+        )
+        assert session.summaries == ()
+    # each LLM step is its own assistant message, in the order the server answered them
+    steps = [*first.transcript.responses, *second.transcript.responses]
+    assert [r.usage.input_tokens for r in steps] == [s.input_tokens for s in STEPS]
+    assert [r.usage.output_tokens for r in steps] == [s.output_tokens for s in STEPS]
+
+
+def _ccusage(data_dir: Path) -> dict[str, dict[str, Any]]:
+    done = subprocess.run(
+        [str(ccusage_binary()), "opencode", "session", "--json", "--offline"],
+        env={**os.environ, "OPENCODE_DATA_DIR": str(data_dir)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return {s["sessionId"]: s for s in json.loads(done.stdout)["sessions"]}
+
+
+def test_tokens_and_recorded_cost_equal_ccusage_opencode_report(
+    ran: OpenCodeHome, capsys: pytest.CaptureFixture[str]
+) -> None:
+    theirs = _ccusage(ran.database.parent)
+    assert main(["analyze", "--json", str(ran.database)]) == 0
+    ours = {s["session_id"]: s for s in json.loads(capsys.readouterr().out)["sessions"]}
+    assert set(theirs) == set(ours)
+    for session_id, c in theirs.items():
+        usage = ours[session_id]["total"]["usage"]
+        assert (
+            usage["input_tokens"],
+            usage["cache_read_input_tokens"],
+            usage["cache_creation_input_tokens"],
+            usage["output_tokens"],
+        ) == (c["inputTokens"], c["cacheReadTokens"], c["cacheCreationTokens"], c["outputTokens"])
+        # ccusage takes OpenCode's recorded cost for a model it has no price for
+        assert ours[session_id]["recorded_cost_usd"] == pytest.approx(c["totalCost"], abs=1e-9)
