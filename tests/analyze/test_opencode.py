@@ -5,7 +5,9 @@ reports by project, the default database, and what it skips."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -15,6 +17,7 @@ from ctxrelay.cli import main
 from ctxrelay.pricing import DEFAULT_PRICES, cost
 from ctxrelay.transcripts import Usage
 from ctxrelay.transcripts._opencode import NOT_OPENCODE
+from tests.analyze._ccusage import binary as ccusage_binary
 from tests.transcripts._lines import assistant as claude_line
 from tests.transcripts._lines import write
 from tests.transcripts._opencode_db import add_message, add_session, assistant, create, tokens
@@ -92,6 +95,9 @@ def test_by_project_and_beside_claude_code_transcripts(
     out = capsys.readouterr().out
     assert "/home/u/app" in out
     assert "/home/u/lib" in out
+    assert main(["analyze", str(tmp_path / "share")]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # as wrapped at the terminal's width
+    assert "OpenCode recorded $0.75 for its 2 sessions (ctxrelay's prices: $" in out
 
 
 def test_the_default_database_is_read(
@@ -120,3 +126,32 @@ def test_a_database_that_cannot_be_read_is_skipped_with_its_reason(
     assert doc["skipped"] == [{"path": str(other), "reason": NOT_OPENCODE}]
     assert len(doc["sessions"]) == 2
     assert f"skipped {other}: {NOT_OPENCODE}" in captured.err
+
+
+def test_ccusage_counts_the_same_tokens_but_reasoning(tmp_path: Path) -> None:
+    # ccusage 20.0.24's opencode report on the same database: the same sessions and
+    # tokens, but its output leaves reasoning out (billed as output, so ctxrelay adds
+    # it); its cost is OpenCode's recorded one, or its own price where that is 0.
+    db = _database(tmp_path / "opencode")
+    done = subprocess.run(
+        [str(ccusage_binary()), "opencode", "session", "--json", "--offline"],
+        env={**os.environ, "OPENCODE_DATA_DIR": str(db.parent)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    theirs = {s["sessionId"]: s for s in json.loads(done.stdout)["sessions"]}
+    ours = {s["session_id"]: s for s in report_json(analyze_paths([db]))["sessions"]}
+    assert set(theirs) == set(ours)
+    reasoning = {"ses_app": 5, "ses_lib": 0}
+    for session_id, c in theirs.items():
+        usage = ours[session_id]["total"]["usage"]
+        assert (
+            usage["input_tokens"],
+            usage["cache_read_input_tokens"],
+            usage["cache_creation_input_tokens"],
+            usage["output_tokens"] - reasoning[session_id],
+        ) == (c["inputTokens"], c["cacheReadTokens"], c["cacheCreationTokens"], c["outputTokens"])
+    assert theirs["ses_app"]["totalCost"] == ours["ses_app"]["recorded_cost_usd"]
+    assert theirs["ses_lib"]["totalCost"] == pytest.approx(ours["ses_lib"]["cost_usd"], abs=1e-6)
