@@ -65,7 +65,6 @@ def provider_config(server: OpenAIServer) -> dict[str, Any]:
     """A project ``opencode.json`` whose one model is ``server``'s, priced so that OpenCode
     records a cost (per million tokens)."""
     return {
-        "$schema": "https://opencode.ai/config.json",
         "provider": {
             PROVIDER: {
                 "npm": "@ai-sdk/openai-compatible",
