@@ -7,29 +7,12 @@
 set -euo pipefail
 dir=$1
 here="$(cd "$(dirname "$0")" && pwd)"
-if ! command -v rg >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-opencode: installing ripgrep from the system's packages"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq ripgrep >/dev/null
-  else
-    echo "ensure-opencode: rg is not installed and this user cannot install it; OpenCode's grep and glob tools will fail offline" >&2
-  fi
-fi
-if ! command -v npm >/dev/null 2>&1; then
-  echo "ensure-opencode: npm is not installed: the OpenCode CLI is not installed and its tests will skip" >&2
-  exit 0
-fi
-mkdir -p "$dir"
-cp "$here/opencode/package.json" "$dir/package.json"
-log="$dir/npm-install.log"
-if ! npm install --prefix "$dir" --prefer-offline --no-audit --no-fund --no-package-lock \
-    --loglevel=error >"$log" 2>&1; then
-  echo "ensure-opencode: ERROR: npm could not install the OpenCode CLI ($(grep -o '"opencode-ai": "[^"]*"' "$here/opencode/package.json")); npm's output:" >&2
-  sed 's/^/  /' "$log" >&2
-  exit 1
-fi
+. "$here/_install.sh"
+apt_install_missing ensure-opencode rg ripgrep "OpenCode's grep and glob tools will fail offline"
+status=0
+npm_install_pinned ensure-opencode "the OpenCode CLI" "$here/opencode/package.json" "$dir" || status=$?
+[ "$status" = 2 ] && exit 0
+[ "$status" = 0 ] || exit "$status"
 # npm may skip opencode-ai's postinstall; its bin is already the platform binary (a hard
 # link), so the CLI runs either way, and this checks that it does.
 version="$("$dir/node_modules/.bin/opencode" --version 2>&1)" || {

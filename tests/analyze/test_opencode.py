@@ -5,9 +5,7 @@ reports by project, the default database, and what it skips."""
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
@@ -17,7 +15,7 @@ from ctxrelay.cli import main
 from ctxrelay.pricing import DEFAULT_PRICES, cost
 from ctxrelay.transcripts import Usage
 from ctxrelay.transcripts._opencode import NOT_OPENCODE
-from tests.analyze._ccusage import binary as ccusage_binary
+from tests.analyze._ccusage import opencode_sessions, token_counts
 from tests.transcripts._lines import assistant as claude_line
 from tests.transcripts._lines import write
 from tests.transcripts._opencode_db import add_message, add_session, assistant, create, tokens
@@ -133,25 +131,12 @@ def test_ccusage_counts_the_same_tokens_but_reasoning(tmp_path: Path) -> None:
     # tokens, but its output leaves reasoning out (billed as output, so ctxrelay adds
     # it); its cost is OpenCode's recorded one, or its own price where that is 0.
     db = _database(tmp_path / "opencode")
-    done = subprocess.run(
-        [str(ccusage_binary()), "opencode", "session", "--json", "--offline"],
-        env={**os.environ, "OPENCODE_DATA_DIR": str(db.parent)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    theirs = {s["sessionId"]: s for s in json.loads(done.stdout)["sessions"]}
+    theirs = opencode_sessions(db.parent)
     ours = {s["session_id"]: s for s in report_json(analyze_paths([db]))["sessions"]}
     assert set(theirs) == set(ours)
     reasoning = {"ses_app": 5, "ses_lib": 0}
     for session_id, c in theirs.items():
-        usage = ours[session_id]["total"]["usage"]
-        assert (
-            usage["input_tokens"],
-            usage["cache_read_input_tokens"],
-            usage["cache_creation_input_tokens"],
-            usage["output_tokens"] - reasoning[session_id],
-        ) == (c["inputTokens"], c["cacheReadTokens"], c["cacheCreationTokens"], c["outputTokens"])
+        mine, its = token_counts(ours[session_id], c)
+        assert [*mine[:3], mine[3] - reasoning[session_id]] == its, session_id
     assert theirs["ses_app"]["totalCost"] == ours["ses_app"]["recorded_cost_usd"]
     assert theirs["ses_lib"]["totalCost"] == pytest.approx(ours["ses_lib"]["cost_usd"], abs=1e-6)

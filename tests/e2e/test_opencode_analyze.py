@@ -5,17 +5,13 @@ database, and ccusage's ``opencode`` report on it."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ctxrelay.cli import main
 from ctxrelay.testing import OpenAIServer, Script, Step, ToolUse
 from ctxrelay.transcripts import read_opencode
-from tests.analyze._ccusage import binary as ccusage_binary
+from tests.analyze._ccusage import opencode_sessions, token_counts
 from tests.e2e._opencode import (
     MODEL,
     OpenCodeHome,
@@ -111,32 +107,15 @@ def test_the_reader_on_the_real_database_changes_nothing(ran: OpenCodeHome) -> N
     assert [r.usage.output_tokens for r in steps] == [s.output_tokens for s in STEPS]
 
 
-def _ccusage(data_dir: Path) -> dict[str, dict[str, Any]]:
-    done = subprocess.run(
-        [str(ccusage_binary()), "opencode", "session", "--json", "--offline"],
-        env={**os.environ, "OPENCODE_DATA_DIR": str(data_dir)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return {s["sessionId"]: s for s in json.loads(done.stdout)["sessions"]}
-
-
 def test_tokens_and_recorded_cost_equal_ccusage_opencode_report(
     ran: OpenCodeHome, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    theirs = _ccusage(ran.database.parent)
+    theirs = opencode_sessions(ran.database.parent)
     assert main(["analyze", "--json", str(ran.database)]) == 0
     ours = {s["session_id"]: s for s in json.loads(capsys.readouterr().out)["sessions"]}
     assert set(theirs) == set(ours)
     for session_id, c in theirs.items():
-        usage = ours[session_id]["total"]["usage"]
-        assert (
-            usage["input_tokens"],
-            usage["cache_read_input_tokens"],
-            usage["cache_creation_input_tokens"],
-            usage["output_tokens"],
-        ) == (c["inputTokens"], c["cacheReadTokens"], c["cacheCreationTokens"], c["outputTokens"])
+        mine, its = token_counts(ours[session_id], c)
+        assert mine == its, session_id
         # ccusage takes OpenCode's recorded cost for a model it has no price for
         assert ours[session_id]["recorded_cost_usd"] == pytest.approx(c["totalCost"], abs=1e-9)
