@@ -140,3 +140,13 @@ def test_the_default_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert default_opencode_db() == str(tmp_path / "home" / ".local/share/opencode/opencode.db")
     monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "elsewhere.db"))
     assert default_opencode_db() == str(tmp_path / "elsewhere.db")
+
+
+def test_a_time_out_of_range_is_no_time(tmp_path: Path) -> None:
+    db = tmp_path / "opencode.db"
+    with create(db) as c:
+        add_session(c, "ses_a", "/home/u/app", T0)
+        add_message(c, "msg_a1", "ses_a", assistant(10**20, tokens(5, 5)), 10**15)
+    (session,) = read_opencode(db)
+    (response,) = session.transcript.responses
+    assert response.timestamp is None

@@ -50,7 +50,10 @@ class OpenCodeSession:
 def _iso(ms: Any) -> str | None:
     if not isinstance(ms, int | float) or isinstance(ms, bool):
         return None
-    stamp = datetime.fromtimestamp(ms / 1000, UTC)
+    try:
+        stamp = datetime.fromtimestamp(ms / 1000, UTC)
+    except (OverflowError, OSError, ValueError):  # out of range: no time, not no read
+        return None
     return stamp.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
