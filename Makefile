@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.ctxrelay-installed
 CODEX_STAMP := $(VENV)/codex/.installed
 # The Gemini CLI the Gemini host's tests drive, pinned in scripts/gemini/package.json.
 GEMINI_STAMP := $(VENV)/gemini/.installed
+# The OpenCode CLI its tests drive, pinned in scripts/opencode/package.json (and rg).
+OPENCODE_STAMP := $(VENV)/opencode/.installed
 
 .PHONY: setup demo test lint typecheck format check bench services clean
 
@@ -28,7 +30,11 @@ $(CODEX_STAMP): scripts/codex/package.json
 $(GEMINI_STAMP): scripts/gemini/package.json
 	@bash scripts/ensure-gemini.sh $(VENV)/gemini
 
-setup: $(STAMP) $(CODEX_STAMP) $(GEMINI_STAMP)
+# ensure-opencode.sh likewise; it also installs ripgrep where the system lacks it.
+$(OPENCODE_STAMP): scripts/opencode/package.json
+	@bash scripts/ensure-opencode.sh $(VENV)/opencode
+
+setup: $(STAMP) $(CODEX_STAMP) $(GEMINI_STAMP) $(OPENCODE_STAMP)
 
 demo: setup
 	$(BIN)/ctxrelay demo

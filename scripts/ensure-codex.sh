@@ -7,19 +7,12 @@
 set -euo pipefail
 dir=$1
 here="$(cd "$(dirname "$0")" && pwd)"
-if ! command -v npm >/dev/null 2>&1; then
-  echo "ensure-codex: npm is not installed: the Codex CLI is not installed and its tests will skip" >&2
-  exit 0
-fi
-mkdir -p "$dir"
-cp "$here/codex/package.json" "$dir/package.json"
+. "$here/_install.sh"
+status=0
+npm_install_pinned ensure-codex "the Codex CLI" "$here/codex/package.json" "$dir" || status=$?
+[ "$status" = 2 ] && exit 0
+[ "$status" = 0 ] || exit "$status"
 log="$dir/npm-install.log"
-if ! npm install --prefix "$dir" --prefer-offline --no-audit --no-fund --no-package-lock \
-    --loglevel=error >"$log" 2>&1; then
-  echo "ensure-codex: ERROR: npm could not install the Codex CLI ($(grep -o '"@openai/codex": "[^"]*"' "$here/codex/package.json")); npm's output:" >&2
-  sed 's/^/  /' "$log" >&2
-  exit 1
-fi
 version="$("$dir/node_modules/.bin/codex" --version 2>&1)" || {
   echo "ensure-codex: ERROR: the Codex CLI was installed but does not run: $version" >&2
   exit 1

@@ -22,13 +22,5 @@ fi
 
 # The Codex TUI end-to-end tests drive Codex in tmux, which answers the terminal's queries
 # that a bare pseudo-terminal leaves unanswered.
-if ! command -v tmux >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-services: installing tmux from the system's packages"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq tmux >/dev/null
-  else
-    echo "ensure-services: tmux is not installed and this user cannot install it; the Codex TUI tests will skip"
-  fi
-fi
+. "$(cd "$(dirname "$0")" && pwd)/_install.sh"
+apt_install_missing ensure-services tmux tmux "the Codex TUI tests will skip"

@@ -21,7 +21,7 @@ import pytest
 from ctxrelay.analyze import analyze_paths, report_json
 from tests.conftest import need
 
-__all__ = ["CCUSAGE_VERSION", "binary", "compare"]
+__all__ = ["CCUSAGE_VERSION", "binary", "compare", "opencode_sessions", "sessions", "token_counts"]
 
 PINS = Path(__file__).resolve().parents[2] / "scripts" / "codex" / "package.json"
 CCUSAGE_VERSION: str = json.loads(PINS.read_text(encoding="utf-8"))["dependencies"]["ccusage"]
@@ -54,16 +54,41 @@ def binary() -> Path:
     raise AssertionError("need() skips or fails")
 
 
-def _ccusage(home: Path) -> dict[str, dict[str, Any]]:
+def sessions(agent: str, env: dict[str, str]) -> list[dict[str, Any]]:
+    """``ccusage AGENT session --json --offline``'s sessions, with ``env`` added."""
     done = subprocess.run(
-        [str(binary()), "codex", "session", "--json", "--offline"],
-        env={**os.environ, "CODEX_HOME": str(home)},
+        [str(binary()), agent, "session", "--json", "--offline"],
+        env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    return {s["sessionFile"]: s for s in json.loads(done.stdout)["sessions"]}
+    found: list[dict[str, Any]] = json.loads(done.stdout)["sessions"]
+    return found
+
+
+def opencode_sessions(data_dir: Path) -> dict[str, dict[str, Any]]:
+    """ccusage's ``opencode`` sessions of the database in ``data_dir``, by session id."""
+    return {s["sessionId"]: s for s in sessions("opencode", {"OPENCODE_DATA_DIR": str(data_dir)})}
+
+
+def token_counts(ours: dict[str, Any], theirs: dict[str, Any]) -> tuple[list[int], list[int]]:
+    """A ``--json`` session's total tokens and a ccusage session's, in the same order:
+    uncached input, cache reads, cache writes, output."""
+    usage = ours["total"]["usage"]
+    mine = (
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    )
+    its = ("inputTokens", "cacheReadTokens", "cacheCreationTokens", "outputTokens")
+    return [usage[k] for k in mine], [theirs[k] for k in its]
+
+
+def _ccusage(home: Path) -> dict[str, dict[str, Any]]:
+    return {s["sessionFile"]: s for s in sessions("codex", {"CODEX_HOME": str(home)})}
 
 
 def _ours(home: Path) -> dict[str, dict[str, Any]]:
@@ -77,18 +102,8 @@ def compare(home: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     theirs, ours = _ccusage(home), _ours(home)
     assert set(theirs) <= set(ours)
     for name, c in theirs.items():
-        usage = ours[name]["total"]["usage"]
-        assert (
-            usage["input_tokens"],
-            usage["cache_read_input_tokens"],
-            usage["cache_creation_input_tokens"],
-            usage["output_tokens"],
-        ) == (
-            c["inputTokens"],
-            c["cacheReadTokens"],
-            c["cacheCreationTokens"],
-            c["outputTokens"],
-        ), name
+        mine, its = token_counts(ours[name], c)
+        assert mine == its, name
         cost = ours[name]["cost_usd"]
         if c["models"].keys() & set(ours[name]["whatif"]["unpriced_models"]):
             assert cost is None, name  # ccusage prices an unknown model at 0; ctxrelay names it

@@ -118,6 +118,7 @@ def test_the_default_reads_codex_home(
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", str(_home(tmp_path)))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "no-claude"))
+    monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "no-opencode.db"))
     assert main(["analyze", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert len(doc["sessions"]) == 3

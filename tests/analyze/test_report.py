@@ -20,7 +20,8 @@ SESSION_KEYS = {
     "session_id", "name", "kind", "format", "parent_session_id", "project", "path",
     "first_timestamp", "last_timestamp", "model",
     "requests", "peak_context_tokens", "final_context_tokens", "compactions", "usage",
-    "total", "cost_usd", "synthetic_responses", "duplicate_responses", "subagents", "whatif",
+    "total", "cost_usd", "recorded_cost_usd", "synthetic_responses", "duplicate_responses",
+    "subagents", "whatif",
 }  # fmt: skip
 USAGE_KEYS = {
     "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",

@@ -63,6 +63,7 @@ def test_default_path_is_the_claude_projects_dir(
     (project / "s.jsonl").write_bytes(source.read_bytes())
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "no-codex"))
+    monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "no-opencode.db"))
     assert main(["analyze", "--json"]) == 0
     (session,) = json.loads(capsys.readouterr().out)["sessions"]
     assert session["requests"] == 4
@@ -113,6 +114,7 @@ def test_json_errors_are_the_same_one_sentence(
     assert err.strip() == f"ctxrelay: error: no transcript or directory at '{tmp_path}/gone.jsonl'"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "nothing"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "nothing"))
+    monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "nothing.db"))
     assert main(["analyze", "--json"]) == 1
     assert "no Claude Code projects directory" in capsys.readouterr().err
 

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING
 
 from ctxrelay.errors import ConfigError
+from ctxrelay.transcripts._opencode_paths import DATABASE_NAME, is_database
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -58,13 +59,14 @@ def _is_folder(path: str) -> bool:
 
 
 def _jsonl_under(root: str) -> list[str]:
-    """Every entry named ``*.jsonl`` under ``root`` but real folders (symlinked folders
-    are not followed, as ``Path.rglob``), sorted as paths."""
+    """Every entry named ``*.jsonl`` (or ``opencode.db``, OpenCode's database) under
+    ``root`` but real folders (symlinked folders are not followed, as ``Path.rglob``),
+    sorted as paths."""
     found = [
         os.path.join(folder, name)
         for folder, dirs, names in os.walk(root)
         for name in (*names, *dirs)
-        if name.endswith(".jsonl")
+        if name.endswith(".jsonl") or name == DATABASE_NAME
     ]
     return sorted((p for p in found if not _is_folder(p)), key=_path_order)
 
@@ -111,9 +113,12 @@ def agent_files(session: str) -> list[str]:
 
 def files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
     """Every file to read: each session file (or none, for an orphan folder) and its
-    agent files, with whether it is an agent's own file."""
+    agent files, with whether it is an agent's own file. An OpenCode database is read
+    apart (:func:`~ctxrelay.transcripts.read_opencode`), not here."""
     files: list[tuple[str, bool]] = []
     for session in sessions:
+        if is_database(session):
+            continue
         if not _is_folder(session):
             files.append((session, False))
         files.extend((f, True) for f in agent_files(session))

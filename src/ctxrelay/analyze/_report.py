@@ -23,12 +23,14 @@ What is counted where (``docs/analyze.md`` has the same in words):
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from ctxrelay import transcripts
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
 from ctxrelay.analyze._discover import agent_files, discover, files_of
 from ctxrelay.analyze._mask import result_tokens
@@ -55,6 +57,7 @@ from ctxrelay.transcripts import (
     read_touches,
     scan_file,
 )
+from ctxrelay.transcripts._opencode_paths import is_database
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -342,6 +345,8 @@ class SessionReport:
             "usage": self.main.usage.as_dict(),  # = t.usage, summed per model once
             "total": self.total.as_json(),
             "cost_usd": _round(self.cost_usd),
+            # what the agent priced it at itself, where it records that (OpenCode)
+            "recorded_cost_usd": _round(t.recorded_cost_usd),
             "synthetic_responses": self.synthetic_responses,
             "duplicate_responses": self.duplicate_responses,
             "subagents": [s.as_json() for s in self.subagents],
@@ -882,8 +887,9 @@ def analyze_paths(
         for skip in line_skips(scanned.values()):
             on_skip(skip.path, skip)
     skipped = frozenset(failed)
+    databases = [s for s in sessions if is_database(s)]
     # Each session's agent files, listed once for the ordering and the session.
-    agents = {s: agent_files(s) for s in sessions if s not in failed}
+    agents = {s: agent_files(s) for s in sessions if s not in failed and not is_database(s)}
     order = sorted(agents, key=lambda s: (_first_time(s, agents[s], scanned), os.fspath(s)))
     pricer = Pricer(prices)
     seen = _Seen()
@@ -912,7 +918,57 @@ def analyze_paths(
             reports.append(report)
         if progress is not None:
             progress(session)
+    opencode = _opencode_reports(
+        databases,
+        on_skip=on_skip,
+        policies=policies,
+        sweep=sweep,
+        prices=prices,
+        limit=limit,
+        warm_prefix=warm_prefix,
+        pricer=pricer,
+    )
+    if opencode:
+        reports = list(heapq.merge(reports, opencode, key=_first_stamp))
     return named_apart(reports)
+
+
+def _first_stamp(report: SessionReport) -> str:
+    return report.timestamps[0] or ""
+
+
+def _opencode_reports(
+    databases: Sequence[str],
+    *,
+    on_skip: Callable[[str, Exception], None] | None,
+    pricer: Pricer,
+    **replay: Any,
+) -> list[SessionReport]:
+    """Each session of each OpenCode database that sent a request, oldest first; a
+    database that cannot be read is passed to ``on_skip`` (raised when there is none)."""
+    reports = []
+    for database in databases:
+        try:
+            # the package loads the reader (and sqlite3) on first use: a run over
+            # transcripts alone never does
+            sessions = transcripts.read_opencode(database)
+        except TranscriptError as exc:
+            if on_skip is None:
+                raise
+            on_skip(database, exc)
+            continue
+        for session in sessions:
+            t = session.transcript
+            report = analyze_transcript(
+                t,
+                summary_files=session.summaries,
+                pricer=pricer,
+                project=t.cwd,
+                **replay,
+            )
+            if not report.empty:
+                reports.append(report)
+    return sorted(reports, key=_first_stamp)
 
 
 def named_apart(reports: Sequence[SessionReport]) -> list[SessionReport]:

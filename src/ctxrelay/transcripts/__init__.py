@@ -13,6 +13,9 @@ a ``system``/``compact_boundary`` line restarts the chain; unknown line types an
 truncated last line are skipped. Subagents have their own files, found with
 :func:`subagent_transcript`.
 
+OpenCode's database is read by :func:`read_opencode` (``docs/opencode-facts.md``), one
+:class:`Transcript` per OpenCode session.
+
 Codex rollouts are read here too, by their own rules (``docs/codex-facts.md``):
 :func:`codex_context` for a Codex hook (the context now, stdlib only), :func:`read_rollout`
 for the analyzer, and :func:`scan_file` reads either kind of file. The Gemini CLI's
@@ -69,6 +72,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._hot import call_response as call_response
     from ctxrelay.transcripts._hot import lines_backwards as lines_backwards
     from ctxrelay.transcripts._hot import tail_context as tail_context
+    from ctxrelay.transcripts._opencode import OpenCodeSession as OpenCodeSession
+    from ctxrelay.transcripts._opencode import read_opencode as read_opencode
+    from ctxrelay.transcripts._opencode_paths import default_opencode_db as default_opencode_db
     from ctxrelay.transcripts._paths import COMPACT_AGENT_PREFIX as COMPACT_AGENT_PREFIX
     from ctxrelay.transcripts._paths import is_compaction_agent as is_compaction_agent
     from ctxrelay.transcripts._paths import subagent_transcript as subagent_transcript
@@ -123,6 +129,8 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "lines_backwards",
         "tail_context",
     ),
+    "_opencode": ("OpenCodeSession", "read_opencode"),
+    "_opencode_paths": ("default_opencode_db",),
     "_paths": ("COMPACT_AGENT_PREFIX", "is_compaction_agent", "subagent_transcript"),
     "_records": (
         "AgentStats",

@@ -330,12 +330,16 @@ class Transcript:
     request_ids: dict[str, str] = field(default_factory=dict, hash=False)
     long_lines: int = 0
     format: str = "claude"
-    """Whose file it is: ``"claude"`` (a Claude Code transcript) or ``"codex"`` (a Codex
-    rollout, read by :mod:`ctxrelay.transcripts._codex`)."""
+    """Whose file it is: ``"claude"`` (a Claude Code transcript), ``"codex"`` (a Codex
+    rollout, read by :mod:`ctxrelay.transcripts._codex`) or ``"opencode"`` (a session of
+    OpenCode's database, read by :mod:`ctxrelay.transcripts._opencode`)."""
     cwd: str | None = None
-    """A Codex rollout's working directory (its ``session_meta``)."""
+    """A Codex rollout's or an OpenCode session's working directory."""
     parent_id: str | None = None
-    """A Codex subagent's parent thread id."""
+    """A Codex subagent's parent thread id, or an OpenCode subagent's parent session."""
+    recorded_cost_usd: float | None = None
+    """What the agent itself recorded as the cost (OpenCode prices each message); ``None``
+    where it records none."""
 
     @property
     def requests(self) -> int:

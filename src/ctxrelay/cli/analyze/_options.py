@@ -24,6 +24,7 @@ from ctxrelay.budget.bounds import CONTEXT_PERCENT
 from ctxrelay.cli._parser import ArgumentParser
 from ctxrelay.errors import ConfigError
 from ctxrelay.pricing import DEFAULT_PRICES, PriceTable, load_prices
+from ctxrelay.transcripts import default_opencode_db
 
 __all__ = ["Options", "parse", "parser"]
 
@@ -64,9 +65,12 @@ cost by day.
 
 PATH is a transcript or a directory searched recursively (default: Claude Code's
 projects directory, $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects, and Codex's
-sessions, $CODEX_HOME/sessions or ~/.codex/sessions, whichever exist). Each file is read
-as what it is: a Claude Code transcript, or a Codex rollout (one session per rollout
-file, as ccusage counts them; a Codex subagent's rollout names its parent). --db reads
+sessions, $CODEX_HOME/sessions or ~/.codex/sessions, and OpenCode's database,
+~/.local/share/opencode/opencode.db, whichever exist). Each file is read as what it is:
+a Claude Code transcript, a Codex rollout (one session per rollout file, as ccusage
+counts them; a Codex subagent's rollout names its parent), or an OpenCode database (a
+file named *.db, read-only, even while OpenCode runs: one session per OpenCode session,
+its own recorded cost beside ctxrelay's). --db reads
 ctxrelay's own sessions from a store instead (a file path, sqlite:/// or postgresql://
 URL; add PATHs to read both).
 
@@ -80,6 +84,7 @@ Examples:
   ctxrelay analyze
   ctxrelay analyze ~/.claude/projects/-home-me-src-app --sweep 30..90
   ctxrelay analyze ~/.codex/sessions --by project
+  ctxrelay analyze ~/.local/share/opencode/opencode.db --json
   ctxrelay analyze ~/.claude/projects/-home-me-src-app --sweep 30..90 --apply
   ctxrelay analyze session.jsonl --policy none,compact,handoff:50 --plot curves.png
   ctxrelay analyze --json --sweep 30..90:1 > report.json
@@ -226,10 +231,13 @@ def parse(argv: Sequence[str]) -> Options:
     paths: list[str] = list(args.paths)
     if not paths and not args.db:
         claude, codex = default_projects_dir(), default_codex_sessions_dir()
+        opencode = default_opencode_db()
         paths = [p for p in (claude, codex) if os.path.isdir(p)]
+        paths += [opencode] if os.path.isfile(opencode) else []
         if not paths:
             raise ConfigError(
-                f"no Claude Code projects directory at {claude} and no Codex sessions at "
-                f"{codex}; give a transcript or a directory"
+                f"no Claude Code projects directory at {claude}, no Codex sessions at "
+                f"{codex} and no OpenCode database at {opencode}; give a transcript or a "
+                "directory"
             )
     return Options(args, paths, policies, sweep, prices, since, until)

@@ -332,6 +332,21 @@ def policy_cell(result: ReplayResult) -> list[str]:
     return [money_range(result.range_usd), peak]
 
 
+def _recorded_text(reports: Sequence[SessionReport]) -> str:
+    """What the agents priced their sessions at themselves, where they record it
+    (OpenCode), beside ctxrelay's price of the same sessions; "" when none does."""
+    own = [r for r in reports if r.transcript.recorded_cost_usd is not None]
+    if not own:
+        return ""
+    recorded = sum(r.transcript.recorded_cost_usd or 0.0 for r in own)
+    priced = [r.cost_usd for r in own]
+    ours = None if None in priced else sum(p or 0.0 for p in priced)
+    return (
+        f"; OpenCode recorded {money(recorded)} for its {count(len(own), 'session')} "
+        f"(ctxrelay's prices: {money(ours)})"
+    )
+
+
 def _render(reports: Sequence[SessionReport], sweep: Sweep | None, *, skipped: bool) -> None:
     from rich.markup import escape  # noqa: PLC0415 — rich: --json draws nothing
     from rich.table import Table  # noqa: PLC0415 — rich: --json draws nothing
@@ -371,6 +386,7 @@ def _render(reports: Sequence[SessionReport], sweep: Sweep | None, *, skipped: b
         f"{count(sum(r.transcript.requests for r in reports), 'request')}, "
         f"{money(totals['cost_usd'])} (main chain + compaction summaries + subagents)"
         + (f"; {count(unpriced, 'session')} without a price" if unpriced else "")
+        + _recorded_text(reports)
     )
     cols = [
         Col("session"),
