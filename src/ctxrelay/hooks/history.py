@@ -72,8 +72,9 @@ MODEL_TOOL_NAME = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
 
 TOOL_DESCRIPTION = (
     "Recover details from the earlier sessions of this handoff chain, of any coding agent "
-    "(Claude Code, Codex): the sessions this one was handed off from, oldest first, each "
-    "one window labelled with its agent (they are not in "
+    "(Claude Code, Codex, Gemini CLI): the sessions this one was handed off from, oldest "
+    "first, each one window labelled with its agent (a Gemini session one window per "
+    "stretch between its clears; they are not in "
     "your context; the handoff file summarises them). action=list: the windows. "
     "action=search with query: their messages, tool calls and results that contain it, "
     "newest first. action=read with window (its index), offset and limit: a window's rows "
