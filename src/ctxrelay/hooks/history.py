@@ -130,8 +130,9 @@ def _rows(messages: Sequence[Message]) -> list[Any]:
 
 def _windows(links: Sequence[ChainLink]) -> list[tuple[str, ChainLink, list[Message]]]:
     """The chain's windows, oldest first: ``(name, session, conversation)``. A session is
-    one window, or several where its host's one transcript holds several (the Gemini
-    CLI's clear: ``window 2 of ...``); the current session's last window is read last."""
+    one window, or several where its host's one transcript holds several (after the
+    Gemini CLI's clear: ``Gemini CLI session <id>, window 2``). The current session is
+    read only when it has earlier windows of its own; its last window is the current."""
     out: list[tuple[str, ChainLink, list[Message]]] = []
     for i, link in enumerate(links):
         if i == len(links) - 1 and link.host not in WINDOWS:

@@ -14,8 +14,9 @@ not there) when nothing else changed it since, and otherwise removes only our gr
 :mod:`ctxrelay.hooks.history`) as ``mcpServers.ctxrelay`` of the same file, with
 ``"trust": true``, the CLI's documented way (0.61.0, its MCP server guide) for a
 server the user installs to run its tools without a confirmation: a ``gemini -p`` run
-denies a tool that would ask. The model sees it as ``mcp_ctxrelay_session_history``; it
-only reads the chain's own sessions. Uninstall puts back what the key held.
+leaves a tool that would ask out of what the model is offered. The model sees it as
+``mcp_ctxrelay_session_history``; it only reads the chain's own sessions. Uninstall puts
+back what the key held.
 
 The CLI compresses a session at half its window by default, before the default slider;
 install moves that to ``GEMINI_COMPRESSION_THRESHOLD`` (``model.compressionThreshold``) so
