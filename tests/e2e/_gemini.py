@@ -65,16 +65,18 @@ def gemini_home(
 
 
 def run_gemini(
-    project: Path, prompt: str, *args: str, timeout: float = 300
+    project: Path, prompt: str, *args: str, timeout: float = 300, approval: str = "yolo"
 ) -> subprocess.CompletedProcess[str]:
-    """``gemini -p PROMPT --yolo -m MODEL --output-format stream-json`` in ``project``,
-    however it ends (the folder's trust is the CLI's own: never skipped here)."""
+    """``gemini -p PROMPT --approval-mode APPROVAL -m MODEL --output-format stream-json``
+    in ``project``, however it ends (the folder's trust is the CLI's own: never skipped
+    here)."""
     return subprocess.run(
         [
             str(gemini_cli()),
             "-p",
             prompt,
-            "--yolo",
+            "--approval-mode",
+            approval,
             "-m",
             MODEL,
             "--output-format",

@@ -52,7 +52,9 @@ def test_install_guard_doctor_uninstall(
             "AfterTool hook",
             "BeforeAgent hook",
             "AfterAgent hook",
+            "mcp",  # session_history's server, started and asked for its tool
         }
+        assert all(c["ok"] for c in report["checks"])
         out = events(run_gemini(project, "show me big.txt"))
         (blocked,) = function_responses(server)
     error = blocked["response"]["error"]

@@ -12,6 +12,28 @@ from typing import Any
 SESSION = "4a274728-f4ba-4722-8229-a73037545fc4"
 MODEL = "gemini-2.5-pro"
 
+TOOL_CALL = {
+    "id": "read_file_1764741855559_0",
+    "name": "read_file",
+    "args": {"file_path": "a.txt"},
+    "result": [
+        {
+            "functionResponse": {
+                "id": "read_file_1764741855559_0",
+                "name": "read_file",
+                "response": {"output": "A-TXT-CONTENT"},
+            }
+        }
+    ],
+    "status": "success",
+    "timestamp": "2026-12-03T06:04:16.000Z",
+    "resultDisplay": "",
+    "displayName": "ReadFile",
+    "description": "Reads a file",
+    "renderOutputAsMarkdown": True,
+}
+"""A finished tool call as the CLI records it (``recordCompletedToolCalls``, 0.61.0)."""
+
 
 class SessionFile:
     """A session file built record by record."""
@@ -55,12 +77,13 @@ class SessionFile:
         thoughts: int = 0,
         model: str = MODEL,
         twice: bool = False,
+        said: str = "",
     ) -> SessionFile:
         record = {
             "id": self._id(),
             "timestamp": "2026-12-03T06:04:15.559Z",
             "type": "gemini",
-            "content": "",
+            "content": said,
             "thoughts": [],
             "tokens": {
                 "input": tokens,
@@ -74,7 +97,7 @@ class SessionFile:
         }
         self.lines.append(record)
         if twice:  # written again once its tool calls finished
-            self.lines.append(record | {"toolCalls": [{"id": "c1", "name": "read_file"}]})
+            self.lines.append(record | {"toolCalls": [TOOL_CALL]})
         return self
 
     def clear(self) -> SessionFile:

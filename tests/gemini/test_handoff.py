@@ -16,7 +16,8 @@ import pytest
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.gemini import hook
 from ctxrelay.gemini.config import load, set_values
-from ctxrelay.hooks.handoff import consumed, list_handoffs
+from ctxrelay.hooks import chain
+from ctxrelay.hooks.handoff import RESUME_ENV, consumed, list_handoffs
 from ctxrelay.transcripts import gemini_context, gemini_started
 from tests.gemini._session import MODEL, SESSION, SessionFile
 
@@ -132,3 +133,30 @@ def test_a_fresh_session_is_offered_the_handoff_until_one_started_from_it(projec
     after(project, chat, session="s-3")
     assert consumed(project, "handoff-20261203T060000Z.md")
     assert before(project, chat, "hi", session="s-4") is None
+
+
+def test_a_sessions_first_prompt_records_what_the_cli_process_runs(project: Path) -> None:
+    # session_history's server, a child of the same CLI process, asks for it
+    chat = SessionFile("s-5").user("hi").write(project.parent / "s5.jsonl")
+    before(project, chat, "hi", session="s-5")
+    now = chain.current("gemini", chain.host_process())
+    assert now == chain.ChainLink("gemini", "s-5", str(chat))
+    assert chain.current_project("gemini", chain.host_process()) == str(project.resolve())
+    before(project, chat, "hi", session="s-6")  # /clear: a new session id
+    assert chain.current("gemini", chain.host_process()) == chain.ChainLink(
+        "gemini", "s-6", str(chat)
+    )
+
+
+def test_the_handoff_continue_names_is_the_one_given(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = project / ".ctxrelay" / "handoff"
+    folder.mkdir(parents=True)
+    older = folder / "handoff-20261203T050000Z.md"
+    older.write_text("# Handoff\n\n## Next step\nOlder.\n")
+    (folder / "handoff-20261203T060000Z.md").write_text("# Handoff\n\n## Next step\nNewer.\n")
+    monkeypatch.setenv(RESUME_ENV, str(older))
+    chat = SessionFile("s-7").user("continue").write(project.parent / "s7.jsonl")
+    given = before(project, chat, "continue", session="s-7")
+    assert older.name in given["hookSpecificOutput"]["additionalContext"]

@@ -17,6 +17,7 @@ from ctxrelay.claude.config import project_dir_of
 from ctxrelay.claude.setup import binary as claude_binary
 from ctxrelay.cli._common import ArgumentParser, console, error, handle_errors, print_json
 from ctxrelay.codex.setup import binary as codex_binary
+from ctxrelay.gemini.setup import binary as gemini_binary
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 
@@ -44,23 +45,29 @@ AGENTS: dict[str, Agent] = {
         lambda cli, prompt: [cli, prompt],
         lambda cli, prompt: [cli, "exec", prompt],
     ),
+    "gemini": Agent(
+        gemini_binary.cli_path,
+        lambda cli, prompt: [cli, prompt],
+        lambda cli, prompt: [cli, "-p", prompt],
+    ),
 }
 """The agents by their host's name (the names of :data:`ctxrelay.hooks.chain.AGENTS`);
 another host is one entry."""
 
 _DESCRIPTION = """\
-The project's handoff files (.ctxrelay/handoff/), whichever agent wrote them: Claude Code
-and Codex share one chain of handoffs, recorded beside the files in chain.json.
+The project's handoff files (.ctxrelay/handoff/), whichever agent wrote them: Claude Code,
+Codex and the Gemini CLI share one chain of handoffs, recorded beside the files in
+chain.json.
 
   list        each handoff: who wrote it (agent and session), its age, whether a session
               started from it (and which), holds it now, or it is waiting
   show        one handoff (default: the newest) with its records, and its text
   drop        set one aside (default: the newest waiting): no start offers it again
-  continue    start an agent with the handoff as its first prompt (--in claude|codex);
-              its start hook gives it the file and records the link, and its first
-              request or response uses it up. Interactive, or headless with --print
-              (claude -p, codex exec). Any handoff no session has started from, yours
-              or not, whatever its age.
+  continue    start an agent with the handoff as its first prompt
+              (--in claude|codex|gemini); its start hook gives it the file and records
+              the link, and its first request or response uses it up. Interactive, or
+              headless with --print (claude -p, codex exec, gemini -p). Any handoff no
+              session has started from, yours or not, whatever its age.
 
 examples:
   ctxrelay handoff list

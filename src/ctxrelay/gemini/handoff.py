@@ -211,8 +211,12 @@ def before_agent(payload: Mapping[str, object]) -> Answer | None:
     data = doc.read()
     if not data.get("seen"):
         doc.update(lambda d: d.update(seen=True))
+        # the session this CLI process runs now, which session_history's server (a child
+        # of the same process) asks for
+        chain.record_process(chain.host_process(), project, me)
         settle(project)
-        offered = files.latest_unconsumed(project)
+        # the handoff `ctxrelay handoff continue --in gemini` names, else the newest unused
+        offered = files.continued(project) or files.latest_unconsumed(project)
         text = None if offered is None else _resume(project, offered)
         if offered is not None and text is not None:
             files.record_injected(project, offered, me)

@@ -89,7 +89,7 @@ class ChainLink(NamedTuple):
         return cls(host, session_id, transcript)
 
 
-AGENTS: dict[str, str] = {"claude": "Claude Code", "codex": "Codex"}
+AGENTS: dict[str, str] = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 """Each host's name as people know the agent (a new host adds its entry)."""
 
 

@@ -1,6 +1,6 @@
 """``session_history`` for every coding-agent host: one MCP server (``ctxrelay claude mcp``,
-``ctxrelay codex mcp``; stdio) whose one tool lists, searches and reads the earlier
-sessions of the current handoff chain, whichever agent ran each.
+``ctxrelay codex mcp``, ``ctxrelay gemini mcp``; stdio) whose one tool lists, searches and
+reads the earlier sessions of the current handoff chain, whichever agent ran each.
 
 The tool is the runtime's (:class:`ctxrelay.runtime.tools.SessionHistory`): its schema, its
 wording and its bounds (16 KiB a result, 2 MiB of text scanned, 500 rows, the per-row cap,
@@ -8,8 +8,10 @@ all from :mod:`ctxrelay.budget.bounds`), over the store's bounded history querie
 windows are the sessions of the chain, oldest first, the current session last
 (:func:`ctxrelay.hooks.chain.chain`), each labelled with its agent: each earlier session's
 transcript is read once with its own host's reader (:func:`ctxrelay.transcripts.
-conversation_of`: Claude Code's JSONL, Codex's rollout) into a throwaway SQLite store (one
-ctxrelay session, one window per agent session, each sealed by its handoff), and the tool
+windows_of`: Claude Code's JSONL, Codex's rollout, the Gemini CLI's session file) into a
+throwaway SQLite store (one ctxrelay session, one window per agent session, each sealed by
+its handoff; a Gemini session whose clears ctxrelay's handoff asked for is one window per
+stretch of its file between two clears), and the tool
 runs against it. The current session's window holds no rows: its conversation is in the
 model's context, and the tool searches the earlier windows only.
 
@@ -44,7 +46,7 @@ from ctxrelay.hooks import handoff
 from ctxrelay.runtime.tools import SessionHistory, ToolContext, ToolResult
 from ctxrelay.store import NewRow
 from ctxrelay.store.sqlite import SqliteStore
-from ctxrelay.transcripts import conversation_of, started
+from ctxrelay.transcripts import WINDOWS, Message, started, windows_of
 
 if TYPE_CHECKING:
     from ctxrelay.hooks.chain import ChainLink
@@ -70,8 +72,9 @@ MODEL_TOOL_NAME = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
 
 TOOL_DESCRIPTION = (
     "Recover details from the earlier sessions of this handoff chain, of any coding agent "
-    "(Claude Code, Codex): the sessions this one was handed off from, oldest first, each "
-    "one window labelled with its agent (they are not in "
+    "(Claude Code, Codex, Gemini CLI): the sessions this one was handed off from, oldest "
+    "first, each one window labelled with its agent (a Gemini session one window per "
+    "stretch between its clears; they are not in "
     "your context; the handoff file summarises them). action=list: the windows. "
     "action=search with query: their messages, tool calls and results that contain it, "
     "newest first. action=read with window (its index), offset and limit: a window's rows "
@@ -113,9 +116,9 @@ def _label(link: ChainLink) -> str:
     return f"{_chain.agent(link.host)} session {link.session_id}"
 
 
-def _rows(link: ChainLink) -> list[Any]:
+def _rows(messages: Sequence[Message]) -> list[Any]:
     rows = []
-    for message in conversation_of(link.host, link.transcript_path):
+    for message in messages:
         meta: dict[str, Any] = {}
         if message.kind == "tool_call":
             meta = {"name": message.name, "id": message.call_id}
@@ -123,6 +126,23 @@ def _rows(link: ChainLink) -> list[Any]:
             meta = {"tool_call_id": message.call_id, "is_error": message.is_error}
         rows.append(NewRow(message.kind, message.text, meta))
     return rows
+
+
+def _windows(links: Sequence[ChainLink]) -> list[tuple[str, ChainLink, list[Message]]]:
+    """The chain's windows, oldest first: ``(name, session, conversation)``. A session is
+    one window, or several where its host's one transcript holds several (after the
+    Gemini CLI's clear: ``Gemini CLI session <id>, window 2``). The current session is
+    read only when it has earlier windows of its own; its last window is the current."""
+    out: list[tuple[str, ChainLink, list[Message]]] = []
+    for i, link in enumerate(links):
+        if i == len(links) - 1 and link.host not in WINDOWS:
+            parts: list[list[Message]] = [[]]  # the current session: nothing to read
+        else:
+            parts = windows_of(link.host, link.transcript_path)
+        for n, messages in enumerate(parts, 1):
+            name = _label(link) if len(parts) == 1 else f"{_label(link)}, window {n}"
+            out.append((name, link, messages))
+    return out
 
 
 class ChainHistory:
@@ -154,15 +174,15 @@ class ChainHistory:
         session = store.create_session(metadata={"chain": ids})
         window = store.current_window(session.id)
         windows: list[tuple[str, str]] = []
-        for i, link in enumerate(links):
-            name = _label(link)
+        parts = _windows(links)
+        for i, (name, link, messages) in enumerate(parts):
             head = NewRow("lead_in", f"{name} ({link.transcript_path})")
             windows.append((window.id, name))
-            if i == len(links) - 1:  # the current session: in the model's context already
+            if i == len(parts) - 1:  # the current window: in the model's context already
                 store.append(session.id, window.id, [head])
                 break
-            store.append(session.id, window.id, [head, *_rows(link)])
-            after = _label(links[i + 1])
+            store.append(session.id, window.id, [head, *_rows(messages)])
+            after = parts[i + 1][0]
             window = store.rollover(
                 session.id,
                 window.id,

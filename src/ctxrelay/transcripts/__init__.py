@@ -31,9 +31,11 @@ response that made a tool call, waited for while Claude Code has not written it 
 guard (a Read's result and no compaction after a byte offset), :func:`call_in_rollout`
 for Codex's (a call still in the rollout); :func:`conversation` for
 ``session_history`` (a session's prompts, replies, tool calls and results as text),
-:func:`codex_conversation` for a Codex rollout's, and :func:`conversation_of` reading a
-session with its own host's reader; :func:`started` for every host's hook (whether a
-session of any host has started from a handoff file, by that host's rule).
+:func:`codex_conversation` for a Codex rollout's, :func:`gemini_conversation` for a
+Gemini session file's (:func:`gemini_windows`, window by window), and
+:func:`conversation_of` reading a session with its own host's reader; :func:`started`
+for every host's hook (whether a session of any host has started from a handoff file, by
+that host's rule).
 """
 
 from __future__ import annotations
@@ -60,11 +62,17 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._counts import SYNTHETIC_MODEL as SYNTHETIC_MODEL
     from ctxrelay.transcripts._counts import context_of as context_of
     from ctxrelay.transcripts._formats import scan_file as scan_file
+    from ctxrelay.transcripts._gemini_conversation import (
+        gemini_conversation as gemini_conversation,
+    )
+    from ctxrelay.transcripts._gemini_conversation import gemini_windows as gemini_windows
     from ctxrelay.transcripts._gemini_tail import GeminiContext as GeminiContext
     from ctxrelay.transcripts._gemini_tail import gemini_context as gemini_context
     from ctxrelay.transcripts._gemini_tail import gemini_started as gemini_started
     from ctxrelay.transcripts._history import READERS as READERS
+    from ctxrelay.transcripts._history import WINDOWS as WINDOWS
     from ctxrelay.transcripts._history import conversation_of as conversation_of
+    from ctxrelay.transcripts._history import windows_of as windows_of
     from ctxrelay.transcripts._hot import CALL_SEARCH_MAX_BYTES as CALL_SEARCH_MAX_BYTES
     from ctxrelay.transcripts._hot import FIRST_CHUNK_BYTES as FIRST_CHUNK_BYTES
     from ctxrelay.transcripts._hot import HOT_TAIL_BYTES as HOT_TAIL_BYTES
@@ -115,10 +123,11 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_codex": ("CodexResponse", "Rollout", "is_rollout", "read_rollout"),
     "_codex_conversation": ("codex_conversation",),
     "_codex_tail": ("CodexContext", "codex_context", "codex_source"),
-    "_history": ("READERS", "conversation_of"),
+    "_history": ("READERS", "WINDOWS", "conversation_of", "windows_of"),
     "_conversation": ("Message", "MessageKind", "conversation"),
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_formats": ("scan_file",),
+    "_gemini_conversation": ("gemini_conversation", "gemini_windows"),
     "_gemini_tail": ("GeminiContext", "gemini_context", "gemini_started"),
     "_hot": (
         "CALL_SEARCH_MAX_BYTES",

@@ -8,7 +8,9 @@ after it, an ``api-request`` line, written once the request that carried it went
 (2.1.332). Codex: its rollout holds a response (or a compaction), as
 :func:`~ctxrelay.transcripts.codex_context` reads it; the thread was given the file at its
 start, so its first response answered it. A missing transcript, or one cut before that
-(a crash), has not started. Standard library only: every hook that settles reads this.
+(a crash), has not started. The Gemini CLI: its session file holds a response after the
+user message naming the file (:func:`~ctxrelay.transcripts.gemini_started`). Standard
+library only: every hook that settles reads this.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ctxrelay.transcripts._codex_tail import codex_context
+from ctxrelay.transcripts._gemini_tail import gemini_started
 
 __all__ = ["STARTED_RULES", "claude_started", "codex_started", "injection_mark", "started"]
 
@@ -58,6 +61,7 @@ def codex_started(transcript_path: str, path: Path) -> bool:
 STARTED_RULES: Mapping[str, Callable[[str, Path], bool]] = {
     "claude": claude_started,
     "codex": codex_started,
+    "gemini": lambda transcript_path, path: gemini_started(transcript_path, path.name),
 }
 """Each host's rule by its name (a new host adds its entry)."""
 

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 
 from ctxrelay.claude.extras.mcp import serve
-from ctxrelay.cli._common import ArgumentParser, handle_errors
+from ctxrelay.cli._common import handle_errors
+from ctxrelay.cli._mcp import mcp_command
 
 __all__ = ["main"]
 
@@ -28,10 +28,4 @@ examples:
 
 @handle_errors
 def main(argv: Sequence[str]) -> int:
-    ArgumentParser(
-        prog="ctxrelay claude mcp",
-        description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    ).parse_args(list(argv))
-    serve()
-    return 0
+    return mcp_command("ctxrelay claude mcp", _DESCRIPTION, argv, serve)

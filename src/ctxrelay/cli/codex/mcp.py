@@ -3,11 +3,11 @@ server and the tool: :mod:`ctxrelay.hooks.history`)."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from ctxrelay.cli._common import ArgumentParser, handle_errors
+from ctxrelay.cli._common import handle_errors
+from ctxrelay.cli._mcp import mcp_command
 from ctxrelay.codex._state import HOST
 from ctxrelay.hooks.history import serve
 
@@ -30,10 +30,4 @@ examples:
 
 @handle_errors
 def main(argv: Sequence[str]) -> int:
-    ArgumentParser(
-        prog="ctxrelay codex mcp",
-        description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    ).parse_args(list(argv))
-    serve(HOST, Path.cwd())
-    return 0
+    return mcp_command("ctxrelay codex mcp", _DESCRIPTION, argv, lambda: serve(HOST, Path.cwd()))

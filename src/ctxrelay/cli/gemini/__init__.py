@@ -17,12 +17,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "uninstall": ("ctxrelay.cli.gemini.uninstall", "remove the hooks, leaving the file as found"),
     "doctor": ("ctxrelay.cli.gemini.doctor", "run each hook as the CLI would, report trust"),
     "config": ("ctxrelay.cli.gemini.config", "show or set the handoff slider and mode"),
+    "mcp": ("ctxrelay.cli.gemini.mcp", "the MCP server of session_history (the CLI starts it)"),
 }
 
 _USAGE = """usage: ctxrelay gemini SUBCOMMAND [ARGS...]
 
 The Gemini CLI host: ctxrelay's guard on the CLI's shell and read_file tools and the
-handoff that clears the context by itself, through the CLI's hooks (settings.json).
+handoff that clears the context by itself, through the CLI's hooks (settings.json), and
+session_history over MCP.
 
 subcommands:
 {commands}

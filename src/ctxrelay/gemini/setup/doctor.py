@@ -4,8 +4,11 @@ The CLI ignores a hook's failure and runs no hook at all in a folder it does not
 so the doctor checks each step itself: the CLI and its version; ctxrelay's hooks in the
 user's and the project's ``settings.json``; each hook command run as the CLI runs it on a
 real payload of each event (:func:`ctxrelay.gemini.setup.probe.check_hook`); and the
-folder's trust as the CLI decides it (:func:`ctxrelay.gemini.setup.trust.folder_trust`).
-An untrusted folder, no hooks, or a hook that does not work is a problem.
+folder's trust as the CLI decides it (:func:`ctxrelay.gemini.setup.trust.folder_trust`);
+and ``session_history``'s MCP server (``mcpServers.ctxrelay``) started and asked for its
+tool as the CLI would (:func:`ctxrelay.hooks.history.check_server`). An untrusted
+folder, no hooks, a hook that does not work, or a server missing beside the hooks or not
+answering is a problem.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ctxrelay.gemini.setup.install import settings_path
 from ctxrelay.gemini.setup.launcher import is_ours
 from ctxrelay.gemini.setup.probe import check_hook
 from ctxrelay.gemini.setup.trust import Trust, folder_trust, trust_advice
+from ctxrelay.hooks.history import SERVER_NAME, check_server
 from ctxrelay.hooks.install.binary import cli_version
 from ctxrelay.hooks.install.entries import hook_commands
 from ctxrelay.hooks.install.files import load_json
@@ -34,6 +38,8 @@ class Installed:
     where: str
     path: Path
     commands: dict[str, str]
+    server: dict[str, Any] | None = None
+    """Its ``mcpServers.ctxrelay``, when there."""
 
 
 @dataclass
@@ -77,8 +83,11 @@ def doctor(project: Path, gemini: Path | None) -> Report:
             report.problems.append(str(exc))
             continue
         commands = {e: c for e, c in hook_commands(data.get("hooks")) if is_ours(c)}
+        servers = data.get("mcpServers")
+        server = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
         if commands:
-            report.installed.append(Installed(where, path, commands))
+            found = Installed(where, path, commands, server if isinstance(server, dict) else None)
+            report.installed.append(found)
     if not report.installed:
         report.problems.append(
             "ctxrelay's hooks are in neither settings.json: run 'ctxrelay gemini install'"
@@ -97,4 +106,28 @@ def doctor(project: Path, gemini: Path | None) -> Report:
                 report.problems.append(
                     f"the {event} hook of {found.path} does not work: {check.detail}"
                 )
+        _check_server(report, found, project)
     return report
+
+
+def _check_server(report: Report, found: Installed, project: Path) -> None:
+    """The ``session_history`` server registered beside the hooks, started as the CLI
+    starts it."""
+    entry = found.server
+    if entry is None:
+        report.problems.append(
+            f"{found.path} has ctxrelay's hooks but not its MCP server "
+            f"(mcpServers.{SERVER_NAME}, session_history): run 'ctxrelay gemini install' again"
+        )
+        return
+    command, args = entry.get("command"), entry.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list):
+        report.problems.append(f"mcpServers.{SERVER_NAME} of {found.path} has no command")
+        return
+    shown = " ".join([command, *map(str, args)])
+    checked = check_server(command, [str(a) for a in args], cwd=project)
+    report.checks.append(Check("mcp", shown, checked.ok, checked.detail))
+    if not checked.ok:
+        report.problems.append(
+            f"the MCP server {SERVER_NAME} of {found.path} ({shown}) {checked.detail}"
+        )

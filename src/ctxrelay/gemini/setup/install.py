@@ -10,6 +10,14 @@ doubled); the manifest ``ctxrelay-install.json`` and one backup of the file as f
 beside it, and uninstall puts back the very bytes it found (or removes a file that was
 not there) when nothing else changed it since, and otherwise removes only our groups.
 
+``session_history``: install registers the core's MCP server (``ctxrelay gemini mcp``,
+:mod:`ctxrelay.hooks.history`) as ``mcpServers.ctxrelay`` of the same file, with
+``"trust": true``, the CLI's documented way (0.61.0, its MCP server guide) for a
+server the user installs to run its tools without a confirmation: a ``gemini -p`` run
+leaves a tool that would ask out of what the model is offered. The model sees it as
+``mcp_ctxrelay_session_history``; it only reads the chain's own sessions. Uninstall puts
+back what the key held.
+
 The CLI compresses a session at half its window by default, before the default slider;
 install moves that to ``GEMINI_COMPRESSION_THRESHOLD`` (``model.compressionThreshold``) so
 the handoff comes first and the CLI's compression stays as the hard limit.
@@ -23,6 +31,7 @@ asking (it prints a warning once and records them in ``trusted_hooks.json``).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +43,9 @@ from ctxrelay.gemini._state import gemini_dir
 from ctxrelay.gemini.setup import launcher, probe
 from ctxrelay.gemini.setup.launcher import is_ours
 from ctxrelay.gemini.setup.trust import folder_trust, trust_advice
+from ctxrelay.hooks.history import SERVER_NAME
 from ctxrelay.hooks.install.entries import command_hooks, runs_ours
-from ctxrelay.hooks.install.launch import choose_hook
+from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
 from ctxrelay.hooks.install.manifest import Manifest
 from ctxrelay.hooks.install.merge import Ours, Rule, Rules
 
@@ -47,6 +57,7 @@ __all__ = [
     "choose_command",
     "hooks_config",
     "install",
+    "mcp_server",
     "settings_path",
     "snippet",
     "uninstall",
@@ -63,8 +74,9 @@ EVENTS: Mapping[str, str | None] = {
 }
 """The events ctxrelay's hook answers on the Gemini CLI, with their matcher."""
 
-MERGE_RULES: Rules = {"hooks": Rule.LISTS, "model": Rule.KEYS}
-"""The hooks' groups appended; of ``model``, only ``compressionThreshold`` set."""
+MERGE_RULES: Rules = {"hooks": Rule.LISTS, "model": Rule.KEYS, "mcpServers": Rule.KEYS}
+"""The hooks' groups appended; of ``model``, only ``compressionThreshold`` set; of
+``mcpServers``, only ``ctxrelay``."""
 OURS: Ours = {"hooks": runs_ours(is_ours)}
 
 
@@ -85,13 +97,22 @@ def hooks_config(command: str) -> dict[str, list[dict[str, Any]]]:
     return config
 
 
-def snippet(command: str) -> dict[str, Any]:
-    """What install merges into ``settings.json``: the hooks, and the CLI's compression
-    moved from half the window to ``GEMINI_COMPRESSION_THRESHOLD``, above the slider, so
-    the handoff comes first (what the setting held is put back at uninstall)."""
+def mcp_server(ctxrelay: str) -> dict[str, Any]:
+    """The ``mcpServers`` entry of ``session_history`` (``ctxrelay``: the ctxrelay command
+    install runs): trusted, so no confirmation stops a ``gemini -p`` run."""
+    words = [*shlex.split(ctxrelay), "gemini", "mcp"]
+    return {"command": words[0], "args": words[1:], "trust": True}
+
+
+def snippet(command: str, ctxrelay: str) -> dict[str, Any]:
+    """What install merges into ``settings.json``: the hooks running ``command``, the
+    ``session_history`` server running ``ctxrelay``, and the CLI's compression moved from
+    half the window to ``GEMINI_COMPRESSION_THRESHOLD``, above the slider, so the handoff
+    comes first (what each setting held is put back at uninstall)."""
     return {
         "hooks": hooks_config(command),
         "model": {"compressionThreshold": GEMINI_COMPRESSION_THRESHOLD},
+        "mcpServers": {SERVER_NAME: mcp_server(ctxrelay)},
     }
 
 
@@ -126,14 +147,16 @@ class InstallResult:
 
 
 def install(scope: str, project: Path, command: str) -> InstallResult:
-    """Append ctxrelay's groups running ``command`` to the ``scope`` settings. A project
+    """Append ctxrelay's groups running ``command`` to the ``scope`` settings, with the
+    ``session_history`` server. A project
     the CLI does not trust is refused (a :class:`ConfigError`, nothing written)."""
     trust = folder_trust(project)
     if scope == "project" and trust != "trusted":
         raise ConfigError(trust_advice(project))
     path = settings_path(scope, project)
     manifest = Manifest.load(path.parent)
-    merged = manifest.merge_file(path, snippet(command), MERGE_RULES, ours=OURS, backup=True)
+    wanted = snippet(command, ctxrelay_command())
+    merged = manifest.merge_file(path, wanted, MERGE_RULES, ours=OURS, backup=True)
     manifest.data["command"] = command
     manifest.save()
     result = InstallResult(path, merged.changed, command=command, trust=trust)
