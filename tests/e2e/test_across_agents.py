@@ -141,19 +141,25 @@ def codex_outputs(body: Mapping[str, Any]) -> list[str]:
 
 
 def codex_route(body: Mapping[str, Any]) -> Step:
-    """Hop 1 (HOP1): say ALPHA, then write the handoff the slider asks for. Hop 3 (HOP3):
+    """Hop 1 (HOP1): work past the slider, write the handoff it asks for, say ALPHA. Hop 3 (HOP3):
     find session_history behind Codex's tool search, then search for what both earlier
     agents said."""
     seen = codex_texts(body)
     items = [x for x in body.get("input") or () if isinstance(x, dict)]
     if any("HOP1" in t for t in seen):
-        if seen and ASK in seen[-1]:
-            path = seen[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
+        # A long turn, as ``codex exec`` hands off: one command takes the context to the
+        # slider, the ask comes inside the turn (PostToolUse), the model writes the file
+        # and ends the turn with its answer (saying ALPHA).
+        calls = [json.dumps(x) for x in items if x.get("type") == "function_call"]
+        asks = [t for t in seen if ASK in t]
+        if any("printf" in c for c in calls):
+            return Step(text=ALPHA, input_tokens=TARGET + 200)
+        if asks:
+            path = asks[-1].split("exactly this path:\n\n    ", 1)[1].split("\n", 1)[0]
             write = f"printf %s {shlex.quote(HANDOFF)} > {shlex.quote(path)}"
             return Step(tool_calls=[ToolUse("exec_command", {"cmd": write})], input_tokens=TARGET)
-        if items and items[-1].get("type") == "function_call_output":
-            return Step(text="wrote the handoff file", input_tokens=TARGET)
-        return Step(text=ALPHA, input_tokens=TARGET)
+        work = ToolUse("exec_command", {"cmd": "echo working"})
+        return Step(tool_calls=[work], input_tokens=TARGET)
     found = [x for x in items if x.get("type") == "tool_search_output" and x.get("tools")]
     if not found:  # the server may still be starting: search again a moment later
         return Step(tool_calls=[ToolUse("tool_search", {"query": "session history"})], delay_s=1)
