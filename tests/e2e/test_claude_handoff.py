@@ -512,13 +512,14 @@ def test_the_usable_limit_is_the_one_of_the_window_claude_code_uses(
 def test_a_session_stopped_by_claude_codes_block_continues_after_clear(
     claude_env: tuple[Path, Path, dict[str, str]],
 ) -> None:
-    # Below the usable limit a Read's result jumps past the point where Claude Code stops
-    # sending (window - CLAUDE_CODE_BLOCK_RESERVE): no request, no hook, no handoff from
-    # the model. The /clear Claude Code asks for gets one ctxrelay wrote from the transcript.
+    # Below the usable limit, a pasted prompt jumps past the point where Claude Code stops
+    # sending (window - CLAUDE_CODE_BLOCK_RESERVE): no request, no tool call for ctxrelay
+    # to deny, no Stop hook, no handoff from the model. (A tool result can no longer make
+    # that jump: the Read guard keeps a Read within half the room left.) The /clear
+    # Claude Code asks for gets a handoff ctxrelay wrote from the transcript.
     _, project, env = claude_env
     below = WINDOW - OUTPUT_RESERVE - 1_000
-    notes = project / "notes.md"
-    notes.write_text("".join(f"note {i}: the parser keeps its old API\n" for i in range(1_600)))
+    paste = "".join(f"note {i}: the parser keeps its old API\n" for i in range(1_600))
     app = project / "app.py"
 
     def route(body: Mapping[str, Any]) -> Step:
@@ -528,21 +529,26 @@ def test_a_session_stopped_by_claude_codes_block_continues_after_clear(
         if step == 0:
             write = ToolUse("Write", {"file_path": str(app), "content": "print('v2')\n"})
             return Step(tool_calls=[write], **usage(100_000))
-        if step == 1:
-            return Step(tool_calls=[ToolUse("Read", {"file_path": str(notes)})], **usage(below))
-        return Step(text="kept going", **usage(below + 20_000))
+        return Step(text="Ported the first half.", **usage(below))
 
     with AnthropicServer(route) as server:
-        stopped = run_cli(
+        first = run_cli(
             env,
             project,
             server,
             *("-p", "TASK-BLOCK port the parser to v2", "--model", MODEL),
             *("--permission-mode", "bypassPermissions", "--output-format", "json"),
         )
+        session = json.loads(first.stdout)["session_id"]
+        stopped = run_cli(
+            env,
+            project,
+            server,
+            *("-p", f"Here are my notes:\n{paste}", "--resume", session, "--model", MODEL),
+            *("--permission-mode", "bypassPermissions", "--output-format", "json"),
+        )
         assert "Prompt is too long" in stopped.stdout, stopped.stdout[-2000:]
-        session = json.loads(stopped.stdout)["session_id"]
-        assert len([b for b in bodies(server) if "TASK-BLOCK" in json.dumps(b)]) == 2
+        assert not any("Here are my notes" in json.dumps(b) for b in bodies(server))
         assert not list(project.glob(".ctxrelay/handoff/handoff-*.md"))
         # The statusline on the refused session says what continues it, not a stale stage.
         (transcript,) = Path(env["HOME"]).glob(f".claude/projects/*/{session}.jsonl")

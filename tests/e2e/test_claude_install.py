@@ -66,18 +66,6 @@ def _headless(
     )
 
 
-def _sent_after_first_turn(server: AnthropicServer) -> str:
-    """What the main conversation sent after its first assistant turn (the tool result)."""
-    for request in server.requests_to("/v1/messages"):
-        body = request.body
-        if not isinstance(body, dict) or not body.get("tools"):
-            continue
-        messages = body.get("messages") or []
-        if any(m.get("role") == "assistant" for m in messages):
-            return json.dumps(messages[-1])
-    return ""
-
-
 def test_an_install_from_a_venv_not_on_path_runs_the_hooks_and_doctor_proves_it(
     bare_env: tuple[Path, Path, dict[str, str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -85,21 +73,26 @@ def test_an_install_from_a_venv_not_on_path_runs_the_hooks_and_doctor_proves_it(
     # This interpreter's venv is the one install runs from; PATH does not have it.
     assert not any(Path(p) == Path(sys.executable).parent for p in env["PATH"].split(os.pathsep))
     assert claude_main(["install", "--project-dir", str(project), "--json"]) == 0
-    (project / "big.txt").write_text("".join(f"{i}\n" for i in range(1, 1001)))
+    (project / "notes.md").write_text("".join(f"step {i}\n" for i in range(1, 201)))
+    read = ToolUse("Read", {"file_path": str(project / "notes.md")})
 
+    # The hooks run: a second whole Read of the unchanged file is denied (the re-read
+    # rule), which takes both the PostToolUse record of the first and the PreToolUse deny.
     def route(body: Mapping[str, Any]) -> Step:
-        if any(m.get("role") == "assistant" for m in body.get("messages") or []):
-            return Step(text="Main: done.")
         if not body.get("tools"):
             return Step(text="ok")  # the CLI's side requests
-        return Step(tool_calls=[ToolUse("Bash", {"command": "cat big.txt", "description": "show"})])
+        reads = json.dumps(body.get("messages") or []).count('"tool_result"')
+        return Step(text="Main: done.") if reads >= 2 else Step(tool_calls=[read])
 
     with AnthropicServer(route) as server:
-        run = _headless(env, project, server, "show me big.txt")
-        sent = _sent_after_first_turn(server)
+        run = _headless(env, project, server, "read notes.md twice")
+        sent = [
+            json.dumps((r.body.get("messages") or [])[-1])
+            for r in server.requests_to("/v1/messages")
+            if isinstance(r.body, dict) and r.body.get("tools")
+        ]
     assert run.returncode == 0, run.stderr[-2000:]
-    assert "ctxrelay guard" in sent, sent[:2000]
-    assert "Read" in sent
+    assert any("ctxrelay guard: you already read" in m for m in sent), sent[-1][:2000]
 
     capsys.readouterr()
     assert claude_main(["doctor", "--project-dir", str(project), "--runs", "1", "--json"]) == 0

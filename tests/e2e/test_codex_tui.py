@@ -1,5 +1,6 @@
 """``/clear`` in Codex's interactive UI continues from the handoff file: at the slider
-the ``Stop`` hook asks for the file and the model writes it in the same turn; after
+the ask reaches the model inside the turn (``PostToolUse``) and it writes the file in
+that turn; after
 ``/clear`` (a new thread, ``SessionStart`` source ``clear``) the first request carries
 the note that points at it. Driven in tmux, offline, without the app-server daemon."""
 
@@ -13,7 +14,7 @@ from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import OpenAIServer
 from tests.e2e._codex import codex_home, start_tui
 from tests.e2e._codex import input_texts as texts
-from tests.e2e.test_codex_handoff import HANDOFF, route
+from tests.e2e.test_codex_handoff import ANSWER, ASK, HANDOFF, route
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -48,15 +49,15 @@ def test_clear_continues_from_the_handoff_file(
         tui = start_tui(project, tmp_path / "tmux.sock")
         try:
             tui.type("BIG: a lot of work")
-            tui.wait(lambda: tui.shows("wrote the handoff file"), "the handoff to be written")
+            tui.wait(lambda: tui.shows(ANSWER), "the handoff to be written and the answer")
             tui.wait(lambda: tui.shows("Worked for"), "the end of the turn")  # /clear waits
             files = sorted(folder.glob("handoff-*.md"))
             assert [f.read_text() for f in files] == [HANDOFF]
-            assert tui.shows("Blocked by hook") or tui.shows("Hand off now")
+            # The ask reached the model inside the turn (PostToolUse), once.
+            asks = [t for r in server.requests_to("/v1/responses") for t in texts(r.body)]
+            assert len({t for t in asks if ASK in t}) == 1
             before = len(server.requests_to("/v1/responses"))
-            tui.command(
-                "/clear", lambda: not tui.shows("wrote the handoff file"), "the cleared screen"
-            )
+            tui.command("/clear", lambda: not tui.shows(ANSWER), "the cleared screen")
             tui.type("SMALL: carry on")
 
             def resumed() -> list[str]:

@@ -31,7 +31,11 @@ def test_the_ui_hands_off_by_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         _, project = gemini_home(tmp_path, server, monkeypatch)
         install_auto(project)
         env = [f"{k}={os.environ[k]}" for k in _ENV]
-        argv = ["env", *env, str(cli), "-m", MODEL, "--yolo"]
+        # The CLI starts no UI where `CI`, `CONTINUOUS_INTEGRATION` or any `CI_*` variable
+        # is set (its `is-in-ci` check), as in a CI run of this test: unset them.
+        ci = [n for n in os.environ if n in ("CI", "CONTINUOUS_INTEGRATION") or n.startswith("CI_")]
+        unset = [arg for name in ci for arg in ("-u", name)]
+        argv = ["env", *unset, *env, str(cli), "-m", MODEL, "--yolo"]
         tui = Tmux(argv, project, tmp_path / "tmux.sock")
         try:
             tui.wait(lambda: tui.shows("Type your message"), "the prompt", timeout=180)

@@ -353,13 +353,14 @@ def install_hooks(
     else:
         with _mode_kept(config_toml(home)):
             result.trust = trust(codex, home, project, path)
-    if not result.trust.ok:
-        problem = result.trust.problem or ""
-        if "trusted project" not in problem:
-            result.notes.append(trust_advice(path))
+    # A project Codex does not trust loads none of it: the install says so and leaves
+    # the user's config.toml as it was (no MCP server for hooks that cannot run).
+    refused = not result.trust.ok and "trusted project" in (result.trust.problem or "")
+    if not result.trust.ok and not refused:
+        result.notes.append(trust_advice(path))
     # After the trust records: Codex's own writes of config.toml come first, and the
     # block stays as appended, for uninstall to take out byte for byte.
-    added = mcp.register(config_toml(home), ctxrelay_command())
+    added = None if refused else mcp.register(config_toml(home), ctxrelay_command())
     if added is not None:
         manifest.data["mcp_block"] = added
         manifest.save()
