@@ -1,6 +1,7 @@
 """The pinned Gemini CLI runs offline against ``ctxrelay.testing``'s ``GeminiServer``:
 a headless ``gemini -p`` turn with a shell call, the usage it records in its session
-file, and the folder trust it applies before anything runs."""
+file, the CLI's own cut of a long shell output (what the guard's ``HostOutput`` says it
+does), and the folder trust it applies before anything runs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxrelay.budget.bounds import GEMINI_TOOL_OUTPUT_MAX_CHARS
+from ctxrelay.gemini.guard import host_output
 from ctxrelay.hooks.install.binary import cli_version
 from ctxrelay.testing import GeminiServer, Step, ToolUse
 from tests.e2e._gemini import MODEL, events, function_responses, gemini_home, run_gemini
@@ -56,6 +59,31 @@ def test_a_headless_turn_runs_offline_and_records_its_tokens(
         "total": 6_054,
     }
     assert tokens[-1]["input"] == 1_200
+
+
+def test_the_cli_cuts_a_long_shell_output_as_the_guard_assumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gemini_cli()
+    steps = [
+        Step(tool_calls=[ToolUse("run_shell_command", {"command": "cat big.txt"})]),
+        Step(tool_calls=[ToolUse("run_shell_command", {"command": "cat mid.txt"})]),
+        Step(text="Seen."),
+    ]
+    with GeminiServer(steps) as server:
+        _, project = gemini_home(tmp_path, server, monkeypatch)  # no ctxrelay installed
+        (project / "big.txt").write_text("".join(f"row {i:07d}\n" for i in range(10_000)))
+        (project / "mid.txt").write_text("".join(f"row {i:07d}\n" for i in range(3_000)))
+        events(run_gemini(project, "show me both"))
+        big, mid = (r["response"]["output"] for r in function_responses(server))
+    host = host_output()
+    assert "Showing first 8,000 and last 32,000 characters" in big
+    assert "row 0000000\n" in big and "row 0009999" in big  # the head and the tail
+    assert "row 0005000" not in big  # the middle cut out
+    assert GEMINI_TOOL_OUTPUT_MAX_CHARS < len(big) < host.delivered(120_000) + 1_000
+    # Under the cut the whole output reaches the model: 36,000 bytes of it.
+    assert "row 0001500\n" in mid and "too large" not in mid
+    assert host.delivered(36_000) == 36_000 <= len(mid)
 
 
 def test_an_untrusted_folder_stops_a_headless_run(

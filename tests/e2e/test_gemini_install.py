@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxrelay.budget.bounds import GEMINI_COMPRESSION_THRESHOLD
+from ctxrelay.budget.bounds import GEMINI_COMPRESSION_THRESHOLD, PRINT_PAGE_BYTES
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import GeminiServer, Step, ToolUse
 from tests.e2e._gemini import events, function_responses, gemini_home, run_gemini
@@ -60,7 +60,7 @@ def test_install_guard_doctor_uninstall(
     error = blocked["response"]["error"]
     assert error.startswith("Tool execution blocked: ctxrelay guard:")
     assert "first 8,000 and last 32,000 characters" in error
-    assert "read_file with start_line 1 and end_line 400" in error
+    assert f"head -c {PRINT_PAGE_BYTES} {project / 'big.txt'}" in error
     results = [e for e in out if e["type"] == "tool_result"]
     assert results[0]["status"] == "error"
     assert ctxrelay(["gemini", "uninstall", "--project-dir", str(project)]) == 0

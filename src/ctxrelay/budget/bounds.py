@@ -36,8 +36,7 @@ __all__ = [
     "DISABLE_AUTO_COMPACT",
     "FORK_MAX_TURNS",
     "GEMINI_COMPRESSION_THRESHOLD",
-    "GEMINI_PRINT_MAX_BYTES",
-    "GEMINI_PRINT_MAX_LINES",
+    "GEMINI_READ_FILE_MAX_LINES",
     "GEMINI_TOOL_OUTPUT_MAX_CHARS",
     "GREP_FILE_MAX_BYTES",
     "GREP_MAX_MATCHES",
@@ -167,12 +166,6 @@ GEMINI_TOOL_OUTPUT_MAX_CHARS: Final = 40_000
 a longer output reaches the model as its first 20% (8,000 characters) and its last 80%
 (32,000), the middle spilled to a file under ``~/.gemini/tmp``."""
 
-GEMINI_PRINT_MAX_BYTES: Final = GEMINI_TOOL_OUTPUT_MAX_CHARS - 1_000
-"""The largest file a Gemini shell command may print whole: one whose output (with the
-CLI's ``Output:`` wrapper) stays under the CLI's own cut, so the model never gets a file
-with its middle cut out. A larger one only by a line range of at most
-``GEMINI_PRINT_MAX_LINES`` lines."""
-
 GEMINI_COMPRESSION_THRESHOLD: Final = 0.9
 """The share of the window at which the Gemini CLI compresses once ctxrelay is installed
 (its ``model.compressionThreshold``, 0.5 by default): the CLI compresses before the next
@@ -180,10 +173,10 @@ request once the last prompt reached it, so at its default the handoff at the de
 slider (60%) would come after a compression. The handoff replaces it; the CLI's own
 compression stays as the hard limit."""
 
-GEMINI_PRINT_MAX_LINES: Final = 400
-"""The longest line range a Gemini shell command may print of a file over
-``GEMINI_PRINT_MAX_BYTES``: the page the deny reason offers (``read_file`` with
-``start_line``/``end_line``, or ``sed -n``)."""
+GEMINI_READ_FILE_MAX_LINES: Final = 2_000
+"""The most lines the Gemini CLI's ``read_file`` shows from its start line when the call
+gives no end, or one past it (``DEFAULT_MAX_LINES_TEXT_FILE``, 0.61.0): a read of a longer
+file shows those lines only."""
 
 DISABLE_AUTO_COMPACT: Final = 1
 """The settings snippet disables auto-compaction: the handoff replaces it. Not

@@ -32,7 +32,7 @@ from ctxrelay.budget.bounds import (
     PRINT_PAGE_BYTES,
 )
 from ctxrelay.codex._state import reads_dir
-from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, sized
+from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, shell_page, sized
 from ctxrelay.hooks.guard.prints import classify
 from ctxrelay.hooks.guard.reads import load_reads, save_reads
 from ctxrelay.hooks.state import is_plain
@@ -68,22 +68,8 @@ def printed_files(command: str, cwd: str | None) -> tuple[Sized, ...]:
     return sized(prints) if prints else ()
 
 
-def _page(p: Sized) -> str:
-    """A shell page of ``p`` in bytes: its end for a print of its end (``tail``), the same
-    line range cut to a page for ``sed -n 'A,Bp'``, else its start and how to go on."""
-    path = shlex.quote(p.path)
-    page = PRINT_PAGE_BYTES
-    r = p.range
-    if r is not None and r.first is not None and r.first < 0:
-        return f"tail -c {page} {path}"
-    if r is not None and r.unit == "line" and r.first is not None and r.first > 1:
-        end = "$" if r.last is None or r.last < 0 else str(r.last)
-        return f"sed -n '{r.first},{end}p' {path} | head -c {page}"
-    return f"head -c {page} {path} (the next page: tail -c +{page + 1} {path} | head -c {page})"
-
-
 def _big_reason(files: tuple[Sized, ...], total: int, host: HostOutput) -> str:
-    pages = "; ".join(dict.fromkeys(_page(p) for p in files if p.printed))
+    pages = "; ".join(dict.fromkeys(shell_page(p) for p in files if p.printed))
     first = next(p for p in files if p.printed)
     return (
         f"ctxrelay guard: this would print {total:,} bytes of files and you would get "

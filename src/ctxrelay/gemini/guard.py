@@ -1,21 +1,23 @@
 """The Gemini guard: the print and re-read guards on the Gemini CLI's shell tool
 (``run_shell_command``) and the re-read guard on its ``read_file``.
 
-The command is judged by the core's reading (:mod:`ctxrelay.hooks.guard.bounded`: which
-regular files it prints, whole or by which range). The bound is the CLI's own: it cuts a
-tool output over ``GEMINI_TOOL_OUTPUT_MAX_CHARS`` (40,000 characters) to its first 8,000
-and last 32,000 and spills the rest to a file, so a print of a file over
-``GEMINI_PRINT_MAX_BYTES`` whole, to its end, or by more than ``GEMINI_PRINT_MAX_LINES``
-lines would reach the model with its middle cut out. Such a print is denied before it
-runs, with the bounded alternative (``read_file`` with ``start_line``/``end_line``, or
-``sed -n``) in the reason.
+The command is judged by the core's reading (:func:`ctxrelay.hooks.guard.prints.classify`:
+which parts print which file and range, and :mod:`ctxrelay.hooks.guard.output`: how many
+bytes). The CLI hands the model a shell output of up to
+:data:`~ctxrelay.budget.bounds.GEMINI_TOOL_OUTPUT_MAX_CHARS` characters whole and keeps
+the first 8,000 and last 32,000 of a longer one (the rest spilled to a file):
+:func:`host_output`. So a print is denied only when the model would get more than
+:data:`~ctxrelay.budget.bounds.PRINT_BIG_BYTES` of it, and the reason offers a page
+counted in bytes (``head -c``) and ``grep``; a small bounded read always passes.
 
-A whole print (or a whole ``read_file``) of a file the session already read whole in its
-current window, unchanged since, is denied too (the re-read rule; the record is written
-once the read ran, at ``AfterTool``, and forgotten when the window ends: a clear or a
-compression). The CLI shows the model ``Tool execution blocked: <reason>``. What cannot
-be judged (a path the shell computes, a file that is not there, a command that does not
-parse) is allowed.
+A read of lines the session already read in its current window, from the file as it is
+now (same size and modification time), is denied too, by the shell or by ``read_file``
+alike: every read covers a span of lines (a whole print or ``read_file`` is the whole
+file, ``sed -n '5,9p'`` or ``start_line``/``end_line`` a range), and an earlier span
+that holds all of its lines makes it a re-read. The record is written once the read ran,
+at ``AfterTool``, and forgotten when the window ends (a clear or a compression). The CLI
+shows the model ``Tool execution blocked: <reason>``. What cannot be judged (a path the
+shell computes, a file that is not there, a command that does not parse) is allowed.
 """
 
 from __future__ import annotations
@@ -25,24 +27,33 @@ import shlex
 import stat
 import time
 from collections.abc import Mapping
+from typing import NamedTuple
 
-from ctxrelay.budget.bounds import GEMINI_PRINT_MAX_BYTES, GEMINI_PRINT_MAX_LINES
+from ctxrelay.budget.bounds import (
+    GEMINI_READ_FILE_MAX_LINES,
+    GEMINI_TOOL_OUTPUT_MAX_CHARS,
+    PRINT_PAGE_BYTES,
+)
 from ctxrelay.gemini._state import forget_reads, reads_dir
-from ctxrelay.hooks.guard._model import WHOLE_FILE
-from ctxrelay.hooks.guard.bounded import (
-    Printed,
-    kib,
-    printed_files,
-    remember_whole,
-    seen_whole,
-    too_big,
+from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, shell_page, sized
+from ctxrelay.hooks.guard.prints import classify
+from ctxrelay.hooks.guard.reads import (
+    Span,
+    holds,
+    load_reads,
+    save_reads,
+    span_key,
+    span_of,
+    span_words,
 )
 
 __all__ = [
     "READ_TOOL",
     "SHELL_TOOL",
+    "Read",
     "deny_reason",
     "forget_reads",
+    "host_output",
     "record_read",
     "tool_call",
 ]
@@ -51,33 +62,50 @@ SHELL_TOOL = "run_shell_command"
 READ_TOOL = "read_file"
 
 
-def _big_reason(p: Printed) -> str:
-    path = shlex.quote(p.path)
-    page = GEMINI_PRINT_MAX_LINES
-    return (
-        f"ctxrelay guard: {p.path} is {kib(p.size)} ({p.size:,} bytes), more than the "
-        f"{kib(GEMINI_PRINT_MAX_BYTES)} a command may print whole: the CLI would keep only "
-        "the first 8,000 and last 32,000 characters of its output and cut the middle out. "
-        f"Read at most {page} lines at a time (read_file with start_line 1 and end_line "
-        f"{page}, or sed -n '1,{page}p' {path}), count its lines with wc -l {path}, or "
-        f"search it with grep -n PATTERN {path}."
+def host_output() -> HostOutput:
+    """What the Gemini CLI 0.61 hands the model of a shell output: whole up to its cut,
+    then the cut's head and tail. The CLI counts characters; a file's bytes are as many
+    for ASCII text and more otherwise, so counting bytes never finds a flood that is not."""
+    cut = GEMINI_TOOL_OUTPUT_MAX_CHARS
+    label = (
+        f"the Gemini CLI hands you an output of up to {cut:,} characters whole, and of a "
+        "longer one only its first 8,000 and last 32,000 characters"
     )
+    return HostOutput(label, cut, cut)
 
 
-def _repeat_reason(path: str, read_at: int) -> str:
-    minutes = int(time.time() - read_at) // 60
-    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
-    stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
-    return (
-        f"ctxrelay guard: you already read {path} in full at {stamp} ({ago}), and it has "
-        "not changed since (same size and modification time): its content is still in your "
-        "context above. Look there, read a part of it (read_file with start_line and "
-        "end_line), or search it with grep -n PATTERN."
-    )
+class Read(NamedTuple):
+    """One file a tool call reads into the context, and which lines of it (``span``
+    ``None``: not known before it runs, or a byte range)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    span: Span | None
 
 
-def _read_file(tool_input: Mapping[str, object], cwd: str) -> tuple[Printed, ...]:
-    """A ``read_file`` call as a print: the file, whole unless a line range is given."""
+class Call(NamedTuple):
+    """A shell or ``read_file`` call: the files it reads, and for the shell their sizes."""
+
+    tool: str
+    reads: tuple[Read, ...]
+    printed: tuple[Sized, ...]
+
+
+def _span(p: Sized) -> Span | None:
+    """The lines a shell print shows of a file, when known before it runs."""
+    r = p.range
+    if r is None or r.unit != "line":
+        return None
+    first, last = r.first, r.last
+    if (first is not None and first < 1) or (last is not None and last < 1):
+        return None  # counted from the end: the lines depend on the file's length
+    return (first or 1, -1 if last is None else last)
+
+
+def _read_file(tool_input: Mapping[str, object], cwd: str) -> tuple[Read, ...]:
+    """A ``read_file`` call as a read: its ``start_line``/``end_line`` (1-based,
+    inclusive), or the CLI's own first :data:`GEMINI_READ_FILE_MAX_LINES` lines."""
     raw = tool_input.get("file_path")
     if not isinstance(raw, str) or not raw:
         return ()
@@ -88,15 +116,32 @@ def _read_file(tool_input: Mapping[str, object], cwd: str) -> tuple[Printed, ...
         return ()
     if not stat.S_ISREG(st.st_mode):
         return ()
-    ranged = tool_input.get("start_line") is not None or tool_input.get("end_line") is not None
-    return (
-        Printed(os.path.normpath(path), st.st_size, st.st_mtime_ns, None if ranged else WHOLE_FILE),
-    )
+    start, end = tool_input.get("start_line"), tool_input.get("end_line")
+    first = start if isinstance(start, int) and start >= 1 else 1
+    last = end if isinstance(end, int) and end >= first else None
+    # The CLI shows at most that many lines from the start: only a file that short is
+    # shown to its end by an open range.
+    limit = first + GEMINI_READ_FILE_MAX_LINES - 1
+    if last is None or last > limit:
+        last = -1 if _lines_at_most(path, limit) else limit
+    return (Read(os.path.normpath(path), st.st_size, st.st_mtime_ns, (first, last)),)
 
 
-def tool_call(payload: Mapping[str, object]) -> tuple[str, tuple[Printed, ...]] | None:
-    """The tool (shell or ``read_file``) of a payload and the files it prints; ``None``
-    for any other tool or a payload without what it needs."""
+def _lines_at_most(path: str, count: int) -> bool:
+    """Whether the file has at most ``count`` lines (read no further than that)."""
+    try:
+        with open(path, "rb") as handle:
+            for n, _ in enumerate(handle, start=1):
+                if n > count:
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def tool_call(payload: Mapping[str, object]) -> Call | None:
+    """The tool call (shell or ``read_file``) of a payload and the files it reads;
+    ``None`` for any other tool or a payload without what it needs."""
     name = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     cwd = payload.get("cwd")
@@ -108,10 +153,36 @@ def tool_call(payload: Mapping[str, object]) -> tuple[str, tuple[Printed, ...]] 
             return None
         folder = tool_input.get("dir_path")
         where = os.path.join(cwd, folder) if isinstance(folder, str) and folder else cwd
-        return name, printed_files(command, where)
+        prints = classify(command, where)
+        printed = sized(prints) if prints else ()
+        reads = tuple(Read(p.path, p.size, p.mtime_ns, _span(p)) for p in printed)
+        return Call(name, reads, printed)
     if name == READ_TOOL:
-        return name, _read_file(tool_input, cwd)
+        return Call(name, _read_file(tool_input, cwd), ())
     return None
+
+
+def _big_reason(files: tuple[Sized, ...], total: int, host: HostOutput) -> str:
+    pages = "; ".join(dict.fromkeys(shell_page(p) for p in files if p.printed))
+    first = next(p for p in files if p.printed)
+    return (
+        f"ctxrelay guard: this would print {total:,} bytes of files and you would get "
+        f"{host.delivered(total):,} of them ({host.label}). Print a page of at most "
+        f"{PRINT_PAGE_BYTES:,} bytes instead: {pages}; or search with grep -n PATTERN "
+        f"{shlex.quote(first.path)}."
+    )
+
+
+def _repeat_reason(path: str, span: Span, read_at: int) -> str:
+    minutes = int(time.time() - read_at) // 60
+    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
+    stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
+    return (
+        f"ctxrelay guard: you already read {path} {span_words(span)} at {stamp} ({ago}), "
+        "and it has not changed since (same size and modification time): those lines are "
+        "still in your context above. Look there, read other lines (read_file with "
+        "start_line and end_line), or search it with grep -n PATTERN."
+    )
 
 
 def _record(payload: Mapping[str, object]) -> str | None:
@@ -120,24 +191,60 @@ def _record(payload: Mapping[str, object]) -> str | None:
     return None if folder is None else os.path.join(folder, "main.json")
 
 
+def _entries(record: str) -> dict[str, list[int]]:
+    """The record's entries of this shape: ``"<path>\\n<first>:<last>": [size,
+    modification time, when read]``."""
+    return {
+        k: v
+        for k, v in load_reads(record).items()
+        if isinstance(v, list) and len(v) == 3 and all(isinstance(n, int) for n in v)
+    }
+
+
 def deny_reason(payload: Mapping[str, object]) -> str | None:
     """The reason to deny the payload's tool call, or ``None`` to allow it."""
     call = tool_call(payload)
-    if call is None or not call[1]:
+    if call is None or not call.reads:
         return None
-    name, files = call
-    if name == SHELL_TOOL:
-        big = [p for p in files if too_big(p, GEMINI_PRINT_MAX_BYTES, GEMINI_PRINT_MAX_LINES)]
-        if big:
-            return " ".join(dict.fromkeys(_big_reason(p) for p in big))
+    if call.tool == SHELL_TOOL:
+        host = host_output()
+        total = printed_bytes(call.printed)
+        if host.floods(total):
+            return _big_reason(call.printed, total, host)
     record = _record(payload)
-    seen = None if record is None else seen_whole(record, files)
-    return None if seen is None else _repeat_reason(*seen)
+    seen = {} if record is None else _entries(record)
+    for read in call.reads:
+        if read.span is None:
+            continue
+        for key, before in seen.items():
+            earlier = span_of(key, read.path)
+            if (
+                earlier is not None
+                and before[:2] == [read.size, read.mtime_ns]
+                and holds(earlier, read.span)
+            ):
+                return _repeat_reason(read.path, earlier, before[2])
+    return None
 
 
 def record_read(payload: Mapping[str, object]) -> None:
-    """After a shell command or ``read_file`` ran: remember each file it read whole."""
+    """After a shell command or ``read_file`` ran (its output reached the agent):
+    remember the lines it read of each file, newest last, for the re-read rule."""
     call = tool_call(payload)
     record = _record(payload)
-    if call is not None and record is not None:
-        remember_whole(record, call[1])
+    if call is None or record is None:
+        return
+    if all(r.span is None for r in call.reads):
+        return
+    seen = _entries(record)
+    now = int(time.time())
+    for read in call.reads:
+        if read.span is None:
+            continue
+        for key in [k for k, v in seen.items() if span_of(k, read.path) is not None]:
+            if seen[key][:2] != [read.size, read.mtime_ns]:
+                del seen[key]  # the file changed: what was read of it is stale
+        key = span_key(read.path, read.span)
+        seen.pop(key, None)
+        seen[key] = [read.size, read.mtime_ns, now]
+    save_reads(record, seen)

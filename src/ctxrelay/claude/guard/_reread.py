@@ -33,7 +33,15 @@ import time
 from collections.abc import Mapping
 
 from ctxrelay.claude._state import state_dir
-from ctxrelay.hooks.guard.reads import load_reads, save_reads
+from ctxrelay.hooks.guard.reads import (
+    Span,
+    holds,
+    load_reads,
+    save_reads,
+    span_key,
+    span_of,
+    span_words,
+)
 from ctxrelay.hooks.state import is_plain as _plain
 from ctxrelay.transcripts import read_result_since, subagent_transcript
 
@@ -70,25 +78,6 @@ def _when(read_at: int, now: float) -> str:
     return f"at {stamp} ({ago})"
 
 
-Span = tuple[int, int]
-"""The first line of a Read and its last (-1: to the end of the file)."""
-
-
-def _holds(outer: Span, inner: Span) -> bool:
-    return outer[0] <= inner[0] and (outer[1] == -1 or (inner[1] != -1 and inner[1] <= outer[1]))
-
-
-def _span_of(key: str, path: str) -> Span | None:
-    head, _, tail = key.rpartition("\n")
-    if head != path:
-        return None
-    first, _, last = tail.partition(":")
-    try:
-        return int(first), int(last)
-    except ValueError:
-        return None
-
-
 def check(
     payload: Mapping[str, object], path: str, size: int, mtime_ns: int, span: Span
 ) -> str | None:
@@ -103,19 +92,19 @@ def check(
     transcript = transcript_of(payload)
     now = time.time()
     for key, before in list(files.items()):
-        earlier = _span_of(key, path)
+        earlier = span_of(key, path)
         if earlier is None or not isinstance(before, list) or len(before) != 4:
             continue
         if before[:2] != [size, mtime_ns]:
             del files[key]  # the file changed: that read is stale
             continue
         if (
-            _holds(earlier, span)
+            holds(earlier, span)
             and transcript is not None
             and read_result_since(transcript, int(before[3]), path)
         ):
             return reason(path, earlier, int(before[2]), now)
-    key = f"{path}\n{span[0]}:{span[1]}"
+    key = span_key(path, span)
     files.pop(key, None)  # the newest read goes last
     files[key] = [size, mtime_ns, int(now), _size(transcript)]
     save_reads(record, files)
@@ -124,13 +113,7 @@ def check(
 
 def reason(path: str, span: Span, read_at: int, now: float) -> str:
     """What the agent is told."""
-    what = (
-        "in full"
-        if span == (1, -1)
-        else (
-            f"from line {span[0]} to the end" if span[1] == -1 else f"lines {span[0]} to {span[1]}"
-        )
-    )
+    what = span_words(span)
     return (
         f"ctxrelay guard: you already read {path} {what} {_when(read_at, now)}, and it has "
         "not changed since (same size and modification time): those lines are still in "

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import GEMINI_PRINT_MAX_BYTES
+from ctxrelay.budget.bounds import PRINT_BIG_BYTES
 from ctxrelay.hooks.install.probe import (
     Check,
     check_guard,
@@ -75,7 +75,7 @@ def check_hook(command: str, event: str = "BeforeTool", *, runs: int = 1) -> Che
             return check_quiet(
                 command, payload, cwd=root, env=state_env(root), kind=kind, runs=runs
             )
-    big = "".join(f"line {i:05d}\n" for i in range(GEMINI_PRINT_MAX_BYTES // 10 + 1))
+    big = "".join(f"line {i:05d}\n" for i in range(2 * PRINT_BIG_BYTES // 10))
     with scratch(big) as root:
         (root / "small.txt").write_text("hello\n")
         return check_guard(

@@ -14,17 +14,26 @@ from __future__ import annotations
 
 import glob
 import os
+import shlex
 import stat
 from typing import TYPE_CHECKING, NamedTuple
 
-from ctxrelay.budget.bounds import PRINT_BIG_BYTES
+from ctxrelay.budget.bounds import PRINT_BIG_BYTES, PRINT_PAGE_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from ctxrelay.hooks.guard._model import FilePrint, LineRange
 
-__all__ = ["COUNT_MAX_BYTES", "HostOutput", "Sized", "line_start", "printed_bytes", "sized"]
+__all__ = [
+    "COUNT_MAX_BYTES",
+    "HostOutput",
+    "Sized",
+    "line_start",
+    "printed_bytes",
+    "shell_page",
+    "sized",
+]
 
 COUNT_MAX_BYTES = 256 * 1024 * 1024
 """Files larger than this are not read to count lines: the hook must answer well within
@@ -175,3 +184,18 @@ def printed_bytes(files: tuple[Sized, ...]) -> int:
     """The bytes the prints put into the tool result, as far as they can be counted:
     a print whose bytes are unknown counts nothing (the guard never denies on a guess)."""
     return sum(f.printed or 0 for f in files)
+
+
+def shell_page(p: Sized) -> str:
+    """A shell page of ``p`` of at most :data:`PRINT_PAGE_BYTES` bytes, for a host whose
+    shell is how its agent reads a file: its end for a print of its end (``tail``), the
+    same line range cut to a page for ``sed -n 'A,Bp'``, else its start and how to go on."""
+    path = shlex.quote(p.path)
+    page = PRINT_PAGE_BYTES
+    r = p.range
+    if r is not None and r.first is not None and r.first < 0:
+        return f"tail -c {page} {path}"
+    if r is not None and r.unit == "line" and r.first is not None and r.first > 1:
+        end = "$" if r.last is None or r.last < 0 else str(r.last)
+        return f"sed -n '{r.first},{end}p' {path} | head -c {page}"
+    return f"head -c {page} {path} (the next page: tail -c +{page + 1} {path} | head -c {page})"
