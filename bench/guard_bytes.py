@@ -6,18 +6,22 @@ of realistic sizes, through each host's guard, in-process as the hook judges the
 - **without** the guard: what the host itself hands the model of the real output (run
   with bash here), given its own cap: Claude Code keeps an output up to its cap whole and
   a longer one as a 2 KB preview plus a saved file; Codex cuts in the middle, to 10,000
-  bytes for the gpt-5 family and 10,000 tokens for later models, behind a header;
+  bytes for the gpt-5 family and 10,000 tokens for later models, behind a header; the
+  Gemini CLI keeps an output of up to 40,000 characters whole and of a longer one the
+  first 8,000 and last 32,000;
 - **with** it: the same when allowed; when denied, the deny as the host shows it
   (``PreToolUse:Bash hook error: …`` in Claude Code, ``Command blocked by PreToolUse
-  hook: …`` in Codex) plus the alternative the reason offers, followed: the Read call's
+  hook: …`` in Codex, ``Tool execution blocked: …`` in the Gemini CLI) plus the alternative the reason offers, followed: the Read call's
   lines with the Read tool's line numbers, or the page command's output as the host
   hands it over.
 
 The Read cases (Claude Code only: Codex has no Read tool) add a 1 MB Read with
 ``allow_large`` at 20,000 tokens of a 200,000 window, and a second full Read of the same
-file. Target (``docs/guard.md``): with the guard never more on any single case, and less
-in total, per host. The host facts are ``ctxrelay.budget.bounds``' (measured on Claude
-Code 2.1.332 and Codex 0.171, ``docs/claude-code-facts.md``, ``docs/codex-facts.md``).
+file; the repeat cases print a file again, whole or a range already printed (Codex,
+the Gemini CLI). Target (``docs/guard.md``): with the guard never more on any single
+case, and less in total, per host. The host facts are ``ctxrelay.budget.bounds``'
+(measured on Claude Code 2.1.332, Codex 0.171 and the Gemini CLI 0.61.0,
+``docs/claude-code-facts.md``, ``docs/codex-facts.md``, ``docs/gemini-facts.md``).
 
     python bench/guard_bytes.py          # the table
     python bench/guard_bytes.py --json   # one JSON object
@@ -43,6 +47,7 @@ from ctxrelay.claude.guard import bash as claude_bash
 from ctxrelay.claude.guard import read as claude_read
 from ctxrelay.claude.guard._reads import READ_LINE_PREFIX
 from ctxrelay.codex import guard as codex_guard
+from ctxrelay.gemini import guard as gemini_guard
 from ctxrelay.hooks.guard.output import HostOutput
 
 CLAUDE_READ_MAX_BYTES = 256 * 1024
@@ -50,6 +55,12 @@ CLAUDE_READ_MAX_BYTES = 256 * 1024
 
 CLAUDE_DENY = "PreToolUse:Bash hook error: "
 CODEX_DENY = "Command blocked by PreToolUse hook: "
+GEMINI_DENY = "Tool execution blocked: "
+
+GEMINI_OUTPUT_HEADER_BYTES = 73
+"""What the Gemini CLI 0.61.0 puts around a shell command's output in the function
+response (``<untrusted_context>``, ``Output:``, the process group), measured on the real
+CLI; a cut output has its notice and the spill file's path besides (about 220 more)."""
 
 COMMANDS = (
     "cat src/app.py",
@@ -125,6 +136,23 @@ def _codex(model: str) -> Host:
 
     output = codex_guard.host_output(model)
     return Host(f"Codex, {model}", output, CODEX_OUTPUT_HEADER_BYTES, CODEX_DENY, judge)
+
+
+def _gemini_payload(command: str, cwd: str) -> dict[str, object]:
+    return {
+        "session_id": "bench-gemini",
+        "cwd": cwd,
+        "tool_name": gemini_guard.SHELL_TOOL,
+        "tool_input": {"command": command},
+    }
+
+
+def _gemini() -> Host:
+    def judge(command: str, cwd: str) -> str | None:
+        return gemini_guard.deny_reason(_gemini_payload(command, cwd))
+
+    output = gemini_guard.host_output()
+    return Host("Gemini CLI", output, GEMINI_OUTPUT_HEADER_BYTES, GEMINI_DENY, judge)
 
 
 @contextmanager
@@ -274,6 +302,22 @@ def codex_repeat(host: Host, cwd: Path) -> Iterator[tuple[str, int, int]]:
     yield "cat README.md again", without, without if reason is None else shown
 
 
+def gemini_repeat(host: Host, cwd: Path) -> Iterator[tuple[str, int, int]]:
+    """A small file printed whole, then again whole and by a range of it; a log's lines
+    printed, then a range inside them: each later print is a repeat."""
+    cases = (
+        ("cat README.md", "cat README.md", "cat README.md again"),
+        ("cat README.md", "sed -n '10,40p' README.md", "sed -n '10,40p' README.md after it"),
+        ("sed -n '100,400p' big.log", "sed -n '200,300p' big.log", "a range inside it again"),
+    )
+    for first, command, case in cases:
+        gemini_guard.record_read(_gemini_payload(first, str(cwd)))
+        without = host.header + host.output.delivered(_run(command, cwd))
+        reason = host.judge(command, str(cwd))
+        shown = without if reason is None else len((GEMINI_DENY + reason).encode())
+        yield case, without, shown
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], epilog="example: python bench/guard_bytes.py --json"
@@ -288,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     project = root / "project"
     project.mkdir()
     make_project(project)
-    hosts = [_claude(4_000), _claude(None), _codex("gpt-5"), _codex("gpt-5.5")]
+    hosts = [_claude(4_000), _claude(None), _codex("gpt-5"), _codex("gpt-5.5"), _gemini()]
     report: dict[str, object] = {}
     ok = True
     for host in hosts:
@@ -296,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         if host.deny_label == CLAUDE_DENY:
             cases += list(read_cases(project))
             shutil.rmtree(root / "state", ignore_errors=True)  # the next host reads afresh
+        elif host.deny_label == GEMINI_DENY:
+            cases += list(gemini_repeat(host, project))
         else:
             cases += list(codex_repeat(host, project))
         more = [c for c in cases if c[2] > c[1]]
