@@ -11,9 +11,9 @@ of realistic sizes, through each host's guard, in-process as the hook judges the
   first 8,000 and last 32,000;
 - **with** it: the same when allowed; when denied, the deny as the host shows it
   (``PreToolUse:Bash hook error: …`` in Claude Code, ``Command blocked by PreToolUse
-  hook: …`` in Codex, ``Tool execution blocked: …`` in the Gemini CLI) plus the alternative the reason offers, followed: the Read call's
-  lines with the Read tool's line numbers, or the page command's output as the host
-  hands it over.
+  hook: …`` in Codex, ``Tool execution blocked: …`` in the Gemini CLI) plus the
+  alternative the reason offers, followed: the Read call's lines with the Read tool's
+  line numbers, or the page command's output as the host hands it over.
 
 The Read cases (Claude Code only: Codex has no Read tool) add a 1 MB Read with
 ``allow_large`` at 20,000 tokens of a 200,000 window, and a second full Read of the same
