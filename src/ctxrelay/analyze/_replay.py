@@ -12,7 +12,10 @@ The model (every number is in :class:`Assumptions` and printed with the results)
   compactions kept) and where the context reaches ``compact_at`` (the recording's own
   point, else the current rule; or the next request would not fit): one summary request
   reads the whole conversation and writes ``summary_tokens``; the chain restarts at
-  ``base + summary + reload``.
+  ``base + summary + reload``. A host that compresses by a rule of its own
+  (``compact_share``, the Gemini CLI's) compresses once the context reaches that share
+  of the window and keeps the newest ``compact_keep`` of the conversation: the chain
+  restarts at ``base + summary + reload + kept``.
 * ``handoff:P``: ctxrelay's slider. Every request goes through the policy core
   (:func:`ctxrelay.budget.evaluate`) at dispatch; its advisories add ``advisory_tokens``.
   After the handoff request the agent works ``handoff_lag`` more requests, writes its
@@ -55,6 +58,8 @@ from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
     CLAUDE_CODE_COMPACT_BUFFER,
     CLAUDE_CODE_RESPONSE_RESERVE,
+    GEMINI_COMPRESSION_KEEP,
+    GEMINI_DEFAULT_COMPRESSION_THRESHOLD,
     LONG_CONTEXT_WINDOW,
     MAIN_OUTPUT_RESERVE,
     NOTES_MAX_BYTES,
@@ -72,6 +77,7 @@ __all__ = [
     "Chain",
     "ReplayResult",
     "SimRequest",
+    "gemini_compression",
     "measure_assumptions",
     "replay",
 ]
@@ -136,6 +142,12 @@ class Assumptions:
     recorded_compact_at: int | None = None
     """Where the recording's own auto-compactions fired (the smallest ``preTokens``):
     Claude Code's threshold for the version that wrote it."""
+    compact_share: float | None = None
+    """The share of the window at which the host compresses by its own rule (the Gemini
+    CLI: :data:`~ctxrelay.budget.bounds.GEMINI_DEFAULT_COMPRESSION_THRESHOLD`); ``None``:
+    Claude Code's rule."""
+    compact_keep: float = 0.0
+    """The newest share of the conversation (past the base) that rule keeps as it is."""
     measured: tuple[str, ...] = field(default=())
 
     @property
@@ -145,7 +157,10 @@ class Assumptions:
     @property
     def compact_at(self) -> int:
         """Claude Code's own auto-compaction point, whatever the handoff policy reserves:
-        the recording's, else the current version's rule."""
+        the recording's, else the current version's rule; a host with a rule of its own
+        compresses at its share of the window."""
+        if self.compact_share is not None:
+            return int(self.limit * self.compact_share)
         if self.recorded_compact_at is not None:
             return self.recorded_compact_at
         return self.limit - CLAUDE_CODE_RESPONSE_RESERVE - self.compact_buffer
@@ -199,7 +214,13 @@ class Assumptions:
             f"{self.compact_at:,} tokens ({src('compact_at')}), one summary request reads "
             f"the conversation (+{self.compact_prompt_tokens:,} of instructions) and writes "
             f"{self.summary_tokens:,} tokens ({src('summary_tokens')}); the chain restarts "
-            "at base + summary + reload.",
+            "at base + summary + reload"
+            + (
+                f" + the newest {self.compact_keep:.0%} of the conversation, kept (the "
+                f"host's own compression at {self.compact_share:.0%} of the window)."
+                if self.compact_share is not None
+                else "."
+            ),
             f"handoff:P: the policy core decides each dispatch (advisories "
             f"{self.advisory_tokens} tokens); {self.handoff_lag} more requests finish the "
             f"unit, one writes {self.notes_tokens:,} tokens of notes, one calls "
@@ -384,6 +405,23 @@ def measure_assumptions(
         prefix_measured=chain.counts[0].read if chain.counts else 0,
         recorded_compact_at=min(autos) if autos else None,
         measured=tuple(measured),
+    )
+
+
+def gemini_compression(a: Assumptions) -> Assumptions:
+    """``a`` with the Gemini CLI's own compression as the ``compact`` baseline: at
+    :data:`GEMINI_DEFAULT_COMPRESSION_THRESHOLD` of the window, keeping the newest
+    :data:`GEMINI_COMPRESSION_KEEP` of the conversation. The kept share is what the fresh
+    context reloads, so no reload is added, and no recorded point is taken as the rule (a
+    Gemini session file's history replacements are clears as well as compressions)."""
+    measured = tuple(m for m in a.measured if m not in ("reload_tokens", "compact_at"))
+    return replace(
+        a,
+        compact_share=GEMINI_DEFAULT_COMPRESSION_THRESHOLD,
+        compact_keep=GEMINI_COMPRESSION_KEEP,
+        reload_tokens=0,
+        recorded_compact_at=None,
+        measured=measured,
     )
 
 
@@ -913,8 +951,9 @@ def _replay_compact(
     compact_at = a.compact_at
     # A recorded preTokens counts what Claude Code measured when it fired, at least the
     # context of the request before: held to the context alone, the replay never fires
-    # before the recording did. Claude Code's own rule counts the output too.
-    with_output = a.recorded_compact_at is None
+    # before the recording did. Claude Code's own rule counts the output too; the Gemini
+    # CLI's counts the last prompt alone.
+    with_output = a.recorded_compact_at is None and a.compact_share is None
     # Where the recording compacted, manual or automatic: the replay compacts there too,
     # unless it compacted already since the recording's previous compaction. A masked
     # chain is smaller than the recording's: only the user's own compactions hold there.
@@ -957,7 +996,8 @@ def _replay_compact(
             )
             compactions += 1
             window += 1
-            start = a.base_tokens + a.summary_tokens + a.reload_tokens
+            kept = round(a.compact_keep * max(prev - a.base_tokens, 0))
+            start = a.base_tokens + a.summary_tokens + a.reload_tokens + kept
             tokens = max(start, start + growth[i])
             prev, cold, pending, since_point = None, True, 0, True
             if rereads is not None:

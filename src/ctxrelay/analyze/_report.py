@@ -40,6 +40,7 @@ from ctxrelay.analyze._replay import (
     Assumptions,
     Chain,
     ReplayResult,
+    gemini_compression,
     measure_assumptions,
     replay,
 )
@@ -630,6 +631,8 @@ def analyze_transcript(
     assumptions = measure_assumptions(
         transcript.responses, transcript.compactions, model=model, limit=limit, chain=chain
     )
+    if transcript.format == "gemini":
+        assumptions = gemini_compression(assumptions)
     if output_reserve is not None and 0 <= output_reserve < assumptions.limit:
         assumptions = replace(assumptions, output_reserve=output_reserve)
     if warm_prefix:

@@ -35,7 +35,9 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DISABLE_AUTO_COMPACT",
     "FORK_MAX_TURNS",
+    "GEMINI_COMPRESSION_KEEP",
     "GEMINI_COMPRESSION_THRESHOLD",
+    "GEMINI_DEFAULT_COMPRESSION_THRESHOLD",
     "GEMINI_READ_FILE_MAX_LINES",
     "GEMINI_TOOL_OUTPUT_MAX_CHARS",
     "GREP_FILE_MAX_BYTES",
@@ -165,6 +167,17 @@ GEMINI_TOOL_OUTPUT_MAX_CHARS: Final = 40_000
 """The Gemini CLI's own cut of a tool's output (``truncateToolOutputThreshold``, 0.61.0):
 a longer output reaches the model as its first 20% (8,000 characters) and its last 80%
 (32,000), the middle spilled to a file under ``~/.gemini/tmp``."""
+
+GEMINI_DEFAULT_COMPRESSION_THRESHOLD: Final = 0.5
+"""The share of the model's window at which the Gemini CLI 0.61.0 compresses on its own
+(``DEFAULT_COMPRESSION_THRESHOLD``, the ``model.compressionThreshold`` setting): before
+a request, once the last prompt reached it. ``ctxrelay analyze``'s ``compact`` baseline
+for a Gemini session."""
+
+GEMINI_COMPRESSION_KEEP: Final = 0.3
+"""The newest share of the conversation the Gemini CLI 0.61.0 keeps as it is when it
+compresses (``COMPRESSION_PRESERVE_THRESHOLD``, by characters, cut at a user turn); the
+older rest becomes one ``<state_snapshot>`` summary."""
 
 GEMINI_COMPRESSION_THRESHOLD: Final = 0.9
 """The share of the window at which the Gemini CLI compresses once ctxrelay is installed
