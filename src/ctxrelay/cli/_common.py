@@ -19,6 +19,8 @@ from ctxrelay.errors import CtxrelayError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ctxrelay.hooks.install.probe import Check
+
 _Main = TypeVar("_Main", bound=Callable[..., int])
 
 __all__ = [
@@ -33,6 +35,8 @@ __all__ = [
     "flag_requirement",
     "handle_errors",
     "numeral_pattern",
+    "print_doctor",
+    "print_install",
     "print_json",
     "scope_of",
     "scope_parser",
@@ -185,6 +189,48 @@ def handle_errors(
         return wrapper  # type: ignore[return-value]
 
     return decorate if func is None else decorate(func)
+
+
+def print_install(
+    written: Path,
+    verb: str,
+    *,
+    changed: bool,
+    command: str = "",
+    lines: Sequence[str] = (),
+    notes: Sequence[str] = (),
+) -> None:
+    """What a host's install or uninstall changed in ``written``, in sentences: the
+    change, the hook command, the host's own ``lines`` (its trust), then ``notes``."""
+    out = sys.stdout
+    if changed:
+        out.write(f"ctxrelay {verb} {written}\n")
+    else:
+        out.write(f"nothing to do: {written} is already as it should be\n")
+    if command:
+        out.write(f"hooks run: {command}\n")
+    for line in lines:
+        out.write(f"{line}\n")
+    for note in notes:
+        out.write(f"note: {note}\n")
+
+
+def print_doctor(
+    checks: Sequence[Check], problems: Sequence[str], lines: Sequence[str] = ()
+) -> None:
+    """The end of a host's doctor report, in sentences: each hook's check, the host's own
+    ``lines``, each problem, and whether everything works."""
+    out = sys.stdout
+    for check in checks:
+        works = "works" if check.ok else "DOES NOT WORK"
+        out.write(f"{check.kind}: {works}: {check.detail}.\n")
+    for line in lines:
+        out.write(f"{line}\n")
+    for problem in problems:
+        out.write(f"Problem: {problem}.\n")
+    out.write(
+        "Something is wrong: see the problems above.\n" if problems else "Everything works.\n"
+    )
 
 
 def print_json(value: Any) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ctxrelay.cli._common import handle_errors, print_json
+from ctxrelay.cli._common import handle_errors, print_doctor, print_json
 from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.codex.setup.binary import cli_path
 from ctxrelay.codex.setup.doctor import Report, doctor
@@ -38,17 +38,9 @@ def _show(report: Report) -> None:
         out.write(f"Codex {report.codex_version or '(version unknown)'} ({report.codex_cli}).\n")
     for found in report.installed:
         out.write(f"ctxrelay's hooks are in the {found.where} layer, {found.path}.\n")
-    for check in report.checks:
-        works = "works" if check.ok else "DOES NOT WORK"
-        out.write(f"{check.kind}: {works}: {check.detail}.\n")
-    for hook in report.trust:
-        out.write(f"{hook.event}: {hook.trust} ({hook.key}).\n")
-    for note in report.notes:
-        out.write(f"Note: {note}.\n")
-    for problem in report.problems:
-        out.write(f"Problem: {problem}.\n")
-    out.write(
-        "Everything works.\n" if report.ok else "Something is wrong: see the problems above.\n"
+    lines = [f"{hook.event}: {hook.trust} ({hook.key})." for hook in report.trust]
+    print_doctor(
+        report.checks, report.problems, lines + [f"Note: {note}." for note in report.notes]
     )
 
 

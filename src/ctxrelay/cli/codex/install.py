@@ -3,10 +3,9 @@ through Codex's app-server (what is written and how: :mod:`ctxrelay.codex.setup.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
-from ctxrelay.cli._common import add_hook_command, handle_errors, print_json
+from ctxrelay.cli._common import add_hook_command, handle_errors, print_install, print_json
 from ctxrelay.cli.codex._options import scope_of, scope_parser
 from ctxrelay.codex.setup.binary import cli_path
 from ctxrelay.codex.setup.install import InstallResult, choose_command, codex_home, install_hooks
@@ -40,20 +39,19 @@ def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
     if as_json:
         print_json(result.as_json())
         return
-    if result.changed:
-        sys.stdout.write(f"ctxrelay {verb} {result.hooks}\n")
-    else:
-        sys.stdout.write(f"nothing to do: {result.hooks} is already as it should be\n")
-    if result.command:
-        sys.stdout.write(f"hooks run: {result.command}\n")
     trust = result.trust
+    lines = []
     if trust is not None:
-        if trust.ok:
-            sys.stdout.write(f"Codex trusts all {len(trust.hooks)} of ctxrelay's hooks\n")
-        else:
-            sys.stdout.write(f"not trusted: {trust.problem}\n")
-    for note in result.notes:
-        sys.stdout.write(f"note: {note}\n")
+        ok = f"Codex trusts all {len(trust.hooks)} of ctxrelay's hooks"
+        lines.append(ok if trust.ok else f"not trusted: {trust.problem}")
+    print_install(
+        result.hooks,
+        verb,
+        changed=result.changed,
+        command=result.command,
+        lines=lines,
+        notes=result.notes,
+    )
 
 
 @handle_errors

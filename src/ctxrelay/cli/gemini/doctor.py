@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ctxrelay.cli._common import handle_errors, print_json
+from ctxrelay.cli._common import handle_errors, print_doctor, print_json
 from ctxrelay.cli.gemini._options import scope_of, scope_parser
 from ctxrelay.gemini.setup.binary import cli_path
 from ctxrelay.gemini.setup.doctor import Report, doctor
@@ -37,14 +37,7 @@ def _show(report: Report) -> None:
     out.write(f"This folder is {report.trust} in the Gemini CLI.\n")
     for found in report.installed:
         out.write(f"ctxrelay's hooks are in the {found.where} settings, {found.path}.\n")
-    for check in report.checks:
-        works = "works" if check.ok else "DOES NOT WORK"
-        out.write(f"{check.kind}: {works}: {check.detail}.\n")
-    for problem in report.problems:
-        out.write(f"Problem: {problem}.\n")
-    out.write(
-        "Everything works.\n" if report.ok else "Something is wrong: see the problems above.\n"
-    )
+    print_doctor(report.checks, report.problems)
 
 
 @handle_errors

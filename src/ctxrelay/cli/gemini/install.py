@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 
-from ctxrelay.cli._common import add_hook_command, handle_errors, print_json
+from ctxrelay.cli._common import add_hook_command, handle_errors, print_install, print_json
 from ctxrelay.cli.gemini._options import scope_of, scope_parser
 from ctxrelay.gemini.setup.install import InstallResult, choose_command, install
 
@@ -35,14 +34,9 @@ def print_result(result: InstallResult, verb: str, as_json: bool) -> None:
     if as_json:
         print_json(result.as_json())
         return
-    if result.changed:
-        sys.stdout.write(f"ctxrelay {verb} {result.settings}\n")
-    else:
-        sys.stdout.write(f"nothing to do: {result.settings} is already as it should be\n")
-    if result.command:
-        sys.stdout.write(f"hooks run: {result.command}\n")
-    for note in result.notes:
-        sys.stdout.write(f"note: {note}\n")
+    print_install(
+        result.settings, verb, changed=result.changed, command=result.command, notes=result.notes
+    )
 
 
 @handle_errors

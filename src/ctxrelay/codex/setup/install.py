@@ -38,7 +38,7 @@ from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.history import SERVER_NAME
 from ctxrelay.hooks.install.entries import command_hooks, hook_commands, runs_ours
 from ctxrelay.hooks.install.files import load_json
-from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
+from ctxrelay.hooks.install.launch import REINSTALL_GUARD, choose_hook, ctxrelay_command
 from ctxrelay.hooks.install.manifest import Manifest
 from ctxrelay.hooks.install.merge import Ours, Rule, Rules, merge
 
@@ -115,7 +115,7 @@ def choose_command(command: str | None = None) -> str:
         command,
         launcher.hook_candidates(),
         lambda candidate: probe.check_every_event(candidate, list(EVENTS)),
-        reinstall="pipx install '.[guard]' in a clone of its repository",
+        reinstall=REINSTALL_GUARD,
     )
 
 

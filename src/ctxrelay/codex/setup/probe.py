@@ -5,27 +5,19 @@ only way to see one fail.
 
 Codex starts a hook through the shell in the session's directory with one JSON payload
 on stdin, as every host does (:func:`ctxrelay.hooks.install.probe.run_as_host`). The
-``PreToolUse`` probe is the core's guard probe
-(:func:`ctxrelay.hooks.install.probe.check_guard`) with Codex's payloads, a file over
-Codex's print bound, and a small file that must pass; what is Codex's own here is its
-payload samples and the probe of its other events, which must answer nothing.
+``PreToolUse`` probe is the core's probe of a host whose shell is how it reads
+(:func:`ctxrelay.hooks.install.probe.check_hook`: a file over the print bound, and a
+small file that must pass; the other events must answer nothing); what is Codex's own
+here is its payload samples.
 """
 
 from __future__ import annotations
 
-import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import PRINT_BIG_BYTES
-from ctxrelay.hooks.install.probe import (
-    Check,
-    check_guard,
-    check_quiet,
-    scratch,
-    state_env,
-)
+from ctxrelay.hooks.install import probe
+from ctxrelay.hooks.install.probe import Check
 from ctxrelay.hooks.install.probe import check_every_event as every_event
 
 __all__ = ["PROBE_SESSION", "check_every_event", "check_hook", "sample_payload"]
@@ -64,27 +56,13 @@ def check_hook(command: str, event: str = "PreToolUse", *, runs: int = 1) -> Che
     probe (``cat`` of a file over the print bound and the command only the parser judges
     denied, a small file allowed, garbage failing open); the other events must answer
     nothing. ``ms`` is the median of ``runs`` runs of the main payload."""
-    kind = f"{event} hook"
-    if event != "PreToolUse":
-        with tempfile.TemporaryDirectory(prefix="ctxrelay-codex-probe-") as tmp:
-            root = Path(tmp)
-            payload = json.dumps(sample_payload(event, root))
-            return check_quiet(
-                command, payload, cwd=root, env=state_env(root), kind=kind, runs=runs
-            )
-    big = "".join(f"line {i:05d}\n" for i in range(2 * PRINT_BIG_BYTES // 10))
-    with scratch(big) as root:
-        (root / "small.txt").write_text("hello\n")
-        return check_guard(
-            command,
-            lambda bash: json.dumps(sample_payload(event, root, bash)),
-            cwd=root,
-            env=state_env(root),
-            kind=kind,
-            runs=runs,
-            allowed="cat small.txt",
-            quiet=True,
-        )
+    return probe.check_hook(
+        command,
+        event,
+        guard_event="PreToolUse",
+        sample_payload=sample_payload,
+        runs=runs,
+    )
 
 
 def check_every_event(command: str, events: list[str]) -> Check:

@@ -45,7 +45,7 @@ from ctxrelay.gemini.setup.launcher import is_ours
 from ctxrelay.gemini.setup.trust import folder_trust, trust_advice
 from ctxrelay.hooks.history import SERVER_NAME
 from ctxrelay.hooks.install.entries import command_hooks, runs_ours
-from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
+from ctxrelay.hooks.install.launch import REINSTALL_GUARD, choose_hook, ctxrelay_command
 from ctxrelay.hooks.install.manifest import Manifest
 from ctxrelay.hooks.install.merge import Ours, Rule, Rules
 
@@ -124,7 +124,7 @@ def choose_command(command: str | None = None) -> str:
         command,
         launcher.hook_candidates(),
         lambda candidate: probe.check_every_event(candidate, list(EVENTS)),
-        reinstall="pipx install '.[guard]' in a clone of its repository",
+        reinstall=REINSTALL_GUARD,
     )
 
 

@@ -4,26 +4,20 @@ each command it finds installed.
 
 The CLI starts a hook through the shell in the project with one JSON payload on stdin
 (:func:`ctxrelay.hooks.install.probe.run_as_host`). The ``BeforeTool`` probe is the
-core's guard probe with the CLI's payloads, its deny (``{"decision": "deny"}``), a file
-over the Gemini print bound, and a small file that must pass; the other events, in a
-fresh project with no session file, must answer nothing.
+core's probe of a host whose shell is how it reads
+(:func:`ctxrelay.hooks.install.probe.check_hook`) with the CLI's payloads and its deny
+(``{"decision": "deny"}``); the other events, in a fresh project with no session file,
+must answer nothing.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.bounds import PRINT_BIG_BYTES
-from ctxrelay.hooks.install.probe import (
-    Check,
-    check_guard,
-    check_quiet,
-    scratch,
-    state_env,
-)
+from ctxrelay.hooks.install import probe
+from ctxrelay.hooks.install.probe import Check
 from ctxrelay.hooks.install.probe import check_every_event as every_event
 
 __all__ = ["PROBE_SESSION", "check_every_event", "check_hook", "denied", "sample_payload"]
@@ -67,28 +61,14 @@ def denied(stdout: str) -> bool:
 def check_hook(command: str, event: str = "BeforeTool", *, runs: int = 1) -> Check:
     """Run ``command`` on a real payload of ``event``: for ``BeforeTool`` the guard's
     probe; the other events must answer nothing. ``ms``: the median of ``runs`` runs."""
-    kind = f"{event} hook"
-    if event != "BeforeTool":
-        with tempfile.TemporaryDirectory(prefix="ctxrelay-gemini-probe-") as tmp:
-            root = Path(tmp)
-            payload = json.dumps(sample_payload(event, root))
-            return check_quiet(
-                command, payload, cwd=root, env=state_env(root), kind=kind, runs=runs
-            )
-    big = "".join(f"line {i:05d}\n" for i in range(2 * PRINT_BIG_BYTES // 10))
-    with scratch(big) as root:
-        (root / "small.txt").write_text("hello\n")
-        return check_guard(
-            command,
-            lambda shell: json.dumps(sample_payload(event, root, shell)),
-            cwd=root,
-            env=state_env(root),
-            kind=kind,
-            runs=runs,
-            allowed="cat small.txt",
-            quiet=True,
-            denies=denied,
-        )
+    return probe.check_hook(
+        command,
+        event,
+        guard_event="BeforeTool",
+        sample_payload=sample_payload,
+        runs=runs,
+        denies=denied,
+    )
 
 
 def check_every_event(command: str, events: list[str]) -> Check:

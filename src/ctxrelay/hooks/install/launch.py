@@ -35,6 +35,7 @@ from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install.probe import NO_PARSER, Check
 
 __all__ = [
+    "REINSTALL_GUARD",
     "choose_hook",
     "console_script",
     "ctxrelay_command",
@@ -119,6 +120,11 @@ def older_layout_note(where: Path, install: str) -> str:
         f"the hooks in {where} were installed by an older ctxrelay (python -I -S -c, which "
         f"leaves site-packages and so the guard's parser out); '{install}' upgrades them"
     )
+
+
+REINSTALL_GUARD = "pipx install '.[guard]' in a clone of its repository"
+"""How to reinstall ctxrelay with the guard's parser, for a host with no extra of its own
+(Codex, the Gemini CLI)."""
 
 
 def choose_hook(

@@ -39,7 +39,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from ctxrelay.budget.bounds import HOOK_TIMEOUT_S
+from ctxrelay.budget.bounds import HOOK_TIMEOUT_S, PRINT_BIG_BYTES
 
 __all__ = [
     "NO_PARSER",
@@ -50,6 +50,7 @@ __all__ = [
     "baseline_ms",
     "check_every_event",
     "check_guard",
+    "check_hook",
     "check_quiet",
     "denied",
     "hook_interpreter",
@@ -333,6 +334,45 @@ def check_quiet(
         return Check(kind, command, False, "it does not fail open on malformed input")
     said = "it answers a real payload; bad input is ignored"
     return Check(kind, command, True, said, _median_ms(times))
+
+
+def check_hook(
+    command: str,
+    event: str,
+    *,
+    guard_event: str,
+    sample_payload: Callable[[str, Path, str], Mapping[str, Any]],
+    runs: int = 1,
+    denies: Callable[[str], bool] = denied,
+) -> Check:
+    """Run ``command`` on a real payload of ``event`` for a host whose shell is how its
+    agent reads (Codex, the Gemini CLI): for ``guard_event``, :func:`check_guard` in a
+    :func:`scratch` project with a file over any such host's print bound and a small file
+    that must pass; any other event, in a fresh project with no transcript, must answer
+    nothing (:func:`check_quiet`). ``sample_payload(event, root, shell_command)`` is the
+    host's payload; ``denies`` how it reads a deny. ``ms``: the median of ``runs`` runs."""
+    kind = f"{event} hook"
+    if event != guard_event:
+        with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
+            root = Path(tmp)
+            payload = json.dumps(sample_payload(event, root, "cat big.txt"))
+            return check_quiet(
+                command, payload, cwd=root, env=state_env(root), kind=kind, runs=runs
+            )
+    big = "".join(f"line {i:05d}\n" for i in range(2 * PRINT_BIG_BYTES // 10))
+    with scratch(big) as root:
+        (root / "small.txt").write_text("hello\n")
+        return check_guard(
+            command,
+            lambda shell: json.dumps(sample_payload(event, root, shell)),
+            cwd=root,
+            env=state_env(root),
+            kind=kind,
+            runs=runs,
+            allowed="cat small.txt",
+            quiet=True,
+            denies=denies,
+        )
 
 
 def check_every_event(
