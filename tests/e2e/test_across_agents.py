@@ -1,9 +1,10 @@
-"""One handoff chain across the real Claude Code and Codex CLIs, offline (each against
-its scripted server): ``ctxrelay handoff continue`` starts either agent on a handoff
-another person's session wrote, its start hook gives it the file, and its first
+"""One handoff chain across the real Claude Code, Codex and Gemini CLIs, offline (each
+against its scripted server): ``ctxrelay handoff continue`` starts either agent on a
+handoff another person's session wrote, its start hook gives it the file, and its first
 request or response uses it up, recorded with its agent; Codex -> Claude Code -> Codex,
 each continuing from the other's handoff and each ``session_history`` search finding
-what the earlier agents said, two hops back."""
+what the earlier agents said, two hops back; and a handoff a Gemini session wrote by
+itself, taken up in Codex."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import contextlib
 import json
 import os
 import shlex
+import subprocess
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,12 +25,15 @@ from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.hooks import chain, handoff
 from ctxrelay.hooks.state import owner
-from ctxrelay.testing import AnthropicServer, Fault, OpenAIServer, Step, ToolUse
+from ctxrelay.testing import AnthropicServer, Fault, GeminiServer, OpenAIServer, Step, ToolUse
 from ctxrelay.transcripts import injection_mark
 from tests.e2e._claude import bodies, claude_home, run_cli, skip_first_run_dialogs
 from tests.e2e._claude import texts as claude_texts
 from tests.e2e._codex import MODEL, codex_home, exec_codex, run_exec
 from tests.e2e._codex import input_texts as codex_texts
+from tests.e2e._gemini import HANDOFF as HANDOFF_BY_GEMINI
+from tests.e2e._gemini import gemini_home, handoff_router, install_auto, run_gemini
+from tests.e2e._gemini import texts as gemini_texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -99,6 +104,51 @@ def test_continue_in_claude_code_takes_another_persons_handoff_on_purpose(
         )
     assert handoff.consumed(project, path.name)
     assert used_by(project, path.name) == "claude"
+    capsys.readouterr()
+
+
+def test_a_handoff_a_gemini_session_wrote_is_taken_up_in_codex(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The Gemini session hands off by itself at the slider and writes the file; the
+    # fresh context's first request is refused, so the handoff stays unused.
+    old = [
+        Step(text="Step one of the port is done.", input_tokens=700_000),
+        Step(text="Wrote the handoff file.", input_tokens=706_000),
+    ]
+    gemini_route = handoff_router(old)
+
+    def refuse_the_fresh_context(body: Mapping[str, Any]) -> Step:
+        contents = body.get("contents") or []
+        if len(contents) == 1 and "Resume the work" in gemini_texts(contents[0]):
+            return Step(fault=Fault.http(400, "rejected"))
+        step: Step = gemini_route(body)
+        return step
+
+    with (
+        OpenAIServer(lambda body: Step(text="on it", input_tokens=2_000)) as oai,
+        GeminiServer(refuse_the_fresh_context) as gem,
+    ):
+        (tmp_path / "cx").mkdir()
+        codex_home(tmp_path / "cx", oai, monkeypatch)
+        _, project = gemini_home(tmp_path, gem, monkeypatch)  # one state dir for both
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+        install_auto(project)
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        run_gemini(project, "port the parser")
+        (path,) = handoff.list_handoffs(project)
+        assert path.read_text() == HANDOFF_BY_GEMINI
+        assert not handoff.consumed(project, path.name)
+        argv = ["handoff", "continue", "--in", "codex", "--print", "--project-dir", str(project)]
+        assert ctxrelay(argv) == 0
+        first = codex_texts(oai.requests_to("/v1/responses")[0].body)
+        note = [t for t in first if t.startswith(RESUME)]
+        assert len(note) == 1
+        assert str(path) in note[0]
+        assert "Gemini CLI" in note[0]
+        assert "Run the parser tests." in "\n".join(first)  # the file's content
+    assert handoff.consumed(project, path.name)
+    assert used_by(project, path.name) == "codex"
     capsys.readouterr()
 
 
