@@ -10,7 +10,9 @@ and a bare ``python -c pass``:
 
 The hook runs as the CLI starts it: ``sh -c`` the command ``ctxrelay gemini install``
 writes, the payload on stdin. Target: every hook <= 1.0x a bare Node start. Runs are
-interleaved round-robin so machine load hits every variant alike; medians.
+interleaved round-robin so machine load hits every variant alike; medians of the wall
+time, and of the CPU time each run used (which waiting for a core on a loaded machine
+does not inflate), with the load average.
 
     python bench/gemini_hooks.py [--runs N] [--json]
 """
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,10 +37,15 @@ from ctxrelay.gemini.setup.probe import sample_payload
 TARGET = 1.0
 
 
-def _timed(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> float:
+def _timed(argv: list[str], stdin: str, env: dict[str, str] | None = None) -> tuple[float, float]:
+    """The wall time of one run, and the CPU time (user and system) it used: on a loaded
+    machine the wall time includes waiting for a core, the CPU time does not."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(argv, input=stdin, capture_output=True, text=True, check=True, env=env)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def _session(path: Path, records: int) -> None:
@@ -76,36 +85,47 @@ def main(argv: list[str] | None = None) -> int:
             _session(Path(payload["transcript_path"]), 2_000)
             name = f"{event} ({shell})" if event.endswith("Tool") else event
             cases[name] = json.dumps(payload)
-        times: dict[str, list[float]] = {name: [] for name in cases}
-        base: dict[str, list[float]] = {"python -c pass": [], "node -e 0": []}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        base: dict[str, list[tuple[float, float]]] = {"python -c pass": [], "node -e 0": []}
         for _ in range(opts.runs):
             base["python -c pass"].append(_timed([sys.executable, "-c", "pass"], ""))
             if node is not None:
                 base["node -e 0"].append(_timed([node, "-e", "0"], ""))
             for name, stdin in cases.items():
                 times[name].append(_timed(["/bin/sh", "-c", command], stdin, env))
-    med = {k: statistics.median(v) * 1000 for k, v in {**base, **times}.items() if v}
-    node_ms = med.get("node -e 0")
+    every = {k: v for k, v in {**base, **times}.items() if v}
+    med = {k: statistics.median(w for w, _ in v) * 1000 for k, v in every.items()}
+    cpu = {k: statistics.median(c for _, c in v) * 1000 for k, v in every.items()}
+    node_ms, node_cpu = med.get("node -e 0"), cpu.get("node -e 0")
     x_node = {name: None if node_ms is None else round(med[name] / node_ms, 2) for name in times}
     rows = [
         {
             "case": name,
             "ms": round(med[name], 1),
+            "cpu_ms": round(cpu[name], 1),
             "x_python": round(med[name] / med["python -c pass"], 2),
             "x_node": x_node[name],
+            "x_node_cpu": None if not node_cpu else round(cpu[name] / node_cpu, 2),
         }
         for name in times
     ]
     ok = node_ms is None or all(x is not None and x <= TARGET for x in x_node.values())
+    load = round(os.getloadavg()[0], 1)
     if opts.json:
-        print(json.dumps({"rows": rows, "baselines_ms": med, "ok": ok}))
+        print(
+            json.dumps({"rows": rows, "baselines_ms": med, "cpu_ms": cpu, "load": load, "ok": ok})
+        )
     else:
         print(
-            f"node -e 0: {node_ms and round(node_ms, 1)} ms; python -c pass: "
-            f"{round(med['python -c pass'], 1)} ms"
+            f"load average {load}; node -e 0: {node_ms and round(node_ms, 1)} ms "
+            f"({node_cpu and round(node_cpu, 1)} ms CPU); python -c pass: "
+            f"{round(med['python -c pass'], 1)} ms ({round(cpu['python -c pass'], 1)} ms CPU)"
         )
         for r in rows:
-            print(f"{r['case']:<24} {r['ms']:>7} ms  {r['x_node']}x node  {r['x_python']}x python")
+            print(
+                f"{r['case']:<24} {r['ms']:>7} ms  {r['x_node']}x node  "
+                f"{r['x_python']}x python  CPU {r['cpu_ms']} ms, {r['x_node_cpu']}x node's"
+            )
         print("every hook within 1.0x a bare Node start" if ok else "OVER the 1.0x Node target")
     return 0 if ok else 1
 
