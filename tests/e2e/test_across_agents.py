@@ -107,6 +107,27 @@ def test_continue_in_claude_code_takes_another_persons_handoff_on_purpose(
     capsys.readouterr()
 
 
+def test_continue_in_gemini_takes_another_persons_handoff_on_purpose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with GeminiServer(lambda body: Step(text="on it", input_tokens=2_000)) as server:
+        _, project = gemini_home(tmp_path, server, monkeypatch)
+        monkeypatch.setenv("GEMINI_MODEL", "gemini-2.5-pro")  # no model router to script
+        assert ctxrelay(["gemini", "install", "--project-dir", str(project)]) == 0
+        path = written_by_someone_else(project, tmp_path, monkeypatch)
+        argv = ["handoff", "continue", "--in", "gemini", "--print", "--project-dir", str(project)]
+        assert ctxrelay(argv) == 0
+        first = server.model_requests()[0].body
+        sent = "\n".join(gemini_texts(c) for c in first["contents"])
+        assert RESUME in sent
+        assert str(path) in sent
+        assert "written by a Claude Code session (theirs-1)" in sent
+        assert "Run make test." in sent  # the file's content
+    assert handoff.consumed(project, path.name)
+    assert used_by(project, path.name) == "gemini"
+    capsys.readouterr()
+
+
 def test_a_handoff_a_gemini_session_wrote_is_taken_up_in_codex(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

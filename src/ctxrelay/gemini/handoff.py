@@ -90,7 +90,10 @@ def _resume(project: Path, path: Path) -> str | None:
     handoff = files.read_handoff(path)
     if handoff is None:
         return None
-    head = files.resume_text(path, next_step=handoff.next_step, project_dir=project, inline=True)
+    writer = files.writer_of(project, path.name)  # the agent and session that wrote it
+    head = files.resume_text(
+        path, next_step=handoff.next_step, project_dir=project, inline=True, writer=writer
+    )
     cut = "\n\n(The file is longer; read the rest of it.)" if handoff.truncated else ""
     return f"{head}\n\n{handoff.text}{cut}"
 
