@@ -21,7 +21,6 @@ the shell computes, a file that is not there, a command that does not parse) is 
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 import time
 from collections.abc import Mapping
@@ -29,12 +28,11 @@ from collections.abc import Mapping
 from ctxrelay.budget.bounds import (
     CODEX_BYTE_CUT_MODELS,
     CODEX_OUTPUT_CUT,
-    PRINT_PAGE_BYTES,
 )
 from ctxrelay.codex._state import reads_dir
-from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, shell_page, sized
+from ctxrelay.hooks.guard.output import HostOutput, Sized, page_reason, printed_bytes, sized
 from ctxrelay.hooks.guard.prints import classify
-from ctxrelay.hooks.guard.reads import load_reads, save_reads
+from ctxrelay.hooks.guard.reads import load_reads, read_when, save_reads
 from ctxrelay.hooks.state import is_plain
 from ctxrelay.transcripts import call_in_rollout
 
@@ -68,23 +66,9 @@ def printed_files(command: str, cwd: str | None) -> tuple[Sized, ...]:
     return sized(prints) if prints else ()
 
 
-def _big_reason(files: tuple[Sized, ...], total: int, host: HostOutput) -> str:
-    pages = "; ".join(dict.fromkeys(shell_page(p) for p in files if p.printed))
-    first = next(p for p in files if p.printed)
-    return (
-        f"ctxrelay guard: this would print {total:,} bytes of files and you would get "
-        f"{host.delivered(total):,} of them ({host.label}). Print a page of at most "
-        f"{PRINT_PAGE_BYTES:,} bytes instead: {pages}; or search with rg -n PATTERN "
-        f"{shlex.quote(first.path)}"
-    )
-
-
 def _repeat_reason(path: str, read_at: int) -> str:
-    minutes = int(time.time() - read_at) // 60
-    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
-    stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
     return (
-        f"ctxrelay guard: you already printed {path} in full at {stamp} ({ago}), and it has "
+        f"ctxrelay guard: you already printed {path} in full {read_when(read_at)}, and it has "
         "not changed since (same size and modification time): its content is still in your "
         "context above. Look there, or search it with rg -n PATTERN"
     )
@@ -102,7 +86,7 @@ def deny_reason(command: str, cwd: str | None, payload: Mapping[str, object]) ->
     host = host_output(payload.get("model"))
     total = printed_bytes(files)
     if host.floods(total):
-        return _big_reason(files, total, host)
+        return page_reason(files, total, host, "rg")
     record = reads_path(payload)
     rollout = payload.get("transcript_path")
     if record is None or not isinstance(rollout, str):

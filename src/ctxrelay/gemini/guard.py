@@ -23,7 +23,6 @@ shell computes, a file that is not there, a command that does not parse) is allo
 from __future__ import annotations
 
 import os
-import shlex
 import stat
 import time
 from collections.abc import Mapping
@@ -32,15 +31,15 @@ from typing import NamedTuple
 from ctxrelay.budget.bounds import (
     GEMINI_READ_FILE_MAX_LINES,
     GEMINI_TOOL_OUTPUT_MAX_CHARS,
-    PRINT_PAGE_BYTES,
 )
 from ctxrelay.gemini._state import forget_reads, reads_dir
-from ctxrelay.hooks.guard.output import HostOutput, Sized, printed_bytes, shell_page, sized
+from ctxrelay.hooks.guard.output import HostOutput, Sized, page_reason, printed_bytes, sized
 from ctxrelay.hooks.guard.prints import classify
 from ctxrelay.hooks.guard.reads import (
     Span,
     holds,
     load_reads,
+    read_when,
     save_reads,
     span_key,
     span_of,
@@ -162,23 +161,9 @@ def tool_call(payload: Mapping[str, object]) -> Call | None:
     return None
 
 
-def _big_reason(files: tuple[Sized, ...], total: int, host: HostOutput) -> str:
-    pages = "; ".join(dict.fromkeys(shell_page(p) for p in files if p.printed))
-    first = next(p for p in files if p.printed)
-    return (
-        f"ctxrelay guard: this would print {total:,} bytes of files and you would get "
-        f"{host.delivered(total):,} of them ({host.label}). Print a page of at most "
-        f"{PRINT_PAGE_BYTES:,} bytes instead: {pages}; or search with grep -n PATTERN "
-        f"{shlex.quote(first.path)}."
-    )
-
-
 def _repeat_reason(path: str, span: Span, read_at: int) -> str:
-    minutes = int(time.time() - read_at) // 60
-    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
-    stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
     return (
-        f"ctxrelay guard: you already read {path} {span_words(span)} at {stamp} ({ago}), "
+        f"ctxrelay guard: you already read {path} {span_words(span)} {read_when(read_at)}, "
         "and it has not changed since (same size and modification time): those lines are "
         "still in your context above. Look there, read other lines (read_file with "
         "start_line and end_line), or search it with grep -n PATTERN."
@@ -210,7 +195,7 @@ def deny_reason(payload: Mapping[str, object]) -> str | None:
         host = host_output()
         total = printed_bytes(call.printed)
         if host.floods(total):
-            return _big_reason(call.printed, total, host)
+            return page_reason(call.printed, total, host, "grep") + "."
     record = _record(payload)
     seen = {} if record is None else _entries(record)
     for read in call.reads:

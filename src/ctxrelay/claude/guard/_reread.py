@@ -37,6 +37,7 @@ from ctxrelay.hooks.guard.reads import (
     Span,
     holds,
     load_reads,
+    read_when,
     save_reads,
     span_key,
     span_of,
@@ -69,13 +70,6 @@ def _size(path: str | None) -> int:
         return os.stat(path).st_size if path else 0
     except OSError:
         return 0
-
-
-def _when(read_at: int, now: float) -> str:
-    minutes = int(now - read_at) // 60
-    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
-    stamp = time.strftime("%H:%M:%S UTC", time.gmtime(read_at))
-    return f"at {stamp} ({ago})"
 
 
 def check(
@@ -115,7 +109,7 @@ def reason(path: str, span: Span, read_at: int, now: float) -> str:
     """What the agent is told."""
     what = span_words(span)
     return (
-        f"ctxrelay guard: you already read {path} {what} {_when(read_at, now)}, and it has "
+        f"ctxrelay guard: you already read {path} {what} {read_when(read_at, now)}, and it has "
         "not changed since (same size and modification time): those lines are still in "
         "your context above. Look there, read other lines with offset and limit, or "
         "search the file with Grep."

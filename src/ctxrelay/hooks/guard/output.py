@@ -2,10 +2,11 @@
 the model of such an output, and the page a guard offers instead.
 
 Every host cuts a long tool output on its own (Claude Code to a preview plus a saved
-file, Codex in the middle), so a print is worth denying only when the host would hand
-the model more of it than the guard's answer costs: :meth:`HostOutput.floods`. The
-answer then offers a page of at most :data:`ctxrelay.budget.bounds.PRINT_PAGE_BYTES`
-bytes, counted in bytes (a minified file's one line can be 300 KB). Touches the file
+file, Codex in the middle, the Gemini CLI to its head and tail), so a print is worth
+denying only when the host would hand the model more of it than the guard's answer
+costs: :meth:`HostOutput.floods`. The answer then offers a page of at most
+:data:`ctxrelay.budget.bounds.PRINT_PAGE_BYTES` bytes, counted in bytes (a minified
+file's one line can be 300 KB). Touches the file
 system (sizes, and the lines of a ranged print), so it runs only for a command that
 prints a file. Rules and measurements: ``docs/guard.md``.
 """
@@ -30,6 +31,7 @@ __all__ = [
     "HostOutput",
     "Sized",
     "line_start",
+    "page_reason",
     "printed_bytes",
     "shell_page",
     "sized",
@@ -199,3 +201,17 @@ def shell_page(p: Sized) -> str:
         end = "$" if r.last is None or r.last < 0 else str(r.last)
         return f"sed -n '{r.first},{end}p' {path} | head -c {page}"
     return f"head -c {page} {path} (the next page: tail -c +{page + 1} {path} | head -c {page})"
+
+
+def page_reason(files: tuple[Sized, ...], total: int, host: HostOutput, search: str) -> str:
+    """Why a shell print of ``total`` bytes of ``files`` is denied, and a
+    :func:`shell_page` of each instead, or a search (``search``: the host's grep, ``rg``
+    or ``grep``); without a final period (a host adds its own ending)."""
+    pages = "; ".join(dict.fromkeys(shell_page(p) for p in files if p.printed))
+    first = next(p for p in files if p.printed)
+    return (
+        f"ctxrelay guard: this would print {total:,} bytes of files and you would get "
+        f"{host.delivered(total):,} of them ({host.label}). Print a page of at most "
+        f"{PRINT_PAGE_BYTES:,} bytes instead: {pages}; or search with {search} -n PATTERN "
+        f"{shlex.quote(first.path)}"
+    )

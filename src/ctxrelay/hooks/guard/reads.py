@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 __all__ = [
     "READS_KEPT",
     "Span",
     "holds",
     "load_reads",
+    "read_when",
     "save_reads",
     "span_key",
     "span_of",
@@ -60,6 +62,13 @@ def span_words(span: Span) -> str:
     if span[1] == -1:
         return f"from line {span[0]} to the end"
     return f"lines {span[0]} to {span[1]}"
+
+
+def read_when(read_at: int, now: float | None = None) -> str:
+    """When a read was, as the agent is told it: ``at 10:02:03 UTC (4 min ago)``."""
+    minutes = int((time.time() if now is None else now) - read_at) // 60
+    ago = "less than a minute ago" if minutes < 1 else f"{minutes} min ago"
+    return f"at {time.strftime('%H:%M:%S UTC', time.gmtime(read_at))} ({ago})"
 
 
 def load_reads(path: str) -> dict[str, list[int]]:
