@@ -13,13 +13,12 @@ from typing import Any
 import pytest
 
 from ctxrelay.budget.bounds import (
-    GEMINI_READ_FILE_MAX_LINES,
     GEMINI_TOOL_OUTPUT_MAX_CHARS,
     PRINT_BIG_BYTES,
     PRINT_PAGE_BYTES,
 )
 from ctxrelay.gemini import hook
-from ctxrelay.gemini.guard import forget_reads, host_output
+from ctxrelay.gemini.guard import READ_FILE_MAX_LINES, forget_reads, host_output
 from tests.gemini._session import SESSION
 
 
@@ -137,7 +136,7 @@ def test_a_range_already_read_is_denied_and_another_passes(project: Path) -> Non
 def test_an_open_read_file_covers_what_the_cli_shows(project: Path) -> None:
     # big.txt has 30,000 lines: read_file without an end shows the CLI's first lines only.
     assert answer("AfterTool", project, "read_file", {"file_path": "big.txt"}) is None
-    last = GEMINI_READ_FILE_MAX_LINES
+    last = READ_FILE_MAX_LINES
     assert shell(project, f"sed -n '{last - 50},{last}p' big.txt")["decision"] == "deny"
     assert shell(project, f"sed -n '{last - 50},{last + 50}p' big.txt") is None
 

@@ -38,7 +38,6 @@ __all__ = [
     "GEMINI_COMPRESSION_KEEP",
     "GEMINI_COMPRESSION_THRESHOLD",
     "GEMINI_DEFAULT_COMPRESSION_THRESHOLD",
-    "GEMINI_READ_FILE_MAX_LINES",
     "GEMINI_TOOL_OUTPUT_MAX_CHARS",
     "GREP_FILE_MAX_BYTES",
     "GREP_MAX_MATCHES",
@@ -185,11 +184,6 @@ GEMINI_COMPRESSION_THRESHOLD: Final = 0.9
 request once the last prompt reached it, so at its default the handoff at the default
 slider (60%) would come after a compression. The handoff replaces it; the CLI's own
 compression stays as the hard limit."""
-
-GEMINI_READ_FILE_MAX_LINES: Final = 2_000
-"""The most lines the Gemini CLI's ``read_file`` shows from its start line when the call
-gives no end, or one past it (``DEFAULT_MAX_LINES_TEXT_FILE``, 0.61.0): a read of a longer
-file shows those lines only."""
 
 DISABLE_AUTO_COMPACT: Final = 1
 """The settings snippet disables auto-compaction: the handoff replaces it. Not

@@ -28,10 +28,7 @@ import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ctxrelay.budget.bounds import (
-    GEMINI_READ_FILE_MAX_LINES,
-    GEMINI_TOOL_OUTPUT_MAX_CHARS,
-)
+from ctxrelay.budget.bounds import GEMINI_TOOL_OUTPUT_MAX_CHARS
 from ctxrelay.gemini._state import forget_reads, reads_dir
 from ctxrelay.hooks.guard.output import HostOutput, Sized, page_reason, printed_bytes, sized
 from ctxrelay.hooks.guard.prints import classify
@@ -47,6 +44,7 @@ from ctxrelay.hooks.guard.reads import (
 )
 
 __all__ = [
+    "READ_FILE_MAX_LINES",
     "READ_TOOL",
     "SHELL_TOOL",
     "Read",
@@ -59,6 +57,11 @@ __all__ = [
 
 SHELL_TOOL = "run_shell_command"
 READ_TOOL = "read_file"
+
+READ_FILE_MAX_LINES = 2_000
+"""The most lines the CLI's ``read_file`` shows from its start line when the call gives
+no end, or one past it (``DEFAULT_MAX_LINES_TEXT_FILE``, 0.61.0): a read of a longer
+file shows those lines only. A fact of this tool alone, so it lives with its guard."""
 
 
 def host_output() -> HostOutput:
@@ -104,7 +107,7 @@ def _span(p: Sized) -> Span | None:
 
 def _read_file(tool_input: Mapping[str, object], cwd: str) -> tuple[Read, ...]:
     """A ``read_file`` call as a read: its ``start_line``/``end_line`` (1-based,
-    inclusive), or the CLI's own first :data:`GEMINI_READ_FILE_MAX_LINES` lines."""
+    inclusive), or the CLI's own first :data:`READ_FILE_MAX_LINES` lines."""
     raw = tool_input.get("file_path")
     if not isinstance(raw, str) or not raw:
         return ()
@@ -120,7 +123,7 @@ def _read_file(tool_input: Mapping[str, object], cwd: str) -> tuple[Read, ...]:
     last = end if isinstance(end, int) and end >= first else None
     # The CLI shows at most that many lines from the start: only a file that short is
     # shown to its end by an open range.
-    limit = first + GEMINI_READ_FILE_MAX_LINES - 1
+    limit = first + READ_FILE_MAX_LINES - 1
     if last is None or last > limit:
         last = -1 if _lines_at_most(path, limit) else limit
     return (Read(os.path.normpath(path), st.st_size, st.st_mtime_ns, (first, last)),)
