@@ -100,6 +100,8 @@ def test_doctor_reports_each_hooks_trust_and_fails_on_an_untrusted_one(
         assert code == 1
         assert ("preToolUse", "modified") in [(h["event"], h["trust"]) for h in report["trust"]]
         assert any("/hooks" in p and str(hooks) in p for p in report["problems"])
+        # The fix names the user's layer (without --user it would install a second copy).
+        assert any("'ctxrelay codex install --user'" in p for p in report["problems"])
         # Install again: trusted again.
         assert ctxrelay(["codex", "install", "--user"]) == 0
         assert ctxrelay(["codex", "doctor"]) == 0

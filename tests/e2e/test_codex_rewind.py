@@ -15,9 +15,8 @@ import pytest
 
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import OpenAIServer, Step, ToolUse
-from tests.e2e._codex import codex_home, start_tui, tool_outputs
 from tests.e2e._codex import input_texts as texts
-from tests.e2e.test_codex_tui import SEEN_DIALOGS
+from tests.e2e._codex import start_tui, tool_outputs, tui_home
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -55,9 +54,7 @@ def test_a_rewind_forgets_the_print_it_removed_and_keeps_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer(route) as server:
-        home, project = codex_home(tmp_path, server, monkeypatch)
-        with (home / "config.toml").open("a", encoding="utf-8") as config:
-            config.write(SEEN_DIALOGS.format(project=project))
+        home, project = tui_home(tmp_path, server, monkeypatch)
         (project / "keep.txt").write_text(KEEP, encoding="utf-8")
         (project / "notes.txt").write_text(NOTES, encoding="utf-8")
         assert ctxrelay(["codex", "install", "--user"]) == 0

@@ -108,6 +108,8 @@ def _days(day: str) -> Iterator[str]:
     """``day``, then the other day folders of its ``sessions`` tree, the newest first."""
     yield day
     root = os.path.dirname(os.path.dirname(os.path.dirname(day)))
+    if os.path.basename(root) != "sessions":
+        return  # not Codex's layout: nothing else to look through
     try:
         for year in _newest_first(root):
             for month in _newest_first(year):

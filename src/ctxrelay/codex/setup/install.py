@@ -330,15 +330,31 @@ def stale_trust_edits(
     return edits
 
 
+def _readable(path: Path) -> bool:
+    """Whether ``path`` is a hooks file Codex can read (absent counts: it holds no hook).
+    One it cannot read lists no hook, yet its hooks are there: their records stay."""
+    try:
+        load_json(path)
+    except ConfigError:
+        return False
+    return True
+
+
 def _settle(server: AppServer, project: Path, home: Path) -> bool:
     """Leave the trust records of both layer files exactly for their hooks (the
-    project's only where Codex loads it: an untrusted project's hooks are not listed)."""
-    listing = server.hooks(project).hooks
+    project's only where Codex loads it: an untrusted project's hooks are not listed;
+    a file Codex cannot read keeps its records); whether anything was written."""
+    listing = server.hooks(project)
     records = _records(server, project)
     paths = [hooks_path("user", project, home)]
     if project_trusted(server.config(project), project):
         paths.append(hooks_path("project", project, home))
-    edits = [edit for path in paths for edit in stale_trust_edits(listing, records, path)]
+    edits = [
+        edit
+        for path in paths
+        if _readable(path) and not any(str(path) in e for e in listing.errors)
+        for edit in stale_trust_edits(listing.hooks, records, path)
+    ]
     if edits:
         server.write(edits)
     return bool(edits)
