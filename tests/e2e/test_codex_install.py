@@ -330,3 +330,25 @@ def test_hooks_in_config_toml_are_said_once_and_a_clean_install_stays_quiet(
             'when one layer also has hooks.json ("loading hooks from both"): move those '
             f"tables into {home / 'hooks.json'} as JSON (the same format)"
         ]
+
+
+def test_a_user_install_after_a_project_install_leaves_no_stale_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        with (home / "config.toml").open("a", encoding="utf-8") as config:
+            config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        monkeypatch.chdir(project)
+        assert json_of(capsys, "codex", "install", "--json")[0] == 0
+        layer = project / ".codex" / "hooks.json"
+        # The user moves to their own layer: the project's file goes by hand (a clean
+        # checkout), then install --user.
+        layer.unlink()
+        assert json_of(capsys, "codex", "install", "--user", "--json")[0] == 0
+        with AppServer(codex_cli(), codex_env(home), cwd=project) as server_:
+            listed = {h.key for h in server_.hooks(project).hooks}
+            hooks = server_.user_config(project).get("hooks") or {}
+        records = set(hooks.get("state") or {}) if isinstance(hooks, dict) else set()
+        assert records == listed  # none for the project's file that is gone
+        assert len(listed) == len(EVENTS)
