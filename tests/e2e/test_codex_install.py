@@ -203,14 +203,22 @@ def test_install_keeps_a_symlinked_hooks_json_and_the_config_toml_mode(
         assert (home / "config.toml").stat().st_mode & 0o777 == 0o644
 
 
+def _in_a_trusted_project(
+    tmp_path: Path, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
+    """:func:`codex_home`, in its project, which Codex trusts (so it loads its layer)."""
+    home, project = codex_home(tmp_path, server, monkeypatch)
+    with (home / "config.toml").open("a", encoding="utf-8") as config:
+        config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+    monkeypatch.chdir(project)
+    return home, project
+
+
 def test_the_layers_are_explicit_in_doctor_and_uninstall(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer([]) as server:
-        home, project = codex_home(tmp_path, server, monkeypatch)
-        with (home / "config.toml").open("a", encoding="utf-8") as config:
-            config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
-        monkeypatch.chdir(project)
+        _in_a_trusted_project(tmp_path, server, monkeypatch)
         assert json_of(capsys, "codex", "install", "--user", "--json")[0] == 0
         assert json_of(capsys, "codex", "install", "--json")[0] == 0
         code, report = json_of(capsys, "codex", "doctor", "--json")
@@ -336,10 +344,7 @@ def test_a_user_install_after_a_project_install_leaves_no_stale_record(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer([]) as server:
-        home, project = codex_home(tmp_path, server, monkeypatch)
-        with (home / "config.toml").open("a", encoding="utf-8") as config:
-            config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
-        monkeypatch.chdir(project)
+        home, project = _in_a_trusted_project(tmp_path, server, monkeypatch)
         assert json_of(capsys, "codex", "install", "--json")[0] == 0
         layer = project / ".codex" / "hooks.json"
         # The user moves to their own layer: the project's file goes by hand (a clean
