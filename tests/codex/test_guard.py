@@ -185,8 +185,8 @@ def test_a_whole_print_that_ran_is_a_repeat_until_the_file_changes(project: Path
 def test_a_rewind_forgets_the_prints_it_dropped(project: Path) -> None:
     _ran(project, "cat small.txt")
     assert reason_of(project, "cat small.txt") is not None
-    # Codex 0.171 goes on after a rewind (Esc Esc in the TUI) in a new rollout of the
-    # same thread that holds only the turns kept: the print is no longer in it.
+    # Codex 0.171 goes on after a rewind to the first prompt (Esc Esc in the TUI) in a
+    # new rollout of the same thread that holds no history: the print is not in it.
     (project / "rewound.jsonl").write_text('{"type":"session_meta","payload":{}}\n')
     rewound = event("PreToolUse", project, "cat small.txt")
     rewound["transcript_path"] = str(project / "rewound.jsonl")

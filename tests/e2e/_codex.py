@@ -59,6 +59,33 @@ def codex_home(
     return home, project
 
 
+SEEN_DIALOGS = """
+[tui]
+screen_reader_detection_done = true
+
+[tui.model_availability_nux]
+"gpt-6.1-sol" = 1
+
+[projects."{project}"]
+trust_level = "trusted"
+
+[notice.model_migrations]
+"gpt-5.5" = "gpt-6-sol"
+"""
+
+
+def tui_home(
+    tmp_path: Path, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
+    """:func:`codex_home` for the interactive UI: its first-run dialogs answered, as
+    Codex records them once the user did (the project trusted, the new-model
+    announcement seen)."""
+    home, project = codex_home(tmp_path, server, monkeypatch)
+    with (home / "config.toml").open("a", encoding="utf-8") as config:
+        config.write(SEEN_DIALOGS.format(project=project))
+    return home, project
+
+
 def exec_codex(project: Path, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
     """``codex exec --json PROMPT`` in ``project``, however it ends."""
     return subprocess.run(

@@ -15,8 +15,10 @@ import pytest
 
 from ctxrelay.budget.bounds import PRINT_BIG_BYTES, PRINT_PAGE_BYTES
 from ctxrelay.cli import main as ctxrelay
-from ctxrelay.codex.setup.install import EVENTS
+from ctxrelay.codex.setup.appserver import AppServer, trust_edit
+from ctxrelay.codex.setup.install import EVENTS, codex_env
 from ctxrelay.testing import OpenAIServer, Step, ToolUse
+from tests.codex._cli import codex_cli
 from tests.e2e._codex import codex_home, run_exec, tool_outputs
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -98,6 +100,8 @@ def test_doctor_reports_each_hooks_trust_and_fails_on_an_untrusted_one(
         assert code == 1
         assert ("preToolUse", "modified") in [(h["event"], h["trust"]) for h in report["trust"]]
         assert any("/hooks" in p and str(hooks) in p for p in report["problems"])
+        # The fix names the user's layer (without --user it would install a second copy).
+        assert any("'ctxrelay codex install --user'" in p for p in report["problems"])
         # Install again: trusted again.
         assert ctxrelay(["codex", "install", "--user"]) == 0
         assert ctxrelay(["codex", "doctor"]) == 0
@@ -199,14 +203,22 @@ def test_install_keeps_a_symlinked_hooks_json_and_the_config_toml_mode(
         assert (home / "config.toml").stat().st_mode & 0o777 == 0o644
 
 
+def _in_a_trusted_project(
+    tmp_path: Path, server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path]:
+    """:func:`codex_home`, in its project, which Codex trusts (so it loads its layer)."""
+    home, project = codex_home(tmp_path, server, monkeypatch)
+    with (home / "config.toml").open("a", encoding="utf-8") as config:
+        config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+    monkeypatch.chdir(project)
+    return home, project
+
+
 def test_the_layers_are_explicit_in_doctor_and_uninstall(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer([]) as server:
-        home, project = codex_home(tmp_path, server, monkeypatch)
-        with (home / "config.toml").open("a", encoding="utf-8") as config:
-            config.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
-        monkeypatch.chdir(project)
+        _in_a_trusted_project(tmp_path, server, monkeypatch)
         assert json_of(capsys, "codex", "install", "--user", "--json")[0] == 0
         assert json_of(capsys, "codex", "install", "--json")[0] == 0
         code, report = json_of(capsys, "codex", "doctor", "--json")
@@ -217,3 +229,131 @@ def test_the_layers_are_explicit_in_doctor_and_uninstall(
         assert any("uninstall --user" in n for n in removed["notes"]), removed
         code, report = json_of(capsys, "codex", "doctor", "--json")
         assert code == 0, report["problems"]
+
+
+def _trust_state(home: Path, project: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Codex's view of the user layer: each listed hook's trust by key, and each trust
+    record of ``hooks.json`` in ``config.toml`` by key (its trusted hash)."""
+    with AppServer(codex_cli(), codex_env(home), cwd=project) as server:
+        listed = {h.key: h.trust for h in server.hooks(project).hooks}
+        hooks = server.user_config(project).get("hooks") or {}
+    prefix = f"{home / 'hooks.json'}:"
+    state = hooks.get("state") or {} if isinstance(hooks, dict) else {}
+    return listed, {k: v["trusted_hash"] for k, v in state.items() if k.startswith(prefix)}
+
+
+def _trust_as_the_user(home: Path, project: Path, command: str) -> None:
+    """What the user does in /hooks: trust the hook running ``command``."""
+    with AppServer(codex_cli(), codex_env(home), cwd=project) as server:
+        hook = next(h for h in server.hooks(project).hooks if h.command == command)
+        server.write([trust_edit([hook])])
+
+
+def test_trust_records_stay_exactly_for_the_hooks_there_when_hooks_move(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def groups(*commands: str) -> list[dict[str, Any]]:
+        return [{"hooks": [{"type": "command", "command": c}]} for c in commands]
+
+    with OpenAIServer([]) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        hooks_json = home / "hooks.json"
+        hooks_json.write_text(USER_HOOKS, encoding="utf-8")
+        _trust_as_the_user(home, project, "true")
+        assert json_of(capsys, "codex", "install", "--user", "--json")[0] == 0
+        # The user adds a hook after ctxrelay's and trusts it, then drops their first
+        # one: every SessionStart group moves up a place.
+        data = json.loads(hooks_json.read_text(encoding="utf-8"))
+        data["hooks"]["SessionStart"].append(groups("echo later")[0])
+        hooks_json.write_text(json.dumps(data), encoding="utf-8")
+        _trust_as_the_user(home, project, "echo later")
+        del data["hooks"]["SessionStart"][0]
+        hooks_json.write_text(json.dumps(data), encoding="utf-8")
+        listed, records = _trust_state(home, project)
+        assert set(listed.values()) != {"trusted"}  # the records name the old places
+
+        code, installed = json_of(capsys, "codex", "install", "--user", "--json")
+        assert code == 0, installed
+        listed, records = _trust_state(home, project)
+        assert set(records) == set(listed)  # a record for each hook there, no other
+        assert set(listed.values()) == {"trusted"}  # the user's moved hook kept its trust
+        assert len(listed) == len(EVENTS) + 1
+
+        # Uninstall: the user's hook moves up into ctxrelay's place, its trust with it.
+        assert json_of(capsys, "codex", "uninstall", "--user", "--json")[0] == 0
+        assert json.loads(hooks_json.read_text(encoding="utf-8"))["hooks"] == {
+            "SessionStart": groups("echo later")
+        }
+        listed, records = _trust_state(home, project)
+        assert listed == {f"{hooks_json}:session_start:0:0": "trusted"}
+        assert set(records) == set(listed)
+
+
+TOML_HOOKS = """
+[[hooks.SessionStart]]
+[[hooks.SessionStart.hooks]]
+type = "command"
+command = "true"
+"""
+
+
+def test_hooks_in_config_toml_are_said_once_and_a_clean_install_stays_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer(lambda body: Step(text="hi")) as server:
+        home, project = codex_home(tmp_path, server, monkeypatch)
+        config = home / "config.toml"
+        clean = config.read_text(encoding="utf-8")
+        config.write_text(clean + TOML_HOOKS, encoding="utf-8")
+        # A hooks.json beside hooks in config.toml: Codex would warn on every run.
+        assert ctxrelay(["codex", "install", "--user"]) == 1
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.count("\n") == 1  # one sentence, saying what is wrong and where
+        assert str(config) in err
+        assert "loading hooks from both" in err
+        assert not (home / "hooks.json").exists()
+        assert config.read_text(encoding="utf-8") == clean + TOML_HOOKS
+
+        # The user moves their hook into hooks.json: install, then every run, is quiet.
+        config.write_text(clean, encoding="utf-8")
+        (home / "hooks.json").write_text(USER_HOOKS, encoding="utf-8")
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        capsys.readouterr()
+        assert ctxrelay(["codex", "install", "--user"]) == 0
+        out, err = capsys.readouterr()
+        assert err == ""
+        assert out.startswith("nothing to do:")
+        assert "note:" not in out
+        events = run_exec(project, "say hi")
+        errors = [e["item"] for e in events if e.get("item", {}).get("type") == "error"]
+        assert errors == []
+
+        # The user adds hooks to config.toml again: install says so, once.
+        config.write_text(config.read_text(encoding="utf-8") + TOML_HOOKS, encoding="utf-8")
+        code, again = json_of(capsys, "codex", "install", "--user", "--json")
+        assert code == 0
+        assert [n for n in again["notes"] if "[hooks]" in n] == [
+            f"{config} defines hooks in [hooks] (SessionStart), and Codex warns on every run "
+            'when one layer also has hooks.json ("loading hooks from both"): move those '
+            f"tables into {home / 'hooks.json'} as JSON (the same format)"
+        ]
+
+
+def test_a_user_install_after_a_project_install_leaves_no_stale_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIServer([]) as server:
+        home, project = _in_a_trusted_project(tmp_path, server, monkeypatch)
+        assert json_of(capsys, "codex", "install", "--json")[0] == 0
+        layer = project / ".codex" / "hooks.json"
+        # The user moves to their own layer: the project's file goes by hand (a clean
+        # checkout), then install --user.
+        layer.unlink()
+        assert json_of(capsys, "codex", "install", "--user", "--json")[0] == 0
+        with AppServer(codex_cli(), codex_env(home), cwd=project) as server_:
+            listed = {h.key for h in server_.hooks(project).hooks}
+            hooks = server_.user_config(project).get("hooks") or {}
+        records = set(hooks.get("state") or {}) if isinstance(hooks, dict) else set()
+        assert records == listed  # none for the project's file that is gone
+        assert len(listed) == len(EVENTS)

@@ -12,37 +12,20 @@ import pytest
 
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import OpenAIServer
-from tests.e2e._codex import codex_home, start_tui
 from tests.e2e._codex import input_texts as texts
+from tests.e2e._codex import start_tui, tui_home
 from tests.e2e.test_codex_handoff import ANSWER, ASK, HANDOFF, route
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RESUME = "[ctxrelay] Resume the work"
-SEEN_DIALOGS = """
-[tui]
-screen_reader_detection_done = true
-
-[tui.model_availability_nux]
-"gpt-6.1-sol" = 1
-
-[projects."{project}"]
-trust_level = "trusted"
-
-[notice.model_migrations]
-"gpt-5.5" = "gpt-6-sol"
-"""
 
 
 def test_clear_continues_from_the_handoff_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIServer(route) as server:
-        home, project = codex_home(tmp_path, server, monkeypatch)
-        # As Codex records the first-run dialogs once the user answered them: this folder
-        # trusted, the new-model announcement seen.
-        with (home / "config.toml").open("a", encoding="utf-8") as config:
-            config.write(SEEN_DIALOGS.format(project=project))
+        _, project = tui_home(tmp_path, server, monkeypatch)
         assert ctxrelay(["codex", "install", "--user"]) == 0
         capsys.readouterr()
         folder = project / ".ctxrelay" / "handoff"

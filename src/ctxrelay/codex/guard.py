@@ -11,7 +11,7 @@ is denied only when the model would get more than
 in bytes (``head -c``) and ``rg``. And a whole print of a file the same agent already
 printed whole in its current context, unchanged since, is denied (the re-read rule; the
 record is written once the print ran, at ``PostToolUse``, and forgotten at a compaction;
-a print a rewind dropped is not in the thread's rollout any more, and does not count).
+a print a rewind dropped is not in the thread's history any more, and does not count).
 
 Codex shows the model ``Command blocked by PreToolUse hook: <reason>. Command: <cmd>``,
 so a reason names no command and ends without a period. What cannot be judged (a path
@@ -97,7 +97,7 @@ def deny_reason(command: str, cwd: str | None, payload: Mapping[str, object]) ->
             continue
         for call, before in seen.get(p.path, {}).items():
             # Still in the context: the same file, and the print is in the thread's
-            # rollout (a rewind goes on in a new rollout without the turns it dropped).
+            # history (a rewind goes on in a new rollout that names only the kept turns).
             if before[:2] == [p.size, p.mtime_ns] and call_in_rollout(rollout, call):
                 return _repeat_reason(p.path, before[2])
     return None

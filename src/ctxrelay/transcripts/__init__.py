@@ -29,7 +29,7 @@ response that made a tool call, waited for while Claude Code has not written it 
 :func:`latest_context` / :func:`agent_stats` (the tail of the file, stdlib only) and
 :func:`scan` for the analyzer (one full pass); :func:`read_result_since` for the re-read
 guard (a Read's result and no compaction after a byte offset), :func:`call_in_rollout`
-for Codex's (a call still in the rollout); :func:`conversation` for
+for Codex's (a call still in the thread's history, across a rewind); :func:`conversation` for
 ``session_history`` (a session's prompts, replies, tool calls and results as text),
 :func:`codex_conversation` for a Codex rollout's, :func:`gemini_conversation` for a
 Gemini session file's (:func:`gemini_windows`, window by window), and

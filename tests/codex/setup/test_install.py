@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from ctxrelay.budget.bounds import PRINT_BIG_BYTES
+from ctxrelay.codex.setup.appserver import HookEntry
 from ctxrelay.codex.setup.install import (
     EVENTS,
     choose_command,
     hooks_config,
     install,
     install_hooks,
+    stale_trust_edits,
     uninstall,
     uninstall_hooks,
 )
@@ -231,3 +233,36 @@ def test_session_history_is_registered_with_approval_and_taken_out_byte_for_byte
     assert (home / "config.toml").read_bytes() == own
     uninstall_hooks("user", project, home, None)
     assert (home / "config.toml").read_bytes() == own
+
+
+def test_stale_trust_records_go_and_a_moved_hook_keeps_its_own() -> None:
+    path = Path("/h/hooks.json")
+
+    def hook(key: str, command: str, hashed: str, trust: str) -> HookEntry:
+        return HookEntry(f"{path}:{key}", "sessionStart", command, str(path), "user", hashed, trust)
+
+    ours = "/venv/bin/python -I -m ctxrelay.codex.hook"
+    other = "/p/.codex/hooks.json"
+    listing = [
+        hook("session_start:0:0", ours, "sha256:ours", "modified"),
+        hook("session_start:1:0", "echo later", "sha256:later", "modified"),
+        hook("stop:0:0", "echo edited", "sha256:edited", "modified"),
+        HookEntry(f"{other}:stop:0:0", "stop", "x", other, "project", "h", "trusted"),
+    ]
+    records = {
+        f"{path}:session_start:0:0": "sha256:first",  # the user's hook, gone
+        f"{path}:session_start:1:0": "sha256:ours",  # ctxrelay's, moved up
+        f"{path}:session_start:2:0": "sha256:later",  # the user's, moved up
+        f"{path}:stop:0:0": "sha256:before-the-edit",  # the user changed it: theirs to review
+        "/p/.codex/hooks.json:stop:0:0": "h2",  # another layer's
+    }
+    edits = stale_trust_edits(listing, records, path)
+    removed = {e["keyPath"] for e in edits if e["value"] is None}
+    assert removed == {
+        f'hooks.state."{path}:session_start:0:0"',
+        f'hooks.state."{path}:session_start:2:0"',
+    }
+    (moved,) = [e["value"] for e in edits if e["value"] is not None]
+    assert moved == {f"{path}:session_start:1:0": {"trusted_hash": "sha256:later"}}
+    # Records of the hooks there, nothing stale: nothing to do.
+    assert stale_trust_edits(listing[1:2], {listing[1].key: "sha256:later"}, path) == []

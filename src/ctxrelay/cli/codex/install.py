@@ -28,7 +28,10 @@ shell parser can judge: the guard extra must be installed here) and changes noth
 when one does not work (--command overrides it). Our
 groups are appended, so your own hooks and their trust stay as they are (an earlier
 install's are replaced, never doubled); the file as it was is kept beside it (one
-backup, and ctxrelay-install.json) for uninstall. Codex loads a project's
+backup, and ctxrelay-install.json) for uninstall; trust records that name no hook
+since your groups moved go, and a moved hook of yours keeps its trust. Where the layer's
+config.toml already has hooks in [hooks] and hooks.json none, install refuses (Codex
+would warn on every run about the two forms). Codex loads a project's
 .codex/ only in a project you trust in Codex: ctxrelay never trusts a project for you.
 Exit 1 when the hooks are written but Codex does not trust them yet, with the one
 sentence that says what to trust and where."""

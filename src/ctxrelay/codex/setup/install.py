@@ -17,6 +17,14 @@ Trust: :func:`trust` asks ``codex app-server`` for the hooks as Codex sees them
 (``hooks/list``), records the ``currentHash`` Codex reported for each of ours
 (``config/batchWrite``, into the user's ``config.toml``), and lists again, requiring
 ``trusted`` for each. ctxrelay never computes a hash and never passes a bypass flag.
+
+Codex keys a trust record by the hook's place (``<file>:<event>:<group>:<handler>``), so
+a group that moves (ours replaced at the end, ours removed from before yours, yours
+edited by hand) leaves records that name no hook, or the wrong one. Install and
+uninstall leave records exactly for the hooks that exist (:func:`stale_trust_edits`):
+a record whose place no hook holds any more goes, and the record of a hook of yours that
+only moved, its definition (Codex's hash of it) unchanged, moves with it; a hook you
+changed keeps its record, and Codex reports it ``modified`` until you review it.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -54,11 +63,15 @@ __all__ = [
     "config_toml",
     "hooks_config",
     "hooks_path",
+    "inline_hooks",
     "install",
     "install_hooks",
     "installed_commands",
+    "layer_config",
     "our_entries",
     "project_trusted",
+    "settle",
+    "stale_trust_edits",
     "trust",
     "trust_advice",
     "uninstall",
@@ -143,6 +156,8 @@ class TrustResult:
 
     hooks: tuple[HookEntry, ...] = ()
     problem: str | None = None
+    wrote: bool = False
+    """Whether trusting changed ``config.toml`` (a record written, moved or removed)."""
 
     @property
     def ok(self) -> bool:
@@ -270,6 +285,81 @@ def trust_advice(path: Path) -> str:
     )
 
 
+def _records(server: AppServer, project: Path) -> dict[str, str]:
+    """The trust records of the user's ``config.toml``: hook key -> trusted hash."""
+    hooks = server.user_config(project).get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    return {
+        key: value["trusted_hash"]
+        for key, value in (state.items() if isinstance(state, dict) else ())
+        if isinstance(value, dict) and isinstance(value.get("trusted_hash"), str)
+    }
+
+
+def stale_trust_edits(
+    listing: Sequence[HookEntry], records: Mapping[str, str], path: Path
+) -> list[dict[str, Any]]:
+    """The ``config/batchWrite`` edits that leave the trust records of the layer file
+    ``path`` exactly for the hooks Codex lists from it: the record of a hook of the
+    user's that moved (no record at its place, its hash recorded at a place it left)
+    moves with it; a record whose place holds no hook, or one of ctxrelay's, or whose
+    hash moved, goes. Records of ctxrelay's hooks are :func:`trust`'s to write."""
+    here = {h.key: h for h in listing if h.source_path == str(path)}
+    prefix = f"{path}:"
+    stale = {
+        key: hashed
+        for key, hashed in records.items()
+        if key.startswith(prefix) and (key not in here or here[key].current_hash != hashed)
+    }
+    moved: dict[str, str] = {}
+    for hook in here.values():
+        if is_ours(hook.command) or hook.trust == "trusted":
+            continue
+        if any(hashed == hook.current_hash and key != hook.key for key, hashed in stale.items()):
+            moved[hook.key] = hook.current_hash
+    gone = [
+        key
+        for key, hashed in stale.items()
+        if key not in moved
+        and (key not in here or hashed in moved.values() or is_ours(here[key].command))
+    ]
+    edits = [untrust_edit(key) for key in gone]
+    if moved:
+        value = {key: {"trusted_hash": hashed} for key, hashed in moved.items()}
+        edits.append({"keyPath": "hooks.state", "mergeStrategy": "upsert", "value": value})
+    return edits
+
+
+def _readable(path: Path) -> bool:
+    """Whether ``path`` is a hooks file Codex can read (absent counts: it holds no hook).
+    One it cannot read lists no hook, yet its hooks are there: their records stay."""
+    try:
+        load_json(path)
+    except ConfigError:
+        return False
+    return True
+
+
+def _settle(server: AppServer, project: Path, home: Path) -> bool:
+    """Leave the trust records of both layer files exactly for their hooks (the
+    project's only where Codex loads it: an untrusted project's hooks are not listed;
+    a file Codex cannot read keeps its records); whether anything was written."""
+    listing = server.hooks(project)
+    records = _records(server, project)
+    paths = [hooks_path("user", project, home)]
+    if project_trusted(server.config(project), project):
+        paths.append(hooks_path("project", project, home))
+    edits = [
+        edit
+        for path in paths
+        if _readable(path) and not any(str(path) in e for e in listing.errors)
+        for edit in stale_trust_edits(listing.hooks, records, path)
+    ]
+    if edits:
+        server.write(edits)
+    return bool(edits)
+
+
 def trust(codex: Path, home: Path, project: Path, path: Path) -> TrustResult:
     """Trust ctxrelay's hooks of ``path`` through ``codex app-server``, as Codex's
     ``/hooks`` screen does, then require Codex to report each ``trusted``."""
@@ -285,27 +375,43 @@ def trust(codex: Path, home: Path, project: Path, path: Path) -> TrustResult:
                     tuple(ours),
                     f"Codex lists {found} of ctxrelay's {len(EVENTS)} hooks from {path}",
                 )
+            wrote = _settle(server, project, home)
+            ours = our_entries(server.hooks(project).hooks, path)
             pending = [h for h in ours if h.trust != "trusted"]
             if pending:
                 server.write([trust_edit(pending)])
+                wrote = True
             after = tuple(our_entries(server.hooks(project).hooks, path))
     except ConfigError as exc:
         return TrustResult((), str(exc))
     bad = [h for h in after if h.trust != "trusted"]
     if bad:
-        return TrustResult(after, f"Codex still reports {bad[0].key} as {bad[0].trust}")
-    return TrustResult(after)
+        return TrustResult(after, f"Codex still reports {bad[0].key} as {bad[0].trust}", wrote)
+    return TrustResult(after, wrote=wrote)
 
 
 def untrust(codex: Path, home: Path, project: Path, path: Path) -> str | None:
-    """Remove the trust records of ctxrelay's hooks of ``path`` (and the ``hooks.state``
-    table when that leaves it empty, as it was before); the problem, if any."""
+    """Remove the trust records of ctxrelay's hooks of ``path`` (while they are still
+    listed, so their places are known); the problem, if any."""
     try:
         with AppServer(codex, codex_env(home), cwd=project) as server:
             listed = our_entries(server.hooks(project).hooks, path)
             ours = [h for h in listed if h.trust != "untrusted"]
             if ours:
                 server.write([untrust_edit(h.key) for h in ours])
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
+def settle(codex: Path, home: Path, project: Path) -> str | None:
+    """After ctxrelay's hooks left: the records of the hooks that moved up in their
+    place follow them, stale ones go (:func:`stale_trust_edits`), and the
+    ``hooks.state`` table goes when that leaves it empty, as it was before; the problem,
+    if any."""
+    try:
+        with AppServer(codex, codex_env(home), cwd=project) as server:
+            _settle(server, project, home)
             for table in ("hooks.state", "hooks"):
                 value: Any = server.user_config(project)
                 for part in table.split("."):
@@ -339,20 +445,66 @@ def config_toml(home: Path) -> Path:
     return home / "config.toml"
 
 
+def layer_config(scope: str, project: Path, home: Path) -> Path:
+    """The ``config.toml`` of the ``scope`` layer, whose ``[hooks]`` tables Codex loads
+    beside that layer's ``hooks.json``."""
+    return config_toml(home) if scope == "user" else project / ".codex" / "config.toml"
+
+
+def inline_hooks(config: Path) -> list[str]:
+    """The events ``config`` defines hooks for in its ``[hooks]`` tables (``hooks.state``,
+    the trust records, is no hook); empty when it has none or cannot be read."""
+    try:
+        with open(config, "rb") as handle:
+            hooks = tomllib.load(handle).get("hooks")
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    if not isinstance(hooks, dict):
+        return []
+    return [event for event, groups in hooks.items() if event != "state" and groups]
+
+
+def _two_forms(scope: str, project: Path, home: Path, path: Path) -> str | None:
+    """Why the ``scope`` layer would hold hooks in both forms, which makes Codex warn on
+    every run ("loading hooks from both …"); ``None`` when it would not. Raises
+    :class:`ConfigError`, before anything is written, where install would be the one
+    to mix them (``hooks.json`` holds no hook yet)."""
+    config = layer_config(scope, project, home)
+    events = inline_hooks(config)
+    if not events:
+        return None
+    what = (
+        f"{config} defines hooks in [hooks] ({', '.join(events)}), and Codex warns on every "
+        f'run when one layer also has {path.name} ("loading hooks from both")'
+    )
+    hooks = load_json(path).get("hooks")
+    if not (isinstance(hooks, dict) and any(hooks.values())):
+        other = "--user" if scope == "project" else f"--project-dir {project}"
+        raise ConfigError(
+            f"not installed: {what}; move those tables into {path} as JSON (the same "
+            f"format), or install into the other layer ({other}), then run install again"
+        )
+    return f"{what}: move those tables into {path} as JSON (the same format)"
+
+
 def install_hooks(
     scope: str, project: Path, home: Path, command: str, codex: Path | None
 ) -> InstallResult:
     """Install into the ``scope`` layer, then trust through ``codex`` (the CLI; ``None``
     when there is none: the result then says what to trust and where)."""
     path = hooks_path(scope, project, home)
+    mixed = _two_forms(scope, project, home, path)
     manifest = _manifest(path)
     manifest.data.setdefault("config_existed", config_toml(home).exists())
     result = _install(manifest, path, command)
+    if mixed is not None:
+        result.notes.append(mixed)
     if codex is None:
         result.trust = TrustResult((), "the Codex CLI was not found")
     else:
         with _mode_kept(config_toml(home)):
             result.trust = trust(codex, home, project, path)
+        result.changed = result.changed or result.trust.wrote
     # A project Codex does not trust loads none of it: the install says so and leaves
     # the user's config.toml as it was (no MCP server for hooks that cannot run).
     refused = not result.trust.ok and "trusted project" in (result.trust.problem or "")
@@ -369,7 +521,8 @@ def install_hooks(
             f"session_history is served to Codex as [mcp_servers.{SERVER_NAME}] in "
             f"{config_toml(home)}"
         )
-    result.notes.append("restart a running codex: it reads hooks when a session starts")
+    if result.changed:
+        result.notes.append("restart a running codex: it reads hooks when a session starts")
     return result
 
 
@@ -392,6 +545,9 @@ def uninstall_hooks(scope: str, project: Path, home: Path, codex: Path | None) -
                     "install: left as it is"
                 )
     result = _uninstall(manifest, path)
+    if codex is not None and problem is None:
+        with _mode_kept(config_toml(home)):
+            problem = settle(codex, home, project)
     if result_mcp is not None:
         result.notes.append(result_mcp)
         result.changed = True
