@@ -88,9 +88,12 @@ export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
       }
       const made = await client.session.create({ body: { title: `ctxrelay handoff from ${session}` } })
       const fresh = made.data.id
-      await client.session.promptAsync({ path: { id: fresh }, body: { parts } })
       if (UI === "tui") await client.tui.publish({ body: { type: "tui.session.select", properties: { sessionID: fresh } } })
       await execute(fresh, await hook("fresh.started", { session_id: fresh, from_session_id: session }))
+      // `opencode run` exits when its own session goes idle: there the fresh session's
+      // turn runs to its end before the hook that asked for it returns
+      const request = { path: { id: fresh }, body: { parts } }
+      await (UI === "run" ? client.session.prompt(request) : client.session.promptAsync(request))
     } catch (e: any) {
       warn(`an answer was not carried out (${e?.message ?? e})`)
     }
