@@ -6,6 +6,7 @@
 // no hook, a crash, a timeout or bad JSON lets the session go on, with one log line.
 
 import { spawn } from "node:child_process"
+import { appendFileSync } from "node:fs"
 
 const HOOK: string[] = /* ctxrelay:hook */ []
 const EVENTS: string[] = /* ctxrelay:events */ []
@@ -14,6 +15,9 @@ const MODE = process.argv[2] // bun, the bundle, then OpenCode's command (none: 
 const UI = MODE === "run" || MODE === "serve" ? MODE : "tui"
 
 export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
+  // `ctxrelay opencode doctor` names a file here: each copy that loaded says so in it
+  const told = process.env.CTXRELAY_OPENCODE_DOCTOR
+  if (told) appendFileSync(told, JSON.stringify({ hook: HOOK, events: EVENTS, file: import.meta.url }) + "\n")
   const models = new Map<string, any>() // session → the model of its last LLM call
   const steps = new Map<string, any>() // session → its newest finished step
   const sent = new Set<string>() // assistant messages already forwarded as step.finished
