@@ -8,12 +8,14 @@ of realistic sizes, through each host's guard, in-process as the hook judges the
   a longer one as a 2 KB preview plus a saved file; Codex cuts in the middle, to 10,000
   bytes for the gpt-5 family and 10,000 tokens for later models, behind a header; the
   Gemini CLI keeps an output of up to 40,000 characters whole and of a longer one the
-  first 8,000 and last 32,000;
+  first 8,000 and last 32,000; OpenCode keeps the last 50 KB of a longer output (the
+  whole saved to a file);
 - **with** it: the same when allowed; when denied, the deny as the host shows it
   (``PreToolUse:Bash hook error: …`` in Claude Code, ``Command blocked by PreToolUse
-  hook: …`` in Codex, ``Tool execution blocked: …`` in the Gemini CLI) plus the
-  alternative the reason offers, followed: the Read call's lines with the Read tool's
-  line numbers, or the page command's output as the host hands it over.
+  hook: …`` in Codex, ``Tool execution blocked: …`` in the Gemini CLI, the reason as it
+  is in OpenCode) plus the alternative the reason offers, followed: the Read call's lines
+  with the Read tool's line numbers (OpenCode's ``read`` with ``N: ``), or the page
+  command's output as the host hands it over.
 
 The Read cases (Claude Code only: Codex has no Read tool) add a 1 MB Read with
 ``allow_large`` at 20,000 tokens of a 200,000 window, and a second full Read of the same
@@ -49,6 +51,7 @@ from ctxrelay.claude.guard._reads import READ_LINE_PREFIX
 from ctxrelay.codex import guard as codex_guard
 from ctxrelay.gemini import guard as gemini_guard
 from ctxrelay.hooks.guard.output import HostOutput
+from ctxrelay.opencode import guard as opencode_guard
 
 CLAUDE_READ_MAX_BYTES = 256 * 1024
 """Claude Code's Read refuses a larger file unless the call says ``allow_large``."""
@@ -61,6 +64,11 @@ GEMINI_OUTPUT_HEADER_BYTES = 73
 """What the Gemini CLI 0.61.0 puts around a shell command's output in the function
 response (``<untrusted_context>``, ``Output:``, the process group), measured on the real
 CLI; a cut output has its notice and the spill file's path besides (about 220 more)."""
+OPENCODE_DENY = ""
+"""OpenCode hands the model the plugin's thrown reason as the call's result, as it is."""
+OPENCODE_READ_WRAP = 120
+"""What OpenCode's ``read`` puts around a file's lines (its path, type, the ``offset``
+hint), about."""
 
 COMMANDS = (
     "cat src/app.py",
@@ -155,6 +163,34 @@ def _gemini() -> Host:
     return Host("Gemini CLI", output, GEMINI_OUTPUT_HEADER_BYTES, GEMINI_DENY, judge)
 
 
+def _opencode_payload(command: str, cwd: str) -> dict[str, object]:
+    return {
+        "session_id": "bench-opencode",
+        "directory": cwd,
+        "tool": opencode_guard.SHELL_TOOL,
+        "args": {"command": command},
+    }
+
+
+def _opencode() -> Host:
+    def judge(command: str, cwd: str) -> str | None:
+        return opencode_guard.deny_reason(_opencode_payload(command, cwd))
+
+    return Host("OpenCode", opencode_guard.HOST_OUTPUT, 0, OPENCODE_DENY, judge)
+
+
+def _opencode_read(reason: str) -> int | None:
+    """The bytes OpenCode's ``read`` returns for the page a reason offers first: each
+    line behind its number (``N: ``), in its wrapper."""
+    call = re.search(r"the read tool with filePath (.+?), offset (\d+) and limit (\d+)", reason)
+    if call is None:
+        return None
+    first, limit = int(call.group(2)), int(call.group(3))
+    lines = Path(call.group(1)).read_bytes().splitlines(keepends=True)[first - 1 :][:limit]
+    numbered = sum(len(line) + len(f"{n}: ") for n, line in enumerate(lines, start=first))
+    return numbered + OPENCODE_READ_WRAP
+
+
 @contextmanager
 def _env(name: str, value: str | None) -> Iterator[None]:
     before = os.environ.get(name)
@@ -187,6 +223,9 @@ def _read_bytes(path: Path, offset: int, limit: int | None) -> int:
 
 def _followed(host: Host, reason: str, cwd: Path) -> int:
     """What the model gets when it follows the reason's first suggestion."""
+    lines_read = _opencode_read(reason) if host.deny_label == OPENCODE_DENY else None
+    if lines_read is not None:
+        return lines_read
     read = re.search(r"Read (\{.*?\})", reason)
     shell = re.search(r"Bash (head|tail) -c (\d+) ", reason)
     if read is not None and (shell is None or read.start() < shell.start()):
@@ -318,6 +357,14 @@ def gemini_repeat(host: Host, cwd: Path) -> Iterator[tuple[str, int, int]]:
         yield case, without, shown
 
 
+def opencode_repeat(host: Host, cwd: Path) -> Iterator[tuple[str, int, int]]:
+    """A small file printed whole twice: the second print is a repeat."""
+    opencode_guard.record_read(_opencode_payload("cat README.md", str(cwd)))
+    without = host.header + host.output.delivered(_run("cat README.md", cwd))
+    reason = host.judge("cat README.md", str(cwd))
+    yield "cat README.md again", without, without if reason is None else len(reason.encode())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], epilog="example: python bench/guard_bytes.py --json"
@@ -332,7 +379,14 @@ def main(argv: list[str] | None = None) -> int:
     project = root / "project"
     project.mkdir()
     make_project(project)
-    hosts = [_claude(4_000), _claude(None), _codex("gpt-5"), _codex("gpt-5.5"), _gemini()]
+    hosts = [
+        _claude(4_000),
+        _claude(None),
+        _codex("gpt-5"),
+        _codex("gpt-5.5"),
+        _gemini(),
+        _opencode(),
+    ]
     report: dict[str, object] = {}
     ok = True
     for host in hosts:
@@ -342,8 +396,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(root / "state", ignore_errors=True)  # the next host reads afresh
         elif host.deny_label == GEMINI_DENY:
             cases += list(gemini_repeat(host, project))
-        else:
+        elif host.deny_label == CODEX_DENY:
             cases += list(codex_repeat(host, project))
+        elif host.deny_label == OPENCODE_DENY:
+            cases += list(opencode_repeat(host, project))
         more = [c for c in cases if c[2] > c[1]]
         total_without = sum(c[1] for c in cases)
         total_with = sum(c[2] for c in cases)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -33,13 +32,12 @@ from ctxrelay.gemini._state import forget_reads, reads_dir
 from ctxrelay.hooks.guard.output import HostOutput, Sized, page_reason, printed_bytes, sized
 from ctxrelay.hooks.guard.prints import classify
 from ctxrelay.hooks.guard.reads import (
+    Read,
     Span,
-    holds,
-    load_reads,
+    earlier_read,
+    print_span,
     read_when,
-    save_reads,
-    span_key,
-    span_of,
+    remember_reads,
     span_words,
 )
 
@@ -76,33 +74,12 @@ def host_output() -> HostOutput:
     return HostOutput(label, cut, cut)
 
 
-class Read(NamedTuple):
-    """One file a tool call reads into the context, and which lines of it (``span``
-    ``None``: not known before it runs, or a byte range)."""
-
-    path: str
-    size: int
-    mtime_ns: int
-    span: Span | None
-
-
 class Call(NamedTuple):
     """A shell or ``read_file`` call: the files it reads, and for the shell their sizes."""
 
     tool: str
     reads: tuple[Read, ...]
     printed: tuple[Sized, ...]
-
-
-def _span(p: Sized) -> Span | None:
-    """The lines a shell print shows of a file, when known before it runs."""
-    r = p.range
-    if r is None or r.unit != "line":
-        return None
-    first, last = r.first, r.last
-    if (first is not None and first < 1) or (last is not None and last < 1):
-        return None  # counted from the end: the lines depend on the file's length
-    return (first or 1, -1 if last is None else last)
 
 
 def _read_file(tool_input: Mapping[str, object], cwd: str) -> tuple[Read, ...]:
@@ -157,7 +134,7 @@ def tool_call(payload: Mapping[str, object]) -> Call | None:
         where = os.path.join(cwd, folder) if isinstance(folder, str) and folder else cwd
         prints = classify(command, where)
         printed = sized(prints) if prints else ()
-        reads = tuple(Read(p.path, p.size, p.mtime_ns, _span(p)) for p in printed)
+        reads = tuple(Read(p.path, p.size, p.mtime_ns, print_span(p.range)) for p in printed)
         return Call(name, reads, printed)
     if name == READ_TOOL:
         return Call(name, _read_file(tool_input, cwd), ())
@@ -179,16 +156,6 @@ def _record(payload: Mapping[str, object]) -> str | None:
     return None if folder is None else os.path.join(folder, "main.json")
 
 
-def _entries(record: str) -> dict[str, list[int]]:
-    """The record's entries of this shape: ``"<path>\\n<first>:<last>": [size,
-    modification time, when read]``."""
-    return {
-        k: v
-        for k, v in load_reads(record).items()
-        if isinstance(v, list) and len(v) == 3 and all(isinstance(n, int) for n in v)
-    }
-
-
 def deny_reason(payload: Mapping[str, object]) -> str | None:
     """The reason to deny the payload's tool call, or ``None`` to allow it."""
     call = tool_call(payload)
@@ -200,19 +167,8 @@ def deny_reason(payload: Mapping[str, object]) -> str | None:
         if host.floods(total):
             return page_reason(call.printed, total, host, "grep") + "."
     record = _record(payload)
-    seen = {} if record is None else _entries(record)
-    for read in call.reads:
-        if read.span is None:
-            continue
-        for key, before in seen.items():
-            earlier = span_of(key, read.path)
-            if (
-                earlier is not None
-                and before[:2] == [read.size, read.mtime_ns]
-                and holds(earlier, read.span)
-            ):
-                return _repeat_reason(read.path, earlier, before[2])
-    return None
+    seen = None if record is None else earlier_read(record, call.reads)
+    return None if seen is None else _repeat_reason(*seen)
 
 
 def record_read(payload: Mapping[str, object]) -> None:
@@ -220,19 +176,5 @@ def record_read(payload: Mapping[str, object]) -> None:
     remember the lines it read of each file, newest last, for the re-read rule."""
     call = tool_call(payload)
     record = _record(payload)
-    if call is None or record is None:
-        return
-    if all(r.span is None for r in call.reads):
-        return
-    seen = _entries(record)
-    now = int(time.time())
-    for read in call.reads:
-        if read.span is None:
-            continue
-        for key in [k for k, v in seen.items() if span_of(k, read.path) is not None]:
-            if seen[key][:2] != [read.size, read.mtime_ns]:
-                del seen[key]  # the file changed: what was read of it is stale
-        key = span_key(read.path, read.span)
-        seen.pop(key, None)
-        seen[key] = [read.size, read.mtime_ns, now]
-    save_reads(record, seen)
+    if call is not None and record is not None:
+        remember_reads(record, call.reads)

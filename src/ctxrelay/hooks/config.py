@@ -21,12 +21,16 @@ from ctxrelay.budget.triggers import main_budget
 from ctxrelay.errors import ConfigError
 
 __all__ = [
+    "HANDOFF_MODES",
+    "HandoffSettings",
     "Scope",
     "Slider",
     "config_path",
+    "load_handoff_settings",
     "load_slider",
     "parse_threshold",
     "read_config",
+    "set_handoff_settings",
     "slider_text",
     "stored_threshold",
     "write_section",
@@ -175,3 +179,66 @@ def slider_text(threshold: float, off: str) -> str:
     if budget.effective_threshold != threshold:
         shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
     return shown
+
+
+HANDOFF_MODES = ("manual", "auto")
+"""``manual``: the person is told at the slider; ``auto``: the agent writes the handoff
+file and the work continues from it in a fresh context by itself."""
+
+
+class HandoffSettings(NamedTuple):
+    """A host's slider and handoff mode, where the slider came from, and the problems
+    met (the settings of a host with both: the Gemini CLI, OpenCode)."""
+
+    threshold: float
+    threshold_source: Literal["env", "project", "user", "default"]
+    mode: str
+    problems: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        value = int(self.threshold) if self.threshold.is_integer() else self.threshold
+        return {
+            "threshold": value,
+            "threshold_source": self.threshold_source,
+            "mode": self.mode,
+            "problems": list(self.problems),
+        }
+
+
+def load_handoff_settings(section: str, env_name: str, project: Path) -> HandoffSettings:
+    """The ``section`` host's effective slider (:func:`load_slider`) and mode (the
+    project's, else the user's, else ``manual``); never raises (problems are listed)."""
+    slider = load_slider(section, env_name, project)
+    problems = list(slider.problems)
+    mode: str | None = None
+    for scope, found in slider.sections:
+        raw = found.get("mode")
+        if mode is None and raw is not None:
+            if raw in HANDOFF_MODES:
+                mode = str(raw)
+            else:
+                problems.append(f"mode from {scope} is {raw!r}; expected manual or auto (ignored)")
+    return HandoffSettings(slider.threshold, slider.source, mode or "manual", tuple(problems))
+
+
+def set_handoff_settings(
+    section: str,
+    scope: Scope,
+    project: Path,
+    *,
+    threshold: str | None = None,
+    mode: str | None = None,
+) -> Path:
+    """Set the ``section`` host's slider (``default``: remove it, so the next layer
+    decides) and/or mode in the ``scope`` file, keeping everything else in it; returns
+    the file's path. A bad value is a :class:`ConfigError`."""
+    updates: dict[str, object] = {}
+    if threshold is not None:
+        default = threshold.strip().lower() == "default"
+        updates["threshold"] = None if default else stored_threshold(threshold)
+    if mode is not None:
+        if mode not in HANDOFF_MODES:
+            raise ConfigError(f"the mode is manual or auto, not {mode!r}")
+        updates["mode"] = mode
+    path = config_path(scope, project if scope == "project" else None)
+    return write_section(path, section, updates)

@@ -81,7 +81,9 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._hot import lines_backwards as lines_backwards
     from ctxrelay.transcripts._hot import tail_context as tail_context
     from ctxrelay.transcripts._opencode import OpenCodeSession as OpenCodeSession
+    from ctxrelay.transcripts._opencode import opencode_started as opencode_started
     from ctxrelay.transcripts._opencode import read_opencode as read_opencode
+    from ctxrelay.transcripts._opencode import session_ref as session_ref
     from ctxrelay.transcripts._opencode_paths import default_opencode_db as default_opencode_db
     from ctxrelay.transcripts._paths import COMPACT_AGENT_PREFIX as COMPACT_AGENT_PREFIX
     from ctxrelay.transcripts._paths import is_compaction_agent as is_compaction_agent
@@ -138,7 +140,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "lines_backwards",
         "tail_context",
     ),
-    "_opencode": ("OpenCodeSession", "read_opencode"),
+    "_opencode": ("OpenCodeSession", "opencode_started", "read_opencode", "session_ref"),
     "_opencode_paths": ("default_opencode_db",),
     "_paths": ("COMPACT_AGENT_PREFIX", "is_compaction_agent", "subagent_transcript"),
     "_records": (

@@ -27,7 +27,8 @@ def test_with_the_guard_never_more_and_less_in_total(
     code = bench.main(["--json"])
     report = json.loads(capsys.readouterr().out)
     hosts = {k: v for k, v in report.items() if k != "meets_target"}
-    assert len(hosts) == 5  # Claude Code at two caps, Codex for two models, the Gemini CLI
+    # Claude Code at two caps, Codex for two models, the Gemini CLI, OpenCode
+    assert len(hosts) == 6
     for name, data in hosts.items():
         assert data["cases_with_more"] == [], name
         assert data["total_with"] < data["total_without"], name

@@ -12,13 +12,21 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from ctxrelay.hooks.guard._model import LineRange
 
 __all__ = [
     "READS_KEPT",
+    "Read",
     "Span",
+    "earlier_read",
     "holds",
     "load_reads",
+    "print_span",
     "read_when",
+    "remember_reads",
     "save_reads",
     "span_key",
     "span_of",
@@ -31,6 +39,26 @@ READS_KEPT = 64
 
 Span = tuple[int, int]
 """The first line of a read and its last (-1: to the end of the file), 1-based."""
+
+
+class Read(NamedTuple):
+    """One file a tool call reads into the context, and which lines of it (``span``
+    ``None``: not known before it runs, or a byte range)."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    span: Span | None
+
+
+def print_span(r: LineRange | None) -> Span | None:
+    """The lines a shell print shows of a file, when known before it runs."""
+    if r is None or r.unit != "line":
+        return None
+    first, last = r.first, r.last
+    if (first is not None and first < 1) or (last is not None and last < 1):
+        return None  # counted from the end: the lines depend on the file's length
+    return (first or 1, -1 if last is None else last)
 
 
 def holds(outer: Span, inner: Span) -> bool:
@@ -94,3 +122,49 @@ def save_reads(path: str, files: dict[str, list[int]]) -> None:
         os.replace(tmp, path)  # a parallel Read's record may win: it only forgets one
     except OSError:
         pass
+
+
+def _entries(record: str) -> dict[str, list[int]]:
+    """The record's span entries: ``"<path>\\n<first>:<last>": [size, modification
+    time, when read]``."""
+    return {
+        k: v
+        for k, v in load_reads(record).items()
+        if isinstance(v, list) and len(v) == 3 and all(isinstance(n, int) for n in v)
+    }
+
+
+def earlier_read(record: str, reads: Iterable[Read]) -> tuple[str, Span, int] | None:
+    """The first of ``reads`` whose lines an earlier read of the unchanged file (same size
+    and modification time) in ``record`` already showed: its path, that span and when."""
+    seen = _entries(record)
+    for read in reads:
+        if read.span is None:
+            continue
+        for key, before in seen.items():
+            earlier = span_of(key, read.path)
+            if (
+                earlier is not None
+                and before[:2] == [read.size, read.mtime_ns]
+                and holds(earlier, read.span)
+            ):
+                return read.path, earlier, before[2]
+    return None
+
+
+def remember_reads(record: str, reads: Iterable[Read]) -> None:
+    """After the call ran (its output reached the agent): remember the lines it read of
+    each file, newest last; what was read of a file that changed since is forgotten."""
+    known = [(r, r.span) for r in reads if r.span is not None]
+    if not known:
+        return
+    seen = _entries(record)
+    now = int(time.time())
+    for read, span in known:
+        for key in [k for k, v in seen.items() if span_of(k, read.path) is not None]:
+            if seen[key][:2] != [read.size, read.mtime_ns]:
+                del seen[key]  # the file changed: what was read of it is stale
+        key = span_key(read.path, span)
+        seen.pop(key, None)
+        seen[key] = [read.size, read.mtime_ns, now]
+    save_reads(record, seen)
