@@ -26,15 +26,11 @@ from typing import Any
 
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts._counts import as_count
+from ctxrelay.transcripts._opencode_session import LOCK_WAIT_S
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 from ctxrelay.transcripts._scan import Transcript
 
 __all__ = ["LOCK_WAIT_S", "NOT_OPENCODE", "OpenCodeSession", "read_opencode"]
-
-LOCK_WAIT_S = 2.0
-"""How long a read waits for a lock held on the database before it gives up and the
-database is skipped (in WAL mode OpenCode's writes block no reader; an exclusive lock or
-a checkpoint that truncates does, a checkpoint for milliseconds)."""
 
 NOT_OPENCODE = "not an OpenCode database (it has no session and message tables)"
 
