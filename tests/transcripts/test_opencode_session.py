@@ -65,31 +65,32 @@ def _session(db: Path, session_id: str = "ses_b", *, answered: bool = True) -> s
             {"type": "step-start"},
             created_ms=T0,
         )
-        add_part(
-            c,
-            f"{session_id}_p3",
-            f"{session_id}_m2",
-            session_id,
-            {"type": "reasoning", "text": "thinking it over"},
-            created_ms=T0 + 1,
-        )
-        add_part(
-            c,
-            f"{session_id}_p4",
-            f"{session_id}_m2",
-            session_id,
-            {
-                "type": "tool",
-                "tool": "bash",
-                "callID": "call_1",
-                "state": {
-                    "status": "completed",
-                    "input": {"command": "pytest -q"},
-                    "output": "3 passed",
+        if answered:
+            add_part(
+                c,
+                f"{session_id}_p3",
+                f"{session_id}_m2",
+                session_id,
+                {"type": "reasoning", "text": "thinking it over"},
+                created_ms=T0 + 1,
+            )
+            add_part(
+                c,
+                f"{session_id}_p4",
+                f"{session_id}_m2",
+                session_id,
+                {
+                    "type": "tool",
+                    "tool": "bash",
+                    "callID": "call_1",
+                    "state": {
+                        "status": "completed",
+                        "input": {"command": "pytest -q"},
+                        "output": "3 passed",
+                    },
                 },
-            },
-            created_ms=T0 + 1,
-        )
+                created_ms=T0 + 1,
+            )
         if answered:
             add_message(
                 c,
@@ -191,6 +192,24 @@ def test_started_once_a_response_follows_the_prompt_naming_the_file(tmp_path: Pa
     assert STARTED_RULES["opencode"](done, handoff)
     assert started("opencode", done, handoff)
     assert not started("opencode", done, tmp_path / "handoff-20261203T111111Z.md")
+
+
+def test_a_first_step_still_running_its_tool_call_has_started(tmp_path: Path) -> None:
+    # session_history called in the fresh session's first step: its counts are still zero
+    db = tmp_path / "opencode.db"
+    with create(db) as c:
+        add_session(c, "ses_a", "/home/u/app", T0)
+        add_message(c, "m1", "ses_a", user(T0), T0)
+        add_part(c, "p1", "m1", "ses_a", {"type": "text", "text": HANDOFF}, created_ms=T0)
+        add_message(c, "m2", "ses_a", assistant(T0 + 1, tokens(0, 0)), T0 + 1)
+        add_part(c, "p2", "m2", "ses_a", {"type": "step-start"}, created_ms=T0 + 1)
+    locator = session_locator(db, "ses_a")
+    assert not opencode_started(locator, tmp_path / HANDOFF)
+    with _open(db) as c:
+        state = {"status": "running", "input": {"action": "list"}}
+        call = {"type": "tool", "tool": "ctxrelay_session_history", "state": state}
+        add_part(c, "p3", "m2", "ses_a", call, created_ms=T0 + 1)
+    assert opencode_started(locator, tmp_path / HANDOFF)
 
 
 def test_a_file_named_only_in_a_reply_is_not_a_start(tmp_path: Path) -> None:

@@ -45,6 +45,10 @@ LOCK_WAIT_S = 2.0
 mode OpenCode's writes block no reader; an exclusive lock or a checkpoint that truncates
 does, a checkpoint for milliseconds)."""
 
+_ANSWERED = ("text", "tool")
+"""Parts that come only from the model's response: a step whose counts are still zero
+(its tool call running, in the first turn of a fresh session) has answered already."""
+
 _RECENT = 64
 """Most messages read back from a session's newest for its context (a step writes one)."""
 
@@ -150,7 +154,9 @@ def opencode_context(locator: str) -> OpenCodeContext | None:
 def opencode_started(locator: str, path: Path) -> bool:
     """Whether the OpenCode session ``locator`` names has started from the handoff
     ``path``: a user message of it names the file, and a response after it is recorded
-    (an assistant message with its tokens). Killed before that response: not started."""
+    (an assistant message with its tokens, or with a text or tool part of the response
+    while its step still runs: a ``session_history`` call in the fresh session's first
+    step). Killed before that response: not started."""
     rows = _query(
         locator,
         "SELECT m.time_created, m.id, m.data FROM part p JOIN message m ON m.id = p.message_id "
@@ -163,15 +169,17 @@ def opencode_started(locator: str, path: Path) -> bool:
     created, message_id, _ = named[0]
     after = _query(
         locator,
-        "SELECT data FROM message WHERE session_id = ? AND (time_created > ? OR "
-        "(time_created = ? AND id > ?)) ORDER BY time_created, id",
+        "SELECT m.data, p.data FROM message m LEFT JOIN part p ON p.message_id = m.id "
+        "WHERE m.session_id = ? AND (m.time_created > ? OR (m.time_created = ? AND m.id > ?))",
         created,
         created,
         message_id,
     )
-    for (raw,) in after or ():
-        data = _data(raw)
-        if data.get("role") == "assistant" and _prompt(data.get("tokens"))[0] > 0:
+    for message, part in after or ():
+        data = _data(message)
+        if data.get("role") != "assistant":
+            continue
+        if _prompt(data.get("tokens"))[0] > 0 or _data(part).get("type") in _ANSWERED:
             return True
     return False
 
