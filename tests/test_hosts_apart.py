@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.conftest import PROJECT
 
 PACKAGE = PROJECT / "src" / "ctxrelay"
-HOSTS = ("claude", "codex", "gemini")
+HOSTS = ("claude", "codex", "gemini", "opencode")
 """Every coding-agent host package; a new host is added here."""
 CORE = "ctxrelay.hooks"
 

@@ -19,6 +19,7 @@ from ctxrelay.hooks.conformance import (
 )
 from ctxrelay.hooks.dispatch import run
 from ctxrelay.hooks.host import Answer, Event, Handler, Host
+from ctxrelay.opencode.host import OPENCODE
 
 FAKE = FakeHost(handlers={"Before": Handler(Event.TOOL_CALL, "tests.hooks._fake_handler")})
 
@@ -60,7 +61,7 @@ def test_answers_compose() -> None:
     assert Answer().with_prompt(None) == Answer()
 
 
-@pytest.mark.parametrize("host", [FAKE, CODEX, CLAUDE, GEMINI], ids=lambda h: h.name)
+@pytest.mark.parametrize("host", [FAKE, CODEX, CLAUDE, GEMINI, OPENCODE], ids=lambda h: h.name)
 def test_every_host_passes_the_kit(host: Host) -> None:
     assert run_host_conformance(host) == [c.__name__ for c in CONTRACTS]
 

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from ctxrelay.hooks import chain
+from ctxrelay.hooks.handoff import consumed, injected_into, list_handoffs
+from ctxrelay.opencode import handoff
+from ctxrelay.opencode.config import load, set_values
+from ctxrelay.transcripts import default_opencode_db, session_locator
 from tests.transcripts._opencode_db import (
     add_message,
     add_part,
@@ -22,12 +28,6 @@ from tests.transcripts._opencode_db import (
     tokens,
     user,
 )
-
-from ctxrelay.hooks import chain
-from ctxrelay.hooks.handoff import consumed, injected_into, list_handoffs
-from ctxrelay.opencode import handoff
-from ctxrelay.opencode.config import load, set_values
-from ctxrelay.transcripts import default_opencode_db, session_locator
 
 LIMIT = 100_000
 OLD, FRESH, OTHER = "ses_old", "ses_fresh", "ses_other"

@@ -1,6 +1,6 @@
 """The ``mcp`` entry install merges into ``opencode.json`` for ``session_history``, and
 what uninstall leaves where the file changed since (the real OpenCode starting it is
-``tests/e2e/test_opencode_history.py``)."""
+``tests/e2e/test_opencode_handoff.py``)."""
 
 from __future__ import annotations
 

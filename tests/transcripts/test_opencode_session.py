@@ -1,6 +1,6 @@
 """One OpenCode session read off a database the test writes with OpenCode's own schema:
-its context, whether it started from a handoff file, its conversation (the real
-OpenCode's database is read in ``tests/e2e/test_opencode_history.py``)."""
+whether it started from a handoff file, its conversation (the real
+OpenCode's database is read in ``tests/e2e/test_opencode_handoff.py``)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ from ctxrelay.transcripts import (
     READERS,
     STARTED_RULES,
     Message,
-    OpenCodeContext,
     conversation_of,
-    opencode_context,
     opencode_conversation,
     opencode_started,
     session_locator,
@@ -135,49 +133,13 @@ def test_the_locator_names_the_database_and_the_session(tmp_path: Path) -> None:
     assert split_locator(str(db)) is None  # a bare path names no session
 
 
-def test_the_context_is_the_newest_responses_prompt(tmp_path: Path) -> None:
-    locator = _session(tmp_path / "opencode.db")
-    assert opencode_context(locator) == OpenCodeContext(
-        context_tokens=200 + 4000 + 30,
-        total_tokens=200 + 9 + 4000 + 30,
-        model="claude-sonnet-4-5",
-        provider="anthropic",
-        message_id="ses_b_m3",
-    )
-
-
-def test_a_step_still_streaming_is_not_the_context(tmp_path: Path) -> None:
-    db = tmp_path / "opencode.db"
-    locator = _session(db)
-    with _open(db) as c:  # the next step, its counts still zero
-        add_message(c, "ses_b_m4", "ses_b", assistant(T0 + 3, tokens(0, 0)), T0 + 3)
-    context = opencode_context(locator)
-    assert context is not None
-    assert context.message_id == "ses_b_m3"
-
-
-def test_after_a_compaction_the_context_waits_for_the_next_response(tmp_path: Path) -> None:
-    db = tmp_path / "opencode.db"
-    locator = _session(db)
-    with _open(db) as c:
-        summary = assistant(T0 + 3, tokens(50_000, 800), summary=True)
-        add_message(c, "ses_b_m4", "ses_b", summary, T0 + 3)
-    assert opencode_context(locator) is None
-    with _open(db) as c:
-        add_message(c, "ses_b_m5", "ses_b", assistant(T0 + 4, tokens(1500, 10)), T0 + 4)
-    context = opencode_context(locator)
-    assert context is not None
-    assert context.context_tokens == 1500
-
-
 def test_nothing_is_read_from_what_is_not_a_session(tmp_path: Path) -> None:
     db = tmp_path / "opencode.db"
     _session(db)
-    assert opencode_context(session_locator(db, "ses_none")) is None
-    assert opencode_context(session_locator(tmp_path / "missing.db", "ses_b")) is None
-    assert opencode_context(str(db)) is None
+    assert list(opencode_conversation(session_locator(db, "ses_none"))) == []
+    assert list(opencode_conversation(session_locator(tmp_path / "missing.db", "ses_b"))) == []
+    assert list(opencode_conversation(str(db))) == []
     (tmp_path / "garbage.db").write_bytes(b"not sqlite at all" * 100)
-    assert opencode_context(session_locator(tmp_path / "garbage.db", "ses_b")) is None
     assert list(opencode_conversation(session_locator(tmp_path / "garbage.db", "ses_b"))) == []
     assert not opencode_started(session_locator(tmp_path / "missing.db", "ses_b"), tmp_path)
 

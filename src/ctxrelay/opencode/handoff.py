@@ -2,8 +2,9 @@
 module of this host that uses :mod:`ctxrelay.hooks.handoff` and :mod:`ctxrelay.hooks.chain`).
 
 The numbers: the context now is the newest finished step's prompt tokens (``input +
-cache.read + cache.write``), from the payload's ``step`` (the plugin's ``message.updated``)
-or else the database (:func:`ctxrelay.transcripts.opencode_context`); the window is the
+cache.read + cache.write`` of the assistant message OpenCode records for the step), from
+the payload's ``step`` (the plugin's ``message.updated``; no process reads the database
+for it, so no hook loads ``sqlite3`` but to settle a handoff); the window is the
 model's ``limit.context`` (the payload's ``model``, from ``chat.params``), else the one
 model table's; the slider and the mode ``ctxrelay opencode config``'s; the decision the
 policy core's (:func:`~ctxrelay.budget.triggers.main_budget`,
@@ -42,7 +43,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ctxrelay import transcripts
 from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
@@ -51,6 +51,7 @@ from ctxrelay.hooks.host import Answer
 from ctxrelay.hooks.state import owner
 from ctxrelay.opencode._state import HOST, forget_reads, session_state
 from ctxrelay.opencode.config import load
+from ctxrelay.opencode.host import OPENCODE
 from ctxrelay.transcripts import default_opencode_db, session_locator
 
 __all__ = [
@@ -119,8 +120,7 @@ def _resume(project: Path, path: Path, writer: ChainLink | None = None) -> str |
 def settle(project: Path) -> None:
     """Consume the handoffs an OpenCode session has started from already (and, by their
     own rules, another host's), so none is offered twice."""
-    # through the package's lazy names: the database reader (sqlite3) loads on use
-    files.settle(project, HOST, lambda locator, path: transcripts.started(HOST, locator, path))
+    files.settle(project, HOST, OPENCODE.started)
 
 
 def _count(value: object) -> int:
@@ -141,13 +141,10 @@ def _step_context(step: object) -> tuple[int, str | None] | None:
     return (prompt, model if isinstance(model, str) else None) if prompt else None
 
 
-def _reading(payload: Mapping[str, object], me: ChainLink, project: Path) -> Reading | None:
+def _reading(payload: Mapping[str, object], project: Path) -> Reading | None:
     now = _step_context(payload.get("step"))
     if now is None:
-        found = transcripts.opencode_context(me.transcript_path)
-        now = None if found is None else (found.context_tokens, found.model)
-    if now is None:
-        return None
+        return None  # no finished step seen yet: nothing to measure
     tokens, model_id = now
     model = payload.get("model")
     limit = model.get("context_limit") if isinstance(model, dict) else None
@@ -206,7 +203,7 @@ def _hand_off(project: Path, me: ChainLink) -> Answer | None:
 def _at_slider(payload: Mapping[str, object], me: ChainLink, project: Path) -> Answer | None:
     """At the slider: ask for the file (auto), or tell the person (manual); once per
     session. ``None`` below it, or when it was done already."""
-    reading = _reading(payload, me, project)
+    reading = _reading(payload, project)
     if reading is None or not reading.due:
         return None
     doc = session_state(me.session_id)
@@ -310,7 +307,7 @@ def chat_message(payload: Mapping[str, object]) -> Answer | None:
     words = prompt.strip().lower() if isinstance(prompt, str) else ""
     if words in HANDOFF_WORDS and not data.get("handed"):
         reserved = doc.update(lambda d: _reserve(project, me, d))
-        reading = _reading(payload, me, project)
+        reading = _reading(payload, project)
         return Answer(context=ask_text(reserved, reading.phrase if reading else "the person asked"))
     if not data.get("seen"):
         doc.update(lambda d: d.update(seen=True))

@@ -15,8 +15,8 @@ truncated last line are skipped. Subagents have their own files, found with
 
 OpenCode's database is read by :func:`read_opencode` (``docs/opencode-facts.md``), one
 :class:`Transcript` per OpenCode session; one session of it (named by
-:func:`session_locator`, ``…/opencode.db#ses_…``) by :func:`opencode_context`,
-:func:`opencode_started` and :func:`opencode_conversation` for the OpenCode host.
+:func:`session_locator`, ``…/opencode.db#ses_…``) by :func:`opencode_started` and
+:func:`opencode_conversation` for the OpenCode host and ``session_history``.
 
 Codex rollouts are read here too, by their own rules (``docs/codex-facts.md``):
 :func:`codex_context` for a Codex hook (the context now, stdlib only), :func:`read_rollout`
@@ -87,8 +87,6 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._opencode_paths import default_opencode_db as default_opencode_db
     from ctxrelay.transcripts._opencode_paths import session_locator as session_locator
     from ctxrelay.transcripts._opencode_paths import split_locator as split_locator
-    from ctxrelay.transcripts._opencode_session import OpenCodeContext as OpenCodeContext
-    from ctxrelay.transcripts._opencode_session import opencode_context as opencode_context
     from ctxrelay.transcripts._opencode_session import (
         opencode_conversation as opencode_conversation,
     )
@@ -150,12 +148,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     ),
     "_opencode": ("OpenCodeSession", "read_opencode"),
     "_opencode_paths": ("default_opencode_db", "session_locator", "split_locator"),
-    "_opencode_session": (
-        "OpenCodeContext",
-        "opencode_context",
-        "opencode_conversation",
-        "opencode_started",
-    ),
+    "_opencode_session": ("opencode_conversation", "opencode_started"),
     "_paths": ("COMPACT_AGENT_PREFIX", "is_compaction_agent", "subagent_transcript"),
     "_records": (
         "AgentStats",

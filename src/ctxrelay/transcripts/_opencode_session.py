@@ -1,7 +1,7 @@
 """One OpenCode session read off its database (``docs/opencode-facts.md``, "The
-database"), for the OpenCode host and ``session_history``: the context now
-(:func:`opencode_context`), whether it started from a handoff file
-(:func:`opencode_started`), and its conversation as text (:func:`opencode_conversation`).
+database"), for the OpenCode host and ``session_history``: whether it started from a
+handoff file (:func:`opencode_started`), and its conversation as text
+(:func:`opencode_conversation`).
 
 A session is named as a handoff chain link names a transcript: the database and the
 session's id (:func:`~ctxrelay.transcripts._opencode_paths.session_locator`,
@@ -25,7 +25,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts._conversation import Message
@@ -33,9 +33,7 @@ from ctxrelay.transcripts._opencode_paths import split_locator
 
 __all__ = [
     "LOCK_WAIT_S",
-    "OpenCodeContext",
     "connect_readonly",
-    "opencode_context",
     "opencode_conversation",
     "opencode_started",
 ]
@@ -48,23 +46,6 @@ does, a checkpoint for milliseconds)."""
 _ANSWERED = ("text", "tool")
 """Parts that come only from the model's response: a step whose counts are still zero
 (its tool call running, in the first turn of a fresh session) has answered already."""
-
-_RECENT = 64
-"""Most messages read back from a session's newest for its context (a step writes one)."""
-
-
-class OpenCodeContext(NamedTuple):
-    """The newest response of an OpenCode session."""
-
-    context_tokens: int
-    """Its prompt's tokens (``input + cache.read + cache.write``): the context the next
-    request starts from, less that response's own output."""
-    total_tokens: int
-    """OpenCode's ``tokens.total`` of it (prompt and output): what its own
-    auto-compaction compares with the usable limit."""
-    model: str | None
-    provider: str | None
-    message_id: str
 
 
 def connect_readonly(path: str) -> sqlite3.Connection:
@@ -91,15 +72,14 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _prompt(tokens: Any) -> tuple[int, int]:
-    """A message's prompt tokens and its ``total``; ``(0, 0)`` when it has none."""
+def _billed(tokens: Any) -> bool:
+    """Whether a message's ``tokens`` count anything (a step still streaming has zeros)."""
     if not isinstance(tokens, dict):
-        return 0, 0
+        return False
     cache = tokens.get("cache")
     cache = cache if isinstance(cache, dict) else {}
-    prompt = _count(tokens.get("input")) + _count(cache.get("read")) + _count(cache.get("write"))
-    output = _count(tokens.get("output")) + _count(tokens.get("reasoning"))
-    return prompt, max(_count(tokens.get("total")), prompt + output)
+    counts = (tokens.get("input"), tokens.get("output"), cache.get("read"), cache.get("write"))
+    return any(_count(value) for value in counts)
 
 
 def _query(locator: str, sql: str, *args: Any) -> list[tuple[Any, ...]] | None:
@@ -119,36 +99,6 @@ def _query(locator: str, sql: str, *args: Any) -> list[tuple[Any, ...]] | None:
         return None
     finally:
         connection.close()
-
-
-def opencode_context(locator: str) -> OpenCodeContext | None:
-    """The context of the OpenCode session ``locator`` names now (:class:`OpenCodeContext`);
-    ``None`` when it has no response yet, its newest is a compaction's summary (the
-    context after it is known at the next response), or the database cannot be read."""
-    rows = _query(
-        locator,
-        "SELECT id, data FROM message WHERE session_id = ? "
-        "ORDER BY time_created DESC, id DESC LIMIT ?",
-        _RECENT,
-    )
-    for message_id, raw in rows or ():
-        data = _data(raw)
-        if data.get("role") != "assistant":
-            continue
-        prompt, total = _prompt(data.get("tokens"))
-        if prompt == 0:
-            continue  # still streaming, or aborted: nothing sent back
-        if data.get("summary") is True:
-            return None
-        model, provider = data.get("modelID"), data.get("providerID")
-        return OpenCodeContext(
-            prompt,
-            total,
-            model if isinstance(model, str) and model else None,
-            provider if isinstance(provider, str) and provider else None,
-            str(message_id),
-        )
-    return None
 
 
 def opencode_started(locator: str, path: Path) -> bool:
@@ -179,7 +129,7 @@ def opencode_started(locator: str, path: Path) -> bool:
         data = _data(message)
         if data.get("role") != "assistant":
             continue
-        if _prompt(data.get("tokens"))[0] > 0 or _data(part).get("type") in _ANSWERED:
+        if _billed(data.get("tokens")) or _data(part).get("type") in _ANSWERED:
             return True
     return False
 

@@ -1,1 +1,4 @@
-"""Install time only: what install merges into OpenCode's config (no hook imports it)."""
+"""What runs once, at install: the plugin file, install, uninstall and doctor, and the
+``mcp`` entry of ``session_history``. Never imported by the hook."""
+
+__all__: list[str] = []
