@@ -96,7 +96,7 @@ def handoff_router(body: Mapping[str, Any]) -> Step | None:
     if asked:
         return Step(text="Wrote the handoff file.", input_tokens=SLIDER + 3_000, output_tokens=6)
     calls = text.count('"tool_calls"')
-    if calls < 2:  # two steps of work; the first crosses the slider
+    if calls < 2 and "port the parser" in text:  # two steps; the first crosses the slider
         bash = ToolUse("bash", {"command": f"echo {OLD_WORK!r}", "description": "Note"})
         return Step(tool_calls=[bash], input_tokens=SLIDER, output_tokens=30)
     return Step(text="Nothing left.", input_tokens=1_000, output_tokens=3)

@@ -21,12 +21,16 @@ from ctxrelay.budget.triggers import main_budget
 from ctxrelay.errors import ConfigError
 
 __all__ = [
+    "MODES",
+    "HostConfig",
     "Scope",
     "Slider",
     "config_path",
+    "load_host",
     "load_slider",
     "parse_threshold",
     "read_config",
+    "set_host",
     "slider_text",
     "stored_threshold",
     "write_section",
@@ -175,3 +179,66 @@ def slider_text(threshold: float, off: str) -> str:
     if budget.effective_threshold != threshold:
         shown += f" (applied as {budget.effective_threshold:g}%, the floor)"
     return shown
+
+
+MODES = ("manual", "auto")
+"""A host's handoff modes: ``manual`` tells the person at the slider; ``auto`` has the
+agent write the handoff file and continues from it in a fresh context by itself."""
+
+
+class HostConfig(NamedTuple):
+    """A host's effective slider and mode (:func:`load_host`)."""
+
+    threshold: float
+    threshold_source: Literal["env", "project", "user", "default"]
+    mode: str
+    problems: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        value = int(self.threshold) if self.threshold.is_integer() else self.threshold
+        return {
+            "threshold": value,
+            "threshold_source": self.threshold_source,
+            "mode": self.mode,
+            "problems": list(self.problems),
+        }
+
+
+def load_host(section: str, env_name: str, project: Path) -> HostConfig:
+    """A host's settings for ``project``: :func:`load_slider`, and the mode of the first
+    file that sets one (``manual`` unless one says ``auto``); never raises (problems are
+    listed)."""
+    slider = load_slider(section, env_name, project)
+    problems = list(slider.problems)
+    mode: str | None = None
+    for scope, values in slider.sections:
+        raw = values.get("mode")
+        if mode is None and raw is not None:
+            if raw in MODES:
+                mode = str(raw)
+            else:
+                problems.append(f"mode from {scope} is {raw!r}; expected manual or auto (ignored)")
+    return HostConfig(slider.threshold, slider.source, mode or "manual", tuple(problems))
+
+
+def set_host(
+    section: str,
+    scope: Scope,
+    project: Path,
+    *,
+    threshold: str | None = None,
+    mode: str | None = None,
+) -> Path:
+    """Set a host's slider (``default``: remove it) and/or mode in the ``scope`` file,
+    keeping everything else in it; returns the file's path. A bad value is a
+    :class:`ConfigError`."""
+    updates: dict[str, object] = {}
+    if threshold is not None:  # "default": removed, so the next layer decides
+        default = threshold.strip().lower() == "default"
+        updates["threshold"] = None if default else stored_threshold(threshold)
+    if mode is not None:
+        if mode not in MODES:
+            raise ConfigError(f"the mode is manual or auto, not {mode!r}")
+        updates["mode"] = mode
+    path = config_path(scope, project if scope == "project" else None)
+    return write_section(path, section, updates)

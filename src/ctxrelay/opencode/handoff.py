@@ -106,17 +106,6 @@ def ask_text(path: Path, reading: str) -> str:
     )
 
 
-def _resume(project: Path, path: Path, writer: ChainLink | None = None) -> str | None:
-    handoff = files.read_handoff(path)
-    if handoff is None:
-        return None
-    head = files.resume_text(
-        path, next_step=handoff.next_step, project_dir=project, inline=True, writer=writer
-    )
-    cut = "\n\n(The file is longer; read the rest of it.)" if handoff.truncated else ""
-    return f"{head}\n\n{handoff.text}{cut}"
-
-
 def settle(project: Path) -> None:
     """Consume the handoffs an OpenCode session has started from already (and, by their
     own rules, another host's), so none is offered twice."""
@@ -165,13 +154,6 @@ def _reserve(project: Path, me: ChainLink, data: dict[str, Any]) -> Path:
     return path
 
 
-def _written(path: Path) -> bool:
-    try:
-        return path.is_file() and path.stat().st_size > 0
-    except OSError:
-        return False
-
-
 def _hand_off(project: Path, me: ChainLink) -> Answer | None:
     """The reserved file is written: the answer that starts the fresh session from it
     (once: the session's document then says it handed off)."""
@@ -179,7 +161,7 @@ def _hand_off(project: Path, me: ChainLink) -> Answer | None:
 
     def claim(data: dict[str, Any]) -> Path | None:
         asked = data.get("path")
-        if not isinstance(asked, str) or data.get("handed") or not _written(Path(asked)):
+        if not isinstance(asked, str) or data.get("handed") or not files.is_written(Path(asked)):
             return None
         data["handed"] = Path(asked).name
         return Path(asked)
@@ -188,7 +170,7 @@ def _hand_off(project: Path, me: ChainLink) -> Answer | None:
     if path is None:
         return None
     chain.record_written(project, path.name, me)
-    prompt = _resume(project, path, writer=me)
+    prompt = files.resume_prompt(project, path, writer=me)
     if prompt is None:
         return None
     forget_reads(me.session_id)
@@ -319,7 +301,7 @@ def chat_message(payload: Mapping[str, object]) -> Answer | None:
         # the handoff `ctxrelay handoff continue --in opencode` names, else the newest unused
         offered = files.continued(project) or files.latest_unconsumed(project, owner=owner())
         writer = None if offered is None else files.writer_of(project, offered.name)
-        text = None if offered is None else _resume(project, offered, writer)
+        text = None if offered is None else files.resume_prompt(project, offered, writer)
         if (
             offered is not None
             and text is not None
@@ -329,11 +311,7 @@ def chat_message(payload: Mapping[str, object]) -> Answer | None:
             return Answer(context=text)
     if data.get("note"):
         doc.update(lambda d: d.update(note=False))
-        return Answer(
-            context="[ctxrelay] The context is at the handoff slider. When the person "
-            "types handoff, you will be asked to write a handoff file; until then carry "
-            "on, keeping your steps small."
-        )
+        return Answer(context=files.MANUAL_NOTE)
     return None
 
 
