@@ -210,4 +210,5 @@ def test_a_subagents_session_never_hands_off(project: Path) -> None:
     set_values("project", project, mode="auto")
     handoff.session_created(payload(project, "ses_sub", parent_id=OLD, title="t"))
     assert handoff.session_idle(payload(project, "ses_sub", 90_000)) is None
+    assert tool(project, "ses_sub", 90_000, command="ls") is None
     assert handoff.chat_message(payload(project, "ses_sub", prompt="x")) is None

@@ -225,11 +225,11 @@ def tool_after(payload: Mapping[str, object]) -> Answer | None:
     """After a tool ran in a main session: the handoff when it wrote the file asked for,
     else the ask (auto) or the notice (manual) at the slider, inside the turn."""
     me, project = _link(payload.get("session_id")), _project(payload)
-    if me is None or project is None or payload.get("parent_id"):
+    if me is None or project is None:
         return None
     data = session_state(me.session_id).read()
-    if data.get("handed"):
-        return None  # this session's work went to a fresh one
+    if data.get("handed") or data.get("sub"):
+        return None  # its work went to a fresh session; a subagent's never hands off
     if payload.get("tool") in WRITE_TOOLS and _is_asked_path(payload, project, data.get("path")):
         return _hand_off(project, me)
     return _at_slider(payload, me, project)
