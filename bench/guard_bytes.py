@@ -7,11 +7,12 @@ of realistic sizes, through each host's guard, in-process as the hook judges the
   with bash here), given its own cap: Claude Code keeps an output up to its cap whole and
   a longer one as a 2 KB preview plus a saved file; Codex cuts in the middle, to 10,000
   bytes for the gpt-5 family and 10,000 tokens for later models, behind a header;
+  OpenCode keeps the last 50 KB of a longer output (the whole saved to a file);
 - **with** it: the same when allowed; when denied, the deny as the host shows it
   (``PreToolUse:Bash hook error: …`` in Claude Code, ``Command blocked by PreToolUse
-  hook: …`` in Codex) plus the alternative the reason offers, followed: the Read call's
-  lines with the Read tool's line numbers, or the page command's output as the host
-  hands it over.
+  hook: …`` in Codex, the reason as it is in OpenCode) plus the alternative the reason
+  offers, followed: the Read call's lines with the Read tool's line numbers (OpenCode's
+  ``read`` with ``N: ``), or the page command's output as the host hands it over.
 
 The Read cases (Claude Code only: Codex has no Read tool) add a 1 MB Read with
 ``allow_large`` at 20,000 tokens of a 200,000 window, and a second full Read of the same
@@ -44,12 +45,18 @@ from ctxrelay.claude.guard import read as claude_read
 from ctxrelay.claude.guard._reads import READ_LINE_PREFIX
 from ctxrelay.codex import guard as codex_guard
 from ctxrelay.hooks.guard.output import HostOutput
+from ctxrelay.opencode import guard as opencode_guard
 
 CLAUDE_READ_MAX_BYTES = 256 * 1024
 """Claude Code's Read refuses a larger file unless the call says ``allow_large``."""
 
 CLAUDE_DENY = "PreToolUse:Bash hook error: "
 CODEX_DENY = "Command blocked by PreToolUse hook: "
+OPENCODE_DENY = ""
+"""OpenCode hands the model the plugin's thrown reason as the call's result, as it is."""
+OPENCODE_READ_WRAP = 120
+"""What OpenCode's ``read`` puts around a file's lines (its path, type, the ``offset``
+hint), about."""
 
 COMMANDS = (
     "cat src/app.py",
@@ -127,6 +134,31 @@ def _codex(model: str) -> Host:
     return Host(f"Codex, {model}", output, CODEX_OUTPUT_HEADER_BYTES, CODEX_DENY, judge)
 
 
+def _opencode() -> Host:
+    def judge(command: str, cwd: str) -> str | None:
+        payload = {
+            "session_id": "bench-opencode",
+            "directory": cwd,
+            "tool": opencode_guard.SHELL_TOOL,
+            "args": {"command": command},
+        }
+        return opencode_guard.deny_reason(payload)
+
+    return Host("OpenCode", opencode_guard.HOST_OUTPUT, 0, OPENCODE_DENY, judge)
+
+
+def _opencode_read(reason: str) -> int | None:
+    """The bytes OpenCode's ``read`` returns for the page a reason offers first: each
+    line behind its number (``N: ``), in its wrapper."""
+    call = re.search(r"the read tool with filePath (.+?), offset (\d+) and limit (\d+)", reason)
+    if call is None:
+        return None
+    first, limit = int(call.group(2)), int(call.group(3))
+    lines = Path(call.group(1)).read_bytes().splitlines(keepends=True)[first - 1 :][:limit]
+    numbered = sum(len(line) + len(f"{n}: ") for n, line in enumerate(lines, start=first))
+    return numbered + OPENCODE_READ_WRAP
+
+
 @contextmanager
 def _env(name: str, value: str | None) -> Iterator[None]:
     before = os.environ.get(name)
@@ -159,6 +191,9 @@ def _read_bytes(path: Path, offset: int, limit: int | None) -> int:
 
 def _followed(host: Host, reason: str, cwd: Path) -> int:
     """What the model gets when it follows the reason's first suggestion."""
+    page = _opencode_read(reason) if host.deny_label == OPENCODE_DENY else None
+    if page is not None:
+        return page
     read = re.search(r"Read (\{.*?\})", reason)
     shell = re.search(r"Bash (head|tail) -c (\d+) ", reason)
     if read is not None and (shell is None or read.start() < shell.start()):
@@ -288,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     project = root / "project"
     project.mkdir()
     make_project(project)
-    hosts = [_claude(4_000), _claude(None), _codex("gpt-5"), _codex("gpt-5.5")]
+    hosts = [_claude(4_000), _claude(None), _codex("gpt-5"), _codex("gpt-5.5"), _opencode()]
     report: dict[str, object] = {}
     ok = True
     for host in hosts:
@@ -296,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
         if host.deny_label == CLAUDE_DENY:
             cases += list(read_cases(project))
             shutil.rmtree(root / "state", ignore_errors=True)  # the next host reads afresh
-        else:
+        elif host.deny_label == CODEX_DENY:
             cases += list(codex_repeat(host, project))
         more = [c for c in cases if c[2] > c[1]]
         total_without = sum(c[1] for c in cases)

@@ -23,7 +23,15 @@ from tests.transcripts._lines import assistant, user, write
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTIONS = ("Quick start", "Claude Code", "Codex", "Gemini CLI", "Python agents", "Your costs")
+SECTIONS = (
+    "Quick start",
+    "Claude Code",
+    "Codex",
+    "Gemini CLI",
+    "OpenCode",
+    "Python agents",
+    "Your costs",
+)
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -167,6 +175,36 @@ def test_gemini_section_installs_configures_checks_and_uninstalls(
     assert any("mode: auto" in out for out in outputs.values())
     assert any("Everything works." in out for out in outputs.values())
     assert (folder / "settings.json").read_text() == found
+
+
+def test_opencode_section_installs_configures_checks_and_uninstalls(
+    user_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tests.e2e._opencode import opencode_cli
+
+    monkeypatch.setenv("PATH", f"{opencode_cli().parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(user_home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_home / ".cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(user_home / ".local" / "state"))
+    monkeypatch.setenv("OPENCODE_DISABLE_MODELS_FETCH", "1")
+    monkeypatch.setenv("OPENCODE_DISABLE_AUTOUPDATE", "1")
+    monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "state"))
+    folder = user_home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    # with its $schema: OpenCode adds one to a file without it when it starts
+    found = '{"$schema": "https://opencode.ai/config.json", "theme": "system"}\n'
+    (folder / "opencode.json").write_text(found)
+    outputs = run_readme("OpenCode", tmp_path, capsys, monkeypatch)
+    assert any("wrote the plugin" in out for out in outputs.values())
+    assert any("threshold: 50%" in out for out in outputs.values())
+    assert any(": loaded." in out and "Everything works." in out for out in outputs.values())
+    # OpenCode's own files in its folder (doctor started it) stay; ctxrelay's went
+    assert not (folder / "plugin").exists()
+    assert not (folder / "ctxrelay-install.json").exists()
+    assert (folder / "opencode.json").read_text() == found
 
 
 def test_python_agents_section_runs_on_the_anthropic_wire(

@@ -21,7 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "claude": ("ctxrelay.cli.claude", "the Claude Code plugin: install, doctor, statusline, run"),
     "codex": ("ctxrelay.cli.codex", "the Codex CLI host: install, uninstall, doctor, config"),
     "gemini": ("ctxrelay.cli.gemini", "the Gemini CLI host: install, uninstall, doctor, config"),
-    "opencode": ("ctxrelay.cli.opencode", "the OpenCode host: its plugin, session_history"),
+    "opencode": ("ctxrelay.cli.opencode", "the OpenCode host: install, uninstall, doctor, config"),
     "handoff": ("ctxrelay.cli.handoff", "list, show, drop or continue a handoff in any agent"),
     "analyze": ("ctxrelay.cli.analyze", "price what a session cost and what a policy would have"),
 }

@@ -21,16 +21,16 @@ from ctxrelay.budget.triggers import main_budget
 from ctxrelay.errors import ConfigError
 
 __all__ = [
-    "MODES",
-    "HostConfig",
+    "HANDOFF_MODES",
+    "HandoffSettings",
     "Scope",
     "Slider",
     "config_path",
-    "load_host",
+    "load_handoff_settings",
     "load_slider",
     "parse_threshold",
     "read_config",
-    "set_host",
+    "set_handoff_settings",
     "slider_text",
     "stored_threshold",
     "write_section",
@@ -181,13 +181,14 @@ def slider_text(threshold: float, off: str) -> str:
     return shown
 
 
-MODES = ("manual", "auto")
-"""A host's handoff modes: ``manual`` tells the person at the slider; ``auto`` has the
-agent write the handoff file and continues from it in a fresh context by itself."""
+HANDOFF_MODES = ("manual", "auto")
+"""``manual``: the person is told at the slider; ``auto``: the agent writes the handoff
+file and the work continues from it in a fresh context by itself."""
 
 
-class HostConfig(NamedTuple):
-    """A host's effective slider and mode (:func:`load_host`)."""
+class HandoffSettings(NamedTuple):
+    """A host's slider and handoff mode, where the slider came from, and the problems
+    met (the settings of a host with both: the Gemini CLI, OpenCode)."""
 
     threshold: float
     threshold_source: Literal["env", "project", "user", "default"]
@@ -204,24 +205,23 @@ class HostConfig(NamedTuple):
         }
 
 
-def load_host(section: str, env_name: str, project: Path) -> HostConfig:
-    """A host's settings for ``project``: :func:`load_slider`, and the mode of the first
-    file that sets one (``manual`` unless one says ``auto``); never raises (problems are
-    listed)."""
+def load_handoff_settings(section: str, env_name: str, project: Path) -> HandoffSettings:
+    """The ``section`` host's effective slider (:func:`load_slider`) and mode (the
+    project's, else the user's, else ``manual``); never raises (problems are listed)."""
     slider = load_slider(section, env_name, project)
     problems = list(slider.problems)
     mode: str | None = None
-    for scope, values in slider.sections:
-        raw = values.get("mode")
+    for scope, found in slider.sections:
+        raw = found.get("mode")
         if mode is None and raw is not None:
-            if raw in MODES:
+            if raw in HANDOFF_MODES:
                 mode = str(raw)
             else:
                 problems.append(f"mode from {scope} is {raw!r}; expected manual or auto (ignored)")
-    return HostConfig(slider.threshold, slider.source, mode or "manual", tuple(problems))
+    return HandoffSettings(slider.threshold, slider.source, mode or "manual", tuple(problems))
 
 
-def set_host(
+def set_handoff_settings(
     section: str,
     scope: Scope,
     project: Path,
@@ -229,15 +229,15 @@ def set_host(
     threshold: str | None = None,
     mode: str | None = None,
 ) -> Path:
-    """Set a host's slider (``default``: remove it) and/or mode in the ``scope`` file,
-    keeping everything else in it; returns the file's path. A bad value is a
-    :class:`ConfigError`."""
+    """Set the ``section`` host's slider (``default``: remove it, so the next layer
+    decides) and/or mode in the ``scope`` file, keeping everything else in it; returns
+    the file's path. A bad value is a :class:`ConfigError`."""
     updates: dict[str, object] = {}
-    if threshold is not None:  # "default": removed, so the next layer decides
+    if threshold is not None:
         default = threshold.strip().lower() == "default"
         updates["threshold"] = None if default else stored_threshold(threshold)
     if mode is not None:
-        if mode not in MODES:
+        if mode not in HANDOFF_MODES:
             raise ConfigError(f"the mode is manual or auto, not {mode!r}")
         updates["mode"] = mode
     path = config_path(scope, project if scope == "project" else None)

@@ -1,36 +1,41 @@
-"""The OpenCode host's settings: the slider (``ctxrelay opencode config --threshold``) and
-the handoff mode (``--mode manual|auto``).
+"""The OpenCode host's settings: the slider (``ctxrelay opencode config --threshold``)
+and the handoff mode (``--mode manual|auto``).
 
 They live in the same files as the other hosts' (:mod:`ctxrelay.hooks.config`: the
-project's ``.ctxrelay/config.json``, then the user's), under their own ``"opencode"`` key:
-``{"opencode": {"threshold": 45, "mode": "auto"}}``. The environment's
+project's ``.ctxrelay/config.json``, then the user's), under their own ``"opencode"``
+key: ``{"opencode": {"threshold": 45, "mode": "auto"}}``. The environment's
 ``CTXRELAY_OPENCODE_THRESHOLD`` comes first, then the project, the user, and the default
-slider ``DEFAULT_THRESHOLD``; the mode is ``manual`` unless a file says ``auto``. A bad
-value is ignored and named (:func:`ctxrelay.hooks.config.load_host`).
+slider; the mode is ``manual`` unless a file says ``auto``. A bad value is ignored and
+named.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ctxrelay.hooks.config import MODES, HostConfig, Scope, load_host, set_host
+from ctxrelay.hooks.config import (
+    HANDOFF_MODES,
+    HandoffSettings,
+    Scope,
+    load_handoff_settings,
+    set_handoff_settings,
+)
 
-__all__ = ["ENV_THRESHOLD", "MODES", "SECTION", "OpenCodeConfig", "load", "set_values"]
+__all__ = ["ENV_THRESHOLD", "MODES", "SECTION", "load", "set_values"]
 
 ENV_THRESHOLD = "CTXRELAY_OPENCODE_THRESHOLD"
 SECTION = "opencode"
-OpenCodeConfig = HostConfig
+MODES = HANDOFF_MODES
 
 
-def load(project: Path) -> HostConfig:
+def load(project: Path) -> HandoffSettings:
     """The effective settings for ``project``; never raises (problems are listed)."""
-    return load_host(SECTION, ENV_THRESHOLD, project)
+    return load_handoff_settings(SECTION, ENV_THRESHOLD, project)
 
 
 def set_values(
     scope: Scope, project: Path, *, threshold: str | None = None, mode: str | None = None
 ) -> Path:
-    """Set the slider (``default``: remove it) and/or the mode in the ``scope`` file,
-    keeping everything else in it; returns the file's path.
-    A bad value is a :class:`~ctxrelay.errors.ConfigError`."""
-    return set_host(SECTION, scope, project, threshold=threshold, mode=mode)
+    """Set the slider (``default``: remove it) and/or the mode in the ``scope`` file;
+    returns the file's path. A bad value is a :class:`~ctxrelay.errors.ConfigError`."""
+    return set_handoff_settings(SECTION, scope, project, threshold=threshold, mode=mode)

@@ -61,12 +61,13 @@ def _folder(payload: Mapping[str, object], args: Mapping[str, object]) -> str | 
 
 
 def _page_lines(path: str) -> int:
-    """Lines in the first page of ``path`` (at least 1): ``read``'s ``limit`` for a page."""
+    """Whole lines in the first page of ``path``: ``read``'s ``limit`` for a page (0: its
+    first line is longer than a page, a minified file's)."""
     try:
         with open(path, "rb") as handle:
-            return max(handle.read(PRINT_PAGE_BYTES).count(b"\n"), 1)
+            return handle.read(PRINT_PAGE_BYTES).count(b"\n")
     except OSError:
-        return 1
+        return 0
 
 
 def _fits_read(path: str, size: int) -> bool:
@@ -123,13 +124,15 @@ def _big_reason(files: tuple[Sized, ...], total: int) -> str:
     first = next(p for p in files if p.printed)
     path = shlex.quote(first.path)
     page = PRINT_PAGE_BYTES
+    lines = _page_lines(first.path)
+    shell = f"head -c {page} {path} (the next page: tail -c +{page + 1} {path} | head -c {page})"
+    read = f"the read tool with filePath {first.path}, offset 1 and limit {lines}"
+    pages = f"{read}, or {shell}" if lines else shell  # a line longer than a page: bytes
     return (
         f"ctxrelay guard: this would print {total:,} bytes of files and you would get "
         f"{HOST_OUTPUT.delivered(total):,} of them ({HOST_OUTPUT.label}). Read a page of "
-        f"about {page:,} bytes instead: the read tool with filePath {first.path}, offset 1 "
-        f"and limit {_page_lines(first.path)}, or head -c {page} {path} (the next page: "
-        f"tail -c +{page + 1} {path} | head -c {page}); count its lines with wc -l {path}, "
-        f"or search it with grep -n PATTERN {path}."
+        f"about {page:,} bytes instead: {pages}; count its lines with wc -l {path}, or "
+        f"search it with grep -n PATTERN {path}."
     )
 
 

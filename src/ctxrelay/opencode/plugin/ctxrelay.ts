@@ -6,6 +6,7 @@
 // no hook, a crash, a timeout or bad JSON lets the session go on, with one log line.
 
 import { spawn } from "node:child_process"
+import { appendFileSync } from "node:fs"
 
 const HOOK: string[] = /* ctxrelay:hook */ []
 const EVENTS: string[] = /* ctxrelay:events */ []
@@ -14,6 +15,9 @@ const MODE = process.argv[2] // bun, the bundle, then OpenCode's command (none: 
 const UI = MODE === "run" || MODE === "serve" ? MODE : "tui"
 
 export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
+  // `ctxrelay opencode doctor` names a file here: each copy that loaded says so in it
+  const told = process.env.CTXRELAY_OPENCODE_DOCTOR
+  if (told) appendFileSync(told, JSON.stringify({ hook: HOOK, events: EVENTS, file: import.meta.url }) + "\n")
   const models = new Map<string, any>() // session → the model of its last LLM call
   const steps = new Map<string, any>() // session → its newest finished step
   const sent = new Set<string>() // assistant messages already forwarded as step.finished
@@ -88,17 +92,13 @@ export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
       }
       const made = await client.session.create({ body: { title: `ctxrelay handoff from ${session}` } })
       const fresh = made.data.id
-      // announced before its first prompt goes out: the handoff is recorded as given
-      await execute(fresh, await hook("fresh.started", { session_id: fresh, from_session_id: session }))
-      if (UI === "run") {
-        // `opencode run` exits at its own session's idle: wait for the fresh session's
-        // turn inside this call, so the run goes on in it until it ends
-        process.stderr.write(`ctxrelay: the work continues in session ${fresh}\n`)
-        await client.session.prompt({ path: { id: fresh }, body: { parts } })
-        return
-      }
-      await client.session.promptAsync({ path: { id: fresh }, body: { parts } })
       if (UI === "tui") await client.tui.publish({ body: { type: "tui.session.select", properties: { sessionID: fresh } } })
+      await execute(fresh, await hook("fresh.started", { session_id: fresh, from_session_id: session }))
+      // `opencode run` exits when its own session goes idle: there the fresh session's
+      // turn runs to its end before the hook that asked for it returns
+      const request = { path: { id: fresh }, body: { parts } }
+      if (UI === "run") process.stderr.write(`ctxrelay: the work continues in session ${fresh}\n`)
+      await (UI === "run" ? client.session.prompt(request) : client.session.promptAsync(request))
     } catch (e: any) {
       warn(`an answer was not carried out (${e?.message ?? e})`)
     }

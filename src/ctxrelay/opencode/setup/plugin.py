@@ -16,6 +16,10 @@ __all__ = ["EVENTS_MARK", "HOOK_MARK", "PLUGIN_NAME", "render", "source"]
 
 PLUGIN_NAME = "ctxrelay.ts"
 """The plugin's file name in ``plugin/`` of an OpenCode config folder."""
+OPENCODE_VERSION = "1.18.33"
+"""The OpenCode the plugin was verified on (``docs/opencode-facts.md``; the pin of
+``scripts/opencode/package.json``); install's stub names it when OpenCode's own version
+cannot be read."""
 HOOK_MARK = "/* ctxrelay:hook */ []"
 EVENTS_MARK = "/* ctxrelay:events */ []"
 

@@ -1,0 +1,25 @@
+"""``ctxrelay opencode config``: show or set the OpenCode host's slider and handoff mode
+(the settings themselves: :mod:`ctxrelay.opencode.config`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ctxrelay.cli._common import handle_errors
+from ctxrelay.cli._handoff_config import config_main
+from ctxrelay.opencode.config import ENV_THRESHOLD, SECTION
+
+__all__ = ["main"]
+
+
+@handle_errors
+def main(argv: Sequence[str]) -> int:
+    return config_main(
+        argv,
+        host="opencode",
+        label="OpenCode",
+        section=SECTION,
+        env=ENV_THRESHOLD,
+        auto="the agent writes the handoff file and the work continues from it in a fresh "
+        "session by itself",
+    )
