@@ -16,6 +16,8 @@ a bare ``python -c pass`` of the same interpreter.
   reply that the payload names, which ends with nothing to do, answered from the stamp
   of the first, full run) and ``SessionStart``
   (every session: a startup seeded from the stamp of the first);
+- OpenCode's hook, as its plugin runs it (``python -I -m ctxrelay.opencode.hook EVENT``)
+  on ``tool.execute.before`` (the ``cat big.txt`` deny) and ``tool.execute.after``;
 - the ways to start the hook (``ctxrelay.claude.setup.launcher``): the console script
   ``ctxrelay-hook`` (what the plugin's launcher finds, and install's first choice),
   ``python -I -m ctxrelay.claude.hook`` (install's fallback, and how the Codex hook
@@ -211,6 +213,18 @@ def main(argv: list[str] | None = None) -> int:
                 "tool_input": {"command": "cd sub && cat big.txt", "description": "peek"},
             }
         )
+        # OpenCode's plugin runs the hook with the event's name (its wire's payload)
+        opencode = {
+            "hook_event_name": "tool.execute.before",
+            "session_id": "ses_bench",
+            "directory": str(root),
+            "worktree": str(root),
+            "ui": "run",
+            "tool": "bash",
+            "call_id": "call_bench",
+            "args": {"command": "cat big.txt", "description": "peek"},
+        }
+        opencode_after = {**opencode, "hook_event_name": "tool.execute.after", "output_length": 9}
         small, large = make_session(root, 1), make_session(root, 100)
         main_post = json.dumps(
             {
@@ -261,6 +275,16 @@ def main(argv: list[str] | None = None) -> int:
             "post_main (ordinary tool)": ([HOOK], main_post, None),
             "stop (main turn end)": ([HOOK], stop, None),
             "session_start (startup)": ([HOOK], session_start, None),
+            "pre_opencode (tool.execute.before)": (
+                [PY, "-I", "-m", "ctxrelay.opencode.hook", "tool.execute.before"],
+                json.dumps(opencode),
+                None,
+            ),
+            "post_opencode (tool.execute.after)": (
+                [PY, "-I", "-m", "ctxrelay.opencode.hook", "tool.execute.after"],
+                json.dumps(opencode_after),
+                None,
+            ),
             "post_subagent_1mb": post(small),
             "post_subagent_100mb": post(large),
         }

@@ -17,7 +17,9 @@ const UI = MODE === "run" || MODE === "serve" ? MODE : "tui"
 export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
   // `ctxrelay opencode doctor` names a file here: each copy that loaded says so in it
   const told = process.env.CTXRELAY_OPENCODE_DOCTOR
-  if (told) appendFileSync(told, JSON.stringify({ hook: HOOK, events: EVENTS, file: import.meta.url }) + "\n")
+  try {
+    if (told) appendFileSync(told, JSON.stringify({ hook: HOOK, events: EVENTS, file: import.meta.url }) + "\n")
+  } catch {} // doctor then says the copy did not load; OpenCode goes on
   const models = new Map<string, any>() // session → the model of its last LLM call
   const steps = new Map<string, any>() // session → its newest finished step
   const sent = new Set<string>() // assistant messages already forwarded as step.finished
@@ -148,8 +150,7 @@ export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
       if (note && first) {
         const part = { id: `${first.id}ctxrelay`, sessionID: first.sessionID, messageID: first.messageID }
         output.parts.push({ ...part, type: "text", text: note, synthetic: true })
-      }
-      else if (note) notes.set(input.sessionID, [note])
+      } else if (note) notes.set(input.sessionID, [note])
     },
     event: async ({ event }: any) => {
       const p = event.properties ?? {}
