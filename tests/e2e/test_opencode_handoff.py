@@ -244,3 +244,33 @@ def test_a_kill_while_the_file_is_written_hands_off_nothing(tmp_path: Path) -> N
         assert home.run("hello").returncode == 0
         assert "Resume the work" not in _text(_requests(server)[before])
         assert not any(is_fresh(b) for b in _requests(server))
+
+
+def test_continue_in_opencode_starts_it_from_any_handoff(tmp_path: Path) -> None:
+    # a teammate's handoff (no record of it here): `ctxrelay handoff continue --in
+    # opencode --print` runs `opencode run`, whose first prompt is given the file
+    with OpenAIServer(Script(router=handoff_router)) as server:
+        home = _home(tmp_path, server)
+        path = home.project / ".ctxrelay" / "handoff" / "handoff-20261203T101500Z.md"
+        path.parent.mkdir(parents=True)
+        path.write_text(HANDOFF)
+        argv = [sys.executable, "-m", "ctxrelay", "handoff", "continue", path.name]
+        argv += ["--in", "opencode", "--print", "--project-dir", str(home.project)]
+        done = subprocess.run(
+            argv,
+            cwd=home.project,
+            env=home.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert FRESH_ANSWER in done.stdout
+        (first, *_) = _requests(server)
+    assert "Continue the work from the handoff file" in _text(first)
+    assert "Run the parser tests." in _text(first)  # the file's content, given at its start
+    assert consumed(home.project, path.name)
+    started = chain.started_by(home.project, path.name)
+    assert started is not None
+    assert started.host == "opencode"
