@@ -191,9 +191,9 @@ def _read_bytes(path: Path, offset: int, limit: int | None) -> int:
 
 def _followed(host: Host, reason: str, cwd: Path) -> int:
     """What the model gets when it follows the reason's first suggestion."""
-    page = _opencode_read(reason) if host.deny_label == OPENCODE_DENY else None
-    if page is not None:
-        return page
+    lines_read = _opencode_read(reason) if host.deny_label == OPENCODE_DENY else None
+    if lines_read is not None:
+        return lines_read
     read = re.search(r"Read (\{.*?\})", reason)
     shell = re.search(r"Bash (head|tail) -c (\d+) ", reason)
     if read is not None and (shell is None or read.start() < shell.start()):

@@ -7,6 +7,7 @@ hook command is missing lets the call run (fails open, one line on stderr)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +113,74 @@ def test_the_plugin_fails_open_when_ctxrelay_is_not_installed(
     assert failed
     assert all("ignored" in line and str(missing) in line for line in failed)
     assert len(failed) == 2  # one line per event: the call before, the call after
+
+
+# A hook that answers by a script, to drive each answer word through the real plugin
+# (what the handlers decide is tested apart; here, what OpenCode does with the answer).
+SCRIPTED_HOOK = """
+import json, sys
+log_path, event = sys.argv[1], sys.argv[2]  # the plugin appends the event's name
+payload = json.load(sys.stdin)
+with open(log_path, "a") as log:
+    log.write(json.dumps(payload) + "\\n")
+answers = {
+    "chat.message": {"context": "NOTE-FOR-THE-MODEL", "notice": "ctxrelay: NOTICE-AT-PROMPT"},
+    "tool.execute.after": {"prompt": "BRIEF: go on from the file", "fresh": True},
+    "fresh.started": {"notice": "ctxrelay: FRESH-STARTED"},
+}
+first_prompt = event == "chat.message" and payload["prompt"] == "hello"  # not the brief's
+if event in answers and (first_prompt or event != "chat.message"):
+    sys.stdout.write(json.dumps(answers[event]))
+"""
+
+
+def test_the_plugin_carries_out_each_answer_word(tmp_path: Path) -> None:
+    steps = [
+        Step(
+            tool_calls=[ToolUse("bash", {"command": "echo hi", "description": "Say hi"})],
+            input_tokens=1000,
+            output_tokens=10,
+        ),
+        Step(text="The fresh session goes on.", input_tokens=500, output_tokens=6),
+        Step(text="Said hi.", input_tokens=1100, output_tokens=4),
+    ]
+    with OpenAIServer(Script(steps, router=title_router)) as server:
+        home = opencode_home(tmp_path, server)
+        script, log = tmp_path / "hook.py", tmp_path / "payloads.jsonl"
+        script.write_text(SCRIPTED_HOOK)
+        events = ["chat.message", "tool.execute.after", "fresh.started", "session.created"]
+        plugin = home.project / ".opencode" / "plugin"
+        plugin.mkdir()
+        command = f"{sys.executable} {script} {log}"
+        (plugin / "ctxrelay.ts").write_text(render(command, events))
+        done = home.run("hello")
+        assert done.returncode == 0, done.stderr[-3000:]
+        bodies = [
+            r.body
+            for r in server.requests_to("/v1/chat/completions")
+            if not is_title_request(r.body)
+        ]
+    first, fresh, last = (b["messages"] for b in bodies)
+    # context: a second text part of the user message
+    assert first[-1]["content"][1]["text"] == "NOTE-FOR-THE-MODEL"
+    # fresh: a new session whose request holds the system prompt and the brief only
+    assert [m["role"] for m in fresh] == ["system", "user"]
+    assert fresh[-1]["content"] == "BRIEF: go on from the file"
+    # ... run to its end inside the hook; then the old session went on
+    assert last[-1]["role"] == "tool"
+    # notice: a stderr line in `opencode run`
+    assert "ctxrelay: NOTICE-AT-PROMPT" in done.stderr
+    assert "ctxrelay: FRESH-STARTED" in done.stderr
+    payloads = [json.loads(line) for line in log.read_text().splitlines()]
+    sessions = {p["hook_event_name"]: p["session_id"] for p in payloads}
+    started = next(p for p in payloads if p["hook_event_name"] == "fresh.started")
+    assert started["from_session_id"] == sessions["chat.message"] != started["session_id"]
+    after = next(p for p in payloads if p["hook_event_name"] == "tool.execute.after")
+    assert after["model"] == {
+        "provider_id": "local",
+        "model_id": "test-model",
+        "context_limit": 100_000,
+        "output_limit": 4096,
+    }
+    assert after["step"]["tokens"]["input"] == 1000
+    assert after["args"]["command"] == "echo hi"

@@ -13,6 +13,7 @@ from ctxrelay.budget.bounds import DEFAULT_THRESHOLD
 from ctxrelay.cli._common import ArgumentParser, add_project_dir, print_json
 from ctxrelay.hooks.config import (
     HANDOFF_MODES,
+    Scope,
     load_handoff_settings,
     set_handoff_settings,
 )
@@ -56,7 +57,7 @@ def config_main(
     project = (opts.project_dir or Path.cwd()).resolve()
     written = None
     if opts.threshold is not None or opts.mode is not None:
-        scope = "user" if opts.user else "project"
+        scope: Scope = "user" if opts.user else "project"
         written = set_handoff_settings(
             section, scope, project, threshold=opts.threshold, mode=opts.mode
         )
