@@ -212,3 +212,14 @@ def test_a_subagents_session_never_hands_off(project: Path) -> None:
     assert handoff.session_idle(payload(project, "ses_sub", 90_000)) is None
     assert tool(project, "ses_sub", 90_000, command="ls") is None
     assert handoff.chat_message(payload(project, "ses_sub", prompt="x")) is None
+
+
+def test_a_kill_before_the_fresh_session_is_made_leaves_the_handoff(project: Path) -> None:
+    # the write answered `fresh`, and OpenCode died before the plugin made the session
+    path = _handed(project)
+    assert injected_into(project, path.name) == []
+    offered = handoff.chat_message(payload(project, OTHER, prompt="hi"))
+    assert offered is not None
+    assert offered.context is not None
+    assert path.name in offered.context
+    assert not consumed(project, path.name)  # used up only at that session's response
