@@ -99,7 +99,9 @@ class _Session(TypedDict):
 
 class _Common(_Session):
     step: NotRequired[StepRecord]
-    """The newest finished step of the session the plugin saw."""
+    """The newest finished step of the session the plugin saw. A step finishes after its
+    tool calls ran: at a tool call's events it is the step before the one that made it
+    (none during the session's first step)."""
 
 
 class ToolBeforePayload(_Common):
