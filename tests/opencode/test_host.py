@@ -19,7 +19,7 @@ from ctxrelay.opencode.hook import main
 from ctxrelay.opencode.host import OPENCODE
 from ctxrelay.opencode.setup.plugin import EVENTS_MARK, HOOK_MARK, render, source
 from ctxrelay.opencode.setup.probe import sample_payload
-from ctxrelay.transcripts import session_ref
+from ctxrelay.transcripts import session_locator
 from tests.conftest import PROJECT
 from tests.transcripts._opencode_db import (
     add_message,
@@ -96,17 +96,11 @@ def test_the_docs_table_names_every_event_of_the_wire() -> None:
         assert f"`{word}`" in page, word
 
 
-PART = """CREATE TABLE `part` (`id` text PRIMARY KEY, `message_id` text NOT NULL,
-  `session_id` text NOT NULL, `time_created` integer NOT NULL,
-  `time_updated` integer NOT NULL, `data` text NOT NULL)"""
-
-
 def test_a_session_has_started_from_a_handoff_once_a_response_followed_it(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "opencode.db"
     with create(db) as c:
-        c.execute(PART)
         add_session(c, "ses_new", str(tmp_path), 1000)
         add_message(c, "msg_u", "ses_new", user(1001), 1001)
         brief = {"type": "text", "text": "Continue from .ctxrelay/handoffs/h-1.md"}
@@ -114,12 +108,12 @@ def test_a_session_has_started_from_a_handoff_once_a_response_followed_it(
             "INSERT INTO part VALUES ('prt_1', 'msg_u', 'ses_new', 1001, 1001, ?)",
             (json.dumps(brief),),
         )
-    ref = session_ref(str(db), "ses_new")
+    ref = session_locator(db, "ses_new")
     handoff = tmp_path / "h-1.md"
     assert not OPENCODE.started(ref, handoff)  # asked, no response yet: a crash loses nothing
     with sqlite3.connect(db) as c:
         add_message(c, "msg_a", "ses_new", assistant(1002, tokens(700, 9)), 1002)
     assert OPENCODE.started(ref, handoff)
     assert not OPENCODE.started(ref, tmp_path / "h-2.md")
-    assert not OPENCODE.started(session_ref(str(db), "ses_other"), handoff)
+    assert not OPENCODE.started(session_locator(db, "ses_other"), handoff)
     assert not OPENCODE.started(str(db), handoff)

@@ -53,6 +53,18 @@ CREATE TABLE `message` (
     REFERENCES `session`(`id`) ON DELETE CASCADE
 );
 CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`time_created`,`id`);
+CREATE TABLE `part` (
+  `id` text PRIMARY KEY,
+  `message_id` text NOT NULL,
+  `session_id` text NOT NULL,
+  `time_created` integer NOT NULL,
+  `time_updated` integer NOT NULL,
+  `data` text NOT NULL,
+  CONSTRAINT `fk_part_message_id_message_id_fk` FOREIGN KEY (`message_id`)
+    REFERENCES `message`(`id`) ON DELETE CASCADE
+);
+CREATE INDEX `part_message_id_id_idx` ON `part` (`message_id`,`id`);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
 """
 
 
@@ -134,4 +146,21 @@ def add_message(
         "INSERT INTO message (id, session_id, time_created, time_updated, data)"
         " VALUES (?, ?, ?, ?, ?)",
         (message_id, session_id, created_ms, created_ms, text),
+    )
+
+
+def add_part(
+    connection: sqlite3.Connection,
+    part_id: str,
+    message_id: str,
+    session_id: str,
+    data: dict[str, Any],
+    *,
+    created_ms: int,
+) -> None:
+    """One ``part`` row: a piece of a message (``text``, ``tool``, ``step-finish``, …)."""
+    connection.execute(
+        "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (part_id, message_id, session_id, created_ms, created_ms, json.dumps(data)),
     )

@@ -20,6 +20,7 @@ from ctxrelay.codex.setup import binary as codex_binary
 from ctxrelay.gemini.setup import binary as gemini_binary
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
+from ctxrelay.opencode.setup import binary as opencode_binary
 
 __all__ = ["AGENTS", "Agent", "main"]
 
@@ -50,24 +51,30 @@ AGENTS: dict[str, Agent] = {
         lambda cli, prompt: [cli, prompt],
         lambda cli, prompt: [cli, "-p", prompt],
     ),
+    "opencode": Agent(
+        opencode_binary.cli_path,
+        lambda cli, prompt: [cli, "--prompt", prompt],
+        lambda cli, prompt: [cli, "run", prompt],
+    ),
 }
 """The agents by their host's name (the names of :data:`ctxrelay.hooks.chain.AGENTS`);
 another host is one entry."""
 
 _DESCRIPTION = """\
 The project's handoff files (.ctxrelay/handoff/), whichever agent wrote them: Claude Code,
-Codex and the Gemini CLI share one chain of handoffs, recorded beside the files in
-chain.json.
+Codex, the Gemini CLI and OpenCode share one chain of handoffs, recorded beside the files
+in chain.json.
 
   list        each handoff: who wrote it (agent and session), its age, whether a session
               started from it (and which), holds it now, or it is waiting
   show        one handoff (default: the newest) with its records, and its text
   drop        set one aside (default: the newest waiting): no start offers it again
   continue    start an agent with the handoff as its first prompt
-              (--in claude|codex|gemini); its start hook gives it the file and records
-              the link, and its first request or response uses it up. Interactive, or
-              headless with --print (claude -p, codex exec, gemini -p). Any handoff no
-              session has started from, yours or not, whatever its age.
+              (--in claude|codex|gemini|opencode); its start hook gives it the file and
+              records the link, and its first request or response uses it up.
+              Interactive, or headless with --print (claude -p, codex exec, gemini -p,
+              opencode run). Any handoff no session has started from, yours or not,
+              whatever its age.
 
 examples:
   ctxrelay handoff list

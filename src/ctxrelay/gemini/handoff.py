@@ -86,18 +86,6 @@ def ask_text(path: Path, reading: str) -> str:
     )
 
 
-def _resume(project: Path, path: Path) -> str | None:
-    handoff = files.read_handoff(path)
-    if handoff is None:
-        return None
-    writer = files.writer_of(project, path.name)  # the agent and session that wrote it
-    head = files.resume_text(
-        path, next_step=handoff.next_step, project_dir=project, inline=True, writer=writer
-    )
-    cut = "\n\n(The file is longer; read the rest of it.)" if handoff.truncated else ""
-    return f"{head}\n\n{handoff.text}{cut}"
-
-
 def settle(project: Path) -> None:
     """Consume the handoffs a Gemini session has started from already, so none is
     offered twice (another host's sessions are that host's to settle)."""
@@ -131,13 +119,6 @@ def _reserve(project: Path, me: ChainLink, data: dict[str, Any]) -> Path:
     return path
 
 
-def _written(path: Path) -> bool:
-    try:
-        return path.is_file() and path.stat().st_size > 0
-    except OSError:
-        return False
-
-
 def after_agent(payload: Mapping[str, object]) -> Answer | None:
     """At the end of a main-session turn: settle, then hand off (clear and continue from
     the file asked for), ask for the file (auto), or tell the person (manual)."""
@@ -154,11 +135,11 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
     asked = data.get("path")
     if isinstance(asked, str) and data.get("asked") == window:
         path = Path(asked)
-        if not _written(path):
+        if not files.is_written(path):
             doc.set("path", None)  # no file: not asked again in this window
             return None
         chain.record_written(project, path.name, me)
-        prompt = _resume(project, path)
+        prompt = files.resume_prompt(project, path, files.writer_of(project, path.name))
         if prompt is None:
             return None
 
@@ -220,16 +201,16 @@ def before_agent(payload: Mapping[str, object]) -> Answer | None:
         settle(project)
         # the handoff `ctxrelay handoff continue --in gemini` names, else the newest unused
         offered = files.continued(project) or files.latest_unconsumed(project)
-        text = None if offered is None else _resume(project, offered)
+        text = (
+            None
+            if offered is None
+            else files.resume_prompt(project, offered, files.writer_of(project, offered.name))
+        )
         if offered is not None and text is not None:
             files.record_injected(project, offered, me)
             doc.set("injected", offered.name)
             return Answer(context=text)
     if data.get("note"):
         doc.update(lambda d: d.update(note=False))
-        return Answer(
-            context="[ctxrelay] The context is at the handoff slider. When the person "
-            "types handoff, you will be asked to write a handoff file; until then carry "
-            "on, keeping your steps small."
-        )
+        return Answer(context=files.MANUAL_NOTE)
     return None

@@ -67,7 +67,8 @@ class ChainLink(NamedTuple):
     session_id: str
     transcript_path: str
     """The session's transcript (Claude Code's JSONL, Codex's rollout), as its host's
-    payload names it."""
+    payload names it; an OpenCode session's database and id
+    (:func:`ctxrelay.transcripts.session_locator`)."""
 
     def to_json(self) -> dict[str, str]:
         return {
@@ -89,7 +90,12 @@ class ChainLink(NamedTuple):
         return cls(host, session_id, transcript)
 
 
-AGENTS: dict[str, str] = {"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
+AGENTS: dict[str, str] = {
+    "claude": "Claude Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "opencode": "OpenCode",
+}
 """Each host's name as people know the agent (a new host adds its entry)."""
 
 
@@ -99,8 +105,11 @@ def agent(host: str) -> str:
 
 
 def describe(link: ChainLink) -> str:
-    """A session as a sentence names it: ``a Codex session (<id>)``."""
-    return f"a {agent(link.host)} session ({link.session_id})"
+    """A session as a sentence names it: ``a Codex session (<id>)``, ``an OpenCode
+    session (<id>)``."""
+    name = agent(link.host)
+    article = "an" if name[:1] in "AEIOU" else "a"
+    return f"{article} {name} session ({link.session_id})"
 
 
 def _legacy_host(transcript_path: str) -> str:

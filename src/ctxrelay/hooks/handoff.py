@@ -36,6 +36,7 @@ __all__ = [
     "HANDOFF_DIR",
     "INJECT_MAX_BYTES",
     "LAYOUT",
+    "MANUAL_NOTE",
     "MAX_RESUME_AGE_S",
     "RESUME_ENV",
     "SECTIONS",
@@ -52,6 +53,7 @@ __all__ = [
     "handoff_dir",
     "injected_into",
     "is_handoff_path",
+    "is_written",
     "latest_unconsumed",
     "list_handoffs",
     "mark_consumed",
@@ -60,6 +62,7 @@ __all__ = [
     "record_injected",
     "record_reserved",
     "reserved_by",
+    "resume_prompt",
     "resume_text",
     "settle",
     "writer_of",
@@ -548,3 +551,34 @@ def resume_text(
         "commands that matter. "
         f"{then} Do not redo finished work; check the files it names when unsure."
     )
+
+
+MANUAL_NOTE = (
+    "[ctxrelay] The context is at the handoff slider. When the person types handoff, you "
+    "will be asked to write a handoff file; until then carry on, keeping your steps small."
+)
+"""The note a host in manual mode gives the model at the prompt after the slider."""
+
+
+def is_written(path: Path) -> bool:
+    """Whether the handoff file asked for at ``path`` is there, with something in it."""
+    try:
+        return path.is_file() and path.stat().st_size > 0
+    except OSError:
+        return False
+
+
+def resume_prompt(
+    project_dir: str | os.PathLike[str], path: Path, writer: _chain.ChainLink | None = None
+) -> str | None:
+    """A fresh context's first prompt from the handoff ``path``: :func:`resume_text` with
+    the file's content inline (at most :data:`INJECT_MAX_BYTES`, a longer file said so);
+    ``None`` when the file is missing or empty."""
+    handoff = read_handoff(path)
+    if handoff is None:
+        return None
+    head = resume_text(
+        path, next_step=handoff.next_step, project_dir=project_dir, inline=True, writer=writer
+    )
+    cut = "\n\n(The file is longer; read the rest of it.)" if handoff.truncated else ""
+    return f"{head}\n\n{handoff.text}{cut}"

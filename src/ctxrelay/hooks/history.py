@@ -1,6 +1,7 @@
 """``session_history`` for every coding-agent host: one MCP server (``ctxrelay claude mcp``,
-``ctxrelay codex mcp``, ``ctxrelay gemini mcp``; stdio) whose one tool lists, searches and
-reads the earlier sessions of the current handoff chain, whichever agent ran each.
+``ctxrelay codex mcp``, ``ctxrelay gemini mcp``, ``ctxrelay opencode mcp``; stdio) whose
+one tool lists, searches and reads the earlier sessions of the current handoff chain,
+whichever agent ran each.
 
 The tool is the runtime's (:class:`ctxrelay.runtime.tools.SessionHistory`): its schema, its
 wording and its bounds (16 KiB a result, 2 MiB of text scanned, 500 rows, the per-row cap,
@@ -8,7 +9,8 @@ all from :mod:`ctxrelay.budget.bounds`), over the store's bounded history querie
 windows are the sessions of the chain, oldest first, the current session last
 (:func:`ctxrelay.hooks.chain.chain`), each labelled with its agent: each earlier session's
 transcript is read once with its own host's reader (:func:`ctxrelay.transcripts.
-windows_of`: Claude Code's JSONL, Codex's rollout, the Gemini CLI's session file) into a
+windows_of`: Claude Code's JSONL, Codex's rollout, the Gemini CLI's session file,
+OpenCode's database) into a
 throwaway SQLite store (one ctxrelay session, one window per agent session, each sealed by
 its handoff; a Gemini session whose clears ctxrelay's handoff asked for is one window per
 stretch of its file between two clears), and the tool
@@ -72,10 +74,10 @@ MODEL_TOOL_NAME = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
 
 TOOL_DESCRIPTION = (
     "Recover details from the earlier sessions of this handoff chain, of any coding agent "
-    "(Claude Code, Codex, Gemini CLI): the sessions this one was handed off from, oldest "
-    "first, each one window labelled with its agent (a Gemini session one window per "
-    "stretch between its clears; they are not in "
-    "your context; the handoff file summarises them). action=list: the windows. "
+    "(Claude Code, Codex, Gemini CLI, OpenCode): the sessions this one was handed off "
+    "from, oldest first, each one window labelled with its agent (a Gemini session one "
+    "window per stretch between its clears; they are not in your context; the handoff "
+    "file summarises them). action=list: the windows. "
     "action=search with query: their messages, tool calls and results that contain it, "
     "newest first. action=read with window (its index), offset and limit: a window's rows "
     "in order. "

@@ -36,6 +36,10 @@ class OpenCodeHost:
         "tool.execute.before": Handler(Event.TOOL_CALL, _EVENTS + "tool_before"),
         "tool.execute.after": Handler(Event.TOOL_DONE, _EVENTS + "tool_after"),
         "session.compacted": Handler(Event.COMPACTED, _EVENTS + "session_compacted"),
+        "chat.message": Handler(Event.PROMPT, _EVENTS + "chat_message"),
+        "session.idle": Handler(Event.TURN_END, _EVENTS + "session_idle"),
+        "session.created": Handler(Event.SESSION_START, _EVENTS + "session_created"),
+        "fresh.started": Handler(Event.SESSION_START, _EVENTS + "fresh_started"),
     }
     """The events the plugin forwards (install writes their names into it)."""
 
@@ -59,7 +63,7 @@ class OpenCodeHost:
         (:func:`ctxrelay.transcripts.opencode_started`; ``transcript_path`` is
         ``<database>#<session id>``)."""
         # read at the call: the lazy name keeps sqlite3 out of every other hook process
-        return transcripts.opencode_started(transcript_path, handoff.name)
+        return transcripts.opencode_started(transcript_path, handoff)
 
 
 OPENCODE = OpenCodeHost()

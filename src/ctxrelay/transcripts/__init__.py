@@ -14,7 +14,9 @@ truncated last line are skipped. Subagents have their own files, found with
 :func:`subagent_transcript`.
 
 OpenCode's database is read by :func:`read_opencode` (``docs/opencode-facts.md``), one
-:class:`Transcript` per OpenCode session.
+:class:`Transcript` per OpenCode session; one session of it (named by
+:func:`session_locator`, ``…/opencode.db#ses_…``) by :func:`opencode_started` and
+:func:`opencode_conversation` for the OpenCode host and ``session_history``.
 
 Codex rollouts are read here too, by their own rules (``docs/codex-facts.md``):
 :func:`codex_context` for a Codex hook (the context now, stdlib only), :func:`read_rollout`
@@ -81,10 +83,14 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._hot import lines_backwards as lines_backwards
     from ctxrelay.transcripts._hot import tail_context as tail_context
     from ctxrelay.transcripts._opencode import OpenCodeSession as OpenCodeSession
-    from ctxrelay.transcripts._opencode import opencode_started as opencode_started
     from ctxrelay.transcripts._opencode import read_opencode as read_opencode
-    from ctxrelay.transcripts._opencode import session_ref as session_ref
     from ctxrelay.transcripts._opencode_paths import default_opencode_db as default_opencode_db
+    from ctxrelay.transcripts._opencode_paths import session_locator as session_locator
+    from ctxrelay.transcripts._opencode_paths import split_locator as split_locator
+    from ctxrelay.transcripts._opencode_session import (
+        opencode_conversation as opencode_conversation,
+    )
+    from ctxrelay.transcripts._opencode_session import opencode_started as opencode_started
     from ctxrelay.transcripts._paths import COMPACT_AGENT_PREFIX as COMPACT_AGENT_PREFIX
     from ctxrelay.transcripts._paths import is_compaction_agent as is_compaction_agent
     from ctxrelay.transcripts._paths import subagent_transcript as subagent_transcript
@@ -140,8 +146,9 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "lines_backwards",
         "tail_context",
     ),
-    "_opencode": ("OpenCodeSession", "opencode_started", "read_opencode", "session_ref"),
-    "_opencode_paths": ("default_opencode_db",),
+    "_opencode": ("OpenCodeSession", "read_opencode"),
+    "_opencode_paths": ("default_opencode_db", "session_locator", "split_locator"),
+    "_opencode_session": ("opencode_conversation", "opencode_started"),
     "_paths": ("COMPACT_AGENT_PREFIX", "is_compaction_agent", "subagent_transcript"),
     "_records": (
         "AgentStats",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from ctxrelay.transcripts._codex_conversation import codex_conversation
 from ctxrelay.transcripts._conversation import Message, conversation
 from ctxrelay.transcripts._gemini_conversation import gemini_conversation, gemini_windows
+from ctxrelay.transcripts._opencode_session import opencode_conversation
 
 __all__ = ["READERS", "WINDOWS", "conversation_of", "windows_of"]
 
@@ -18,6 +19,7 @@ READERS: Mapping[str, Callable[[str], Iterator[Message]]] = {
     "claude": conversation,
     "codex": codex_conversation,
     "gemini": gemini_conversation,
+    "opencode": opencode_conversation,
 }
 """A host's reader by its name (a new host adds its entry)."""
 

@@ -26,22 +26,11 @@ from typing import Any
 
 from ctxrelay.errors import TranscriptError
 from ctxrelay.transcripts._counts import as_count
+from ctxrelay.transcripts._opencode_session import LOCK_WAIT_S
 from ctxrelay.transcripts._records import Compaction, Response, Usage
 from ctxrelay.transcripts._scan import Transcript
 
-__all__ = [
-    "LOCK_WAIT_S",
-    "NOT_OPENCODE",
-    "OpenCodeSession",
-    "opencode_started",
-    "read_opencode",
-    "session_ref",
-]
-
-LOCK_WAIT_S = 2.0
-"""How long a read waits for a lock held on the database before it gives up and the
-database is skipped (in WAL mode OpenCode's writes block no reader; an exclusive lock or
-a checkpoint that truncates does, a checkpoint for milliseconds)."""
+__all__ = ["LOCK_WAIT_S", "NOT_OPENCODE", "OpenCodeSession", "read_opencode"]
 
 NOT_OPENCODE = "not an OpenCode database (it has no session and message tables)"
 
@@ -183,42 +172,3 @@ def read_opencode(path: str | os.PathLike[str]) -> list[OpenCodeSession]:
         )
         out.append(OpenCodeSession(transcript, tuple(summaries[key])))
     return out
-
-
-def session_ref(database: str, session_id: str) -> str:
-    """One OpenCode session as a transcript path: ``<database>#<session id>`` (the
-    database holds every session; a handoff chain link names one)."""
-    return f"{database}#{session_id}"
-
-
-def opencode_started(ref: str, handoff_name: str) -> bool:
-    """Whether the session of ``ref`` (:func:`session_ref`) has started from the handoff
-    file ``handoff_name``: a text part of one of its user messages names the file, and a
-    later assistant message of the session has billed tokens (the exchange went out).
-    ``False`` when the database or the session cannot be read."""
-    database, _, session_id = ref.rpartition("#")
-    if not database or not session_id or not os.path.isfile(database):
-        return False
-    uri = f"{Path(os.path.abspath(database)).as_uri()}?mode=ro"
-    try:
-        connection = sqlite3.connect(uri, uri=True, timeout=LOCK_WAIT_S)
-        try:
-            rows = connection.execute(
-                "SELECT m.id, m.data, p.data FROM message m LEFT JOIN part p"
-                " ON p.message_id = m.id WHERE m.session_id = ?"
-                " ORDER BY m.time_created, m.id, p.time_created, p.id",
-                (session_id,),
-            ).fetchall()
-        finally:
-            connection.close()
-    except sqlite3.Error:
-        return False
-    named = False
-    for _, message, part in rows:
-        data = _data(message)
-        if data.get("role") == "user" and not named:
-            text = _data(part).get("text")
-            named = isinstance(text, str) and handoff_name in text
-        elif named and data.get("role") == "assistant" and _usage(data.get("tokens")):
-            return True
-    return False

@@ -9,8 +9,11 @@ after it, an ``api-request`` line, written once the request that carried it went
 :func:`~ctxrelay.transcripts.codex_context` reads it; the thread was given the file at its
 start, so its first response answered it. A missing transcript, or one cut before that
 (a crash), has not started. The Gemini CLI: its session file holds a response after the
-user message naming the file (:func:`~ctxrelay.transcripts.gemini_started`). Standard
-library only: every hook that settles reads this.
+user message naming the file (:func:`~ctxrelay.transcripts.gemini_started`). OpenCode:
+its database holds a response after a user message of the session naming the file
+(:func:`~ctxrelay.transcripts.opencode_started`), read with ``sqlite3``, which loads only
+when an OpenCode session is asked about. Standard library only: every hook that settles
+reads this.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import ctxrelay.transcripts as _package
 from ctxrelay.transcripts._codex_tail import codex_context
 from ctxrelay.transcripts._gemini_tail import gemini_started
 
@@ -58,10 +62,17 @@ def codex_started(transcript_path: str, path: Path) -> bool:
     return codex_context(transcript_path) is not None
 
 
+def _opencode_started(transcript_path: str, path: Path) -> bool:
+    # through the package's names, which load the reader (and sqlite3) on first use
+    started: Callable[[str, Path], bool] = _package.opencode_started
+    return started(transcript_path, path)
+
+
 STARTED_RULES: Mapping[str, Callable[[str, Path], bool]] = {
     "claude": claude_started,
     "codex": codex_started,
     "gemini": lambda transcript_path, path: gemini_started(transcript_path, path.name),
+    "opencode": _opencode_started,
 }
 """Each host's rule by its name (a new host adds its entry)."""
 

@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     ),
     "doctor": ("ctxrelay.cli.opencode.doctor", "load the plugin in OpenCode, run each hook"),
     "config": ("ctxrelay.cli.opencode.config", "show or set the handoff slider and mode"),
+    "mcp": ("ctxrelay.cli.opencode.mcp", "the MCP server of session_history (OpenCode starts it)"),
 }
 
 _USAGE = """usage: ctxrelay opencode SUBCOMMAND [ARGS...]

@@ -1,6 +1,8 @@
 """``tool.execute.after`` on OpenCode's ``bash`` and ``read``: the call ran and its
 result reached the model, so each file it read whole is recorded for the re-read rule
-(:func:`ctxrelay.opencode.guard.record_read`)."""
+(:func:`ctxrelay.opencode.guard.record_read`); then the handoff's step
+(:func:`ctxrelay.opencode.handoff.tool_after`): the ask at the slider, inside the turn,
+or the fresh session once the handoff file asked for is written."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ctxrelay.hooks.host import Answer
 from ctxrelay.opencode.guard import record_read
+from ctxrelay.opencode.handoff import tool_after
 
 if TYPE_CHECKING:
     from ctxrelay.opencode._payloads import ToolAfterPayload
@@ -17,4 +20,4 @@ __all__ = ["handle"]
 
 def handle(payload: ToolAfterPayload) -> Answer | None:
     record_read(payload)
-    return None
+    return tool_after(payload)

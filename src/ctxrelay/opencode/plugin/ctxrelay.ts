@@ -99,6 +99,7 @@ export const CtxrelayPlugin = async ({ client, directory, worktree }: any) => {
       // `opencode run` exits when its own session goes idle: there the fresh session's
       // turn runs to its end before the hook that asked for it returns
       const request = { path: { id: fresh }, body: { parts } }
+      if (UI === "run") process.stderr.write(`ctxrelay: the work continues in session ${fresh}\n`)
       await (UI === "run" ? client.session.prompt(request) : client.session.promptAsync(request))
     } catch (e: any) {
       warn(`an answer was not carried out (${e?.message ?? e})`)

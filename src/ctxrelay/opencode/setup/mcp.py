@@ -1,0 +1,52 @@
+"""``session_history`` for OpenCode: the core's MCP server (``ctxrelay opencode mcp``,
+:mod:`ctxrelay.hooks.history`) as an entry of the ``mcp`` key of OpenCode's config
+(``opencode.json``), which install merges in and uninstall takes out again.
+
+OpenCode 1.18.33 (``docs/opencode-facts.md``, "MCP"): a ``{"type": "local", "command":
+[…]}`` entry is started at OpenCode's start, as a child of its process, over stdio; its
+tools reach the model as ``<server>_<tool>`` (``ctxrelay_session_history``) beside the
+built-in ones, and run without a permission prompt (OpenCode's default permission for
+a tool is ``allow``), in ``opencode run`` as in the interactive UI.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from ctxrelay.hooks.history import SERVER_NAME, TOOL_NAME
+
+__all__ = ["CONFIG_KEY", "MODEL_TOOL_NAME", "mcp_entry", "registration", "without_ours"]
+
+CONFIG_KEY = "mcp"
+"""The key of OpenCode's config that holds its MCP servers, by name."""
+
+MODEL_TOOL_NAME = f"{SERVER_NAME}_{TOOL_NAME}"
+"""What the model calls the tool: OpenCode joins the server's and the tool's names."""
+
+
+def mcp_entry(ctxrelay: str) -> dict[str, Any]:
+    """The server's entry (``ctxrelay``: the ctxrelay command install runs, as a shell
+    would split it)."""
+    return {"type": "local", "command": [*shlex.split(ctxrelay), "opencode", "mcp"]}
+
+
+def registration(ctxrelay: str) -> dict[str, Any]:
+    """What install merges into ``opencode.json``: ``mcp.ctxrelay`` (only that name of
+    the key: the user's own servers stay)."""
+    return {CONFIG_KEY: {SERVER_NAME: mcp_entry(ctxrelay)}}
+
+
+def without_ours(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without ``mcp.ctxrelay`` (and without ``mcp`` when nothing else was in
+    it): what uninstall leaves where the file changed since install."""
+    out = dict(config)
+    servers = out.get(CONFIG_KEY)
+    if isinstance(servers, dict) and SERVER_NAME in servers:
+        rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
+        if rest:
+            out[CONFIG_KEY] = rest
+        else:
+            out.pop(CONFIG_KEY)
+    return out

@@ -1,0 +1,37 @@
+"""The ``mcp`` entry install merges into ``opencode.json`` for ``session_history``, and
+what uninstall leaves where the file changed since (the real OpenCode starting it is
+``tests/e2e/test_opencode_handoff.py``)."""
+
+from __future__ import annotations
+
+from ctxrelay.hooks.history import MODEL_TOOL_NAME
+from ctxrelay.opencode.setup.mcp import MODEL_TOOL_NAME as OPENCODE_TOOL
+from ctxrelay.opencode.setup.mcp import mcp_entry, registration, without_ours
+
+
+def test_the_entry_runs_ctxrelay_opencode_mcp_as_a_local_server() -> None:
+    assert mcp_entry("/opt/venv/bin/ctxrelay") == {
+        "type": "local",
+        "command": ["/opt/venv/bin/ctxrelay", "opencode", "mcp"],
+    }
+    assert mcp_entry("'/a b/python' -m ctxrelay")["command"] == [
+        "/a b/python",
+        "-m",
+        "ctxrelay",
+        "opencode",
+        "mcp",
+    ]
+    assert registration("ctxrelay") == {"mcp": {"ctxrelay": mcp_entry("ctxrelay")}}
+
+
+def test_the_model_calls_it_by_opencodes_join_of_server_and_tool() -> None:
+    assert OPENCODE_TOOL == "ctxrelay_session_history"
+    assert MODEL_TOOL_NAME == "mcp__ctxrelay__session_history"  # Claude Code's, not this
+
+
+def test_removal_takes_only_ours() -> None:
+    mine = {"type": "local", "command": ["my-server"]}
+    config = {"model": "x", "mcp": {"ctxrelay": mcp_entry("ctxrelay"), "mine": mine}}
+    assert without_ours(config) == {"model": "x", "mcp": {"mine": mine}}
+    assert without_ours({"model": "x", "mcp": {"ctxrelay": {}}}) == {"model": "x"}
+    assert without_ours({"model": "x"}) == {"model": "x"}
