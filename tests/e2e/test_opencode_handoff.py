@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -21,12 +20,11 @@ from typing import Any
 
 import pytest
 
+from ctxrelay.cli import main
 from ctxrelay.hooks import chain
 from ctxrelay.hooks.handoff import consumed, injected_into, list_handoffs
 from ctxrelay.opencode.config import set_values
 from ctxrelay.opencode.setup.mcp import MODEL_TOOL_NAME as HISTORY_TOOL
-from ctxrelay.opencode.setup.mcp import registration
-from ctxrelay.opencode.setup.plugin import PLUGIN_NAME, render
 from ctxrelay.testing import OpenAIServer, Script, Step, ToolUse
 from tests.e2e._opencode import (
     OpenCodeHome,
@@ -103,15 +101,9 @@ def handoff_router(body: Mapping[str, Any]) -> Step | None:
 
 
 def install_ctxrelay(home: OpenCodeHome) -> None:
-    """The plugin in the project's ``.opencode/plugin/`` running this environment's hook,
-    and ``session_history``'s server in its ``opencode.json``, as install writes them."""
-    python = shlex.quote(sys.executable)
-    plugin = home.project / ".opencode" / "plugin" / PLUGIN_NAME
-    plugin.parent.mkdir(parents=True, exist_ok=True)
-    plugin.write_text(render(f"{python} -I -m ctxrelay.opencode.hook"))
-    config = home.project / "opencode.json"
-    data = json.loads(config.read_text()) | registration(f"{python} -m ctxrelay")
-    config.write_text(json.dumps(data, indent=2))
+    """The plugin and ``session_history``'s server in the project's ``.opencode/``, by
+    ``ctxrelay opencode install`` (the README's route)."""
+    assert main(["opencode", "install", "--project-dir", str(home.project)]) == 0
 
 
 def _home(tmp_path: Path, server: OpenAIServer) -> OpenCodeHome:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ctxrelay.hooks.history import MODEL_TOOL_NAME
 from ctxrelay.opencode.setup.mcp import MODEL_TOOL_NAME as OPENCODE_TOOL
-from ctxrelay.opencode.setup.mcp import mcp_entry, registration, without_ours
+from ctxrelay.opencode.setup.mcp import mcp_entry, registration
 
 
 def test_the_entry_runs_ctxrelay_opencode_mcp_as_a_local_server() -> None:
@@ -27,11 +27,3 @@ def test_the_entry_runs_ctxrelay_opencode_mcp_as_a_local_server() -> None:
 def test_the_model_calls_it_by_opencodes_join_of_server_and_tool() -> None:
     assert OPENCODE_TOOL == "ctxrelay_session_history"
     assert MODEL_TOOL_NAME == "mcp__ctxrelay__session_history"  # Claude Code's, not this
-
-
-def test_removal_takes_only_ours() -> None:
-    mine = {"type": "local", "command": ["my-server"]}
-    config = {"model": "x", "mcp": {"ctxrelay": mcp_entry("ctxrelay"), "mine": mine}}
-    assert without_ours(config) == {"model": "x", "mcp": {"mine": mine}}
-    assert without_ours({"model": "x", "mcp": {"ctxrelay": {}}}) == {"model": "x"}
-    assert without_ours({"model": "x"}) == {"model": "x"}

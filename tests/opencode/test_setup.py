@@ -32,7 +32,13 @@ def test_a_project_install_writes_the_plugin_and_the_stub_and_uninstall_takes_th
     result = install("project", tmp_path, COMMAND, "1.18.33")
     folder = tmp_path / ".opencode"
     assert result.changed
-    assert len(result.changes) == 2
+    assert len(result.changes) == 3  # the plugin, the stub, session_history
+    assert json.loads((folder / "opencode.json").read_text())["mcp"]["ctxrelay"]["command"][
+        -2:
+    ] == [
+        "opencode",
+        "mcp",
+    ]
     assert json.loads((folder / "package.json").read_text()) == {
         "dependencies": {"@opencode-ai/plugin": "1.18.33"}
     }
@@ -59,9 +65,25 @@ def test_a_folder_with_its_own_packages_keeps_them(tmp_path: Path) -> None:
     (folder / "plugin" / "mine.ts").write_text("export const Mine = async () => ({})\n")
     found = _tree(tmp_path)
     result = install("project", tmp_path, COMMAND, "1.18.33")
-    assert result.changes == [f"wrote the plugin {folder / PLUGIN_PATH}"]
+    assert result.changes[0] == f"wrote the plugin {folder / PLUGIN_PATH}"
+    assert not any("stub" in c or "package.json" in c for c in result.changes)
     uninstall("project", tmp_path)
     assert _tree(tmp_path) == found
+
+
+def test_session_history_joins_the_users_own_servers_and_leaves_them_as_found(
+    tmp_path: Path,
+) -> None:
+    folder = config_dir("project", tmp_path)
+    folder.mkdir()
+    mine = '{\n  "mcp": {"mine": {"type": "local", "command": ["my-server"]}}\n}\n'
+    (folder / "opencode.json").write_text(mine)
+    found = _tree(tmp_path)
+    install("project", tmp_path, COMMAND, "1.18.33")
+    servers = json.loads((folder / "opencode.json").read_text())["mcp"]
+    assert set(servers) == {"mine", "ctxrelay"}
+    uninstall("project", tmp_path)
+    assert _tree(tmp_path) == found  # the user's bytes, not a rewrite of them
 
 
 def test_another_command_replaces_the_plugin_and_an_edited_one_stays(tmp_path: Path) -> None:

@@ -16,6 +16,12 @@ plugin imports no package, so it needs none of it: install writes that stub wher
 folder has none of those files (:data:`STUB`), and uninstall takes out what it wrote,
 with what OpenCode itself added beside it (its ``.gitignore``) in a folder install
 created.
+
+``session_history``: install merges the core's MCP server (``ctxrelay opencode mcp``,
+:mod:`ctxrelay.opencode.setup.mcp`) as ``mcp.ctxrelay`` into ``opencode.json`` of the
+same config folder (OpenCode reads that file in ``.opencode/`` as in the user's folder,
+verified on 1.18.33 with ``opencode debug config``), by the core's merge rules; uninstall
+takes out that key only, and the file as found when nothing else changed it.
 """
 
 from __future__ import annotations
@@ -29,12 +35,15 @@ from typing import Any
 
 from ctxrelay.errors import ConfigError
 from ctxrelay.hooks.install import launch
-from ctxrelay.hooks.install.launch import choose_hook
+from ctxrelay.hooks.install.launch import choose_hook, ctxrelay_command
 from ctxrelay.hooks.install.manifest import MANIFEST_NAME, Manifest
+from ctxrelay.hooks.install.merge import Rule, Rules
 from ctxrelay.opencode.setup import probe
+from ctxrelay.opencode.setup.mcp import CONFIG_KEY, registration
 from ctxrelay.opencode.setup.plugin import PLUGIN_NAME, render
 
 __all__ = [
+    "CONFIG_FILE",
     "HOOK_MODULE",
     "PLUGIN_PATH",
     "InstallResult",
@@ -50,6 +59,10 @@ __all__ = [
 HOOK_MODULE = "ctxrelay.opencode.hook"
 PLUGIN_PATH = f"plugin/{PLUGIN_NAME}"
 """The plugin under a config folder (OpenCode loads ``plugin/*.ts`` and ``*.js``)."""
+CONFIG_FILE = "opencode.json"
+"""The config file of a config folder that install merges ``session_history`` into."""
+MERGE_RULES: Rules = {CONFIG_KEY: Rule.KEYS}
+"""What install merges into :data:`CONFIG_FILE`: of ``mcp``, only ``ctxrelay``."""
 PLUGIN_PACKAGE = "@opencode-ai/plugin"
 """What OpenCode npm-installs into each config folder at start."""
 OPENCODE_IGNORE = ".gitignore"
@@ -156,6 +169,13 @@ def install(scope: str, project: Path, command: str, version: str) -> InstallRes
             f"wrote {', '.join(written)} in {folder} so that OpenCode loads it offline "
             f"(it would npm-install {PLUGIN_PACKAGE} there at every start)"
         )
+    config = folder / CONFIG_FILE
+    merged = manifest.merge_file(config, registration(ctxrelay_command()), MERGE_RULES, backup=True)
+    if merged.changed:
+        result.changed = True
+        result.changes.append(f"registered session_history (mcp.ctxrelay) in {config}")
+    if merged.backup is not None:
+        result.notes.append(f"{config} as it was found is kept in {merged.backup}")
     manifest.data["command"] = command
     manifest.save()
     result.notes.append("restart a running opencode: it loads its plugins when it starts")
@@ -197,6 +217,16 @@ def uninstall(scope: str, project: Path) -> InstallResult:
         result.changes.append(f"removed the plugin {folder / PLUGIN_PATH}")
     for kept in copies.kept:
         result.notes.append(f"{folder / kept} changed since install and was left")
+    config = folder / CONFIG_FILE
+    taken_mcp = manifest.unmerge_file(
+        config, MERGE_RULES, backup=True, what="ctxrelay's MCP server"
+    )
+    if taken_mcp.changed:
+        result.changed = True
+        result.changes.append(f"removed session_history (mcp.ctxrelay) from {config}")
+    if taken_mcp.changed and not taken_mcp.as_found:
+        kept = "" if taken_mcp.backup is None else f" (as it was found: {taken_mcp.backup})"
+        result.notes.append(f"{config} changed since install: only mcp.ctxrelay was removed{kept}")
     names = manifest.data.pop("stub", None)
     if isinstance(names, list):
         created = bool(manifest.data.get("dir_created"))

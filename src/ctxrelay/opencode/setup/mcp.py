@@ -12,12 +12,11 @@ a tool is ``allow``), in ``opencode run`` as in the interactive UI.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from typing import Any
 
 from ctxrelay.hooks.history import SERVER_NAME, TOOL_NAME
 
-__all__ = ["CONFIG_KEY", "MODEL_TOOL_NAME", "mcp_entry", "registration", "without_ours"]
+__all__ = ["CONFIG_KEY", "MODEL_TOOL_NAME", "mcp_entry", "registration"]
 
 CONFIG_KEY = "mcp"
 """The key of OpenCode's config that holds its MCP servers, by name."""
@@ -36,17 +35,3 @@ def registration(ctxrelay: str) -> dict[str, Any]:
     """What install merges into ``opencode.json``: ``mcp.ctxrelay`` (only that name of
     the key: the user's own servers stay)."""
     return {CONFIG_KEY: {SERVER_NAME: mcp_entry(ctxrelay)}}
-
-
-def without_ours(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` without ``mcp.ctxrelay`` (and without ``mcp`` when nothing else was in
-    it): what uninstall leaves where the file changed since install."""
-    out = dict(config)
-    servers = out.get(CONFIG_KEY)
-    if isinstance(servers, dict) and SERVER_NAME in servers:
-        rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
-        if rest:
-            out[CONFIG_KEY] = rest
-        else:
-            out.pop(CONFIG_KEY)
-    return out
