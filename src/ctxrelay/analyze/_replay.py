@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._mask import MASK_PLACEHOLDER_TOKENS, Masking
 from ctxrelay.analyze._policies import Policy
-from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, Bracket, FileTouch, Rereads
+from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, FileTouch, Rereads
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
     CLAUDE_CODE_COMPACT_BUFFER,
@@ -746,10 +746,7 @@ def replay(
     if policy.kind == "none":
         return _replay_none(chain, policy, pricer, compactions, summarizer)
 
-    def run(bracket: Bracket | None) -> ReplayResult:
-        rereads = (
-            None if files is None or bracket is None else Rereads(files, chain.segments, bracket)
-        )
+    def run(rereads: Rereads | None) -> ReplayResult:
         masking = None if policy.mask is None else Masking(results or (), policy.mask)
         if policy.kind in ("compact", "mask"):
             return _replay_compact(
@@ -765,10 +762,11 @@ def replay(
 
     if files is None:
         return run(None)
-    low = run("edits")
-    if not (low.rollovers or low.forced_rollovers or low.compactions):
-        return low  # no restart, no re-read: both ends are this replay
-    high = run("touches")
+    edits = Rereads(files, chain.segments, "edits")
+    low = run(edits)
+    if not edits.differs:
+        return low  # the high end would have read nothing more: it is this replay
+    high = run(Rereads(files, chain.segments, "touches"))
     return replace(
         low,
         high_cost_usd=high.cost_usd,
