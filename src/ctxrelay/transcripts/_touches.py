@@ -128,11 +128,13 @@ class _Read(LineSink):
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         self.check_start(data, lo, hi)
         wanted = self.wanted
+        find = data.find
         for start, end in spans(data, _NEEDLE, lo, hi):
-            if data.find(_RESULT, start, end) != -1:
-                line_bytes = data[start:end]
-                if not any(call in line_bytes for call in wanted):
-                    continue
+            # A result line is searched in place for the calls wanted, never copied.
+            if find(_RESULT, start, end) != -1 and not (
+                wanted and any(find(call, start, end) != -1 for call in wanted)
+            ):
+                continue
             try:
                 line = _decode(data[start:end])
             except (ValueError, RecursionError):
