@@ -54,7 +54,6 @@ from ctxrelay.transcripts import (
     Touches,
     Transcript,
     Usage,
-    read_touches,
     scan_file,
 )
 from ctxrelay.transcripts._opencode_paths import is_database
@@ -596,7 +595,7 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
-        touches=None if codex or orphan else lambda: read_touches(session),
+        touches=None if codex or orphan else transcript.touches,
     )
 
 
@@ -616,12 +615,12 @@ def analyze_transcript(
     project: str | None = None,
     synthetic_responses: int = 0,
     duplicate_responses: int = 0,
-    touches: Callable[[], Touches] | None = None,
+    touches: Touches | None = None,
 ) -> SessionReport:
     """Price and replay a chain already read (a transcript file or a stored session).
     ``summary_files`` holds the responses of each compaction summarizer file;
-    ``touches`` reads the chain's file touches, called only when a replay may restart
-    (its re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
+    ``touches`` are the chain's file touches, weighed only when a replay may restart (its
+    re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
     pricer = pricer or Pricer(prices)
     model = transcript.model
     summarizer = _summarizer_groups(transcript.compactions, summary_files)
@@ -710,11 +709,11 @@ def _touched(
     assumptions: Assumptions,
     policies: Sequence[Policy],
     sweep: Sweep | None,
-    touches: Callable[[], Touches] | None,
+    touches: Touches | None,
 ) -> _Touched:
-    """The chain's tool calls, read only when a policy masks or some replay may restart
-    where the recording did not: its peak reaches a handoff target or the compaction
-    point."""
+    """The chain's tool calls, measured in tokens only when a policy masks or some replay
+    may restart where the recording did not: its peak reaches a handoff target or the
+    compaction point."""
     if touches is None or not chain.counts:
         return _Touched()
     masks = any(p.mask is not None for p in policies)
@@ -727,12 +726,11 @@ def _touched(
     restarts = chain.peak >= lowest * 0.9  # a margin for the advisories and the output
     if not (masks or restarts):
         return _Touched()
-    found = touches()
     ids = [r.message_id for r in chain.responses]
     outputs = [c.output for c in chain.counts]
     return _Touched(
-        file_touches(found, ids, chain.context, outputs, chain.segments) if restarts else None,
-        result_tokens(found, ids, chain.context, outputs, chain.segments) if masks else None,
+        file_touches(touches, ids, chain.context, outputs, chain.segments) if restarts else None,
+        result_tokens(touches, ids, chain.context, outputs, chain.segments) if masks else None,
     )
 
 

@@ -24,7 +24,7 @@ from ctxrelay.transcripts._scan import LineSink, read_file, spans
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["FILE_TOOLS", "Touch", "TouchKind", "Touches", "read_touches"]
+__all__ = ["FILE_TOOLS", "Touch", "TouchKind", "TouchReader", "Touches", "read_touches"]
 
 TouchKind = Literal["read", "write", "other", "command"]
 """What a call did to a file: read it, changed it (an edit or a write, which Claude Code's
@@ -109,7 +109,7 @@ _NEEDLE = b'"tool_use'  # a call ("tool_use") and a result ("tool_use_id")
 _RESULT = b'"tool_result"'
 
 
-class _Read(LineSink):
+class TouchReader(LineSink):
     """The calls of each response, and the sizes of the results the replay needs: those
     of a response with several calls, whose growth the results share (the growth of a
     one-call response is its result's). A result line (most of a transcript's bytes,
@@ -176,6 +176,26 @@ class _Read(LineSink):
     def _want(self, ids: set[str]) -> None:
         self.wanted.update(c.encode() for c in ids if c not in self.results)
 
+    def touches(self) -> Touches:
+        """What the lines handed over so far found."""
+        results = self.results
+        shared = {
+            message: sum(results[c] for c in ids)
+            for message, ids in self.any_calls.items()
+            if len(ids) > 1 and all(c in results for c in ids)
+        }
+        return Touches(
+            {
+                message: tuple(
+                    Touch(kind, file, results.get(call, 0), command)
+                    for call, kind, file, command in calls
+                )
+                for message, calls in self.calls.items()
+            },
+            {message: len(calls) for message, calls in self.any_calls.items()},
+            shared,
+        )
+
 
 def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
     """``(call id, kind, path, command)`` of a file tool call."""
@@ -200,22 +220,6 @@ def read_touches(
 ) -> Touches:
     """The file tool calls of the main chain of the transcript at ``path``. Raises
     :class:`~ctxrelay.errors.TranscriptError` as the bill's reader does."""
-    reading = _Read(os.fspath(path))
+    reading = TouchReader(os.fspath(path))
     read_file(reading.path, reading, line_cap)
-    results = reading.results
-    shared = {
-        message: sum(results[c] for c in ids)
-        for message, ids in reading.any_calls.items()
-        if len(ids) > 1 and all(c in results for c in ids)
-    }
-    return Touches(
-        {
-            message: tuple(
-                Touch(kind, file, results.get(call, 0), command)
-                for call, kind, file, command in calls
-            )
-            for message, calls in reading.calls.items()
-        },
-        {message: len(calls) for message, calls in reading.any_calls.items()},
-        shared,
-    )
+    return reading.touches()
