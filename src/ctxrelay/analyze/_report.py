@@ -554,6 +554,10 @@ def analyze_session(
     # A Codex response id is unique to its file only (a revert's segment repeats ids of
     # the thread's first file for other responses): each rollout counts as written.
     transcript, dropped = (transcript, 0) if codex else seen.fresh(transcript)
+    # The touches serve this session's replays alone: the report keeps none.
+    touches = transcript.touches
+    if touches is not None:
+        transcript = replace(transcript, touches=None)
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
     summary_files: list[tuple[Response, ...]] = []
@@ -595,7 +599,7 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
-        touches=None if codex or orphan else transcript.touches,
+        touches=None if codex or orphan else touches,
     )
 
 
@@ -912,6 +916,8 @@ def analyze_paths(
                 raise
             on_skip(session, exc)
             continue
+        finally:
+            scanned.pop(session, None)  # read once, its report holds what it needs
         if not report.empty or session in keep:
             reports.append(report)
         if progress is not None:
