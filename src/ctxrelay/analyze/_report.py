@@ -54,7 +54,9 @@ from ctxrelay.transcripts import (
     Touches,
     Transcript,
     Usage,
+    read_touches,
     scan_file,
+    unpack_touches,
 )
 from ctxrelay.transcripts._opencode_paths import is_database
 
@@ -555,8 +557,8 @@ def analyze_session(
     # the thread's first file for other responses): each rollout counts as written.
     transcript, dropped = (transcript, 0) if codex else seen.fresh(transcript)
     # The touches serve this session's replays alone: the report keeps none.
-    touches = transcript.touches
-    if touches is not None:
+    packed = transcript.touches
+    if packed is not None:
         transcript = replace(transcript, touches=None)
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
@@ -599,7 +601,11 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
-        touches=None if codex or orphan else touches,
+        touches=None
+        if codex or orphan
+        else (lambda: read_touches(session))
+        if packed is None  # a transcript read without them
+        else (lambda: unpack_touches(packed)),
     )
 
 
@@ -619,12 +625,12 @@ def analyze_transcript(
     project: str | None = None,
     synthetic_responses: int = 0,
     duplicate_responses: int = 0,
-    touches: Touches | None = None,
+    touches: Callable[[], Touches] | None = None,
 ) -> SessionReport:
     """Price and replay a chain already read (a transcript file or a stored session).
     ``summary_files`` holds the responses of each compaction summarizer file;
-    ``touches`` are the chain's file touches, weighed only when a replay may restart (its
-    re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
+    ``touches`` gives the chain's file touches, called only when a replay may restart
+    (its re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
     pricer = pricer or Pricer(prices)
     model = transcript.model
     summarizer = _summarizer_groups(transcript.compactions, summary_files)
@@ -713,7 +719,7 @@ def _touched(
     assumptions: Assumptions,
     policies: Sequence[Policy],
     sweep: Sweep | None,
-    touches: Touches | None,
+    touches: Callable[[], Touches] | None,
 ) -> _Touched:
     """The chain's tool calls, measured in tokens only when a policy masks or some replay
     may restart where the recording did not: its peak reaches a handoff target or the
@@ -730,11 +736,12 @@ def _touched(
     restarts = chain.peak >= lowest * 0.9  # a margin for the advisories and the output
     if not (masks or restarts):
         return _Touched()
+    found = touches()
     ids = [r.message_id for r in chain.responses]
     outputs = [c.output for c in chain.counts]
     return _Touched(
-        file_touches(touches, ids, chain.context, outputs, chain.segments) if restarts else None,
-        result_tokens(touches, ids, chain.context, outputs, chain.segments) if masks else None,
+        file_touches(found, ids, chain.context, outputs, chain.segments) if restarts else None,
+        result_tokens(found, ids, chain.context, outputs, chain.segments) if masks else None,
     )
 
 

@@ -23,7 +23,7 @@ from ctxrelay.transcripts._codex import (
 )
 from ctxrelay.transcripts._gemini import is_gemini_session, read_gemini
 from ctxrelay.transcripts._scan import Transcript, read_raw, transcript_of
-from ctxrelay.transcripts._touches import TouchReader
+from ctxrelay.transcripts._touches import TouchReader, pack_touches
 
 if TYPE_CHECKING:
     from ctxrelay.transcripts._pass import RawTranscript
@@ -56,7 +56,7 @@ def read_file(path: str, *, agent: bool = False) -> RawFile:
     else:  # a session file's file tool calls, which the replays read, in the same pass
         touches = TouchReader(path)
         raw = read_raw(path, also=touches)
-        raw = raw._replace(touches=touches.touches())
+        raw = raw._replace(touches=pack_touches(touches.touches()))
     if shape is None and not (raw.responses or raw.compactions):
         raise TranscriptError(path, UNKNOWN_SHAPE)
     return raw

@@ -30,8 +30,6 @@ from ctxrelay.transcripts._counts import SYNTHETIC_MODEL, as_count
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ctxrelay.transcripts._touches import Touches
-
 __all__ = [
     "BOUNDARY",
     "SUMMARY",
@@ -77,9 +75,10 @@ class RawTranscript(NamedTuple):
     synthetic: int
     long_lines: int
     """Lines skipped for being longer than the cap."""
-    touches: Touches | None = None
-    """The main chain's file tool calls, when they were read in the same pass
-    (:func:`ctxrelay.transcripts._formats.read_file`)."""
+    touches: bytes | None = None
+    """The main chain's file tool calls, packed
+    (:func:`~ctxrelay.transcripts._touches.pack_touches`), when they were read in the
+    same pass (:func:`ctxrelay.transcripts._formats.read_file`)."""
 
 
 def open_fd(path: str) -> int | None:

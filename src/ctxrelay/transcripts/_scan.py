@@ -43,8 +43,6 @@ from ctxrelay.transcripts._records import Compaction, Response, Usage
 if TYPE_CHECKING:
     from io import FileIO
 
-    from ctxrelay.transcripts._touches import Touches
-
 __all__ = [
     "BLOCK_BYTES",
     "LineSink",
@@ -353,10 +351,11 @@ class Transcript:
     recorded_cost_usd: float | None = None
     """What the agent itself recorded as the cost (OpenCode prices each message); ``None``
     where it records none."""
-    touches: Touches | None = field(default=None, hash=False)
-    """A session file's file tool calls (:class:`~ctxrelay.transcripts.Touches`), read in
-    the same pass as its responses; ``None`` for a subagent's file, a Codex rollout, or a
-    transcript read by :func:`read_raw` alone."""
+    touches: bytes | None = None
+    """A session file's file tool calls, read in the same pass as its responses and
+    packed (:func:`~ctxrelay.transcripts.unpack_touches` gives the
+    :class:`~ctxrelay.transcripts.Touches`); ``None`` for a subagent's file, a Codex
+    rollout, or a transcript read by :func:`read_raw` alone."""
 
     @property
     def requests(self) -> int:

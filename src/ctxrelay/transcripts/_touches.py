@@ -13,18 +13,25 @@ result, and of those only the keys below (a result's content is measured, not bu
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping  # msgspec reads Touches' annotations at run time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 import msgspec
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.transcripts._scan import LineSink, read_file, spans
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-__all__ = ["FILE_TOOLS", "Touch", "TouchKind", "TouchReader", "Touches", "read_touches"]
+__all__ = [
+    "FILE_TOOLS",
+    "Touch",
+    "TouchKind",
+    "TouchReader",
+    "Touches",
+    "pack_touches",
+    "read_touches",
+    "unpack_touches",
+]
 
 TouchKind = Literal["read", "write", "other", "command"]
 """What a call did to a file: read it, changed it (an edit or a write, which Claude Code's
@@ -213,6 +220,22 @@ def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
         if isinstance(value, str) and value:
             return call, kind, os.path.normpath(value), ""
     return None
+
+
+_pack = msgspec.msgpack.Encoder().encode
+_unpack = msgspec.msgpack.Decoder(Touches).decode
+
+
+def pack_touches(touches: Touches) -> bytes:
+    """``touches`` as one msgpack string: how a read keeps them until a replay asks (a
+    session's touches as Python objects are some 3 times its packed bytes, and a run
+    holds every session's read at once)."""
+    return _pack(touches)
+
+
+def unpack_touches(data: bytes) -> Touches:
+    """The :class:`Touches` :func:`pack_touches` packed."""
+    return _unpack(data)
 
 
 def read_touches(
