@@ -28,6 +28,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay import transcripts
@@ -558,8 +559,12 @@ def analyze_session(
     transcript, dropped = (transcript, 0) if codex else seen.fresh(transcript)
     # The touches serve this session's replays alone: the report keeps none.
     packed = transcript.touches
+    touches: Callable[[], Touches] | None = None
     if packed is not None:
         transcript = replace(transcript, touches=None)
+        touches = partial(unpack_touches, packed)  # unpacked when a replay asks
+    elif not (codex or orphan):  # a transcript read without them
+        touches = partial(read_touches, session)
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
     summary_files: list[tuple[Response, ...]] = []
@@ -601,11 +606,7 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
-        touches=None
-        if codex or orphan
-        else (lambda: read_touches(session))
-        if packed is None  # a transcript read without them
-        else (lambda: unpack_touches(packed)),
+        touches=touches,
     )
 
 
