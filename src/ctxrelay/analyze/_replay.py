@@ -446,8 +446,9 @@ class SimRequest:
 class _Rows:
     """A replay's requests as the rows the replay writes (:class:`_Row`), made
     :class:`SimRequest` values the first time someone asks for them: the ``--json``
-    report reads only their sums, and a sweep point not even those. The rows of
-    ``none`` (the recording itself) are written only then too."""
+    report reads only their sums, and a sweep point not even those. A report's rows are
+    written only then too (``build``): ``none``'s from the recording, another policy's
+    by replaying it again (``files_again`` of :func:`replay`)."""
 
     __slots__ = ("_build", "_built", "_rows", "count")
 
@@ -726,6 +727,7 @@ def replay(
     chain: Chain | None = None,
     files: Sequence[tuple[FileTouch, ...]] | None = None,
     results: Sequence[int] | None = None,
+    files_again: Callable[[], Sequence[tuple[FileTouch, ...]] | None] | None = None,
 ) -> ReplayResult:
     """Replay the main chain ``responses`` under ``policy``.
 
@@ -739,7 +741,8 @@ def replay(
     both ends of its range (re-reads on edits, on any touch); without them both ends
     are the replay without re-reads. ``results`` are the tool-result tokens each
     request brought (:func:`~ctxrelay.analyze._mask.result_tokens`), which ``mask:N``
-    masks (without them it masks nothing).
+    masks (without them it masks nothing). With ``files_again`` (``files`` read
+    again) the result keeps its sums alone, and its rows are replayed when read.
     """
     pricer = _pricer(prices)
     chain = _chain_of(responses, chain)
@@ -760,11 +763,23 @@ def replay(
             )
         return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
 
-    if files is None:
-        return run(None)
-    edits = Rereads(files, chain.segments, "edits")
-    low = run(edits)
-    if not edits.differs:
+    def low_end(
+        files: Sequence[tuple[FileTouch, ...]] | None,
+    ) -> tuple[ReplayResult, Rereads | None]:
+        edits = None if files is None else Rereads(files, chain.segments, "edits")
+        return run(edits), edits
+
+    low, edits = low_end(files)
+    if files_again is not None:
+        # The replay's sums are kept, not its rows (a fifth of a run's peak memory at
+        # 1 GB, with the touches they rest on): replayed again when someone reads them.
+        again = files_again
+
+        def rows() -> tuple[_Row, ...]:
+            return low_end(again())[0].rows.rows
+
+        low = replace(low, rows=_Rows((), low.rows.count, rows))
+    if files is None or edits is None or not edits.differs:
         return low  # the high end would have read nothing more: it is this replay
     high = run(Rereads(files, chain.segments, "touches"))
     return replace(

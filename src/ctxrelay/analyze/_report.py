@@ -645,6 +645,10 @@ def analyze_transcript(
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
     touched = _touched(chain, assumptions, policies, sweep, touches)
+
+    def files_again() -> tuple[tuple[FileTouch, ...], ...] | None:
+        return _touched(chain, assumptions, policies, sweep, touches).files
+
     replays = tuple(
         replay(
             transcript.responses,
@@ -656,6 +660,7 @@ def analyze_transcript(
             chain=chain,
             files=touched.files,
             results=touched.results,
+            files_again=files_again,  # the report keeps sums; rows replayed when read
         )
         for policy in policies
     )
