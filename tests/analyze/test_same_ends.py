@@ -9,13 +9,11 @@ from pathlib import Path
 
 from ctxrelay.analyze import Policy, Sweep, analyze_session
 from ctxrelay.analyze._bill import Pricer
-from ctxrelay.analyze._mask import Masking
 from ctxrelay.analyze._replay import (
     Assumptions,
     Chain,
     ReplayResult,
-    _replay_compact,
-    _replay_handoff,
+    replay_end,
 )
 from ctxrelay.analyze._report import _touched
 from ctxrelay.analyze._rereads import Bracket, FileTouch, Rereads
@@ -45,20 +43,9 @@ def _full(  # noqa: PLR0917 - the replay's inputs
     bracket: Bracket,
 ) -> ReplayResult:
     """One end replayed in full, its re-reads on ``bracket``, whatever the other does."""
-    pricer = Pricer(DEFAULT_PRICES)
     rereads = Rereads(files, chain.segments, bracket)
-    masking = None if policy.mask is None else Masking(results or (), policy.mask)
-    if policy.kind in ("compact", "mask"):
-        return _replay_compact(
-            chain,
-            assumptions,
-            policy,
-            pricer,
-            recorded_compactions=compactions,
-            rereads=rereads,
-            masking=masking,
-        )
-    return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
+    pricer = Pricer(DEFAULT_PRICES)
+    return replay_end(chain, assumptions, policy, pricer, compactions, results, rereads)
 
 
 def _sessions(tmp_path: Path) -> list[Path]:

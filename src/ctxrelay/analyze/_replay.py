@@ -74,6 +74,7 @@ __all__ = [
     "SimRequest",
     "measure_assumptions",
     "replay",
+    "replay_end",
 ]
 
 CHARS_PER_TOKEN = 4
@@ -750,18 +751,7 @@ def replay(
         return _replay_none(chain, policy, pricer, compactions, summarizer)
 
     def run(rereads: Rereads | None) -> ReplayResult:
-        masking = None if policy.mask is None else Masking(results or (), policy.mask)
-        if policy.kind in ("compact", "mask"):
-            return _replay_compact(
-                chain,
-                assumptions,
-                policy,
-                pricer,
-                recorded_compactions=compactions,
-                rereads=rereads,
-                masking=masking,
-            )
-        return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
+        return replay_end(chain, assumptions, policy, pricer, compactions, results, rereads)
 
     def low_end(
         files: Sequence[tuple[FileTouch, ...]] | None,
@@ -788,6 +778,31 @@ def replay(
         high_rereads=high.rereads,
         high_reread_tokens=high.reread_tokens,
     )
+
+
+def replay_end(  # noqa: PLR0917 - the replay's inputs
+    chain: Chain,
+    assumptions: Assumptions,
+    policy: Policy,
+    pricer: Pricer | None,
+    compactions: Sequence[Compaction],
+    results: Sequence[int] | None,
+    rereads: Rereads | None,
+) -> ReplayResult:
+    """One end of a restarting policy's replay, in full: its re-reads as ``rereads``
+    counts them (:func:`replay` gives both ends)."""
+    masking = None if policy.mask is None else Masking(results or (), policy.mask)
+    if policy.kind in ("compact", "mask"):
+        return _replay_compact(
+            chain,
+            assumptions,
+            policy,
+            pricer,
+            recorded_compactions=compactions,
+            rereads=rereads,
+            masking=masking,
+        )
+    return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
 
 
 def _replay_none(
