@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.analyze._mask import MASK_PLACEHOLDER_TOKENS, Masking
 from ctxrelay.analyze._policies import Policy
-from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, Bracket, FileTouch, Rereads
+from ctxrelay.analyze._rereads import REREAD_CALL_TOKENS, FileTouch, Rereads
 from ctxrelay.budget import Action, Budget, Stage, evaluate
 from ctxrelay.budget.bounds import (
     CLAUDE_CODE_COMPACT_BUFFER,
@@ -80,6 +80,7 @@ __all__ = [
     "gemini_compression",
     "measure_assumptions",
     "replay",
+    "replay_end",
 ]
 
 CHARS_PER_TOKEN = 4
@@ -484,8 +485,9 @@ class SimRequest:
 class _Rows:
     """A replay's requests as the rows the replay writes (:class:`_Row`), made
     :class:`SimRequest` values the first time someone asks for them: the ``--json``
-    report reads only their sums, and a sweep point not even those. The rows of
-    ``none`` (the recording itself) are written only then too."""
+    report reads only their sums, and a sweep point not even those. A report's rows are
+    written only then too (``build``): ``none``'s from the recording, another policy's
+    by replaying it again (``files_again`` of :func:`replay`)."""
 
     __slots__ = ("_build", "_built", "_rows", "count")
 
@@ -764,6 +766,7 @@ def replay(
     chain: Chain | None = None,
     files: Sequence[tuple[FileTouch, ...]] | None = None,
     results: Sequence[int] | None = None,
+    files_again: Callable[[], Sequence[tuple[FileTouch, ...]] | None] | None = None,
 ) -> ReplayResult:
     """Replay the main chain ``responses`` under ``policy``.
 
@@ -777,42 +780,67 @@ def replay(
     both ends of its range (re-reads on edits, on any touch); without them both ends
     are the replay without re-reads. ``results`` are the tool-result tokens each
     request brought (:func:`~ctxrelay.analyze._mask.result_tokens`), which ``mask:N``
-    masks (without them it masks nothing).
+    masks (without them it masks nothing). With ``files_again`` (``files`` read
+    again) the result keeps its sums alone, and its rows are replayed when read.
     """
     pricer = _pricer(prices)
     chain = _chain_of(responses, chain)
     if policy.kind == "none":
         return _replay_none(chain, policy, pricer, compactions, summarizer)
 
-    def run(bracket: Bracket | None) -> ReplayResult:
-        rereads = (
-            None if files is None or bracket is None else Rereads(files, chain.segments, bracket)
-        )
-        masking = None if policy.mask is None else Masking(results or (), policy.mask)
-        if policy.kind in ("compact", "mask"):
-            return _replay_compact(
-                chain,
-                assumptions,
-                policy,
-                pricer,
-                recorded_compactions=compactions,
-                rereads=rereads,
-                masking=masking,
-            )
-        return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
+    def run(rereads: Rereads | None) -> ReplayResult:
+        return replay_end(chain, assumptions, policy, pricer, compactions, results, rereads)
 
-    if files is None:
-        return run(None)
-    low = run("edits")
-    if not (low.rollovers or low.forced_rollovers or low.compactions):
-        return low  # no restart, no re-read: both ends are this replay
-    high = run("touches")
+    def low_end(
+        files: Sequence[tuple[FileTouch, ...]] | None,
+    ) -> tuple[ReplayResult, Rereads | None]:
+        edits = None if files is None else Rereads(files, chain.segments, "edits")
+        return run(edits), edits
+
+    low, edits = low_end(files)
+    if files_again is not None:
+        # The replay's sums are kept, not its rows (a fifth of a run's peak memory at
+        # 1 GB, with the touches they rest on): replayed again when someone reads them.
+        again = files_again
+
+        def rows() -> tuple[_Row, ...]:
+            return low_end(again())[0].rows.rows
+
+        low = replace(low, rows=_Rows((), low.rows.count, rows))
+    if files is None or edits is None or not edits.differs:
+        return low  # the high end would have read nothing more: it is this replay
+    high = run(Rereads(files, chain.segments, "touches"))
     return replace(
         low,
         high_cost_usd=high.cost_usd,
         high_rereads=high.rereads,
         high_reread_tokens=high.reread_tokens,
     )
+
+
+def replay_end(  # noqa: PLR0917 - the replay's inputs
+    chain: Chain,
+    assumptions: Assumptions,
+    policy: Policy,
+    pricer: Pricer | None,
+    compactions: Sequence[Compaction],
+    results: Sequence[int] | None,
+    rereads: Rereads | None,
+) -> ReplayResult:
+    """One end of a restarting policy's replay, in full: its re-reads as ``rereads``
+    counts them (:func:`replay` gives both ends)."""
+    masking = None if policy.mask is None else Masking(results or (), policy.mask)
+    if policy.kind in ("compact", "mask"):
+        return _replay_compact(
+            chain,
+            assumptions,
+            policy,
+            pricer,
+            recorded_compactions=compactions,
+            rereads=rereads,
+            masking=masking,
+        )
+    return _replay_handoff(chain, assumptions, policy, pricer, rereads, masking)
 
 
 def _replay_none(

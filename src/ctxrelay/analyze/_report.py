@@ -28,6 +28,7 @@ import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay import transcripts
@@ -57,6 +58,7 @@ from ctxrelay.transcripts import (
     Usage,
     read_touches,
     scan_file,
+    unpack_touches,
 )
 from ctxrelay.transcripts._opencode_paths import is_database
 
@@ -556,6 +558,14 @@ def analyze_session(
     # A Codex response id is unique to its file only (a revert's segment repeats ids of
     # the thread's first file for other responses): each rollout counts as written.
     transcript, dropped = (transcript, 0) if codex else seen.fresh(transcript)
+    # The touches serve this session's replays alone: the report keeps none.
+    packed = transcript.touches
+    touches: Callable[[], Touches] | None = None
+    if packed is not None:
+        transcript = replace(transcript, touches=None)
+        touches = partial(unpack_touches, packed)  # unpacked when a replay asks
+    elif not (codex or orphan):  # a transcript read without them
+        touches = partial(read_touches, session)
     synthetic = transcript.synthetic_responses
     subagents: list[SubagentReport] = []
     summary_files: list[tuple[Response, ...]] = []
@@ -597,7 +607,7 @@ def analyze_session(
         project=(transcript.cwd or None) if codex else _project(session),
         synthetic_responses=synthetic,
         duplicate_responses=dropped,
-        touches=None if codex or orphan else lambda: read_touches(session),
+        touches=touches,
     )
 
 
@@ -621,7 +631,7 @@ def analyze_transcript(
 ) -> SessionReport:
     """Price and replay a chain already read (a transcript file or a stored session).
     ``summary_files`` holds the responses of each compaction summarizer file;
-    ``touches`` reads the chain's file touches, called only when a replay may restart
+    ``touches`` gives the chain's file touches, called only when a replay may restart
     (its re-reads make each policy's range: :mod:`ctxrelay.analyze._rereads`)."""
     pricer = pricer or Pricer(prices)
     model = transcript.model
@@ -638,6 +648,10 @@ def analyze_transcript(
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
     touched = _touched(chain, assumptions, policies, sweep, touches)
+
+    def files_again() -> tuple[tuple[FileTouch, ...], ...] | None:
+        return _touched(chain, assumptions, policies, sweep, touches).files
+
     replays = tuple(
         replay(
             transcript.responses,
@@ -649,6 +663,7 @@ def analyze_transcript(
             chain=chain,
             files=touched.files,
             results=touched.results,
+            files_again=files_again,  # the report keeps sums; rows replayed when read
         )
         for policy in policies
     )
@@ -715,9 +730,9 @@ def _touched(
     sweep: Sweep | None,
     touches: Callable[[], Touches] | None,
 ) -> _Touched:
-    """The chain's tool calls, read only when a policy masks or some replay may restart
-    where the recording did not: its peak reaches a handoff target or the compaction
-    point."""
+    """The chain's tool calls, measured in tokens only when a policy masks or some replay
+    may restart where the recording did not: its peak reaches a handoff target or the
+    compaction point."""
     if touches is None or not chain.counts:
         return _Touched()
     masks = any(p.mask is not None for p in policies)
@@ -917,6 +932,8 @@ def analyze_paths(
                 raise
             on_skip(session, exc)
             continue
+        finally:
+            scanned.pop(session, None)  # read once, its report holds what it needs
         if not report.empty or session in keep:
             reports.append(report)
         if progress is not None:

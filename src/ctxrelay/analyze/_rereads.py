@@ -88,9 +88,24 @@ def file_touches(
 class Rereads:
     """One replay's re-reads: which files the recording and the replay hold, and what
     reading the missing ones again costs. Fed each recorded response in order
-    (:meth:`after`) and each restart of the replay (:meth:`restart`)."""
+    (:meth:`after`) and each restart of the replay (:meth:`restart`).
 
-    __slots__ = ("bracket", "count", "files", "recorded", "replayed", "segments", "sizes", "tokens")
+    At the low end it also notes whether the high end would ever have read anything
+    else (:attr:`differs`): the two brackets decide alike, and so keep the same state,
+    until the first touch that is not an edit or a read of a file the replay lost; a
+    replay that never meets one is its own high end."""
+
+    __slots__ = (
+        "bracket",
+        "count",
+        "differs",
+        "files",
+        "recorded",
+        "replayed",
+        "segments",
+        "sizes",
+        "tokens",
+    )
 
     def __init__(
         self,
@@ -106,6 +121,8 @@ class Rereads:
         self.sizes: dict[str, int] = {}
         self.count = 0
         self.tokens = 0
+        self.differs = False
+        """The high end would have read a file this low end did not (at the low end)."""
 
     def restart(self) -> None:
         self.replayed.clear()
@@ -120,12 +137,16 @@ class Rereads:
             return 0
         recorded, replayed, sizes = self.recorded, self.replayed, self.sizes
         extra = 0
+        high = self.bracket == "touches"
         for kind, path, tokens in touched:
             if kind == "command":
-                if self.bracket == "touches":
+                if high or not self.differs:
                     for held in recorded - replayed:
                         name = os.path.basename(held)
                         if "." in name and name in path:
+                            if not high:
+                                self.differs = True
+                                break
                             extra += sizes.get(held, 0)
                             replayed.add(held)
                 continue
@@ -138,7 +159,10 @@ class Rereads:
             elif kind == "write":
                 if missing:
                     extra += size
-            elif self.bracket == "touches" and missing:
+            elif missing:  # a search of a file the replay lost
+                if not high:
+                    self.differs = True
+                    continue
                 extra += size
             else:
                 continue  # a search of a file no one holds reads nothing

@@ -117,6 +117,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._touches import Touch as Touch
     from ctxrelay.transcripts._touches import Touches as Touches
     from ctxrelay.transcripts._touches import read_touches as read_touches
+    from ctxrelay.transcripts._touches import unpack_touches as unpack_touches
     from ctxrelay.transcripts._turn import TURN_MAX_BYTES as TURN_MAX_BYTES
     from ctxrelay.transcripts._turn import TurnFacts as TurnFacts
     from ctxrelay.transcripts._turn import last_turn as last_turn
@@ -169,7 +170,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "started",
     ),
     "_tail": ("agent_stats", "latest_context"),
-    "_touches": ("FILE_TOOLS", "Touch", "Touches", "read_touches"),
+    "_touches": ("FILE_TOOLS", "Touch", "Touches", "read_touches", "unpack_touches"),
     "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),
 }
 _HOME = {name: module for module, names in _NAMES.items() for name in names}

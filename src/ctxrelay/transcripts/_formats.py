@@ -23,6 +23,7 @@ from ctxrelay.transcripts._codex import (
 )
 from ctxrelay.transcripts._gemini import is_gemini_session, read_gemini
 from ctxrelay.transcripts._scan import Transcript, read_raw, transcript_of
+from ctxrelay.transcripts._touches import TouchReader, pack_touches
 
 if TYPE_CHECKING:
     from ctxrelay.transcripts._pass import RawTranscript
@@ -38,8 +39,9 @@ UNKNOWN_SHAPE = (
 
 
 def read_file(path: str, *, agent: bool = False) -> RawFile:
-    """Read a whole session file once, as plain data. ``agent=True`` for a Claude Code
-    subagent's own file (a Codex subagent has a rollout of its own, read as any other).
+    """Read a whole session file once, as plain data, a Claude Code session file's file
+    tool calls with it. ``agent=True`` for a Claude Code subagent's own file (a Codex
+    subagent has a rollout of its own, read as any other).
     Raises :class:`~ctxrelay.errors.TranscriptError` as the readers do, and when the
     file has no agent's shape and its place's reader found nothing in it."""
     if agent:
@@ -48,7 +50,13 @@ def read_file(path: str, *, agent: bool = False) -> RawFile:
     if shape is None and is_gemini_session(path):
         return read_gemini(path)
     codex = shape == "codex" or (shape is None and codex_place(path))
-    raw: RawFile = read_rollout_raw(path) if codex else read_raw(path)
+    raw: RawFile
+    if codex:
+        raw = read_rollout_raw(path)
+    else:  # a session file's file tool calls, which the replays read, in the same pass
+        touches = TouchReader(path)
+        raw = read_raw(path, also=touches)
+        raw = raw._replace(touches=pack_touches(touches.touches()))
     if shape is None and not (raw.responses or raw.compactions):
         raise TranscriptError(path, UNKNOWN_SHAPE)
     return raw

@@ -75,6 +75,10 @@ class RawTranscript(NamedTuple):
     synthetic: int
     long_lines: int
     """Lines skipped for being longer than the cap."""
+    touches: bytes | None = None
+    """The main chain's file tool calls, packed
+    (:func:`~ctxrelay.transcripts._touches.pack_touches`), when they were read in the
+    same pass (:func:`ctxrelay.transcripts._formats.read_file`)."""
 
 
 def open_fd(path: str) -> int | None:

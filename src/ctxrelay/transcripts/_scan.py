@@ -176,15 +176,24 @@ def spans(data: bytes | bytearray, needle: bytes, lo: int, hi: int) -> Iterator[
 
 
 class _Read(LineSink):
-    """One file's read in progress: the rules' state and the counts."""
+    """One file's read in progress: the rules' state and the counts; ``also`` is another
+    format's reader handed the same lines (the file is read once for both)."""
 
-    def __init__(self, path: str, agent: bool) -> None:
+    def __init__(self, path: str, agent: bool, also: LineSink | None = None) -> None:
         super().__init__(path)
         self.rules = Pass(agent)
         self.boundary_seen = False
+        self.also = also
+
+    def skipped_long_line(self) -> None:
+        super().skipped_long_line()
+        if self.also is not None:
+            self.also.skipped_long_line()
 
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         self.check_start(data, lo, hi)
+        if self.also is not None:
+            self.also.lines_of(data, lo, hi, final)
         found: dict[int, tuple[int, bool]] = {}  # start: (end, has a usage object)
         for start, end in spans(data, USAGE, lo, hi):
             found[start] = (end, True)
@@ -286,13 +295,15 @@ def read_raw(
     *,
     agent: bool = False,
     line_cap: int = TRANSCRIPT_LINE_MAX_BYTES,
+    also: LineSink | None = None,
 ) -> RawTranscript:
     """Read a whole transcript once (:class:`~ctxrelay.transcripts._pass.RawTranscript`).
-    ``agent=True`` for a subagent's own file; ``line_cap`` is the longest line read.
+    ``agent=True`` for a subagent's own file; ``line_cap`` is the longest line read;
+    ``also`` reads the same lines in the same pass.
 
     Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is not a
     readable regular file, is empty or is not JSON lines."""
-    read = _Read(path, agent)
+    read = _Read(path, agent, also)
     size = read_file(path, read, line_cap)
     return read.rules.result(
         path, lines=read.lines, malformed=read.malformed, size=size, long_lines=read.long_lines
@@ -340,6 +351,11 @@ class Transcript:
     recorded_cost_usd: float | None = None
     """What the agent itself recorded as the cost (OpenCode prices each message); ``None``
     where it records none."""
+    touches: bytes | None = None
+    """A session file's file tool calls, read in the same pass as its responses and
+    packed (:func:`~ctxrelay.transcripts.unpack_touches` gives the
+    :class:`~ctxrelay.transcripts.Touches`); ``None`` for a subagent's file, a Codex
+    rollout, or a transcript read by :func:`read_raw` alone."""
 
     @property
     def requests(self) -> int:
@@ -411,6 +427,7 @@ def transcript_of(raw: RawTranscript) -> Transcript:
         synthetic_responses=raw.synthetic,
         request_ids=request_ids,
         long_lines=raw.long_lines,
+        touches=raw.touches,
     )
 
 

@@ -13,18 +13,25 @@ result, and of those only the keys below (a result's content is measured, not bu
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping  # msgspec reads Touches' annotations at run time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 import msgspec
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.transcripts._scan import LineSink, read_file, spans
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-
-__all__ = ["FILE_TOOLS", "Touch", "TouchKind", "Touches", "read_touches"]
+__all__ = [
+    "FILE_TOOLS",
+    "Touch",
+    "TouchKind",
+    "TouchReader",
+    "Touches",
+    "pack_touches",
+    "read_touches",
+    "unpack_touches",
+]
 
 TouchKind = Literal["read", "write", "other", "command"]
 """What a call did to a file: read it, changed it (an edit or a write, which Claude Code's
@@ -109,7 +116,7 @@ _NEEDLE = b'"tool_use'  # a call ("tool_use") and a result ("tool_use_id")
 _RESULT = b'"tool_result"'
 
 
-class _Read(LineSink):
+class TouchReader(LineSink):
     """The calls of each response, and the sizes of the results the replay needs: those
     of a response with several calls, whose growth the results share (the growth of a
     one-call response is its result's). A result line (most of a transcript's bytes,
@@ -128,11 +135,13 @@ class _Read(LineSink):
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         self.check_start(data, lo, hi)
         wanted = self.wanted
+        find = data.find
         for start, end in spans(data, _NEEDLE, lo, hi):
-            if data.find(_RESULT, start, end) != -1:
-                line_bytes = data[start:end]
-                if not any(call in line_bytes for call in wanted):
-                    continue
+            # A result line is searched in place for the calls wanted, never copied.
+            if find(_RESULT, start, end) != -1 and not (
+                wanted and any(find(call, start, end) != -1 for call in wanted)
+            ):
+                continue
             try:
                 line = _decode(data[start:end])
             except (ValueError, RecursionError):
@@ -174,6 +183,26 @@ class _Read(LineSink):
     def _want(self, ids: set[str]) -> None:
         self.wanted.update(c.encode() for c in ids if c not in self.results)
 
+    def touches(self) -> Touches:
+        """What the lines handed over so far found."""
+        results = self.results
+        shared = {
+            message: sum(results[c] for c in ids)
+            for message, ids in self.any_calls.items()
+            if len(ids) > 1 and all(c in results for c in ids)
+        }
+        return Touches(
+            {
+                message: tuple(
+                    Touch(kind, file, results.get(call, 0), command)
+                    for call, kind, file, command in calls
+                )
+                for message, calls in self.calls.items()
+            },
+            {message: len(calls) for message, calls in self.any_calls.items()},
+            shared,
+        )
+
 
 def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
     """``(call id, kind, path, command)`` of a file tool call."""
@@ -193,27 +222,27 @@ def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
     return None
 
 
+_pack = msgspec.msgpack.Encoder().encode
+_unpack = msgspec.msgpack.Decoder(Touches).decode
+
+
+def pack_touches(touches: Touches) -> bytes:
+    """``touches`` as one msgpack string: how a read keeps them until a replay asks (a
+    session's touches as Python objects are some 3 times its packed bytes, and a run
+    holds every session's read at once)."""
+    return _pack(touches)
+
+
+def unpack_touches(data: bytes) -> Touches:
+    """The :class:`Touches` :func:`pack_touches` packed."""
+    return _unpack(data)
+
+
 def read_touches(
     path: str | os.PathLike[str], line_cap: int = TRANSCRIPT_LINE_MAX_BYTES
 ) -> Touches:
     """The file tool calls of the main chain of the transcript at ``path``. Raises
     :class:`~ctxrelay.errors.TranscriptError` as the bill's reader does."""
-    reading = _Read(os.fspath(path))
+    reading = TouchReader(os.fspath(path))
     read_file(reading.path, reading, line_cap)
-    results = reading.results
-    shared = {
-        message: sum(results[c] for c in ids)
-        for message, ids in reading.any_calls.items()
-        if len(ids) > 1 and all(c in results for c in ids)
-    }
-    return Touches(
-        {
-            message: tuple(
-                Touch(kind, file, results.get(call, 0), command)
-                for call, kind, file, command in calls
-            )
-            for message, calls in reading.calls.items()
-        },
-        {message: len(calls) for message, calls in reading.any_calls.items()},
-        shared,
-    )
+    return reading.touches()
