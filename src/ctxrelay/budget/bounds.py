@@ -22,6 +22,7 @@ __all__ = [
     "CLAUDE_CODE_BASH_OUTPUT_DEFAULT",
     "CLAUDE_CODE_BASH_OUTPUT_RANGE",
     "CLAUDE_CODE_BASH_PREVIEW_BYTES",
+    "CLAUDE_CODE_BASH_SETTING_RANGE",
     "CLAUDE_CODE_BLOCK_RESERVE",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
@@ -145,6 +146,10 @@ CLAUDE_CODE_BASH_OUTPUT_DEFAULT: Final = 30_000
 
 CLAUDE_CODE_BASH_OUTPUT_RANGE: Final = (4_000, 150_000)
 """The range Claude Code clamps ``BASH_MAX_OUTPUT_LENGTH`` into."""
+
+CLAUDE_CODE_BASH_SETTING_RANGE: Final = (4_000, 128_000)
+"""The range Claude Code 2.1.332 clamps the ``bashOutputMaxChars`` setting into (which,
+when set, replaces ``BASH_MAX_OUTPUT_LENGTH``)."""
 
 CLAUDE_CODE_BASH_PREVIEW_BYTES: Final = 2_300
 """What the model gets of a longer Bash output: a 2 KB preview and the saved file's path
