@@ -65,6 +65,7 @@ __all__ = [
     "REPORT_MAX_WORDS",
     "RESERVE_WINDOW_DIVISOR",
     "RESULT_MAX_CHARS",
+    "STOP_REPLY_WAIT_S",
     "SUBAGENT_CONTEXT_MAX",
     "TRANSCRIPT_LINE_MAX_BYTES",
     "TURNS_LEFT_AT",
@@ -236,6 +237,13 @@ CALL_LINE_WAIT_S: Final = 0.5
 Claude Code (2.1.332) writes transcript lines in batches about every 100 ms, so a hook
 that starts right after a response can find it not written yet; past this bound the hook
 decides without it (it fails open)."""
+
+STOP_REPLY_WAIT_S: Final = 4.0
+"""Longest the ``Stop`` hook waits for the turn's last reply to reach the transcript. Under
+heavy load Claude Code flushes its batch of lines late: in one of 38 UI handoffs (load
+average 12 to 15 on two cores) the reply was not on disk 0.85 s after its timestamp, so
+half a second missed the handoff point. The wait ends as soon as the reply is there, and
+well inside :data:`HOOK_TIMEOUT_S`."""
 
 HOOK_TIMEOUT_S: Final = 10
 """How long a host lets one hook command run before it kills it and carries on (the

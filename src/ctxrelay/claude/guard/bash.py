@@ -24,6 +24,7 @@ from ctxrelay.budget.bounds import (
     CLAUDE_CODE_BASH_OUTPUT_RANGE,
     CLAUDE_CODE_BASH_PREVIEW_BYTES,
     CLAUDE_CODE_BASH_SETTING_RANGE,
+    READ_BYTES_PER_TOKEN,
 )
 from ctxrelay.claude._settings import setting
 from ctxrelay.claude.config import project_dir_of
@@ -31,7 +32,7 @@ from ctxrelay.claude.guard._reads import reason
 from ctxrelay.hooks.guard.output import HostOutput, printed_bytes, sized
 from ctxrelay.hooks.guard.prints import classify
 
-__all__ = ["SETTING", "deny_reason", "host_output"]
+__all__ = ["SETTING", "deny_reason", "host_output", "result_tokens"]
 
 SETTING = "bashOutputMaxChars"
 """Claude Code's setting for its Bash output cap: when set, it replaces
@@ -62,6 +63,13 @@ def host_output(
         cap = min(max(int(raw), low), high) if raw.isdigit() else CLAUDE_CODE_BASH_OUTPUT_DEFAULT
     label = f"Claude Code hands you a Bash output of up to {cap:,} characters whole"
     return HostOutput(label, cap, CLAUDE_CODE_BASH_PREVIEW_BYTES)
+
+
+def result_tokens(cwd: str | None) -> int:
+    """The most a Bash call can add to the context, on the safe side: Claude Code's cap
+    (a longer output comes as a smaller preview), at
+    :data:`~ctxrelay.budget.bounds.READ_BYTES_PER_TOKEN` characters a token."""
+    return host_output(project=project_dir_of(cwd)).cap // READ_BYTES_PER_TOKEN
 
 
 def deny_reason(
