@@ -138,8 +138,9 @@ READ_ROOM_SHARE: Final = 2
 stays for the work and the handoff."""
 
 READ_BYTES_PER_TOKEN: Final = 3
-"""Bytes of file text per token when the Read guard sizes a Read (code and logs run
-3 to 4; the low end keeps the estimate on the safe side)."""
+"""Bytes of file text per token when the Read guard sizes a Read, and characters per
+token when the usable-limit check sizes a Bash output at Claude Code's cap (code and logs
+run 3 to 4; the low end keeps the estimate on the safe side)."""
 
 CLAUDE_CODE_BASH_OUTPUT_DEFAULT: Final = 30_000
 """Characters of a Bash output Claude Code 2.1.332 hands the model whole when neither
