@@ -52,6 +52,7 @@ def test_every_handoff_text_is_shown_as_produced() -> None:
         resume_prompt(PATH, next_step=STEP, project_dir=PROJECT),
         injection(Handoff(PATH, BODY, False, STEP), PROJECT),
         limit_text(167_500, usable_limit(200_000), 200_000, PATH),
+        limit_text(160_000, usable_limit(200_000), 200_000, PATH, 10_000).split("\n\n")[0],
     ]
     for text in texts:
         assert f"```text\n{text}\n```" in SURFACE, text[:80]

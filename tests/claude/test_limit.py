@@ -283,3 +283,44 @@ def test_a_call_that_never_reaches_the_transcript_fails_open_within_the_bound(
     assert run_hook(payload) is None  # allowed: the hook never denies on a guess
     # A generous ceiling (a loaded machine), not a timing assertion: it gave up.
     assert time.monotonic() - start < CALL_LINE_WAIT_S + 5
+
+
+def _denied(answer: dict[str, Any] | None) -> str | None:
+    if answer is None:
+        return None
+    assert answer["hookSpecificOutput"]["permissionDecision"] == "deny"
+    return str(answer["hookSpecificOutput"]["permissionDecisionReason"])
+
+
+def test_a_call_whose_result_could_pass_the_limit_is_denied(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Below the usable limit, one tool result could still jump the gap to Claude Code's
+    # own refusal to send: what the call can return at most is counted too.
+    t = _at(tmp_path, LIMIT - 5_000)
+    _started(project, t.path)
+    bash = _payload(t, project, "Bash", {"command": "make test"})
+    monkeypatch.setenv("BASH_MAX_OUTPUT_LENGTH", "4000")  # the installed cap: 1,333 tokens
+    assert run_hook(bash) is None
+    monkeypatch.setenv("BASH_MAX_OUTPUT_LENGTH", "150000")
+    reason = _denied(run_hook(bash))
+    assert reason is not None
+    assert f"the context is {LIMIT - 5_000:,} tokens, and this call could add up to 50,000" in (
+        reason
+    )
+    assert "Hand off now" in reason
+    path = next(w for w in reason.split() if w.endswith(".md"))
+    # The handoff's own write still goes through.
+    write = _payload(t, project, "Write", {"file_path": path, "content": "# Handoff\n"})
+    assert run_hook(write) is None
+    # A Read counts the lines it shows: a small one fits, a whole big file does not, the
+    # same file's first lines do.
+    (project / "small.txt").write_text("one line\n" * 30)
+    big = project / "big.txt"
+    big.write_text("a line of the log, forty bytes long....\n" * 1_000)
+    assert run_hook(_payload(t, project, "Read", {"file_path": str(project / "small.txt")})) is None
+    reason = _denied(run_hook(_payload(t, project, "Read", {"file_path": str(big)})))
+    assert reason is not None
+    assert "this call could add up to 15,666" in reason
+    head = _payload(t, project, "Read", {"file_path": str(big), "limit": 50})
+    assert run_hook(head) is None

@@ -12,10 +12,10 @@ import pytest
 
 from ctxrelay.budget.bounds import (
     AGENT_MAX_TURNS,
-    CALL_LINE_WAIT_S,
     CONTEXT_PERCENT,
     HANDOFF_RETRY_MAX,
     HANDOFF_WAIT_TURNS,
+    STOP_REPLY_WAIT_S,
 )
 from ctxrelay.claude import _state
 from ctxrelay.claude._limit import usable_limit
@@ -440,6 +440,24 @@ def test_a_reply_written_150_ms_after_the_stop_hook_starts_is_the_one_read(
     assert f"{AT:,} tokens" in answer["systemMessage"]
 
 
+def test_a_reply_flushed_late_under_load_is_still_read(
+    project: Path, transcript: Transcript
+) -> None:
+    # Seen in the UI at load 15 on two cores: the reply was not on disk 0.85 s after its
+    # timestamp, and the Stop hook, waiting half a second, missed the handoff point.
+    _turn(transcript, AT - 10_000)
+    assert run_hook(stop_payload(transcript, project)) is None
+    transcript.prompt("go on")
+    late = threading.Timer(1.5, lambda: transcript.assistant(context=AT, text="完成"))
+    late.start()
+    try:
+        answer = run_hook(stop_payload(transcript, project, last_assistant_message="完成"))
+    finally:
+        late.join()
+    assert answer is not None
+    assert f"{AT:,} tokens" in answer["systemMessage"]
+
+
 def test_a_reply_that_never_appears_costs_at_most_the_bound(
     project: Path, transcript: Transcript
 ) -> None:
@@ -449,4 +467,4 @@ def test_a_reply_that_never_appears_costs_at_most_the_bound(
         transcript, project, last_assistant_message="A reply that was never written down."
     )
     assert run_hook(payload) is None  # read as it is: below the point, nothing to say
-    assert time.monotonic() - started < CALL_LINE_WAIT_S + 5  # a generous ceiling
+    assert time.monotonic() - started < STOP_REPLY_WAIT_S + 5  # a generous ceiling

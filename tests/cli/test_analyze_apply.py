@@ -62,8 +62,9 @@ def test_apply_round_trip_on_the_shared_corpus(
     assert main(["claude", "config", "--project-dir", str(project)]) == 0
     shown = capsys.readouterr().out
     assert f"threshold  {slider:g}% of the window (project)" in shown
-    assert "set by ctxrelay analyze --apply" in shown
-    assert f"${evidence['recorded_cost_usd']:,.2f} as recorded" in shown
+    said = " ".join(shown.split())  # the evidence sentence wraps at the terminal's width
+    assert "set by ctxrelay analyze --apply" in said
+    assert f"${evidence['recorded_cost_usd']:,.2f} as recorded" in said
 
     # The Stop hook now hints at the applied slider, not at 60%.
     t = Transcript(tmp_path / "home" / ".claude" / "projects" / "p" / "t.jsonl")

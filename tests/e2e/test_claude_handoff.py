@@ -509,6 +509,56 @@ def test_the_usable_limit_is_the_one_of_the_window_claude_code_uses(
         assert written.exists()
 
 
+def test_a_result_that_would_jump_claude_codes_block_is_denied_and_handed_off(
+    claude_env: tuple[Path, Path, dict[str, str]],
+) -> None:
+    # Below the usable limit, a command whose output Claude Code hands over whole (a
+    # bashOutputMaxChars of 128,000) would jump past the point where Claude Code stops
+    # sending: judged by the context alone it ran, and the session ended in "Prompt is
+    # too long" with no handoff. Counting what it can return, it is denied and the
+    # handoff gets written.
+    _, project, env = claude_env
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"bashOutputMaxChars": 128_000})
+    )
+    limit = WINDOW - OUTPUT_RESERVE
+    context = limit - 17_000
+    flood = "python3 -c \"print('y' * 120000)\""
+
+    def route(body: Mapping[str, Any]) -> Step:
+        marker, step = position(body, r"TASK-NEAR")
+        if marker is None:
+            return Step(text="ok")
+        if step == 0:
+            return Step(tool_calls=[ToolUse("Bash", {"command": flood})], **usage(context))
+        told = after_last_assistant(body)
+        found = HANDOFF_RE.search(told)
+        if step == 1 and found is not None:
+            content = "# Handoff\n\n## Next step\nNEAR-NEXT\n"
+            write = ToolUse("Write", {"file_path": found.group(1), "content": content})
+            return Step(tool_calls=[write], **usage(context + 1_000))
+        return Step(text="Handoff written; stopping.", **usage(context + 1_500))
+
+    with AnthropicServer(route) as server:
+        done = run_cli(
+            env,
+            project,
+            server,
+            *("-p", "TASK-NEAR crunch the numbers", "--model", MODEL),
+            *("--permission-mode", "bypassPermissions", "--output-format", "json"),
+        )
+        requests = bodies(server)
+    assert "Prompt is too long" not in done.stdout, done.stdout[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
+    denied = after_last_assistant(requests[1])
+    assert "[ctxrelay] Denied" in denied
+    assert f"the context is {context:,} tokens, and this call could add up to" in denied
+    assert not any("y" * 120_000 in json.dumps(b) for b in requests)
+    files = list((project / ".ctxrelay" / "handoff").glob("handoff-*.md"))
+    assert len(files) == 1
+    assert "NEAR-NEXT" in files[0].read_text()
+
+
 def test_a_session_stopped_by_claude_codes_block_continues_after_clear(
     claude_env: tuple[Path, Path, dict[str, str]],
 ) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "CLAUDE_CODE_BASH_OUTPUT_DEFAULT",
     "CLAUDE_CODE_BASH_OUTPUT_RANGE",
     "CLAUDE_CODE_BASH_PREVIEW_BYTES",
+    "CLAUDE_CODE_BASH_SETTING_RANGE",
     "CLAUDE_CODE_BLOCK_RESERVE",
     "CLAUDE_CODE_COMPACT_BUFFER",
     "CLAUDE_CODE_RESPONSE_RESERVE",
@@ -66,6 +67,7 @@ __all__ = [
     "REPORT_MAX_WORDS",
     "RESERVE_WINDOW_DIVISOR",
     "RESULT_MAX_CHARS",
+    "STOP_REPLY_WAIT_S",
     "SUBAGENT_CONTEXT_MAX",
     "TRANSCRIPT_LINE_MAX_BYTES",
     "TURNS_LEFT_AT",
@@ -138,8 +140,9 @@ READ_ROOM_SHARE: Final = 2
 stays for the work and the handoff."""
 
 READ_BYTES_PER_TOKEN: Final = 3
-"""Bytes of file text per token when the Read guard sizes a Read (code and logs run
-3 to 4; the low end keeps the estimate on the safe side)."""
+"""Bytes of file text per token when the Read guard sizes a Read, and characters per
+token when the usable-limit check sizes a Bash output at Claude Code's cap (code and logs
+run 3 to 4; the low end keeps the estimate on the safe side)."""
 
 CLAUDE_CODE_BASH_OUTPUT_DEFAULT: Final = 30_000
 """Characters of a Bash output Claude Code 2.1.332 hands the model whole when neither
@@ -147,6 +150,10 @@ CLAUDE_CODE_BASH_OUTPUT_DEFAULT: Final = 30_000
 
 CLAUDE_CODE_BASH_OUTPUT_RANGE: Final = (4_000, 150_000)
 """The range Claude Code clamps ``BASH_MAX_OUTPUT_LENGTH`` into."""
+
+CLAUDE_CODE_BASH_SETTING_RANGE: Final = (4_000, 128_000)
+"""The range Claude Code 2.1.332 clamps the ``bashOutputMaxChars`` setting into (which,
+when set, replaces ``BASH_MAX_OUTPUT_LENGTH``)."""
 
 CLAUDE_CODE_BASH_PREVIEW_BYTES: Final = 2_300
 """What the model gets of a longer Bash output: a 2 KB preview and the saved file's path
@@ -243,6 +250,13 @@ CALL_LINE_WAIT_S: Final = 0.5
 Claude Code (2.1.332) writes transcript lines in batches about every 100 ms, so a hook
 that starts right after a response can find it not written yet; past this bound the hook
 decides without it (it fails open)."""
+
+STOP_REPLY_WAIT_S: Final = 4.0
+"""Longest the ``Stop`` hook waits for the turn's last reply to reach the transcript. Under
+heavy load Claude Code flushes its batch of lines late: in one of 50 UI handoffs (load
+average 10 to 17 on two cores) the reply was not on disk 0.85 s after its timestamp, so
+half a second missed the handoff point (with this bound, 50 of 50 at 7 to 21). The wait
+ends as soon as the reply is there, and well inside :data:`HOOK_TIMEOUT_S`."""
 
 HOOK_TIMEOUT_S: Final = 10
 """How long a host lets one hook command run before it kills it and carries on (the

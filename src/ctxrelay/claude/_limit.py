@@ -11,11 +11,15 @@ budget (:func:`ctxrelay.budget.triggers.main_budget`), with the window the Stop 
 and :data:`ctxrelay.budget.bounds.MAIN_OUTPUT_RESERVE`. Subagents are left alone: their own
 bounds tell them to report. Mode ``off`` turns this off too.
 
-The context compared is the one of the response that made this call (by the payload's
-``tool_use_id``), which Claude Code may not have written to the transcript yet when the
-hook starts: :func:`ctxrelay.transcripts.call_response` waits for it up to
-:data:`ctxrelay.budget.bounds.CALL_LINE_WAIT_S`. If it never appears, the call is allowed
-(the hook fails open).
+A call is denied when the context plus the most it can return reaches the usable limit
+(the caller sizes that: a Read's lines, Claude Code's cap on a Bash output), so no single
+tool result jumps the gap to Claude Code's own refusal to send
+(:data:`~ctxrelay.budget.bounds.CLAUDE_CODE_BLOCK_RESERVE` below the window), where not
+even the handoff could be written. The context is the one of the response that made
+this call (by the payload's ``tool_use_id``), which Claude Code may not have written to
+the transcript yet when the hook starts: :func:`ctxrelay.transcripts.call_response` waits
+for it up to :data:`ctxrelay.budget.bounds.CALL_LINE_WAIT_S`. If it never appears, the
+call is allowed (the hook fails open).
 """
 
 from __future__ import annotations
@@ -124,8 +128,9 @@ def _writes_handoff(project: Path, tool: str, tool_input: dict[str, Any]) -> boo
     return False
 
 
-def deny_reason(payload: PreToolUsePayload) -> str | None:
-    """The reason to deny this ``PreToolUse`` call at the usable limit, else ``None``."""
+def deny_reason(payload: PreToolUsePayload, returns: int = 0) -> str | None:
+    """The reason to deny this ``PreToolUse`` call, whose result adds at most ``returns``
+    tokens, at the usable limit, else ``None``."""
     if payload.get("agent_id"):
         return None
     session_id = payload.get("session_id")
@@ -160,10 +165,18 @@ def deny_reason(payload: PreToolUsePayload) -> str | None:
     else:  # an older Claude Code without tool_use_id: the newest response
         tokens, model, found = tail_context(transcript)
     limit = cached.get("usable_limit")
-    if found and (tokens is None or (isinstance(limit, int) and tokens < limit)):
+    if found and (tokens is None or (isinstance(limit, int) and tokens + returns < limit)):
         return None
     return _full_check(
-        payload, session_id, transcript, tool, tool_input, tokens=tokens, model=model, found=found
+        payload,
+        session_id,
+        transcript,
+        tool,
+        tool_input,
+        tokens=tokens,
+        model=model,
+        found=found,
+        returns=returns,
     )
 
 
@@ -177,6 +190,7 @@ def _full_check(
     tokens: int | None,
     model: str | None,
     found: bool,
+    returns: int,
 ) -> str | None:
     cwd = payload.get("cwd")
     project = project_dir_of(cwd if isinstance(cwd, str) else None)
@@ -198,17 +212,25 @@ def _full_check(
     window = main_window(cfg.context_window, session_id, model)
     limit = usable_limit(window)
     _state.session_state(session_id).update(lambda data: refresh(data, window, cfg.main_handover))
-    if tokens < limit:
+    if tokens + returns < limit:
         return None
-    return limit_text(tokens, limit, window, _handoff_path(session_id, transcript, project))
+    path = _handoff_path(session_id, transcript, project)
+    return limit_text(tokens, limit, window, path, returns if tokens < limit else 0)
 
 
-def limit_text(tokens: int, limit: int, window: int, path: Path) -> str:
-    """The deny reason at the usable limit (reaches Claude as the tool result)."""
+def limit_text(tokens: int, limit: int, window: int, path: Path, returns: int = 0) -> str:
+    """The deny reason at the usable limit, or (``returns``) of a call whose result could
+    pass it (reaches Claude as the tool result)."""
+    where = (
+        f"and this call could add up to {returns:,} more, past the usable limit of {limit:,}"
+        if returns
+        else f"at the usable limit of {limit:,}"
+    )
+    calls = "Calls that could pass it are" if returns else "Further tool calls are"
     return (
-        f"[ctxrelay] Denied: the context is {tokens:,} tokens, at the usable limit of "
-        f"{limit:,} (the {window:,}-token window less {window - limit:,} kept free). Further "
-        "tool calls are denied so the session does not run out mid-task. Hand off now: "
+        f"[ctxrelay] Denied: the context is {tokens:,} tokens, {where} (the {window:,}-token "
+        f"window less {window - limit:,} kept free). {calls} denied so the session does not "
+        "run out mid-task. Hand off now: "
         f"write the handoff file with the Write tool to exactly this path:\n\n    {path}\n\n"
         f"in this layout:\n\n{LAYOUT}\n"
         "Then stop: the work continues in a fresh session that resumes from the file."

@@ -1,6 +1,8 @@
-"""Help text laid out by hand, wrapped at the terminal's width (``COLUMNS`` in a pipe):
-the one wrapping of every command's ``--help``, argparse's and the subcommand tables'
-alike. Light stdlib only: ``ctxrelay claude statusline`` passes through here."""
+"""Help text laid out by hand, and the sentences commands print, wrapped at the terminal's
+width (``COLUMNS`` in a pipe): the one wrapping of every command's ``--help``, argparse's
+and the subcommand tables' alike, and of plain output (:func:`wrapped`). Lines break at
+spaces only: a word longer than the line (a path) stands alone, whole. Light stdlib
+only: ``ctxrelay claude statusline`` passes through here."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import re
 import shutil
 import textwrap
 
-__all__ = ["help_width", "wrap_help"]
+__all__ = ["help_width", "output_width", "wrap_help", "wrapped"]
 
 _GAP = re.compile(r"\S(\s{2,})\S")
 """Two or more spaces inside an indented line: a term and its explanation, whose
@@ -19,6 +21,11 @@ def help_width() -> int:
     """The columns help text may use: the terminal's (or ``COLUMNS``), less argparse's
     margin of two, as argparse's own formatter takes it."""
     return max(shutil.get_terminal_size().columns - 2, 20)
+
+
+def output_width() -> int:
+    """The columns plain output may use: the terminal's (or ``COLUMNS``)."""
+    return max(shutil.get_terminal_size().columns, 20)
 
 
 def _indent(line: str) -> int:
@@ -90,3 +97,11 @@ def wrap_help(text: str, width: int, indent: str = "") -> str:
             entry = line
     flush()
     return "\n".join(indent + line if line else line for line in out)
+
+
+def wrapped(text: str, width: int | None = None) -> str:
+    """``text``, each of its lines wrapped at ``width`` (the terminal's by default) at
+    spaces only, a continuation hanging under the value of a ``term   value`` line, else
+    four columns in."""
+    width = width or output_width()
+    return "\n".join(part for line in text.split("\n") for part in _wrap_line(line, width) or [""])

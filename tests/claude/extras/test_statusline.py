@@ -143,6 +143,29 @@ def test_clear_to_continue_only_while_clear_would_load_the_handoff(project: Path
     assert "/clear" not in _run(payload)
 
 
+def test_no_stale_stage_once_the_handoff_is_written_used_or_failed(project: Path) -> None:
+    from ctxrelay.claude import handoff
+
+    path = handoff.new_handoff_path(project)
+    doc = _state.session_state(BEFORE["session_id"])
+    payload = dict(AFTER, workspace={"project_dir": str(project)})
+    doc.set("handoff", {"phase": "writing", "path": str(path)})
+    assert "writing the file" in _run(payload)
+    # Written, before the Stop hook saw it: no longer "writing".
+    path.write_text("# Handoff\n")
+    assert _run(payload).endswith("handoff ready: /clear to continue")
+    # A fresh session started from it: the handoff is over, no stage.
+    handoff.mark_consumed(project, path)
+    line = _run(payload)
+    assert "writing" not in line
+    assert "/clear" not in line
+    # The write prompt and its retries brought no file: no stage either.
+    doc.set("handoff", {"phase": "failed", "path": str(project / "never-written.md")})
+    line = _run(payload)
+    assert "writing" not in line
+    assert "/clear" not in line
+
+
 @pytest.mark.parametrize("bad", ["", "not json", "[1,2]", '{"context_window": 5}', "null"])
 def test_bad_input_prints_a_line_and_exits_zero(project: Path, bad: str) -> None:
     assert _run(bad)

@@ -149,6 +149,14 @@ def test_nothing_installed_exits_1_and_says_what_to_do(
     assert any("run ctxrelay claude install" in p for p in report["problems"])
 
 
+@pytest.fixture
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output on one line per sentence: these tests read what is said, not its wrapping
+    (tests/claude/test_output_width.py checks that)."""
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.mark.usefixtures("wide")
 def test_the_human_report_is_sentences_and_a_table_never_a_repr(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -459,6 +459,14 @@ def test_uninstall_keeps_one_backup_when_the_file_cannot_go_back_as_it_was(
     assert json.loads(backups[0].read_text()) == USER_SETTINGS
 
 
+@pytest.fixture
+def wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output on one line per sentence: these tests read what is said, not its wrapping
+    (tests/claude/test_output_width.py checks that)."""
+    monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.mark.usefixtures("wide")
 def test_install_says_what_it_changed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_settings(
         project,
@@ -479,6 +487,7 @@ def test_install_says_what_it_changed(project: Path, capsys: pytest.CaptureFixtu
     assert settings_of(project)["statusLine"]["command"] == "my-status"
 
 
+@pytest.mark.usefixtures("wide")
 def test_a_user_install_says_how_to_register_the_mcp_server(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -490,6 +499,7 @@ def test_a_user_install_says_how_to_register_the_mcp_server(
     assert not (project / ".mcp.json").exists()
 
 
+@pytest.mark.usefixtures("wide")
 def test_uninstall_says_what_it_leaves_behind(
     project: Path,
     tmp_path: Path,

@@ -40,7 +40,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ctxrelay.budget.bounds import CONTEXT_PERCENT, HANDOFF_RETRY_MAX, HANDOFF_WAIT_TURNS
+from ctxrelay.budget.bounds import (
+    CONTEXT_PERCENT,
+    HANDOFF_RETRY_MAX,
+    HANDOFF_WAIT_TURNS,
+    STOP_REPLY_WAIT_S,
+)
 from ctxrelay.budget.triggers import (
     MainTrigger,
     completed_task_in,
@@ -160,7 +165,8 @@ def handle(payload: StopPayload) -> Answer | None:
         # Under load Claude Code may not have written the turn's last response yet: wait
         # for it (bounded; at once when it is there), then read the transcript as it is.
         prompt = payload.get("prompt_id")
-        reply_written(transcript, reply, prompt if isinstance(prompt, str) else None)
+        prompt_id = prompt if isinstance(prompt, str) else None
+        reply_written(transcript, reply, prompt_id, wait_s=STOP_REPLY_WAIT_S)
     # The handover first: its state is saved before a notice is taken off the queue.
     return _with_notice(_handover(payload), _stopped_short_notice(payload))
 

@@ -186,8 +186,11 @@ def status_line(payload: Any) -> str:
             current = doc.read()
             job = _state.handoff_job(current)
             phase = job.phase if job is not None else None
-            if job is not None and job.ready and not _clear_loads(job.path):
-                phase = None  # /clear would load nothing: no "/clear to continue"
+            written = job is not None and job.writing and os.path.isfile(job.path or "")
+            if job is not None and (job.ready or written):
+                # Ready (or written before the Stop hook saw it) while /clear would load
+                # it; once a session started from it, or it is gone, no stage at all.
+                phase = HandoffPhase.READY if _clear_loads(job.path) else None
             if (current.get("usable_limit"), current.get("mode")) != (
                 usable_limit(window),
                 cfg.main_handover,

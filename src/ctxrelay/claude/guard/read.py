@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay.budget.bounds import (
     PRINT_PAGE_BYTES,
@@ -37,7 +37,7 @@ from ctxrelay.transcripts._hot import call_response
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["deny_reason", "read_span", "room"]
+__all__ = ["Measured", "deny_reason", "judge", "measure", "over_room", "read_span", "room"]
 
 _SMALL_TOKENS = 2_000
 """A Read this small is never weighed against the room (the usable-limit check denies
@@ -108,22 +108,31 @@ def room(payload: Mapping[str, object]) -> int | None:
     return limit - tokens
 
 
-def deny_reason(
-    tool_input: Mapping[str, object],
-    cwd: str | None,
-    payload: Mapping[str, object] | None = None,
-) -> str | None:
-    """The reason to deny this Read, or ``None`` to allow it.
+class Measured(NamedTuple):
+    """A Read of a regular file, sized: the lines it shows and the bytes they take."""
 
-    ``tool_input`` is the Read tool's input; a relative ``file_path`` is resolved against
-    ``cwd``. A file that does not exist or is not a regular file is left to Read itself,
-    and so is a PDF's ``pages``. Without the hook's ``payload`` (its session, agent and
-    transcript) nothing is checked.
-    """
+    path: str
+    """Absolute."""
+    size: int
+    mtime_ns: int
+    first: int
+    last: int
+    """-1: to the end of the file."""
+    printed: int
+    """Bytes of the lines shown, with the Read tool's line numbers."""
+
+    @property
+    def tokens(self) -> int:
+        """What the Read adds to the context, on the safe side."""
+        return self.printed // READ_BYTES_PER_TOKEN
+
+
+def measure(tool_input: Mapping[str, object], cwd: str | None) -> Measured | None:
+    """The Read ``tool_input`` sized; ``None`` for what is left to Read itself: a file
+    that does not exist or is not a regular file, and a PDF's ``pages``. A relative
+    ``file_path`` is resolved against ``cwd``."""
     path = tool_input.get("file_path")
-    if not isinstance(path, str) or not path or payload is None:
-        return None
-    if tool_input.get("pages") is not None:
+    if not isinstance(path, str) or not path or tool_input.get("pages") is not None:
         return None
     if cwd is not None and not os.path.isabs(path):
         path = os.path.join(cwd, path)
@@ -134,13 +143,49 @@ def deny_reason(
     if not stat.S_ISREG(st.st_mode):
         return None
     path = os.path.abspath(path)
-    first, last, size = read_span(path, st.st_size, tool_input)
-    tokens = size // READ_BYTES_PER_TOKEN
-    if tokens > _SMALL_TOKENS:
-        left = room(payload)
-        if left is not None and tokens > max(left, 0) // READ_ROOM_SHARE:
-            return _room_reason(path, tool_input, size, tokens, left)
-    return check(payload, path, st.st_size, st.st_mtime_ns, (first, last))
+    first, last, printed = read_span(path, st.st_size, tool_input)
+    return Measured(path, st.st_size, st.st_mtime_ns, first, last, printed)
+
+
+def over_room(measured: Measured, payload: Mapping[str, object]) -> int | None:
+    """The tokens left below the acting agent's limit when the measured Read would take
+    more than its share of them (the guard denies it, offering a page that fits), else
+    ``None``."""
+    tokens = measured.tokens
+    if tokens <= _SMALL_TOKENS:
+        return None
+    left = room(payload)
+    if left is None or tokens <= max(left, 0) // READ_ROOM_SHARE:
+        return None
+    return left
+
+
+def judge(
+    measured: Measured,
+    tool_input: Mapping[str, object],
+    payload: Mapping[str, object],
+    left: int | None,
+) -> str | None:
+    """The reason to deny the measured Read, ``left`` being :func:`over_room`'s answer:
+    over its share of the room, or a re-read; ``None`` to allow it."""
+    if left is not None:
+        return _room_reason(measured.path, tool_input, measured.printed, measured.tokens, left)
+    span = (measured.first, measured.last)
+    return check(payload, measured.path, measured.size, measured.mtime_ns, span)
+
+
+def deny_reason(
+    tool_input: Mapping[str, object],
+    cwd: str | None,
+    payload: Mapping[str, object] | None = None,
+) -> str | None:
+    """The reason to deny this Read, or ``None`` to allow it (:func:`measure`, then
+    :func:`judge`). Without the hook's ``payload`` (its session, agent and transcript)
+    nothing is checked."""
+    measured = None if payload is None else measure(tool_input, cwd)
+    if measured is None or payload is None:
+        return None
+    return judge(measured, tool_input, payload, over_room(measured, payload))
 
 
 def _room_reason(

@@ -24,6 +24,7 @@ from ctxrelay.claude.config import (
     set_value,
 )
 from ctxrelay.cli._common import ArgumentParser, handle_errors, print_json
+from ctxrelay.cli._wrap import wrapped
 
 __all__ = ["OPTION_OF_KEY", "evidence_text", "main"]
 
@@ -138,21 +139,21 @@ def main(argv: Sequence[str]) -> int:
         if cfg.context_window
         else "from the statusline, else the model id"
     )
-    sys.stdout.write(
-        f"mode       {cfg.main_handover} ({cfg.main_handover_source})\n"
-        f"threshold  {cfg.slider_text()} ({cfg.threshold_source})\n"
-        f"window     {window}\n"
-    )
+    lines = [
+        f"mode       {cfg.main_handover} ({cfg.main_handover_source})",
+        f"threshold  {cfg.slider_text()} ({cfg.threshold_source})",
+        f"window     {window}",
+    ]
     if cfg.threshold_evidence is not None:
-        sys.stdout.write(f"           {evidence_text(cfg.threshold_evidence)}\n")
-    for path in sorted(set(written)):
-        sys.stdout.write(f"written: {path}\n")
+        lines.append(f"           {evidence_text(cfg.threshold_evidence)}")
+    lines += [f"written: {path}" for path in sorted(set(written))]
     if cfg.main_handover_source == "env" and written:
-        sys.stdout.write(f"note: {ENV_MAIN_HANDOVER} is set and overrides the files\n")
+        lines.append(f"note: {ENV_MAIN_HANDOVER} is set and overrides the files")
     if cfg.threshold_source == "env" and args.threshold is not None:
-        sys.stdout.write(f"note: {ENV_THRESHOLD} is set and overrides the files\n")
+        lines.append(f"note: {ENV_THRESHOLD} is set and overrides the files")
+    sys.stdout.write(wrapped("\n".join(lines)) + "\n")
     for problem in cfg.problems:
-        sys.stderr.write(f"ctxrelay: warning: {problem}\n")
+        sys.stderr.write(wrapped(f"ctxrelay: warning: {problem}") + "\n")
     return 0
 
 

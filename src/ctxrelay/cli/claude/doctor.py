@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ctxrelay.claude.setup.doctor import MODS_MIN_VERSION, Report, doctor
 from ctxrelay.cli._common import ArgumentParser, add_project_dir, console, handle_errors, print_json
+from ctxrelay.cli._wrap import wrapped
 
 __all__ = ["main"]
 
@@ -54,24 +55,26 @@ def _show(report: Report) -> None:
     from rich.table import Table  # noqa: PLC0415 — rich, only for the table
 
     out = console()  # its sentences hold paths and commands ("ctxrelay[guard]"): escaped
+
+    def say(text: str) -> None:
+        """One sentence, wrapped at the terminal's width at spaces only."""
+        out.print(escape(wrapped(text, out.width)), soft_wrap=True)
+
     minimum = ".".join(map(str, MODS_MIN_VERSION))
     if report.claude_version is None:
-        out.print("Claude Code: not found.")
+        say("Claude Code: not found.")
     else:
         loads = "loads mods" if report.mods else f"cannot load mods (they need {minimum})"
-        out.print(
-            escape(f"Claude Code {report.claude_version} ({report.claude_cli}) {loads}."),
-            soft_wrap=True,
-        )
+        say(f"Claude Code {report.claude_version} ({report.claude_cli}) {loads}.")
     for found in report.installed:
         kind = "as a plugin in" if found.where == "plugin" else f"in the {found.where} settings"
-        out.print(escape(f"ctxrelay is installed {kind} {found.path}."), soft_wrap=True)
+        say(f"ctxrelay is installed {kind} {found.path}.")
     if report.checks:
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("command")
         table.add_column("works")
         table.add_column("ms", justify="right")
-        table.add_column("what happened")
+        table.add_column("what happened", overflow="fold")  # wrapped at spaces, never cut
         for check in report.checks:
             table.add_row(
                 check.kind,
@@ -82,31 +85,30 @@ def _show(report: Report) -> None:
         out.print(table)
         for check in report.checks:
             what = "MCP server" if check.kind == "mcp" else check.kind
-            out.print(escape(f"The {what} runs: {check.command}"), soft_wrap=True)
+            say(f"The {what} runs: {check.command}")
     hook, ratio = report.hook, report.hook_ratio
     if hook is not None and hook.ms is not None and ratio is not None:
-        out.print(
+        say(
             f"The hook takes {hook.ms:.0f} ms, {ratio:.2f} times a bare Node start "
             f"({hook.node_ms:.0f} ms, what every Node-based hook pays at least) timed "
-            "between its runs.",
-            soft_wrap=True,
+            "between its runs."
         )
     elif hook is not None and hook.ms is not None:
-        out.print(f"The hook takes {hook.ms:.0f} ms (no node on PATH to compare with).")
+        say(f"The hook takes {hook.ms:.0f} ms (no node on PATH to compare with).")
     if report.mode:
         where = "the default" if report.mode_source == "default" else f"{report.mode_source}"
         if report.mode_source == "env":
             where = "set by CTXRELAY_MAIN_HANDOVER"
         elif report.mode_source in ("project", "user"):
             where = f"set in the {report.mode_source} config"
-        out.print(escape(f"The handoff mode is {report.mode} ({where})."), soft_wrap=True)
+        say(f"The handoff mode is {report.mode} ({where}).")
     if report.slider:
-        out.print(escape(f"{report.slider[0].upper()}{report.slider[1:]}."), soft_wrap=True)
+        say(f"{report.slider[0].upper()}{report.slider[1:]}.")
     for note in report.notes:
-        out.print(escape(f"Note: {note}."), soft_wrap=True)
+        say(f"Note: {note}.")
     for problem in report.problems:
-        out.print(escape(f"Problem: {problem}."), soft_wrap=True)
-    out.print("Everything works." if report.ok else "Something is wrong: see the problems above.")
+        say(f"Problem: {problem}.")
+    say("Everything works." if report.ok else "Something is wrong: see the problems above.")
 
 
 @handle_errors

@@ -23,6 +23,7 @@ from ctxrelay.cli._common import (
     handle_errors,
     print_json,
 )
+from ctxrelay.cli._wrap import wrapped
 
 __all__ = ["main", "print_result", "scope_parser", "settings_of"]
 
@@ -82,22 +83,20 @@ def print_result(
         print_json({**result.as_json(), **(extra or {})})
         return
     path = result.settings
-    if not result.changed:
-        sys.stdout.write(f"nothing to do: {path} is already as it should be\n")
-    else:
-        sys.stdout.write(f"ctxrelay {verb} {path}\n")
+    lines = [
+        f"nothing to do: {path} is already as it should be"
+        if not result.changed
+        else f"ctxrelay {verb} {path}"
+    ]
     if result.backup:
-        sys.stdout.write(f"backup: {result.backup}\n")
-    for rel in result.files_added:
-        sys.stdout.write(f"added: {path.parent / rel}\n")
-    for rel in result.files_removed:
-        sys.stdout.write(f"removed: {path.parent / rel}\n")
-    for line in result.changes:
-        sys.stdout.write(f"changed: {line}\n")
-    for rel in result.files_kept:
-        sys.stdout.write(f"kept (not ctxrelay's, or changed since install): {rel}\n")
-    for line in result.todo:
-        sys.stdout.write(f"to do: {line}\n")
+        lines.append(f"backup: {result.backup}")
+    lines += [f"added: {path.parent / rel}" for rel in result.files_added]
+    lines += [f"removed: {path.parent / rel}" for rel in result.files_removed]
+    lines += [f"changed: {line}" for line in result.changes]
+    kept = "kept (not ctxrelay's, or changed since install)"
+    lines += [f"{kept}: {rel}" for rel in result.files_kept]
+    lines += [f"to do: {line}" for line in result.todo]
+    sys.stdout.write(wrapped("\n".join(lines)) + "\n")
 
 
 @handle_errors
@@ -117,5 +116,5 @@ def main(argv: Sequence[str]) -> int:
     chosen = {"hook": commands.hook, "ctxrelay": commands.ctxrelay}
     print_result(result, "installed into", opts.json, {"commands": chosen})
     if not opts.json:
-        sys.stdout.write(f"hooks run: {commands.hook}\n")
+        sys.stdout.write(wrapped(f"hooks run: {commands.hook}") + "\n")
     return 0

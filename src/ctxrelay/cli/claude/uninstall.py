@@ -10,6 +10,7 @@ from pathlib import Path
 from ctxrelay.claude.handoff import HANDOFF_DIR
 from ctxrelay.claude.setup.install import uninstall
 from ctxrelay.cli._common import handle_errors
+from ctxrelay.cli._wrap import wrapped
 from ctxrelay.cli.claude.config import OPTION_OF_KEY
 from ctxrelay.cli.claude.install import print_result, scope_parser, settings_of
 from ctxrelay.errors import ConfigError
@@ -63,8 +64,8 @@ def main(argv: Sequence[str]) -> int:
     left = left_behind(project, opts.user)
     print_result(uninstall(path), "removed from", opts.json, {"left": left})
     if not opts.json:
-        for line in left:
-            sys.stdout.write(f"left: {line}\n")
+        lines = [f"left: {line}" for line in left]
         if left:
-            sys.stdout.write("(ctxrelay's own files: remove them yourself if you want them gone)\n")
+            lines.append("(ctxrelay's own files: remove them yourself if you want them gone)")
+            sys.stdout.write(wrapped("\n".join(lines)) + "\n")
     return 0
