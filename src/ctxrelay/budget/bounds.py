@@ -58,7 +58,6 @@ __all__ = [
     "MAIN_OUTPUT_RESERVE",
     "NOTES_MAX_BYTES",
     "OPENCODE_OUTPUT_MAX_BYTES",
-    "OPENCODE_OUTPUT_MAX_LINES",
     "PRINT_BIG_BYTES",
     "PRINT_PAGE_BYTES",
     "READ_BYTES_PER_TOKEN",
@@ -176,10 +175,6 @@ OPENCODE_OUTPUT_MAX_BYTES: Final = 50 * 1024
 model as its last 50 KB (whole lines, 51,198 bytes of a 300 KB print measured) after a
 notice naming the file the whole output was saved to; ``read`` returns at most 50 KB of
 a file (its first lines, and the ``offset`` to go on from)."""
-
-OPENCODE_OUTPUT_MAX_LINES: Final = 2_000
-"""OpenCode's other bound of a tool's output: at most this many lines (``read``'s
-default ``limit``)."""
 
 GEMINI_TOOL_OUTPUT_MAX_CHARS: Final = 40_000
 """The Gemini CLI's own cut of a tool's output (``truncateToolOutputThreshold``, 0.61.0):

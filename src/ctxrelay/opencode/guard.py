@@ -27,7 +27,6 @@ from collections.abc import Mapping
 
 from ctxrelay.budget.bounds import (
     OPENCODE_OUTPUT_MAX_BYTES,
-    OPENCODE_OUTPUT_MAX_LINES,
     PRINT_PAGE_BYTES,
 )
 from ctxrelay.hooks.guard._model import WHOLE_FILE
@@ -37,6 +36,10 @@ from ctxrelay.hooks.guard.reads import Read, Span, earlier_read, read_when, reme
 from ctxrelay.opencode._state import reads_dir
 
 __all__ = ["HOST_OUTPUT", "READ_TOOL", "SHELL_TOOL", "deny_reason", "record_read", "tool_call"]
+
+OUTPUT_MAX_LINES = 2_000
+"""OpenCode's other bound of a tool's output: at most this many lines (``read``'s default
+``limit``, 1.18.33). A fact of this tool alone, so it lives with its guard."""
 
 SHELL_TOOL = "bash"
 READ_TOOL = "read"
@@ -75,7 +78,7 @@ def _fits_read(path: str, size: int) -> bool:
         return False
     try:
         with open(path, "rb") as handle:
-            return handle.read().count(b"\n") <= OPENCODE_OUTPUT_MAX_LINES
+            return handle.read().count(b"\n") <= OUTPUT_MAX_LINES
     except OSError:
         return False
 

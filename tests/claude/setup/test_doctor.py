@@ -120,8 +120,9 @@ def test_an_install_whose_hook_cannot_parse_shell_syntax_is_broken(
     # The sentences print as they are: rich markup does not eat "[guard]".
     assert main(["doctor", "--project-dir", str(project), "--runs", "1"]) == 1
     out = capsys.readouterr().out
-    assert "pip install 'ctxrelay[guard]'" in out
-    assert f"Note: {note}." in " ".join(out.split())
+    said = " ".join(out.split())  # the sentences wrap at the terminal's width
+    assert "pip install 'ctxrelay[guard]'" in said
+    assert f"Note: {note}." in said
 
 
 def test_install_upgrades_an_install_of_the_older_layout_and_doctor_stops_saying_so(

@@ -36,7 +36,7 @@ __all__ = [
 PROBE_SESSION = "ses_23c350836001probeCtxrelay0"
 """The session id of the probes' payloads (OpenCode's are ``ses_`` and 26 characters)."""
 GUARD_EVENT = "tool.execute.before"
-_MODEL = {"provider_id": "local", "model_id": "test-model", "context_limit": 100_000}
+_MODEL = {"provider_id": "local", "model_id": "test-model", "context_limit": 128_000}
 
 
 def sample_payload(event: str, root: Path, command: str = "cat big.txt") -> dict[str, Any]:
