@@ -50,10 +50,12 @@ from ctxrelay.errors import (
 )
 from ctxrelay.integrations._items import (
     _NOT_OFFERED,
+    _SEALING_KEY,
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
     Codec,
     ItemRow,
+    Sealing,
     SentRequest,
 )
 from ctxrelay.integrations._run import Run, _current_task
@@ -360,7 +362,14 @@ class Relay:
                 "new_context failed: ctxrelay sees none of this agent's model calls, so no "
                 f"window is sealed and nothing was stored; {self.seam}"
             )
-        result = await NewContext().run({}, self._context(call_id))
+        ctx = self._context(call_id)
+        result = await NewContext().run({}, ctx)
+        if result.metadata.get("new_context") and not result.is_error:
+            # The outcome as a value, durable before the framework has the text: the
+            # result the framework hands back later (as it is, or as the user's own
+            # code reshaped it) is matched by its call, never by its words.
+            outcome = Sealing(ctx.window_index, call_id)
+            self.store.update_session(self.id, metadata={_SEALING_KEY: outcome.dump()})
         return result.content
 
     async def run_tool(self, tool: Tool, args: Mapping[str, Any], call_id: str = "") -> ToolResult:

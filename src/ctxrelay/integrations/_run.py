@@ -19,11 +19,12 @@ from ctxrelay.errors import (
 )
 from ctxrelay.integrations._items import (
     _INSTRUCTIONS_LOST,
-    _SEALING,
+    _SEALING_KEY,
     _TEXT_KINDS,
     NEW_CONTEXT,
     Item,
     ItemRow,
+    Sealing,
     SentRequest,
     _last_response_at,
     _list_size,
@@ -373,9 +374,17 @@ class Run:
         elif d.kind == "tool_result":
             name = d.name or calls.get(d.call_id or "", "")
             meta.update(tool_call_id=d.call_id, name=name, is_error=False)
-            if name == NEW_CONTEXT and d.text.startswith(_SEALING):
+            if name == NEW_CONTEXT and self._sealing(name, d.call_id):
                 meta["new_context"] = True
         return NewRow(d.kind, text, meta)
+
+    def _sealing(self, name: str, call_id: str | None) -> bool:
+        """Whether the result of the call ``call_id`` to ``name`` is the outcome of a
+        ``new_context`` that succeeded in the open window (read from the store: a
+        process that resumes after the tool ran still knows it)."""
+        meta = self.store.get_session(self.id).metadata
+        outcome = Sealing.load(meta.get(_SEALING_KEY))
+        return outcome is not None and outcome.seals(self.window.index, name, call_id)
 
     def _remember(self, item: Item) -> tuple[str, Any, int]:
         """The key, JSON and JSON size of an item this process records (kept as fresh)."""
