@@ -138,3 +138,72 @@ def test_pydantic_ai_another_message_history_is_refused(store: Store, workspace:
     assert len(sent) == 2
     assert not any("Bob" in (r.text or "") for r in store.rows("alice"))
     assert store.lease("alice") is None
+
+
+def test_pydantic_ai_a_new_user_without_history_is_refused(store: Store, workspace: Path) -> None:
+    """pydantic-ai keys a conversation by its ``conversation_id``: a run given no
+    ``message_history`` is a new conversation. A relay whose conversation the saved
+    history carries refuses it, instead of sending the new user the held window."""
+    pytest.importorskip("pydantic_ai", reason="pip install 'ctxrelay[pydantic-ai]'")
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    relay = _open(PydanticAIHarness(), store, workspace)
+
+    async def go(server: OpenAIServer) -> None:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test")
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
+        agent: Agent[None, str] = Agent(model, capabilities=[relay.capability])
+        try:
+            first = await agent.run(SECRET)
+            history = first.all_messages()
+            second = await agent.run("And my name?", message_history=history)
+            alice = second.conversation_id
+            with pytest.raises(ConversationError, match="no message_history") as caught:
+                await agent.run("Hi, I am Bob.")  # a new user: no history of his own
+            assert caught.value.bound == f"conversation_id={alice!r}"
+            # Alice goes on, with her history or with her conversation_id.
+            third = await agent.run("More.", message_history=second.all_messages())
+            await agent.run("Even more.", conversation_id=third.conversation_id)
+        finally:
+            await client.close()
+
+    steps = [Step(text="Noted."), Step(text="Alice."), Step(text="Sure."), Step(text="Yes.")]
+    with OpenAIServer(steps) as server:
+        asyncio.run(go(server))
+        sent = _sent(server)
+    assert len(sent) == 4
+    assert not any("Bob" in body for body in sent)
+    assert not any("Bob" in (r.text or "") for r in store.rows("alice"))
+    assert store.lease("alice") is None
+
+
+def test_pydantic_ai_the_relay_as_memory_goes_on_without_history(
+    store: Store, workspace: Path
+) -> None:
+    """A relay never given a ``message_history`` is the conversation's memory: each run
+    (a new ``conversation_id`` to pydantic-ai) goes on with the held window."""
+    pytest.importorskip("pydantic_ai", reason="pip install 'ctxrelay[pydantic-ai]'")
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    relay = _open(PydanticAIHarness(), store, workspace)
+
+    async def go(server: OpenAIServer) -> None:
+        client = AsyncOpenAI(base_url=server.base_url, api_key="test")
+        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
+        agent: Agent[None, str] = Agent(model, capabilities=[relay.capability])
+        try:
+            await agent.run(SECRET)
+            await agent.run("What is my card?")
+        finally:
+            await client.close()
+
+    with OpenAIServer([Step(text="Noted."), Step(text="4111.")]) as server:
+        asyncio.run(go(server))
+        sent = _sent(server)
+    assert SECRET in sent[1]

@@ -64,6 +64,19 @@ class Codec(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Conversation:
+    """The framework's key of a run's conversation, as an integration reads it."""
+
+    key: str
+    """As the framework spells it (``conversation_id='…'``)."""
+    carried: bool
+    """The run was given the framework's memory of it (its messages, a session)."""
+    fresh: str = ""
+    """When not ``carried``: how the framework began it anew, and how to continue the
+    held one instead (for the error)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SentRequest:
     """What :meth:`Relay.prepare` decided to send."""
 

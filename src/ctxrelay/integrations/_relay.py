@@ -298,16 +298,20 @@ class Relay:
         )
         return True
 
+    def bound(self) -> str | None:
+        """The framework's key of the conversation the relay holds (``None``: none yet)."""
+        if self.conversation is None:
+            stored = self.store.get_session(self.id).metadata.get("conversation")
+            self.conversation = None if stored is None else str(stored)
+        return self.conversation
+
     def bind(self, key: str) -> None:
         """Bind the relay to the framework's own key of a conversation (``thread_id='alice'``,
         ``session='alice'``), kept in the session: raise :class:`ConversationError` when
         it already holds another one (a relay is one conversation)."""
-        if self.conversation is None:
-            stored = self.store.get_session(self.id).metadata.get("conversation")
-            if stored is None:
-                self.store.update_session(self.id, metadata={"conversation": key})
-                stored = key
-            self.conversation = str(stored)
+        if self.bound() is None:
+            self.store.update_session(self.id, metadata={"conversation": key})
+            self.conversation = key
         if self.conversation != key:
             raise ConversationError(self.id, self.conversation, key, self.framework)
 

@@ -22,6 +22,7 @@ from ctxrelay.integrations._items import (
     _SEALING_KEY,
     _TEXT_KINDS,
     NEW_CONTEXT,
+    Conversation,
     Item,
     ItemRow,
     Sealing,
@@ -292,6 +293,23 @@ class Run:
                 self.relay.conversation,
                 f"the memory of another conversation ({len(earlier)} earlier messages, none "
                 "of them this session's)",
+                self.framework,
+            )
+
+    def _check_conversation(self, conversation: Conversation) -> None:
+        """Bind the relay to the conversation the framework's memory carries, or raise
+        :class:`ConversationError` for a run the framework began as a new conversation
+        (none of its memory given) while the relay holds one its memory carried: to the
+        framework that is another conversation, though ctxrelay could send it the window."""
+        if conversation.carried:
+            self.relay.bind(conversation.key)
+            return
+        bound = self.relay.bound()
+        if bound is not None and bound != conversation.key and self._keys:
+            raise ConversationError(
+                self.id,
+                bound,
+                f"a new conversation ({conversation.key}: {conversation.fresh})",
                 self.framework,
             )
 
@@ -683,7 +701,11 @@ class Run:
         self._emit(RolloverEvent(old.index, self.window.index, reason, notes))
 
     def prepare(
-        self, items: Sequence[Item], processed: Sequence[Item] | None = None
+        self,
+        items: Sequence[Item],
+        processed: Sequence[Item] | None = None,
+        *,
+        conversation: Conversation | None = None,
     ) -> SentRequest:
         """Record ``items`` (the framework's whole input for this call), apply the policy
         and return what to send instead. Raises :class:`DispatchBlockedError` when
@@ -693,12 +715,16 @@ class Run:
         :meth:`_follow`); ``processed`` is ``items`` after the user's own processing of
         this request (a model-input filter, a history processor), whose changes the
         request carries: an item it changed is sent changed, one it removed is not sent,
-        one it added is sent in its place. What the policy measures is that request."""
+        one it added is sent in its place. What the policy measures is that request.
+        ``conversation``: the framework's key of the run's conversation (checked at the
+        run's first call, see :meth:`_check_conversation`)."""
         self._held()
         self.memory.forget_except(items)
         self._seam(calling=True)
         if not self._started:
             self._check_memory(items)
+            if conversation is not None:
+                self._check_conversation(conversation)
             self.start()
         self._record_input(items)
         self.memory.view_items = items
