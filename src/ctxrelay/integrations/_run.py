@@ -319,21 +319,11 @@ class Run:
 
     def start(self) -> None:
         """Emit the start event (hosts that show a timeline call it once per run)."""
-        b = self.budget
         self._started = True
         self._running = True
         self.store.update_session(self.id, status="running", metadata={"pause_reason": None})
-        self._emit(
-            StartEvent(
-                self.id,
-                self.window.index,
-                self._resumed,
-                b.usable_limit,
-                b.handoff_target,
-                b.warning_at,
-                self.model or self.framework,
-            )
-        )
+        model = self.model or self.framework
+        self._emit(StartEvent.under(self.id, self.window.index, self._resumed, self.budget, model))
 
     def end(self, status: str = "done", reason: str | None = None) -> None:
         """Record the run's end in the session, emit the end event and release the lease."""
