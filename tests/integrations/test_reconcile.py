@@ -97,3 +97,13 @@ def test_only_the_newest_items_are_read() -> None:
     keys = Keys(["p", *[f"h{i}" for i in range(1000)], "q"])
     assert first_new(keys, ["p", *[f"h{i}" for i in range(1000)]]) == 1001
     assert sorted(read) == [1000, 1001]
+
+
+def test_the_usual_call_reads_no_parts() -> None:
+    """Without a call left open, the new items are not described (only keyed)."""
+
+    class Parts(list[list[Part]]):
+        def __getitem__(self, i: int) -> list[Part]:  # type: ignore[override]
+            raise AssertionError(f"item {i} was described")
+
+    assert reconcile(["p", "r2", "q"], Parts(), ["p", "r2"], []) == Reconciled((2,))

@@ -100,6 +100,8 @@ def reconcile(
             if parts[i] and all(p.kind == "tool_result" and p.call_id in open_ids for p in parts[i])
         )
         return Reconciled(record)
+    if not pending:  # the usual call: no item is read for its parts
+        return Reconciled(tuple(new))
     answered = {p.call_id for i in new for p in parts[i] if p.kind == "tool_result"}
     interrupted = tuple(c for c in pending if c.call_id not in answered)
     return Reconciled(tuple(new), interrupted)
