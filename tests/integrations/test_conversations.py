@@ -98,6 +98,10 @@ def test_agents_sdk_a_second_session_is_refused(store: Store, workspace: Path) -
             await Runner.run(agent, "Hi, I am Bob.", session=bob)  # without ctxrelay
             with pytest.raises(ConversationError, match="another conversation"):
                 await Runner.run(agent, "Bob again.", session=bob, **relay.run_kwargs())
+            # A run with no session is a new conversation to the SDK (a new user's).
+            with pytest.raises(ConversationError, match="no session=") as caught:
+                relay.run_kwargs()
+            assert caught.value.bound == "session_id='alice'"
         finally:
             await client.close()
 
