@@ -7,7 +7,9 @@ real HTTP, against a local wire server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,28 @@ def _sent(server: OpenAIServer) -> list[str]:
 
 def _open(harness: Any, store: Store, workspace: Path) -> Any:
     return harness.open(store, session_id="alice", budget=BUDGET, workspace=workspace)
+
+
+def _nothing_of_bob(sent: list[str], store: Store) -> None:
+    """No request carried the second user's words, the session stored none of them, and
+    no lease is left."""
+    assert not any("Bob" in body for body in sent)
+    assert not any("Bob" in (r.text or "") for r in store.rows("alice"))
+    assert store.lease("alice") is None
+
+
+@contextlib.asynccontextmanager
+async def _pydantic_model(server: OpenAIServer) -> AsyncIterator[Any]:
+    """pydantic-ai's OpenAI model, pointed at ``server`` (its client closed after)."""
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = AsyncOpenAI(base_url=server.base_url, api_key="test")
+    try:
+        yield OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
+    finally:
+        await client.close()
 
 
 def test_langchain_a_second_thread_id_is_refused(store: Store, workspace: Path) -> None:
@@ -65,9 +89,7 @@ def test_langchain_a_second_thread_id_is_refused(store: Store, workspace: Path) 
         asyncio.run(go(server))
         sent = _sent(server)
     assert len(sent) == 2
-    assert not any("Bob" in body for body in sent)
-    assert not any("Bob" in (r.text or "") for r in store.rows("alice"))
-    assert store.lease("alice") is None
+    _nothing_of_bob(sent, store)
 
 
 def test_agents_sdk_a_second_session_is_refused(store: Store, workspace: Path) -> None:
@@ -98,6 +120,10 @@ def test_agents_sdk_a_second_session_is_refused(store: Store, workspace: Path) -
             await Runner.run(agent, "Hi, I am Bob.", session=bob)  # without ctxrelay
             with pytest.raises(ConversationError, match="another conversation"):
                 await Runner.run(agent, "Bob again.", session=bob, **relay.run_kwargs())
+            # A run with no session is a new conversation to the SDK (a new user's).
+            with pytest.raises(ConversationError, match="no session=") as caught:
+                relay.run_kwargs()
+            assert caught.value.bound == "session_id='alice'"
         finally:
             await client.close()
 
@@ -112,25 +138,18 @@ def test_agents_sdk_a_second_session_is_refused(store: Store, workspace: Path) -
 
 def test_pydantic_ai_another_message_history_is_refused(store: Store, workspace: Path) -> None:
     pytest.importorskip("pydantic_ai", reason="pip install 'ctxrelay[pydantic-ai]'")
-    from openai import AsyncOpenAI
     from pydantic_ai import Agent
-    from pydantic_ai.models.openai import OpenAIChatModel
-    from pydantic_ai.providers.openai import OpenAIProvider
 
     relay = _open(PydanticAIHarness(), store, workspace)
 
     async def go(server: OpenAIServer) -> None:
-        client = AsyncOpenAI(base_url=server.base_url, api_key="test")
-        model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
-        plain: Agent[None, str] = Agent(model)
-        relayed: Agent[None, str] = Agent(model, capabilities=[relay.capability])
-        try:
+        async with _pydantic_model(server) as model:
+            plain: Agent[None, str] = Agent(model)
+            relayed: Agent[None, str] = Agent(model, capabilities=[relay.capability])
             await relayed.run(SECRET)
             bobs = await plain.run("Hi, I am Bob.")  # Bob's conversation, elsewhere
             with pytest.raises(ConversationError, match="another conversation"):
                 await relayed.run("Bob again.", message_history=bobs.all_messages())
-        finally:
-            await client.close()
 
     with OpenAIServer([Step(text="Noted."), Step(text="Hello Bob.")]) as server:
         asyncio.run(go(server))
@@ -138,3 +157,56 @@ def test_pydantic_ai_another_message_history_is_refused(store: Store, workspace:
     assert len(sent) == 2
     assert not any("Bob" in (r.text or "") for r in store.rows("alice"))
     assert store.lease("alice") is None
+
+
+def test_pydantic_ai_a_new_user_without_history_is_refused(store: Store, workspace: Path) -> None:
+    """pydantic-ai keys a conversation by its ``conversation_id``: a run given no
+    ``message_history`` is a new conversation. A relay whose conversation the saved
+    history carries refuses it, instead of sending the new user the held window."""
+    pytest.importorskip("pydantic_ai", reason="pip install 'ctxrelay[pydantic-ai]'")
+    from pydantic_ai import Agent
+
+    relay = _open(PydanticAIHarness(), store, workspace)
+
+    async def go(server: OpenAIServer) -> None:
+        async with _pydantic_model(server) as model:
+            agent: Agent[None, str] = Agent(model, capabilities=[relay.capability])
+            first = await agent.run(SECRET)
+            history = first.all_messages()
+            second = await agent.run("And my name?", message_history=history)
+            alice = second.conversation_id
+            with pytest.raises(ConversationError, match="no message_history") as caught:
+                await agent.run("Hi, I am Bob.")  # a new user: no history of his own
+            assert caught.value.bound == f"conversation_id={alice!r}"
+            # Alice goes on, with her history or with her conversation_id.
+            third = await agent.run("More.", message_history=second.all_messages())
+            await agent.run("Even more.", conversation_id=third.conversation_id)
+
+    steps = [Step(text="Noted."), Step(text="Alice."), Step(text="Sure."), Step(text="Yes.")]
+    with OpenAIServer(steps) as server:
+        asyncio.run(go(server))
+        sent = _sent(server)
+    assert len(sent) == 4
+    _nothing_of_bob(sent, store)
+
+
+def test_pydantic_ai_the_relay_as_memory_goes_on_without_history(
+    store: Store, workspace: Path
+) -> None:
+    """A relay never given a ``message_history`` is the conversation's memory: each run
+    (a new ``conversation_id`` to pydantic-ai) goes on with the held window."""
+    pytest.importorskip("pydantic_ai", reason="pip install 'ctxrelay[pydantic-ai]'")
+    from pydantic_ai import Agent
+
+    relay = _open(PydanticAIHarness(), store, workspace)
+
+    async def go(server: OpenAIServer) -> None:
+        async with _pydantic_model(server) as model:
+            agent: Agent[None, str] = Agent(model, capabilities=[relay.capability])
+            await agent.run(SECRET)
+            await agent.run("What is my card?")
+
+    with OpenAIServer([Step(text="Noted."), Step(text="4111.")]) as server:
+        asyncio.run(go(server))
+        sent = _sent(server)
+    assert SECRET in sent[1]

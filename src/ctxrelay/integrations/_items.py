@@ -64,6 +64,19 @@ class Codec(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Conversation:
+    """The framework's key of a run's conversation, as an integration reads it."""
+
+    key: str
+    """As the framework spells it (``conversation_id='…'``)."""
+    carried: bool
+    """The run was given the framework's memory of it (its messages, a session)."""
+    fresh: str = ""
+    """When not ``carried``: how the framework began it anew, and how to continue the
+    held one instead (for the error)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SentRequest:
     """What :meth:`Relay.prepare` decided to send."""
 
@@ -111,7 +124,42 @@ class _View:
 
 NEW_CONTEXT = NewContext().name
 NEW_CONTEXT_DESCRIPTION = NewContext().description
-_SEALING = "window "
+_SEALING_KEY = "new_context"
+"""The session metadata key that holds the last :class:`Sealing` (durable, so a process
+that resumes after the tool ran still seals the window the agent asked to seal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sealing:
+    """``new_context``'s outcome when it succeeded: the window it ran in seals before the
+    next model call. ``call_id`` is the framework's id of the call (``""`` when the
+    framework gives its tools none: then the ``new_context`` result of that window's
+    step)."""
+
+    window: int
+    call_id: str
+
+    def seals(self, window: int, name: str, call_id: str | None) -> bool:
+        """Whether a tool result (of the tool ``name``, answering ``call_id``, recorded in
+        ``window``) is the result of this successful call."""
+        if name != NEW_CONTEXT or window != self.window:
+            return False
+        return not self.call_id or self.call_id == (call_id or "")
+
+    def dump(self) -> dict[str, Any]:
+        return {"window": self.window, "call_id": self.call_id}
+
+    @classmethod
+    def load(cls, raw: object) -> Sealing | None:
+        """The outcome stored as :meth:`dump` (``None``: none, or not one)."""
+        if not isinstance(raw, Mapping):
+            return None
+        window, call_id = raw.get("window"), raw.get("call_id")
+        if isinstance(window, int) and isinstance(call_id, str):
+            return cls(window, call_id)
+        return None
+
+
 _INSTRUCTIONS_LOST = (
     "the window just sealed held the agent's instructions as a message (pydantic-ai's "
     "system_prompt=, a LangChain SystemMessage in the input, a system or developer input "

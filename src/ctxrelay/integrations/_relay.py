@@ -50,10 +50,12 @@ from ctxrelay.errors import (
 )
 from ctxrelay.integrations._items import (
     _NOT_OFFERED,
+    _SEALING_KEY,
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
     Codec,
     ItemRow,
+    Sealing,
     SentRequest,
 )
 from ctxrelay.integrations._run import Run, _current_task
@@ -296,16 +298,20 @@ class Relay:
         )
         return True
 
+    def bound(self) -> str | None:
+        """The framework's key of the conversation the relay holds (``None``: none yet)."""
+        if self.conversation is None:
+            stored = self.store.get_session(self.id).metadata.get("conversation")
+            self.conversation = None if stored is None else str(stored)
+        return self.conversation
+
     def bind(self, key: str) -> None:
         """Bind the relay to the framework's own key of a conversation (``thread_id='alice'``,
         ``session='alice'``), kept in the session: raise :class:`ConversationError` when
         it already holds another one (a relay is one conversation)."""
-        if self.conversation is None:
-            stored = self.store.get_session(self.id).metadata.get("conversation")
-            if stored is None:
-                self.store.update_session(self.id, metadata={"conversation": key})
-                stored = key
-            self.conversation = str(stored)
+        if self.bound() is None:
+            self.store.update_session(self.id, metadata={"conversation": key})
+            self.conversation = key
         if self.conversation != key:
             raise ConversationError(self.id, self.conversation, key, self.framework)
 
@@ -360,7 +366,14 @@ class Relay:
                 "new_context failed: ctxrelay sees none of this agent's model calls, so no "
                 f"window is sealed and nothing was stored; {self.seam}"
             )
-        result = await NewContext().run({}, self._context(call_id))
+        ctx = self._context(call_id)
+        result = await NewContext().run({}, ctx)
+        if result.metadata.get("new_context") and not result.is_error:
+            # The outcome as a value, durable before the framework has the text: the
+            # result the framework hands back later (as it is, or as the user's own
+            # code reshaped it) is matched by its call, never by its words.
+            outcome = Sealing(ctx.window_index, call_id)
+            self.store.update_session(self.id, metadata={_SEALING_KEY: outcome.dump()})
         return result.content
 
     async def run_tool(self, tool: Tool, args: Mapping[str, Any], call_id: str = "") -> ToolResult:

@@ -8,8 +8,8 @@ import contextlib
 import functools
 import json
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ctxrelay.errors import (
     ConversationError,
@@ -19,17 +19,20 @@ from ctxrelay.errors import (
 )
 from ctxrelay.integrations._items import (
     _INSTRUCTIONS_LOST,
-    _SEALING,
+    _SEALING_KEY,
     _TEXT_KINDS,
     NEW_CONTEXT,
+    Conversation,
     Item,
     ItemRow,
+    Sealing,
     SentRequest,
     _last_response_at,
     _list_size,
     _size,
 )
 from ctxrelay.integrations._memory import FrameworkMemory
+from ctxrelay.integrations._reconcile import Call, Part, Reconciled, reconcile
 from ctxrelay.integrations._support import warn_once
 from ctxrelay.runtime._tools import interrupted_text
 from ctxrelay.runtime.dispatch import dispatch_step
@@ -84,6 +87,30 @@ def _call_ended(ref: weakref.ref[Run], task: asyncio.Task[Any]) -> None:
     run = ref()
     if run is not None and run._calling is task:
         run.release()
+
+
+_T = TypeVar("_T")
+
+
+class _Lazy(Sequence[_T]):
+    """``items`` seen through ``f``, each computed when read (the reconciliation reads
+    the newest few)."""
+
+    def __init__(self, items: Sequence[Item], f: Callable[[Item], _T]) -> None:
+        self._items = items
+        self._f = f
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[_T]: ...
+    def __getitem__(self, i: int | slice) -> _T | Sequence[_T]:
+        if isinstance(i, slice):
+            return [self._f(x) for x in self._items[i]]
+        return self._f(self._items[i])
 
 
 class Run:
@@ -269,27 +296,34 @@ class Run:
                 self.framework,
             )
 
+    def _check_conversation(self, conversation: Conversation) -> None:
+        """Bind the relay to the conversation the framework's memory carries, or raise
+        :class:`ConversationError` for a run the framework began as a new conversation
+        (none of its memory given) while the relay holds one its memory carried: to the
+        framework that is another conversation, though ctxrelay could send it the window."""
+        if conversation.carried:
+            self.relay.bind(conversation.key)
+            return
+        bound = self.relay.bound()
+        if bound is not None and bound != conversation.key and self._keys:
+            raise ConversationError(
+                self.id,
+                bound,
+                f"a new conversation ({conversation.key}: {conversation.fresh})",
+                self.framework,
+            )
+
     def _emit(self, event: Event) -> None:
         if self.on_event is not None:
             self.on_event(event)
 
     def start(self) -> None:
         """Emit the start event (hosts that show a timeline call it once per run)."""
-        b = self.budget
         self._started = True
         self._running = True
         self.store.update_session(self.id, status="running", metadata={"pause_reason": None})
-        self._emit(
-            StartEvent(
-                self.id,
-                self.window.index,
-                self._resumed,
-                b.usable_limit,
-                b.handoff_target,
-                b.warning_at,
-                self.model or self.framework,
-            )
-        )
+        model = self.model or self.framework
+        self._emit(StartEvent.under(self.id, self.window.index, self._resumed, self.budget, model))
 
     def end(self, status: str = "done", reason: str | None = None) -> None:
         """Record the run's end in the session, emit the end event and release the lease."""
@@ -328,39 +362,25 @@ class Run:
                 calls[str(r.metadata["id"])] = str(r.metadata.get("name", ""))
         return calls
 
-    def _new_items(self, items: Sequence[Item]) -> Sequence[Item]:
-        """The items of ``items`` not yet stored, matched to the stored ones by identity
-        (the codec's key), never by position alone:
+    def _reconcile(self, items: Sequence[Item], *, ending: bool = False) -> Reconciled:
+        """:func:`reconcile` of ``items`` with the store, the items keyed and described
+        only as far as it reads them."""
+        keys = _Lazy(items, self.memory.key)
+        parts = _Lazy(items, self._parts)
+        return reconcile(keys, parts, self._keys, self._pending(), ending=ending)
 
-        - those after the last stored item (its last occurrence), the usual case;
-        - when it is absent but ``items`` opens with the session's first stored item,
-          the framework resent its own memory (a session, ``message_history``, a
-          checkpoint) which lost the tail ctxrelay stored (a crash): the items after the
-          last one that matches a stored item, in order, are new;
-        - otherwise all of them (a run given only new input).
+    def _parts(self, item: Item) -> list[Part]:
+        return [Part(d.kind, d.call_id) for d in self.codec.describe(item)]
 
-        A prompt whose request was lost (the last stored item, with no answer after it)
-        that the next run sends again matches that item: it is the same prompt, retried,
-        and is recorded once. Any other item is new when the framework cannot have resent
-        it: a call always ends with something new (a prompt, a tool's result), so a last
-        item equal to an earlier stored one (the first prompt asked again) is a new one."""
-        if not self._keys or not items:
-            return items
-        last = self._keys[-1]
-        for j in range(len(items) - 1, -1, -1):  # from the end: the new items are few
-            if self.memory.key(items[j]) == last:
-                return items[j + 1 :]
-        keys = [self.memory.key(i) for i in items]
-        if keys[0] != self._keys[0]:
-            return items
-        stored, at, known = self._keys, 0, 0
-        for j, key in enumerate(keys):
-            try:
-                at = stored.index(key, at) + 1
-            except ValueError:
-                continue  # the framework's own item, not ctxrelay's to record
-            known = j + 1
-        return items[min(known, len(items) - 1) :]
+    def _pending(self) -> list[Call]:
+        """The tool calls of the window's last response that no row after it answers."""
+        after = self._rows[_last_response_at(self._rows) + 1 :]
+        done = {str(r.metadata.get("tool_call_id")) for r in after if r.kind == "tool_result"}
+        return [
+            Call(str(r.metadata.get("id")), str(r.metadata.get("name", "")))
+            for r in after
+            if r.kind == "tool_call" and str(r.metadata.get("id")) not in done
+        ]
 
     def _part_row(self, d: ItemRow, meta: dict[str, Any], calls: Mapping[str, str]) -> NewRow:
         text = d.text
@@ -373,9 +393,17 @@ class Run:
         elif d.kind == "tool_result":
             name = d.name or calls.get(d.call_id or "", "")
             meta.update(tool_call_id=d.call_id, name=name, is_error=False)
-            if name == NEW_CONTEXT and d.text.startswith(_SEALING):
+            if name == NEW_CONTEXT and self._sealing(name, d.call_id):
                 meta["new_context"] = True
         return NewRow(d.kind, text, meta)
+
+    def _sealing(self, name: str, call_id: str | None) -> bool:
+        """Whether the result of the call ``call_id`` to ``name`` is the outcome of a
+        ``new_context`` that succeeded in the open window (read from the store: a
+        process that resumes after the tool ran still knows it)."""
+        meta = self.store.get_session(self.id).metadata
+        outcome = Sealing.load(meta.get(_SEALING_KEY))
+        return outcome is not None and outcome.seals(self.window.index, name, call_id)
 
     def _remember(self, item: Item) -> tuple[str, Any, int]:
         """The key, JSON and JSON size of an item this process records (kept as fresh)."""
@@ -396,39 +424,27 @@ class Run:
             rows.append(self._part_row(d, meta, calls))
         return rows
 
-    def _interrupted(self, new: Sequence[NewRow]) -> list[NewRow]:
-        """Results for the last response's tool calls that have none and get none from
-        ``new`` (the rows of this call's new items): a process died while they ran. The
-        model is told, as by the runtime."""
-        cut = _last_response_at(self._rows)
-        after = self._rows[cut + 1 :]
-        results: list[Row | NewRow] = [*after, *new]
-        done = {str(r.metadata.get("tool_call_id")) for r in results if r.kind == "tool_result"}
-        rows: list[NewRow] = []
-        for call in after:
-            call_id = str(call.metadata.get("id"))
-            if call.kind != "tool_call" or call_id in done:
-                continue
-            name = str(call.metadata.get("name", ""))
-            text = interrupted_text(name)
-            item = self.codec.tool_output(call_id, name, text)
-            meta = {
-                "items": [self.codec.dump(item)],
-                "keys": [self.codec.key(item)],
-                "tool_call_id": call_id,
-                "name": name,
-                "is_error": True,
-            }
-            rows.append(NewRow("tool_result", text, meta))
-        return rows
+    def _interrupted(self, call: Call) -> NewRow:
+        """The answer to a tool call a dead process left without its result: the model is
+        told, as by the runtime."""
+        text = interrupted_text(call.name)
+        item = self.codec.tool_output(call.call_id, call.name, text)
+        meta = {
+            "items": [self.codec.dump(item)],
+            "keys": [self.codec.key(item)],
+            "tool_call_id": call.call_id,
+            "name": call.name,
+            "is_error": True,
+        }
+        return NewRow("tool_result", text, meta)
 
     def _record_input(self, items: Sequence[Item]) -> None:
-        new = self._new_items(items)
+        todo = self._reconcile(items)
         calls = self._calls()
-        rows = [row for item in new for row in self._rows_for(item, calls)]
         # A call left without its result is answered even when nothing else is new:
         # a provider rejects every request that carries an unanswered call.
-        rows = self._interrupted(rows) + rows
+        rows = [self._interrupted(c) for c in todo.interrupted]
+        rows += [row for i in todo.record for row in self._rows_for(items[i], calls)]
         if not rows:
             return
         added = self._append(rows)
@@ -456,13 +472,9 @@ class Run:
             return
         self._holding.check()
         calls = self._calls()
-        new = [
-            i
-            for i in self._new_items(items)
-            if all(d.kind == "tool_result" and d.call_id in calls for d in self.codec.describe(i))
-        ]
-        if new:
-            self._append([row for item in new for row in self._rows_for(item, calls)])
+        todo = self._reconcile(items, ending=True)
+        if todo.record:
+            self._append([row for i in todo.record for row in self._rows_for(items[i], calls)])
 
     def record_response(
         self,
@@ -679,7 +691,11 @@ class Run:
         self._emit(RolloverEvent(old.index, self.window.index, reason, notes))
 
     def prepare(
-        self, items: Sequence[Item], processed: Sequence[Item] | None = None
+        self,
+        items: Sequence[Item],
+        processed: Sequence[Item] | None = None,
+        *,
+        conversation: Conversation | None = None,
     ) -> SentRequest:
         """Record ``items`` (the framework's whole input for this call), apply the policy
         and return what to send instead. Raises :class:`DispatchBlockedError` when
@@ -689,12 +705,16 @@ class Run:
         :meth:`_follow`); ``processed`` is ``items`` after the user's own processing of
         this request (a model-input filter, a history processor), whose changes the
         request carries: an item it changed is sent changed, one it removed is not sent,
-        one it added is sent in its place. What the policy measures is that request."""
+        one it added is sent in its place. What the policy measures is that request.
+        ``conversation``: the framework's key of the run's conversation (checked at the
+        run's first call, see :meth:`_check_conversation`)."""
         self._held()
         self.memory.forget_except(items)
         self._seam(calling=True)
         if not self._started:
             self._check_memory(items)
+            if conversation is not None:
+                self._check_conversation(conversation)
             self.start()
         self._record_input(items)
         self.memory.view_items = items

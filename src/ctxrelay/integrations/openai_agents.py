@@ -42,7 +42,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ctxrelay.errors import ConfigError, ServerStateError
+from ctxrelay.errors import ConfigError, ConversationError, ServerStateError
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
@@ -425,9 +425,20 @@ class AgentsRelay(FrameworkRelay):
 
         ``session`` (the SDK's session memory) is passed on to the run, and binds this
         relay to that session's conversation: a relay given another session's id raises
-        :class:`~ctxrelay.errors.ConversationError` (one relay per conversation)."""
+        :class:`~ctxrelay.errors.ConversationError` (one relay per conversation), and so
+        does a run given no session once one was given: to the SDK, that run is a new
+        conversation."""
+        relay = self.relay
         if session is not None:
-            self.relay.bind(f"session_id={session.session_id!r}")
+            relay.bind(f"session_id={session.session_id!r}")
+        elif (bound := relay.bound()) is not None and bound.startswith("session_id="):
+            raise ConversationError(
+                relay.id,
+                bound,
+                "a run with no session= (another conversation: the SDK starts a new one "
+                "without a session; pass the held session to go on with it)",
+                relay.framework,
+            )
         config, seams = self._run_config(self.relay, run_config, fields)
         kwargs: dict[str, Any] = {"run_config": config, "hooks": seams.hooks(hooks)}
         if session is not None:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxrelay.errors import ConfigError
+from ctxrelay.integrations._items import Conversation
 from ctxrelay.integrations._relay import (
     NEW_CONTEXT,
     NEW_CONTEXT_DESCRIPTION,
@@ -236,6 +237,8 @@ class PydanticAIRelay(FrameworkRelay):
 
             def __init__(self) -> None:
                 self.run: Run | None = None
+                self.conversation: Conversation | None = None
+                """pydantic-ai's key of the run's conversation (``conversation_id``)."""
                 self.unsent: Any = None
                 """The next request the run built (its tool results), until it is sent."""
 
@@ -249,6 +252,18 @@ class PydanticAIRelay(FrameworkRelay):
                 return FunctionToolset(tools)
 
             async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+                # pydantic-ai keys a conversation by its conversation_id: the one of the
+                # message_history given (ctx.messages, before the run adds any), the one
+                # passed, or a new one for a run given neither.
+                cid = getattr(ctx, "conversation_id", None)
+                if cid is not None:
+                    self.conversation = Conversation(
+                        f"conversation_id={cid!r}",
+                        carried=bool(ctx.messages),
+                        fresh="a run given no message_history; pass the held "
+                        "conversation's message_history, or its conversation_id, to go on "
+                        "with it",
+                    )
                 self.run = run = await relay.begin_async()
                 try:
                     result = await handler()
@@ -281,7 +296,7 @@ class PydanticAIRelay(FrameworkRelay):
                 run.fixed_bytes = len(json.dumps(_plain_params(params), default=str))
                 self.unsent = None
                 messages = list(request_context.messages)
-                sent = run.prepare(messages, messages)
+                sent = run.prepare(messages, messages, conversation=self.conversation)
                 request_context.messages = sent.items
                 return request_context
 

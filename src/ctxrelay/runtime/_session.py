@@ -188,15 +188,12 @@ class Session:
                 status="running",
                 metadata={"config": self.config.to_json(), "pause_reason": None},
             )
-            b = self.config.budget
             self._emit(
-                StartEvent(
+                StartEvent.under(
                     self.id,
                     self.window.index,
                     self._resumed,
-                    b.usable_limit,
-                    b.handoff_target,
-                    b.warning_at,
+                    self.config.budget,
                     self._provider.name,
                 )
             )

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from ctxrelay.budget import Budget
 
 __all__ = [
     "RESUMED_AFTER_STOP",
@@ -49,6 +52,21 @@ class StartEvent(Event):
     handoff_target: int | None
     warning_at: int | None
     model: str
+
+    @classmethod
+    def under(
+        cls, session_id: str, window: int, resumed: bool, budget: Budget, model: str
+    ) -> StartEvent:
+        """The start of a run of ``session_id`` in ``window`` under ``budget``."""
+        return cls(
+            session_id,
+            window,
+            resumed,
+            budget.usable_limit,
+            budget.handoff_target,
+            budget.warning_at,
+            model,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
