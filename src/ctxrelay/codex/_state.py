@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from ctxrelay.hooks import state
-from ctxrelay.hooks.state import StateFile, adopt, is_plain, safe_name
+from ctxrelay.hooks.state import StateFile, adopt, safe_name
 
 __all__ = ["HOST", "reads_dir", "session_state"]
 
@@ -33,7 +33,5 @@ def session_state(session_id: str) -> StateFile:
 def reads_dir(session_id: str) -> str | None:
     """The folder of one thread's re-read records (one per agent); ``None`` when the id
     is not a plain name."""
-    if not is_plain(session_id):
-        return None
-    path = os.path.join(state.host_dir(HOST), "reads", session_id)
-    return adopt(path, _legacy("reads", session_id))
+    path = state.reads_dir(HOST, session_id)
+    return None if path is None else adopt(path, _legacy("reads", session_id))

@@ -37,6 +37,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,12 +57,14 @@ __all__ = [
     "StateLockError",
     "adopt",
     "claim",
+    "forget_reads",
     "host_dir",
     "is_plain",
     "owner",
     "project_key",
     "project_state",
     "read_document",
+    "reads_dir",
     "safe_name",
     "session_doc_path",
     "session_state",
@@ -131,6 +134,22 @@ def safe_name(name: str) -> str:
 def is_plain(name: object) -> bool:
     """A payload id that can be a file name as it is (UUIDs, agent ids)."""
     return isinstance(name, str) and 0 < len(name) <= 128 and all(c in _PLAIN for c in name)
+
+
+def reads_dir(host: str, session_id: str) -> str | None:
+    """The folder of one session's re-read records (one per agent) of ``host``; ``None``
+    when the id is not a plain name."""
+    if not is_plain(session_id):
+        return None
+    return os.path.join(host_dir(host), "reads", session_id)
+
+
+def forget_reads(host: str, session_id: str) -> None:
+    """The window ended (a clear, a compaction, the work moved to a fresh session): what
+    the session read is gone from its context, so its re-read records go."""
+    folder = reads_dir(host, session_id)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def session_doc_path(host: str, session_id: str) -> str:

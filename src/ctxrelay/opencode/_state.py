@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from ctxrelay.hooks import state
-from ctxrelay.hooks.state import StateFile, is_plain
+from ctxrelay.hooks.state import StateFile
 
 __all__ = ["HOST", "forget_reads", "reads_dir", "session_state"]
 
@@ -23,14 +21,10 @@ def session_state(session_id: str) -> StateFile:
 
 def reads_dir(session_id: str) -> str | None:
     """The folder of one session's re-read records; ``None`` when the id is not plain."""
-    if not is_plain(session_id):
-        return None
-    return os.path.join(state.host_dir(HOST), "reads", session_id)
+    return state.reads_dir(HOST, session_id)
 
 
 def forget_reads(session_id: str) -> None:
     """The window ended (a compaction, or the work moved to a fresh session): what the
     session read is gone from its context, so its re-read records go."""
-    folder = reads_dir(session_id)
-    if folder is not None:
-        shutil.rmtree(folder, ignore_errors=True)
+    state.forget_reads(HOST, session_id)

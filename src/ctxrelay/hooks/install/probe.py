@@ -344,13 +344,15 @@ def check_hook(
     sample_payload: Callable[[str, Path, str], Mapping[str, Any]],
     runs: int = 1,
     denies: Callable[[str], bool] = denied,
+    big_bytes: int = 2 * PRINT_BIG_BYTES,
 ) -> Check:
     """Run ``command`` on a real payload of ``event`` for a host whose shell is how its
-    agent reads (Codex, the Gemini CLI): for ``guard_event``, :func:`check_guard` in a
-    :func:`scratch` project with a file over any such host's print bound and a small file
-    that must pass; any other event, in a fresh project with no transcript, must answer
-    nothing (:func:`check_quiet`). ``sample_payload(event, root, shell_command)`` is the
-    host's payload; ``denies`` how it reads a deny. ``ms``: the median of ``runs`` runs."""
+    agent reads (Codex, the Gemini CLI, OpenCode): for ``guard_event``, :func:`check_guard`
+    in a :func:`scratch` project with a file of ``big_bytes`` (over the host's print bound)
+    and a small file that must pass; any other event, in a fresh project with no
+    transcript, must answer nothing (:func:`check_quiet`). ``sample_payload(event, root,
+    shell_command)`` is the host's payload; ``denies`` how it reads a deny. ``ms``: the
+    median of ``runs`` runs."""
     kind = f"{event} hook"
     if event != guard_event:
         with tempfile.TemporaryDirectory(prefix="ctxrelay-probe-") as tmp:
@@ -359,7 +361,7 @@ def check_hook(
             return check_quiet(
                 command, payload, cwd=root, env=state_env(root), kind=kind, runs=runs
             )
-    big = "".join(f"line {i:05d}\n" for i in range(2 * PRINT_BIG_BYTES // 10))
+    big = "".join(f"line {i:05d}\n" for i in range(big_bytes // 10 + 1))
     with scratch(big) as root:
         (root / "small.txt").write_text("hello\n")
         return check_guard(

@@ -15,13 +15,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ctxrelay.budget.bounds import OPENCODE_OUTPUT_MAX_BYTES
-from ctxrelay.hooks.install.probe import Check, check_guard, check_quiet, scratch, state_env
+from ctxrelay.hooks.install.probe import Check
 from ctxrelay.hooks.install.probe import check_every_event as every_event
+from ctxrelay.hooks.install.probe import check_hook as core_check_hook
 from ctxrelay.opencode.host import OPENCODE
 
 __all__ = [
@@ -76,29 +76,19 @@ def denied(stdout: str) -> bool:
 
 
 def check_hook(command: str, event: str = GUARD_EVENT, *, runs: int = 1) -> Check:
-    """Run ``command`` on a real payload of ``event``: for ``tool.execute.before`` the
-    guard's probe; the other events must answer nothing. ``ms``: the median of ``runs``."""
-    kind = f"{event} hook"
-    line = command_for(command, event)
-    if event != GUARD_EVENT:
-        with tempfile.TemporaryDirectory(prefix="ctxrelay-opencode-probe-") as tmp:
-            root = Path(tmp)
-            payload = json.dumps(sample_payload(event, root))
-            return check_quiet(line, payload, cwd=root, env=state_env(root), kind=kind, runs=runs)
-    big = "".join(f"line {i:05d}\n" for i in range(OPENCODE_OUTPUT_MAX_BYTES // 10 + 1))
-    with scratch(big) as root:
-        (root / "small.txt").write_text("hello\n")
-        check = check_guard(
-            line,
-            lambda shell: json.dumps(sample_payload(event, root, shell)),
-            cwd=root,
-            env=state_env(root),
-            kind=kind,
-            runs=runs,
-            allowed="cat small.txt",
-            quiet=True,
-            denies=denied,
-        )
+    """Run ``command`` on a real payload of ``event``, as the plugin runs it (the core's
+    :func:`~ctxrelay.hooks.install.probe.check_hook`): for ``tool.execute.before`` the
+    guard's probe over a file past OpenCode's own cap; the other events must answer
+    nothing. ``ms``: the median of ``runs``."""
+    check = core_check_hook(
+        command_for(command, event),
+        event,
+        guard_event=GUARD_EVENT,
+        sample_payload=sample_payload,
+        runs=runs,
+        denies=denied,
+        big_bytes=OPENCODE_OUTPUT_MAX_BYTES,
+    )
     return dataclasses.replace(check, command=command)
 
 
