@@ -46,6 +46,7 @@ def test_compact_is_the_clis_compression_at_half_the_window(tmp_path: Path) -> N
     assert compact.compactions == 2
     assert compact.peak_context_tokens < a.compact_at + STEP
     assert any("own compression at 50% of the window" in s for s in a.sentences())
+    assert not any("Claude Code" in s for s in a.sentences())  # a Gemini session's own
 
 
 def test_a_gemini_session_under_half_the_window_never_compresses(tmp_path: Path) -> None:

@@ -202,11 +202,18 @@ class Assumptions:
         def src(name: str) -> str:
             return "measured in the session" if name in m else "default"
 
+        # A compact request's room is Claude Code's response reserve; a host that
+        # compresses by its own share (the Gemini CLI) keeps no such reserve.
+        room = (
+            f"; a compact request fits in {self.compact_limit:,} (Claude Code's own "
+            "response reserve)."
+            if self.compact_share is None
+            else "."
+        )
         return [
             f"Window {self.limit:,} tokens; usable {self.usable_limit:,} (a "
             f"{self.output_reserve:,}-token output reserve), which no handoff request "
-            f"exceeds; a compact request fits in {self.compact_limit:,} (Claude Code's own "
-            "response reserve).",
+            f"exceeds{room}",
             "The work is fixed: each recorded request adds the tokens it added in the "
             "recording; a policy only changes where the context restarts.",
             f"A fresh chain starts at the session's first request ({self.base_tokens:,} "
