@@ -178,9 +178,11 @@ class Tmux:
         return text in self.screen()
 
     def type(self, text: str) -> None:
-        """Type ``text``, then Enter apart (together they are taken as a paste)."""
+        """Type ``text``, then Enter apart (together they are taken as a paste), once the
+        box shows it: counted, since an earlier prompt of the same words may be on screen."""
+        before = self.screen().count(text)
         self._tmux("send-keys", "-l", text)
-        self.wait(lambda: self.shows(text), f"the typed text {text!r}")
+        self.wait(lambda: self.screen().count(text) > before, f"the typed text {text!r}")
         self._tmux("send-keys", "Enter")
 
     def command(self, name: str, done: Callable[[], bool], what: str) -> None:

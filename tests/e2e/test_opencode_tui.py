@@ -84,8 +84,10 @@ def test_the_ui_moves_to_the_fresh_session(tmp_path: Path) -> None:
         try:
             ui.wait(lambda: ui.shows("Ask anything"), "the prompt")
             ui.type("port the parser")
+            # The fresh session's first prompt shows before its answer (which, long, may
+            # scroll it away): each is waited for in turn.
+            ui.wait(lambda: ui.shows("Resume the work of the previous session"), "its prompt")
             ui.wait(lambda: ui.shows(FRESH_ANSWER), "the fresh session's answer")
-            assert ui.shows("Resume the work of the previous session")
             assert not ui.shows("port the parser")  # the old session's prompt: off the screen
             (written,) = list_handoffs(home.project)
             ui.wait(lambda: consumed(home.project, written.name), "the handoff used up", 60)

@@ -5,8 +5,8 @@ what uninstall leaves where the file changed since (the real OpenCode starting i
 from __future__ import annotations
 
 from ctxrelay.hooks.history import MODEL_TOOL_NAME
+from ctxrelay.opencode.setup.mcp import CONFIG_SCHEMA, mcp_entry, registration
 from ctxrelay.opencode.setup.mcp import MODEL_TOOL_NAME as OPENCODE_TOOL
-from ctxrelay.opencode.setup.mcp import mcp_entry, registration
 
 
 def test_the_entry_runs_ctxrelay_opencode_mcp_as_a_local_server() -> None:
@@ -21,7 +21,10 @@ def test_the_entry_runs_ctxrelay_opencode_mcp_as_a_local_server() -> None:
         "opencode",
         "mcp",
     ]
-    assert registration("ctxrelay") == {"mcp": {"ctxrelay": mcp_entry("ctxrelay")}}
+    assert registration("ctxrelay") == {
+        "$schema": CONFIG_SCHEMA,  # OpenCode adds it at start to a file without one
+        "mcp": {"ctxrelay": mcp_entry("ctxrelay")},
+    }
 
 
 def test_the_model_calls_it_by_opencodes_join_of_server_and_tool() -> None:

@@ -16,10 +16,15 @@ from typing import Any
 
 from ctxrelay.hooks.history import SERVER_NAME, TOOL_NAME
 
-__all__ = ["CONFIG_KEY", "MODEL_TOOL_NAME", "mcp_entry", "registration"]
+__all__ = ["CONFIG_KEY", "CONFIG_SCHEMA", "MODEL_TOOL_NAME", "mcp_entry", "registration"]
 
 CONFIG_KEY = "mcp"
 """The key of OpenCode's config that holds its MCP servers, by name."""
+
+CONFIG_SCHEMA = "https://opencode.ai/config.json"
+"""The ``$schema`` OpenCode 1.18.33 writes into a config file without one at its start:
+install writes it first, so a file install made stays as install made it (and goes at
+uninstall) after OpenCode ran."""
 
 MODEL_TOOL_NAME = f"{SERVER_NAME}_{TOOL_NAME}"
 """What the model calls the tool: OpenCode joins the server's and the tool's names."""
@@ -33,5 +38,5 @@ def mcp_entry(ctxrelay: str) -> dict[str, Any]:
 
 def registration(ctxrelay: str) -> dict[str, Any]:
     """What install merges into ``opencode.json``: ``mcp.ctxrelay`` (only that name of
-    the key: the user's own servers stay)."""
-    return {CONFIG_KEY: {SERVER_NAME: mcp_entry(ctxrelay)}}
+    the key: the user's own servers stay), and OpenCode's own ``$schema``."""
+    return {"$schema": CONFIG_SCHEMA, CONFIG_KEY: {SERVER_NAME: mcp_entry(ctxrelay)}}
