@@ -8,6 +8,7 @@ the session file (``docs/gemini-facts.md``), which the rule follows."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,10 @@ def _answered(server: GeminiServer, count: int) -> bool:
     return len(function_responses(server)) == count
 
 
+def _moved(tui: Tmux, before: str) -> bool:
+    return tui.screen() != before
+
+
 def _rewind_to(tui: Tmux, prompt: str) -> None:
     """``/rewind``, the arrow keys up to ``prompt`` in its list, Enter, and Enter on
     "Rewind conversation": the prompt is back in the box."""
@@ -55,9 +60,9 @@ def _rewind_to(tui: Tmux, prompt: str) -> None:
     for _ in range(8):
         if tui.shows(f"● {prompt}"):
             break
-        before = tui.screen()
+        moved = partial(_moved, tui, tui.screen())
         tui.key("Up")
-        tui.wait(lambda seen=before: tui.screen() != seen, "the selection to move")
+        tui.wait(moved, "the selection to move")
     tui.key("Enter")
     tui.wait(lambda: tui.shows("Rewind conversation"), "the rewind's confirmation")
     tui.key("Enter")
