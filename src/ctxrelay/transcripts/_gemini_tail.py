@@ -135,11 +135,12 @@ def gemini_result_kept(
     result of a tool call whose ``AfterTool`` hook ran when the file was ``start`` bytes
     long: the first ``user`` message written after ``start`` with ``functionResponse``
     parts (the results of that call and of the calls of its batch), and no later
-    ``$rewindTo`` to it or an
-    earlier message, no ``$set.messages`` without it, no clear (a new header). False when
-    it was removed, or never written (the call did not complete); None when the file
-    cannot tell: missing, shorter than ``start``, more than ``max_bytes`` written since,
-    or a line that is not whole JSON (cut mid-line, or ``start`` not a line's start)."""
+    ``$rewindTo`` to it or an earlier message, no ``$set.messages`` without it (by its
+    id), no clear (a new header). False when it was removed, or never written (the call
+    did not complete); None when the file cannot tell: missing, shorter than ``start``,
+    more than ``max_bytes`` written since, or a line that is not whole JSON (cut
+    mid-line, or ``start`` not a line's start). Reads only what was written after
+    ``start``."""
     fd = open_regular(os.fspath(path))
     if fd is None:
         return None
