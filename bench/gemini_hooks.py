@@ -79,7 +79,8 @@ def _reread(root: Path, command: str, env: dict[str, str]) -> str:
     answer = {"id": "c1", "name": "run_shell_command", "response": {"output": "a note\n" * 50}}
     result = {"id": "r1", "type": "user", "content": [{"functionResponse": answer}]}
     later = [json.dumps(result, separators=(",", ":"))]
-    later += [json.dumps({"id": f"n{i}", "type": "user", "content": "x" * 400}) for i in range(200)]
+    more = ({"id": f"n{i}", "type": "user", "content": "x" * 400} for i in range(200))
+    later += [json.dumps(r, separators=(",", ":")) for r in more]
     with session.open("a") as handle:
         handle.write("".join(line + "\n" for line in later))
     payload = sample_payload("BeforeTool", root, "cat notes.txt")

@@ -71,8 +71,16 @@ def test_a_compression_keeps_it_only_while_its_message_is_kept(tmp_path: Path) -
     assert gemini_result_kept(session.write(tmp_path / "s.jsonl"), start) is True
     session.user("later").gemini(5_100, said="fine")
     assert gemini_result_kept(session.write(tmp_path / "s.jsonl"), start) is True
-    # a rewind past the compression to the kept call's turn removes it
-    session.rewind(session.messages()[3]["id"])
+    session.rewind(session.lines[-3]["id"])  # to the prompt after the compression
+    assert gemini_result_kept(session.write(tmp_path / "s.jsonl"), start) is True
+    session.user("later").gemini(5_100, said="fine")
+    later = session.messages()
+    assert later[-3]["content"] == "read it"
+    session.rewind(later[-3]["id"])  # to the answer after the result, kept by compression
+    assert gemini_result_kept(session.write(tmp_path / "s.jsonl"), start) is True
+    # a rewind past the compression to the kept result's own message removes it
+    assert "functionResponse" in session.messages()[-1]["content"][0]
+    session.rewind(session.messages()[-1]["id"])
     assert gemini_result_kept(session.write(tmp_path / "s.jsonl"), start) is False
 
 

@@ -20,6 +20,7 @@ and then ``$set.messages`` with what is left; the CLI's compression writes
 
 from __future__ import annotations
 
+import json
 import os
 from typing import NamedTuple
 
@@ -38,6 +39,9 @@ _GEMINI = b'"type":"gemini"'
 _USER = b'"type":"user"'
 _SET_MESSAGES = b'{"$set":{"messages"'
 _HEADER = b'"projectHash"'
+_HEADER_START = b'{"sessionId"'
+_REWIND = b'{"$rewindTo"'
+_RESPONSE = b'"functionResponse"'
 
 
 class GeminiContext(NamedTuple):
@@ -138,51 +142,57 @@ def gemini_result_kept(
     ``$rewindTo`` to it or an earlier message, no ``$set.messages`` without it (by its
     id), no clear (a new header). False when it was removed, or never written (the call
     did not complete); None when the file cannot tell: missing, shorter than ``start``,
-    more than ``max_bytes`` written since, or a line that is not whole JSON (cut
-    mid-line, or ``start`` not a line's start). Reads only what was written after
-    ``start``."""
+    more than ``max_bytes`` written since, ``start`` not a line's start, or its last line
+    cut. Reads only what was written after ``start``, and decodes only the lines that
+    can change the answer (a message written after the result is found by its id)."""
     fd = open_regular(os.fspath(path))
     if fd is None:
         return None
     with os.fdopen(fd, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        if start < 0 or start > size or size - start > max_bytes:
+        if start < 1 or start > size or size - start > max_bytes:
             return None
-        f.seek(start)
-        tail = f.read(size - start)
-    if tail and not tail.endswith(b"\n"):
-        return None  # a line still being written, or cut
-    later: list[str] | None = None  # from the result's message on, in conversation order
-    holder = 0  # the index in ``later`` of the last message holding the result
-    for line in tail.splitlines():
-        record = json_record(line)
-        if record is None:
-            return None
-        if "sessionId" in record and "projectHash" in record:
+        f.seek(start - 1)
+        tail = f.read(size - start + 1)
+    if not tail.startswith(b"\n") or not tail.endswith(b"\n"):
+        return None  # not a line's start, or a line still being written (or cut)
+    result: str | None = None  # the id of the message of the result
+    kept: set[str] = set()  # the messages after it in the newest history that kept it
+    since = 0  # where the messages written after it begin in ``tail``
+    at = 1
+    for line in tail[1:-1].split(b"\n"):
+        begin, at = at, at + len(line) + 1
+        if line.startswith(_HEADER_START):
             return False  # a new window: the context was cleared
-        if "$rewindTo" in record:
-            if later is None or record["$rewindTo"] not in later[holder + 1 :]:
+        if line.startswith(_REWIND):
+            record = json_record(line)
+            to = None if record is None else record.get("$rewindTo")
+            if not isinstance(to, str):
+                return None
+            if result is None or not (to in kept or _written(tail, to, since, begin)):
                 return False  # to the result's message or before it
-            del later[later.index(record["$rewindTo"]) :]
-            continue
-        patch = record.get("$set")
-        messages = patch.get("messages") if isinstance(patch, dict) else None
-        if isinstance(messages, list):
-            if later is None:
+        elif line.startswith(_SET_MESSAGES):
+            record = json_record(line)
+            if record is None:
+                return None
+            if result is None:
                 continue  # the history replaced before the result came
+            messages = record["$set"]["messages"]
+            if not isinstance(messages, list):
+                return None
             # The CLI keeps a kept message's id (``updateMessagesFromHistory``).
-            ids = [str(m.get("id")) if isinstance(m, dict) else "" for m in messages]
-            held = [n for n, i in enumerate(ids) if i in later[: holder + 1]]
-            if not held:
+            ids = [m.get("id") if isinstance(m, dict) else None for m in messages]
+            if result not in ids:
                 return False  # compressed away, or a rewind's history without it
-            later, holder = ids[held[0] :], held[-1] - held[0]
-            continue
-        rid = record.get("id")
-        if not isinstance(rid, str) or "type" not in record:
-            continue
-        if later is None:
-            if _results(record):
-                later = [rid]
-        elif rid not in later:
-            later.append(rid)
-    return later is not None
+            kept, since = {str(i) for i in ids[ids.index(result) + 1 :]}, at
+        elif result is None and _RESPONSE in line:
+            record = json_record(line)
+            if record is not None and _results(record) and isinstance(record.get("id"), str):
+                result, since = record["id"], at
+    return result is not None
+
+
+def _written(tail: bytes, rid: str, begin: int, end: int) -> bool:
+    """Whether a message record of id ``rid`` (compact, its id first, as the CLI writes
+    one) starts a line of ``tail`` between ``begin`` and ``end``."""
+    return tail.find(b'\n{"id":' + json.dumps(rid).encode() + b",", begin - 1, end) != -1
