@@ -144,7 +144,8 @@ def gemini_result_kept(
     did not complete); None when the file cannot tell: missing, shorter than ``start``,
     more than ``max_bytes`` written since, ``start`` not a line's start, or its last line
     cut. Reads only what was written after ``start``, and decodes only the lines that
-    can change the answer (a message written after the result is found by its id)."""
+    can change the answer, found by how they start (a message written after the result
+    is found by its id)."""
     fd = open_regular(os.fspath(path))
     if fd is None:
         return None
@@ -156,40 +157,64 @@ def gemini_result_kept(
         tail = f.read(size - start + 1)
     if not tail.startswith(b"\n") or not tail.endswith(b"\n"):
         return None  # not a line's start, or a line still being written (or cut)
-    result: str | None = None  # the id of the message of the result
+    found = _first_result(tail)
+    if found is None:
+        return False  # the call never completed
+    result, since = found  # its message's id; where the lines after it begin
     kept: set[str] = set()  # the messages after it in the newest history that kept it
-    since = 0  # where the messages written after it begin in ``tail``
-    at = 1
-    for line in tail[1:-1].split(b"\n"):
-        begin, at = at, at + len(line) + 1
+    for begin in _marked_lines(tail):
+        line = tail[begin : tail.index(b"\n", begin)]
         if line.startswith(_HEADER_START):
             return False  # a new window: the context was cleared
+        record = json_record(line)
+        if record is None:
+            return None
+        if begin < since:  # written between the call and its result
+            if line.startswith(_REWIND):
+                return False
+            continue  # a history replaced before the result came
         if line.startswith(_REWIND):
-            record = json_record(line)
-            to = None if record is None else record.get("$rewindTo")
+            to = record.get("$rewindTo")
             if not isinstance(to, str):
                 return None
-            if result is None or not (to in kept or _written(tail, to, since, begin)):
+            if not (to in kept or _written(tail, to, since, begin)):
                 return False  # to the result's message or before it
-        elif line.startswith(_SET_MESSAGES):
-            record = json_record(line)
-            if record is None:
-                return None
-            if result is None:
-                continue  # the history replaced before the result came
-            messages = record["$set"]["messages"]
-            if not isinstance(messages, list):
-                return None
-            # The CLI keeps a kept message's id (``updateMessagesFromHistory``).
-            ids = [m.get("id") if isinstance(m, dict) else None for m in messages]
-            if result not in ids:
-                return False  # compressed away, or a rewind's history without it
-            kept, since = {str(i) for i in ids[ids.index(result) + 1 :]}, at
-        elif result is None and _RESPONSE in line:
-            record = json_record(line)
-            if record is not None and _results(record) and isinstance(record.get("id"), str):
-                result, since = record["id"], at
-    return result is not None
+            continue
+        messages = record["$set"]["messages"]
+        if not isinstance(messages, list):
+            return None
+        # The CLI keeps a kept message's id (``updateMessagesFromHistory``).
+        ids = [m.get("id") if isinstance(m, dict) else None for m in messages]
+        if result not in ids:
+            return False  # compressed away, or a rewind's history without it
+        kept, since = {str(i) for i in ids[ids.index(result) + 1 :]}, begin + len(line) + 1
+    return True
+
+
+def _first_result(tail: bytes) -> tuple[str, int] | None:
+    """The id of the first ``user`` message of ``functionResponse`` parts in ``tail``,
+    and where the line after it begins."""
+    at = 0
+    while (at := tail.find(_RESPONSE, at)) != -1:
+        begin, end = tail.rfind(b"\n", 0, at) + 1, tail.index(b"\n", at)
+        record = json_record(tail[begin:end])
+        if record is not None and _results(record) and isinstance(record.get("id"), str):
+            return record["id"], end + 1
+        at = end
+    return None
+
+
+def _marked_lines(tail: bytes) -> list[int]:
+    """Where each line of ``tail`` that can remove a message begins (a header, a
+    ``$rewindTo``, a ``$set.messages``), in order: found by their starts, never by
+    decoding every line."""
+    found: list[int] = []
+    for mark in (_HEADER_START, _REWIND, _SET_MESSAGES):
+        needle, at = b"\n" + mark, 0
+        while (at := tail.find(needle, at)) != -1:
+            at += 1
+            found.append(at)
+    return sorted(found)
 
 
 def _written(tail: bytes, rid: str, begin: int, end: int) -> bool:
