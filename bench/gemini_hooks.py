@@ -5,6 +5,8 @@ and a bare ``python -c pass``:
 - ``BeforeTool`` of ``cat big.txt`` (the guard denies it from its words) and of ``ls``
   (nothing to judge: the common case);
 - ``AfterTool`` of ``ls`` (the re-read record: nothing printed);
+- ``BeforeTool`` of ``cat notes.txt`` again (a re-read: denied once the session file,
+  200 records written since the first print, shows its result still there);
 - ``BeforeAgent`` and ``AfterAgent`` on a session file of 2,000 records (the context
   read from its tail; below the slider, nothing to say).
 
@@ -62,6 +64,30 @@ def _session(path: Path, records: int) -> None:
     path.write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in lines))
 
 
+def _reread(root: Path, command: str, env: dict[str, str]) -> str:
+    """The payload of a print of ``notes.txt`` again: the hook remembered the first print
+    at its ``AfterTool`` when the session file had 2,000 records, then the CLI wrote its
+    result and 200 records more."""
+    (root / "notes.txt").write_text("a note\n" * 50)
+    payload = sample_payload("AfterTool", root, "cat notes.txt")
+    session = root / "reread.jsonl"
+    payload["transcript_path"] = str(session)
+    _session(session, 2_000)
+    subprocess.run(
+        ["/bin/sh", "-c", command], input=json.dumps(payload), text=True, check=True, env=env
+    )
+    answer = {"id": "c1", "name": "run_shell_command", "response": {"output": "a note\n" * 50}}
+    result = {"id": "r1", "type": "user", "content": [{"functionResponse": answer}]}
+    later = [json.dumps(result, separators=(",", ":"))]
+    more = ({"id": f"n{i}", "type": "user", "content": "x" * 400} for i in range(200))
+    later += [json.dumps(r, separators=(",", ":")) for r in more]
+    with session.open("a") as handle:
+        handle.write("".join(line + "\n" for line in later))
+    payload = sample_payload("BeforeTool", root, "cat notes.txt")
+    payload["transcript_path"] = str(session)
+    return json.dumps(payload)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
@@ -85,6 +111,17 @@ def main(argv: list[str] | None = None) -> int:
             _session(Path(payload["transcript_path"]), 2_000)
             name = f"{event} ({shell})" if event.endswith("Tool") else event
             cases[name] = json.dumps(payload)
+        cases["BeforeTool (re-read)"] = _reread(root, command, env)
+        repeat = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=cases["BeforeTool (re-read)"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        if '"deny"' not in repeat.stdout:
+            raise SystemExit(f"the re-read case was not denied: {repeat.stdout!r}")
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         base: dict[str, list[tuple[float, float]]] = {"python -c pass": [], "node -e 0": []}
         for _ in range(opts.runs):

@@ -149,6 +149,7 @@ def _codex(model: str) -> Host:
 def _gemini_payload(command: str, cwd: str) -> dict[str, object]:
     return {
         "session_id": "bench-gemini",
+        "transcript_path": os.path.join(cwd, "gemini-session.jsonl"),
         "cwd": cwd,
         "tool_name": gemini_guard.SHELL_TOOL,
         "tool_input": {"command": command},
@@ -349,8 +350,17 @@ def gemini_repeat(host: Host, cwd: Path) -> Iterator[tuple[str, int, int]]:
         ("cat README.md", "sed -n '10,40p' README.md", "sed -n '10,40p' README.md after it"),
         ("sed -n '100,400p' big.log", "sed -n '200,300p' big.log", "a range inside it again"),
     )
-    for first, command, case in cases:
+    session = cwd / "gemini-session.jsonl"
+    header = {"sessionId": "bench-gemini", "projectHash": "0" * 64, "kind": "main"}
+    session.write_text(json.dumps(header, separators=(",", ":")) + "\n")
+    for n, (first, command, case) in enumerate(cases):
         gemini_guard.record_read(_gemini_payload(first, str(cwd)))
+        # the CLI then writes the call's result: what the re-read rule finds in the file
+        call = f"run_shell_command_bench_{n}"
+        answer = {"id": call, "name": gemini_guard.SHELL_TOOL, "response": {"output": "…"}}
+        record = {"id": f"bench-{n}", "type": "user", "content": [{"functionResponse": answer}]}
+        with session.open("a") as handle:
+            handle.write(json.dumps(record, separators=(",", ":")) + "\n")
         without = host.header + host.output.delivered(_run(command, cwd))
         reason = host.judge(command, str(cwd))
         shown = without if reason is None else len((GEMINI_DENY + reason).encode())

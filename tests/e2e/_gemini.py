@@ -9,7 +9,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import pytest
 
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.testing import GeminiServer, Step, ToolUse
+from tests.e2e._codex import Tmux
 from tests.gemini._cli import gemini_cli
 
 MODEL = "gemini-2.5-pro"
@@ -144,6 +145,44 @@ def handoff_router(steps: list[Step]) -> Any:
         return queue.pop(0) if queue else Step(text="ok", input_tokens=6_000)
 
     return route
+
+
+_UI_ENV = ("GEMINI_CLI_HOME", "GOOGLE_GEMINI_BASE_URL", "GEMINI_API_KEY", "CTXRELAY_STATE_DIR")
+
+
+def start_ui(project: Path, socket: Path) -> Tmux:
+    """The CLI's interactive UI (``gemini -m MODEL --yolo``) in ``project``, in tmux, at
+    its prompt, with this process's test home (:func:`gemini_home`)."""
+    env = [f"{k}={os.environ[k]}" for k in _UI_ENV]
+    # The CLI starts no UI where `CI`, `CONTINUOUS_INTEGRATION` or any `CI_*` variable is
+    # set (its `is-in-ci` check), as in a CI run of these tests: unset them.
+    ci = [n for n in os.environ if n in ("CI", "CONTINUOUS_INTEGRATION") or n.startswith("CI_")]
+    unset = [arg for name in ci for arg in ("-u", name)]
+    argv = ["env", *unset, *env, str(gemini_cli()), "-m", MODEL, "--yolo"]
+    tui = Tmux(argv, project, socket)
+    try:
+        tui.wait(lambda: tui.shows("Type your message"), "the prompt", timeout=180)
+    except BaseException:
+        tui.close()
+        raise
+    return tui
+
+
+def slash(tui: Tmux, name: str, done: Callable[[], bool], what: str) -> None:
+    """Run the UI's slash command ``name`` until ``done()`` holds. An Enter that comes
+    while the command's suggestion list opens only completes the command (seen on
+    0.61.0): the box still holds it then, so Enter is pressed again, at most three times."""
+    tui.type(name)
+    for _ in range(3):
+        try:
+            tui.wait(done, what, timeout=5)
+        except AssertionError:
+            if not tui.shows(f"* {name}"):
+                raise  # not the swallowed Enter: something else went wrong
+            tui.key("Enter")
+            continue
+        return
+    tui.wait(done, what)
 
 
 def install_auto(project: Path) -> None:

@@ -1,7 +1,8 @@
 """The Gemini guard through the hook the CLI runs: a print the CLI would hand the model
 big is denied with a page in bytes in the reason, a small bounded read always passes,
 and a read of lines already read from an unchanged file (by the shell or ``read_file``)
-is denied until the file changes or the window ends."""
+is denied until the file changes, the window ends, or the CLI itself removes the read's
+result from the conversation (``/rewind``, its compression: the session file shows it)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from ctxrelay.budget.bounds import (
 )
 from ctxrelay.gemini import hook
 from ctxrelay.gemini.guard import READ_FILE_MAX_LINES, forget_reads, host_output
-from tests.gemini._session import SESSION
+from tests.gemini._session import SESSION, SessionFile
+
+SESSIONS: dict[Path, SessionFile] = {}
+"""Each test project's session file as the CLI has written it so far."""
 
 
 @pytest.fixture
@@ -27,6 +31,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CTXRELAY_STATE_DIR", str(tmp_path / "state"))
     root = tmp_path / "proj"
     root.mkdir()
+    SESSIONS[root] = SessionFile().user("go")
+    SESSIONS[root].write(root / "session.jsonl")
     (root / "big.txt").write_text("".join(f"line {i:06d}\n" for i in range(30_000)))
     (root / "small.txt").write_text("hello\n")
     (root / "medium.txt").write_text("".join(f"line {i:06d}\n" for i in range(2_000)))
@@ -43,8 +49,15 @@ def answer(event: str, project: Path, tool: str, tool_input: dict[str, Any]) -> 
         "tool_name": tool,
         "tool_input": tool_input,
     }
+    session, path = SESSIONS[project], project / "session.jsonl"
+    if event == "AfterTool":  # the CLI runs it before it writes the call's result
+        session.call(tool, tool_input, "the output")
+        path.write_bytes(session.text().encode()[: session.after_tool])
+    else:
+        session.write(path)
     out = io.StringIO()
     assert hook.main(io.StringIO(json.dumps(payload)), out) == 0
+    session.write(path)
     return json.loads(out.getvalue()) if out.getvalue() else None
 
 
@@ -145,6 +158,31 @@ def test_a_read_file_counts_and_the_window_end_forgets(project: Path) -> None:
     assert answer("AfterTool", project, "read_file", {"file_path": "small.txt"}) is None
     assert shell(project, "cat small.txt")["decision"] == "deny"
     forget_reads(SESSION)
+    assert shell(project, "cat small.txt") is None
+
+
+def test_a_read_the_cli_removed_is_no_reread(project: Path) -> None:
+    session = SESSIONS[project]
+    prompt = session.user("read it").lines[-2]["id"]
+    assert answer("AfterTool", project, "read_file", {"file_path": "small.txt"}) is None
+    assert shell(project, "cat small.txt")["decision"] == "deny"
+    session.rewind(prompt)  # /rewind to before the read's turn
+    assert shell(project, "cat small.txt") is None
+    assert shell(project, "cat small.txt", "AfterTool") is None
+    assert shell(project, "cat small.txt")["decision"] == "deny"
+    session.compress()  # the CLI's compression summarized it away
+    assert shell(project, "cat small.txt") is None
+
+
+def test_a_read_the_cli_kept_through_a_compression_is_a_reread(project: Path) -> None:
+    assert shell(project, "cat small.txt", "AfterTool") is None
+    SESSIONS[project].compress(keep=2)  # the call and its result kept as they were
+    assert shell(project, "cat small.txt")["decision"] == "deny"
+
+
+def test_a_reread_is_allowed_when_the_session_file_cannot_tell(project: Path) -> None:
+    assert shell(project, "cat small.txt", "AfterTool") is None
+    del SESSIONS[project].lines[:]  # the session file now shorter than at the read
     assert shell(project, "cat small.txt") is None
 
 

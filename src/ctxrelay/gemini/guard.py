@@ -15,9 +15,13 @@ now (same size and modification time), is denied too, by the shell or by ``read_
 alike: every read covers a span of lines (a whole print or ``read_file`` is the whole
 file, ``sed -n '5,9p'`` or ``start_line``/``end_line`` a range), and an earlier span
 that holds all of its lines makes it a re-read. The record is written once the read ran,
-at ``AfterTool``, and forgotten when the window ends (a clear or a compression). The CLI
-shows the model ``Tool execution blocked: <reason>``. What cannot be judged (a path the
-shell computes, a file that is not there, a command that does not parse) is allowed.
+at ``AfterTool``, with the session file's length then (``transcript_path``), and
+forgotten when ctxrelay clears the window. The CLI can remove a read's result from the
+conversation by itself (``/rewind``, its own compression), so a re-read is denied only
+when the session file past that length still holds the result
+(:func:`ctxrelay.transcripts.gemini_result_kept`); a file that cannot tell allows it. The
+CLI shows the model ``Tool execution blocked: <reason>``. What cannot be judged (a path
+the shell computes, a file that is not there, a command that does not parse) is allowed.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ctxrelay.hooks.guard.reads import (
     remember_reads,
     span_words,
 )
+from ctxrelay.transcripts import gemini_result_kept
 
 __all__ = [
     "READ_FILE_MAX_LINES",
@@ -156,6 +161,20 @@ def _record(payload: Mapping[str, object]) -> str | None:
     return None if folder is None else os.path.join(folder, "main.json")
 
 
+def _session_file(payload: Mapping[str, object]) -> str | None:
+    path = payload.get("transcript_path")
+    return path if isinstance(path, str) and os.path.isabs(path) else None
+
+
+def _length(path: str | None) -> int:
+    """The session file's length now; -1 (never checkable: the read is not denied) when
+    it cannot be read."""
+    try:
+        return os.stat(path).st_size if path else -1
+    except OSError:
+        return -1
+
+
 def deny_reason(payload: Mapping[str, object]) -> str | None:
     """The reason to deny the payload's tool call, or ``None`` to allow it."""
     call = tool_call(payload)
@@ -167,14 +186,20 @@ def deny_reason(payload: Mapping[str, object]) -> str | None:
         if host.floods(total):
             return page_reason(call.printed, total, host, "grep") + "."
     record = _record(payload)
-    seen = None if record is None else earlier_read(record, call.reads)
+    session_file = _session_file(payload)
+
+    def kept(_path: str, start: int) -> bool | None:
+        return None if session_file is None else gemini_result_kept(session_file, start)
+
+    seen = None if record is None else earlier_read(record, call.reads, kept)
     return None if seen is None else _repeat_reason(*seen)
 
 
 def record_read(payload: Mapping[str, object]) -> None:
-    """After a shell command or ``read_file`` ran (its output reached the agent):
-    remember the lines it read of each file, newest last, for the re-read rule."""
+    """After a shell command or ``read_file`` ran (its result goes to the model next):
+    remember the lines it read of each file, newest last, and the session file's length,
+    for the re-read rule."""
     call = tool_call(payload)
     record = _record(payload)
     if call is not None and record is not None:
-        remember_reads(record, call.reads)
+        remember_reads(record, call.reads, _length(_session_file(payload)))

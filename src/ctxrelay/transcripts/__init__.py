@@ -68,8 +68,10 @@ if TYPE_CHECKING:  # the same names, for type checkers
         gemini_conversation as gemini_conversation,
     )
     from ctxrelay.transcripts._gemini_conversation import gemini_windows as gemini_windows
+    from ctxrelay.transcripts._gemini_tail import RESULT_SINCE_MAX_BYTES as RESULT_SINCE_MAX_BYTES
     from ctxrelay.transcripts._gemini_tail import GeminiContext as GeminiContext
     from ctxrelay.transcripts._gemini_tail import gemini_context as gemini_context
+    from ctxrelay.transcripts._gemini_tail import gemini_result_kept as gemini_result_kept
     from ctxrelay.transcripts._gemini_tail import gemini_started as gemini_started
     from ctxrelay.transcripts._history import READERS as READERS
     from ctxrelay.transcripts._history import WINDOWS as WINDOWS
@@ -137,7 +139,13 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_counts": ("SYNTHETIC_MODEL", "context_of"),
     "_formats": ("scan_file",),
     "_gemini_conversation": ("gemini_conversation", "gemini_windows"),
-    "_gemini_tail": ("GeminiContext", "gemini_context", "gemini_started"),
+    "_gemini_tail": (
+        "RESULT_SINCE_MAX_BYTES",
+        "GeminiContext",
+        "gemini_context",
+        "gemini_result_kept",
+        "gemini_started",
+    ),
     "_hot": (
         "CALL_SEARCH_MAX_BYTES",
         "FIRST_CHUNK_BYTES",

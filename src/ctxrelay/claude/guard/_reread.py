@@ -34,13 +34,11 @@ from collections.abc import Mapping
 
 from ctxrelay.claude._state import state_dir
 from ctxrelay.hooks.guard.reads import (
+    Read,
     Span,
-    holds,
-    load_reads,
+    earlier_read,
     read_when,
-    save_reads,
-    span_key,
-    span_of,
+    remember_reads,
     span_words,
 )
 from ctxrelay.hooks.state import is_plain as _plain
@@ -82,26 +80,16 @@ def check(
     if not _plain(session) or not _plain(agent):
         return None
     record = record_path(str(session), str(agent))
-    files = load_reads(record)
     transcript = transcript_of(payload)
-    now = time.time()
-    for key, before in list(files.items()):
-        earlier = span_of(key, path)
-        if earlier is None or not isinstance(before, list) or len(before) != 4:
-            continue
-        if before[:2] != [size, mtime_ns]:
-            del files[key]  # the file changed: that read is stale
-            continue
-        if (
-            holds(earlier, span)
-            and transcript is not None
-            and read_result_since(transcript, int(before[3]), path)
-        ):
-            return reason(path, earlier, int(before[2]), now)
-    key = span_key(path, span)
-    files.pop(key, None)  # the newest read goes last
-    files[key] = [size, mtime_ns, int(now), _size(transcript)]
-    save_reads(record, files)
+    read = Read(path, size, mtime_ns, span)
+
+    def kept(file_path: str, start: int) -> bool | None:
+        return None if transcript is None else read_result_since(transcript, start, file_path)
+
+    seen = earlier_read(record, (read,), kept)
+    if seen is not None:
+        return reason(path, seen[1], seen[2], time.time())
+    remember_reads(record, (read,), _size(transcript))
     return None
 
 

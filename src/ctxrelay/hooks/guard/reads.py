@@ -1,10 +1,15 @@
 """An agent's re-read record: which files (and which lines of them) it printed or read,
 with the numbers each host's re-read rule compares (``[size, mtime_ns, read_at,
-transcript_bytes]`` or a host's own), in one small JSON document per session and agent
+transcript_bytes]``, or a host's own), in one small JSON document per session and agent
 in the host's state folder: ``{"files": {key: [...]}}`` for the newest
 :data:`READS_KEPT` reads, so it never grows with the transcript. A key is the path, or
 the path and a line span (:func:`span_key`) for a host whose rule knows ranges: a read
 is a re-read when an earlier span of the unchanged file :func:`holds` all its lines.
+
+``transcript_bytes`` is where the agent's transcript ended when the read was
+remembered, for a host whose transcript shows when a read's result left the context (a
+compaction, a rewind): :func:`earlier_read` then asks the host's transcript reader
+(:data:`Kept`) whether the result is still there, and denies only on a yes.
 """
 
 from __future__ import annotations
@@ -12,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from ctxrelay.hooks.guard._model import LineRange
 
 __all__ = [
     "READS_KEPT",
+    "Kept",
     "Read",
     "Span",
     "earlier_read",
@@ -39,6 +45,11 @@ READS_KEPT = 64
 
 Span = tuple[int, int]
 """The first line of a read and its last (-1: to the end of the file), 1-based."""
+
+Kept = Callable[[str, int], bool | None]
+"""A host's question to its transcript: whether the result of a read of this path,
+remembered when the transcript was this many bytes long, is still in the agent's
+context (``None``: cannot tell)."""
 
 
 class Read(NamedTuple):
@@ -126,17 +137,22 @@ def save_reads(path: str, files: dict[str, list[int]]) -> None:
 
 def _entries(record: str) -> dict[str, list[int]]:
     """The record's span entries: ``"<path>\\n<first>:<last>": [size, modification
-    time, when read]``."""
+    time, when read]``, and the transcript's length then for a host that keeps it."""
     return {
         k: v
         for k, v in load_reads(record).items()
-        if isinstance(v, list) and len(v) == 3 and all(isinstance(n, int) for n in v)
+        if isinstance(v, list) and len(v) in (3, 4) and all(isinstance(n, int) for n in v)
     }
 
 
-def earlier_read(record: str, reads: Iterable[Read]) -> tuple[str, Span, int] | None:
+def earlier_read(
+    record: str, reads: Iterable[Read], kept: Kept | None = None
+) -> tuple[str, Span, int] | None:
     """The first of ``reads`` whose lines an earlier read of the unchanged file (same size
-    and modification time) in ``record`` already showed: its path, that span and when."""
+    and modification time) in ``record`` already showed: its path, that span and when.
+    With ``kept`` (a host that follows its transcript), only an earlier read whose result
+    ``kept`` says is still in the context counts; one remembered without the
+    transcript's length does not (it cannot be checked)."""
     seen = _entries(record)
     for read in reads:
         if read.span is None:
@@ -147,24 +163,27 @@ def earlier_read(record: str, reads: Iterable[Read]) -> tuple[str, Span, int] | 
                 earlier is not None
                 and before[:2] == [read.size, read.mtime_ns]
                 and holds(earlier, read.span)
+                and (kept is None or (len(before) == 4 and kept(read.path, before[3]) is True))
             ):
                 return read.path, earlier, before[2]
     return None
 
 
-def remember_reads(record: str, reads: Iterable[Read]) -> None:
-    """After the call ran (its output reached the agent): remember the lines it read of
-    each file, newest last; what was read of a file that changed since is forgotten."""
+def remember_reads(record: str, reads: Iterable[Read], transcript_bytes: int | None = None) -> None:
+    """Remember the lines a call read of each file, newest last, and where the agent's
+    transcript ended then (``transcript_bytes``, for :func:`earlier_read`'s ``kept``);
+    what was read of a file that changed since is forgotten."""
     known = [(r, r.span) for r in reads if r.span is not None]
     if not known:
         return
     seen = _entries(record)
     now = int(time.time())
+    after = [] if transcript_bytes is None else [transcript_bytes]
     for read, span in known:
         for key in [k for k, v in seen.items() if span_of(k, read.path) is not None]:
             if seen[key][:2] != [read.size, read.mtime_ns]:
                 del seen[key]  # the file changed: what was read of it is stale
         key = span_key(read.path, span)
         seen.pop(key, None)
-        seen[key] = [read.size, read.mtime_ns, now]
+        seen[key] = [read.size, read.mtime_ns, now, *after]
     save_reads(record, seen)
