@@ -8,8 +8,8 @@ import contextlib
 import functools
 import json
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
     ConversationError,
@@ -28,6 +28,7 @@ from ctxrelay.integrations._items import (
     Sealing,
     SentRequest,
     _last_response_at,
+    _Lazy,
     _list_size,
     _size,
 )
@@ -87,30 +88,6 @@ def _call_ended(ref: weakref.ref[Run], task: asyncio.Task[Any]) -> None:
     run = ref()
     if run is not None and run._calling is task:
         run.release()
-
-
-_T = TypeVar("_T")
-
-
-class _Lazy(Sequence[_T]):
-    """``items`` seen through ``f``, each computed when read (the reconciliation reads
-    the newest few)."""
-
-    def __init__(self, items: Sequence[Item], f: Callable[[Item], _T]) -> None:
-        self._items = items
-        self._f = f
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, i: int) -> _T: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[_T]: ...
-    def __getitem__(self, i: int | slice) -> _T | Sequence[_T]:
-        if isinstance(i, slice):
-            return [self._f(x) for x in self._items[i]]
-        return self._f(self._items[i])
 
 
 class Run:
@@ -717,8 +694,7 @@ class Run:
                 self._check_conversation(conversation)
             self.start()
         self._record_input(items)
-        self.memory.view_items = items
-        self.memory.view = self.memory.look(items, processed)
+        self.memory.look(items, processed)
         if self._pending_new_context():
             self._rollover("new_context")
         planned = self._dispatch()
