@@ -53,6 +53,7 @@ from ctxrelay.runtime.plan import (
     estimate_request,
     guard_request,
 )
+from ctxrelay.runtime.tools.context import sealing_text
 from ctxrelay.runtime.windows import lead_in_text, seal_window, window_opening
 from ctxrelay.store import (
     Lease,
@@ -403,16 +404,21 @@ class Run:
 
     def _interrupted(self, call: Call) -> NewRow:
         """The answer to a tool call a dead process left without its result: the model is
-        told, as by the runtime."""
-        text = interrupted_text(call.name)
+        told, as by the runtime; a ``new_context`` whose outcome was kept (it ran and
+        succeeded, the process died before its result was stored) is answered with that
+        outcome, and seals the window as if its result had been stored."""
+        sealed = call.name == NEW_CONTEXT and self._sealing(call.name, call.call_id)
+        text = sealing_text(self.window.index) if sealed else interrupted_text(call.name)
         item = self.codec.tool_output(call.call_id, call.name, text)
-        meta = {
+        meta: dict[str, Any] = {
             "items": [self.codec.dump(item)],
             "keys": [self.codec.key(item)],
             "tool_call_id": call.call_id,
             "name": call.name,
-            "is_error": True,
+            "is_error": not sealed,
         }
+        if sealed:
+            meta["new_context"] = True
         return NewRow("tool_result", text, meta)
 
     def _record_input(self, items: Sequence[Item]) -> None:
