@@ -23,22 +23,26 @@ class FrameworkMemory:
 
     def __init__(self, codec: Codec) -> None:
         self.codec = codec
-        self._rows: list[Row] = []
-        self._keys: list[str] = []
+        self.attach([], [])
         self.reset()
 
     def attach(self, rows: list[Row], keys: list[str]) -> None:
-        """Follow the run's lists (after it loaded them from the store)."""
+        """Follow the run's lists (after it loaded them from the store); the run only
+        appends to them until it loads them again."""
         self._rows = rows
         self._keys = keys
+        # Their keys as a set and a list, kept as they grow (a dispatch reads the new
+        # rows only, not the whole history).
+        self._known: set[str] = set()
+        self._known_n = 0
+        self._window: list[str] = []
+        self._window_n = 0
 
     def reset(self) -> None:
         self.view: View | None = None
         self.view_items: Sequence[Item] = ()
         self.processed: Sequence[Item] = ()
         self._before = frozenset(self._keys)  # what the store held when the run began
-        self._known: set[str] = set()
-        self._known_of: tuple[int, int] = (0, 0)
         self._held = Held()
         self._key_of: dict[int, tuple[Item, str]] = {}
         self._same: dict[int, tuple[Item, bool]] = {}
@@ -47,6 +51,8 @@ class FrameworkMemory:
         """Drop the per-object caches' entries of objects the framework no longer hands
         over: what they hold (and pin) is this call's items, never every object of every
         earlier call (the Agents SDK rebuilds its input at each call)."""
+        if len(self._key_of) <= len(items) and len(self._same) <= len(items):
+            return  # nothing to drop yet (the usual call: only new objects were keyed)
         live = {id(i) for i in items}
         for cache in (self._key_of, self._same):
             if len(cache) > len(live):
@@ -66,17 +72,19 @@ class FrameworkMemory:
 
     def stored_keys(self) -> set[str]:
         """The keys of every framework item the session stored (kept as rows are added)."""
-        keys = self._keys
-        if self._known_of[0] != id(keys) or self._known_of[1] > len(keys):
-            self._known = set(keys)
-        else:
-            self._known.update(keys[self._known_of[1] :])
-        self._known_of = (id(keys), len(keys))
+        if self._known_n < len(self._keys):
+            self._known.update(self._keys[self._known_n :])
+            self._known_n = len(self._keys)
         return self._known
 
     def window_keys(self) -> list[str]:
-        """The keys of the open window's framework items, in order."""
-        return [str(k) for r in self._rows for k in r.metadata.get("keys") or ()]
+        """The keys of the open window's framework items, in order (kept as rows are
+        added)."""
+        rows = self._rows
+        for r in rows[self._window_n :]:
+            self._window += [str(k) for k in r.metadata.get("keys") or ()]
+        self._window_n = len(rows)
+        return self._window
 
     def look(self, items: Sequence[Item], processed: Sequence[Item] | None) -> None:
         """Key this call's items and ``processed`` (the user's processing of the request)

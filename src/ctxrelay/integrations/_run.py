@@ -391,13 +391,16 @@ class Run:
         self._fresh[key] = (item, size)
         return key, raw, size
 
-    def _rows_for(self, item: Item, calls: Mapping[str, str]) -> list[NewRow]:
-        """The rows of one item: the first carries the item (and is what is sent); the
-        others (the further parts of a message that holds several) are its parts, for
-        ``session_history`` and ``sessions show``, and send nothing themselves."""
+    def _rows_for(
+        self, item: Item, calls: Mapping[str, str], described: Sequence[ItemRow] | None = None
+    ) -> list[NewRow]:
+        """The rows of one item (``described``: its codec's description, when already
+        made): the first carries the item (and is what is sent); the others (the further
+        parts of a message that holds several) are its parts, for ``session_history`` and
+        ``sessions show``, and send nothing themselves."""
         key, raw, _ = self._remember(item)
         rows: list[NewRow] = []
-        for i, d in enumerate(self.codec.describe(item)):
+        for i, d in enumerate(self.codec.describe(item) if described is None else described):
             meta: dict[str, Any] = {"items": [raw], "keys": [key]} if i == 0 else {"part_of": key}
             rows.append(self._part_row(d, meta, calls))
         return rows
@@ -486,7 +489,7 @@ class Run:
             described = self.codec.describe(item)
             head = described[0] if described else ItemRow("assistant", "")
             if head.kind == "tool_call":
-                rows = self._rows_for(item, {})
+                rows = self._rows_for(item, {}, described)
                 carried += self._fresh[rows[0].metadata["keys"][0]][1] + 2
                 parts += rows
             else:
