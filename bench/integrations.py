@@ -12,8 +12,10 @@ LangChain's ``awrap_model_call``. That is recording the response and the tool re
 assembling and estimating the window's request, asking the policy, publishing when due,
 returning the items to send, and the adapter's own work around them. Its median is held
 to at most 2 ms on SQLite, as for the runtime; what the store's writes take of it is
-shown too. The gap between model calls with and without ctxrelay is printed as well (the
-framework's own work dominates it, and on a shared machine it is noisy).
+shown too, and the CPU time of the same seams (on a loaded machine the wall time is mostly
+waiting for a core: the CPU time is the work, the load average at the end says how busy
+the machine was). The gap between model calls with and without ctxrelay is printed as
+well (the framework's own work dominates it, and on a shared machine it is noisy).
 
     python bench/integrations.py                   # a table
     python bench/integrations.py --json            # one JSON object
@@ -31,6 +33,7 @@ import asyncio
 import dataclasses
 import importlib.util
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -65,17 +68,19 @@ class Meter:
 
     def __init__(self) -> None:
         self.spent: list[float] = []
+        self.cpu: list[float] = []
         self.stored: list[float] = []
-        self._after = 0.0
+        self._after = (0.0, 0.0)
         self._store = 0.0
 
-    def before(self, seconds: float) -> None:
-        self.spent.append(seconds + self._after)
+    def before(self, seconds: float, cpu: float) -> None:
+        self.spent.append(seconds + self._after[0])
+        self.cpu.append(cpu + self._after[1])
         self.stored.append(self._store)
-        self._after = self._store = 0.0
+        self._after, self._store = (0.0, 0.0), 0.0
 
-    def after(self, seconds: float) -> None:
-        self._after = seconds
+    def after(self, seconds: float, cpu: float) -> None:
+        self._after = (seconds, cpu)
 
     def watch(self, store: Any) -> None:
         """Time the writes of ``store`` (a store's own ``append``, on this instance)."""
@@ -95,11 +100,11 @@ class Meter:
         record = self.before if before else self.after
 
         async def timed_seam(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return await seam(*args, **kwargs)
             finally:
-                record(time.perf_counter() - start)
+                record(time.perf_counter() - start, time.thread_time() - cpu)
 
         return timed_seam
 
@@ -304,21 +309,24 @@ async def _langchain(dispatches: int, db: Path | None) -> tuple[list[float], Met
 
         async def timed_wrap(request: Any, handler: Any) -> Any:
             # One seam around the model's call: its time is taken out.
-            model = 0.0
+            model = model_cpu = 0.0
 
             async def timed_handler(sent: Any) -> Any:
-                nonlocal model
-                start = time.perf_counter()
+                nonlocal model, model_cpu
+                start, cpu = time.perf_counter(), time.thread_time()
                 try:
                     return await handler(sent)
                 finally:
                     model = time.perf_counter() - start
+                    model_cpu = time.thread_time() - cpu
 
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             try:
                 return await wrap(request, timed_handler)
             finally:
-                meter.before(time.perf_counter() - start - model)
+                meter.before(
+                    time.perf_counter() - start - model, time.thread_time() - cpu - model_cpu
+                )
 
         mine.awrap_model_call = timed_wrap
         middleware = [mine]
@@ -384,6 +392,7 @@ def measure(dispatches: int, only: list[str] | None = None) -> dict[str, Any]:
             bare: list[float] = []
             relayed: list[float] = []
             inner: list[float] = []
+            cpu: list[float] = []
             stored: list[float] = []
             for trial in range(TRIALS):  # alternate, so load on the machine hits both
                 bare += asyncio.run(run(dispatches, None))[0]
@@ -392,6 +401,7 @@ def measure(dispatches: int, only: list[str] | None = None) -> dict[str, Any]:
                     raise SystemExit(f"{name}: {len(meter.spent)} of {dispatches} dispatches timed")
                 relayed += gaps
                 inner += meter.spent
+                cpu += meter.cpu
                 stored += meter.stored
             bare_ms = statistics.median(bare) * 1000
             relay_ms = statistics.median(relayed) * 1000
@@ -401,6 +411,8 @@ def measure(dispatches: int, only: list[str] | None = None) -> dict[str, Any]:
                 "dispatches": dispatches * TRIALS,
                 "ctxrelay_median_ms": round(inner_ms, 3),
                 "ctxrelay_p90_ms": round(statistics.quantiles(inner, n=10)[-1] * 1000, 3),
+                "ctxrelay_cpu_median_ms": round(statistics.median(cpu) * 1000, 3),
+                "load_average": [round(x, 2) for x in os.getloadavg()],
                 "store_median_ms": round(statistics.median(stored) * 1000, 3),
                 "gap_median_without_ms": round(bare_ms, 3),
                 "gap_median_with_ms": round(relay_ms, 3),
@@ -432,7 +444,8 @@ def main() -> int:
             continue
         print(
             f"{name}: {r['dispatches']} dispatches; ctxrelay's own time per dispatch: median "
-            f"{r['ctxrelay_median_ms']:.3f} ms, p90 {r['ctxrelay_p90_ms']:.3f} ms "
+            f"{r['ctxrelay_median_ms']:.3f} ms, p90 {r['ctxrelay_p90_ms']:.3f} ms, CPU "
+            f"{r['ctxrelay_cpu_median_ms']:.3f} ms "
             f"(target {TARGET_MEDIAN_MS} ms median), of which its writes to the store: median "
             f"{r['store_median_ms']:.3f} ms. Gap between model calls: median "
             f"{r['gap_median_without_ms']:.3f} ms without ctxrelay, "
@@ -440,7 +453,8 @@ def main() -> int:
             f"gap {r['share_of_gap']:.2f}x (target {TARGET_SHARE_OF_GAP}x). Memory ctxrelay "
             f"adds to the run's peak: {r['memory_added_kib']:,.0f} KiB, "
             f"{r['memory_growth']:.2f}x what it adds at half the dispatches "
-            f"(target {MEMORY_GROWTH_MAX}x: its history, not dispatches x history)."
+            f"(target {MEMORY_GROWTH_MAX}x: its history, not dispatches x history). Load "
+            f"average at the end: {', '.join(str(x) for x in r['load_average'])}."
         )
     return 0
 

@@ -10,10 +10,11 @@ Where the test asks it to (``Args.kill``), the process says so on its pipe and w
 there for its SIGKILL: ``mid-tool`` (``slow`` is running), ``after-result`` (``slow``'s
 result reached the framework's memory, the next model call has not begun), ``mid-seal``
 (the ``new_context`` result row is stored, the window not yet sealed: the seal's first
-write is visible, its second is not) and ``after-seal`` (the window is sealed, the fresh
-window's first request not yet sent). ``mid-request`` needs nothing here: the test's
-server holds the request. A run that ends sends its answers and every string the
-framework's memory then holds.
+write is visible, its second is not), ``after-new-context`` (``new_context`` ran and its
+outcome is kept in the session, its result is stored nowhere yet) and ``after-seal``
+(the window is sealed, the fresh window's first request not yet sent). ``mid-request``
+needs nothing here: the test's server holds the request. A run that ends sends its
+answers and every string the framework's memory then holds.
 """
 
 from __future__ import annotations
@@ -68,9 +69,16 @@ class Stop:
 
 
 class _SealStore(SqliteStore):
-    """The relay's store, stopping before and after the seal's one transaction."""
+    """The relay's store, stopping before and after the seal's one transaction, and once
+    ``new_context``'s outcome is kept."""
 
     stop: Stop
+
+    def update_session(self, *args: Any, **kwargs: Any) -> Any:
+        info = super().update_session(*args, **kwargs)
+        if "new_context" in (kwargs.get("metadata") or {}):
+            self.stop("after-new-context")
+        return info
 
     def rollover(self, *args: Any, **kwargs: Any) -> Any:
         self.stop("mid-seal")

@@ -12,6 +12,8 @@ process is killed with SIGKILL at each point of a run:
 - ``mid-tool``: the tool runs;
 - ``after-result``: the tool's result reached the framework's memory, the next model
   call has not begun;
+- ``after-new-context``: ``new_context`` ran (its outcome is kept in the session), its
+  result is stored nowhere (neither the framework's memory nor ctxrelay's rows hold it);
 - ``mid-seal``: ``new_context``'s result row is stored and the window not sealed yet
   (between the seal's two writes);
 - ``after-seal``: the window is sealed, the fresh window's first request not sent.
@@ -62,7 +64,19 @@ BIG = "x" * int(
 )
 FIRST = f"Read this log: {BIG}"
 KILLED = "Now do the slow part."
-POINTS = ["mid-first-request", "mid-request", "mid-tool", "after-result", "mid-seal", "after-seal"]
+POINTS = [
+    "mid-first-request",
+    "mid-request",
+    "mid-tool",
+    "after-result",
+    "after-new-context",
+    "mid-seal",
+    "after-seal",
+]
+#: The points where the kill run's tool is ``new_context`` (the resume opens window 2).
+SEALING = ("after-new-context", "mid-seal", "after-seal")
+#: What the agent wrote as its handoff notes before it asked for a fresh window.
+NOTES = "Handoff: the slow part is next; the log was read."
 #: Seconds a child may take to reach a point or to finish (a bound on a hang, not a wait).
 PATIENCE = 180.0
 
@@ -249,6 +263,7 @@ def _killed_at(at: str, db: str) -> None:
         windows = [w.seal_reason for w in store.windows(SESSION)]
         window = store.current_window(SESSION)
         rows = store.rows(SESSION, window_id=window.id)
+        session = store.get_session(SESSION)
     finally:
         store.close()
     kinds = [r.kind for r in rows]
@@ -266,7 +281,10 @@ def _killed_at(at: str, db: str) -> None:
     last = max(i for i, k in enumerate(kinds) if k == "assistant")
     assert kinds[last + 1] == "tool_call"
     assert rows[-1].kind != "assistant"
-    if at == "mid-seal":  # the seal's first write, not its second
+    if at == "after-new-context":  # the outcome is kept; no row answers the call yet
+        assert names == []
+        assert session.metadata.get("new_context") is not None
+    elif at == "mid-seal":  # the seal's first write, not its second
         assert names == ["new_context"]
         assert rows[-1].metadata.get("new_context") is True
     elif at == "mid-request":  # the request after the result went out
@@ -310,7 +328,7 @@ def _texts(body: Any) -> Iterator[str]:
 def test_a_killed_run_resumes_with_the_frameworks_memory(
     started: Started, tmp_path: Path, at: str
 ) -> None:
-    sealing = at.endswith("-seal")
+    sealing = at in SEALING
     tool = "new_context" if sealing else "slow"
     steps = [
         Step(text="Starting the slow part.", tool_calls=[ToolUse(tool)]),
@@ -319,6 +337,11 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
     ]
     with OpenAIServer(steps) as server:
         args = replace(_copy(started, tmp_path / "files"), base_url=server.base_url)
+        if sealing:  # the agent's notes, which the fresh window opens with
+            workspace = tmp_path / "ws"
+            shutil.copytree(args.workspace, workspace)
+            (workspace / "context-notes.md").write_text(NOTES)
+            args = replace(args, workspace=str(workspace))
         first = server.hold() if at.startswith("mid-") and at.endswith("request") else None
         killed = "continue" if at == "mid-first-request" else KILLED
         child = Child.start(replace(args, prompts=(killed,), kill=at))
@@ -384,6 +407,12 @@ def test_a_killed_run_resumes_with_the_frameworks_memory(
         assert [r.metadata.get("name") for r in results] == ["new_context"]
         assert len(lead_ins) == 1
         assert any("[ctxrelay] This is context window 2" in t for t in _texts(bodies[-2]))
+        # The fresh window started once and carries the notes once; window 1's items
+        # are not sent in it (the big prompt, checked above, nor the kill run's call).
+        window2 = [b for b in bodies if any("context window 2" in t for t in _texts(b))]
+        assert len(window2) == 2  # the two resumes' requests
+        assert [sum(NOTES in t for t in _texts(b)) for b in window2] == [1, 1]
+        assert all(KILLED not in t for b in window2 for t in _texts(b))
     else:
         assert [w.seal_reason for w in windows] == [None]
         assert not lead_ins

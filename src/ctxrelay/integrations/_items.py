@@ -5,9 +5,9 @@ helpers that size a request. Nothing here imports a framework."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, overload
 
 from ctxrelay.runtime.tools.context import NewContext
 from ctxrelay.store import (
@@ -108,18 +108,28 @@ def _list_size(sizes: Sequence[int]) -> int:
     return sum(sizes) + max(len(sizes) - 1, 0) + 2
 
 
-@dataclass(frozen=True, slots=True)
-class _View:
-    """What one call's framework memory and user processing change in the open window's
-    request (:meth:`Run._look`): keys not to send, items to send before a key's item,
-    items to send after the window's last held item, and items to send instead of the
-    window's of the same key (``replaced``: the framework's current objects)."""
+_T = TypeVar("_T")
 
-    dropped: set[str]
-    anchors: dict[str, list[Item]]
-    trailing: list[Item]
-    changed: dict[str, Item]
-    replaced: bool
+
+class _Lazy(Sequence[_T]):
+    """``items`` seen through ``f``, each computed when read (the reconciliation reads
+    the newest few)."""
+
+    def __init__(self, items: Sequence[Item], f: Callable[[Item], _T]) -> None:
+        self._items = items
+        self._f = f
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> _T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[_T]: ...
+    def __getitem__(self, i: int | slice) -> _T | Sequence[_T]:
+        if isinstance(i, slice):
+            return [self._f(x) for x in self._items[i]]
+        return self._f(self._items[i])
 
 
 NEW_CONTEXT = NewContext().name

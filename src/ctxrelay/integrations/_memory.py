@@ -1,43 +1,49 @@
 """How a run follows the framework's own memory and the user's processing of each
-request (:class:`FrameworkMemory`, a part of :class:`~ctxrelay.integrations._run.Run`):
-which of the open window's items the framework no longer holds, which it holds ahead of
-them, and which a filter or history processor changed, so the request sent is the
-window as the framework's memory and the user's processing left it."""
+request (:class:`FrameworkMemory`, a part of :class:`~ctxrelay.integrations._run.Run`).
+What to send is decided by the pure functions :func:`~ctxrelay.integrations._reconcile.look`
+and :func:`~ctxrelay.integrations._reconcile.compose` on keys; this class keys the
+framework's objects (once per object), keeps what the run knows of the framework's memory
+between calls (a :class:`~ctxrelay.integrations._reconcile.Held`), and turns the pieces
+decided into the objects sent and their size."""
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
 
-from ctxrelay.integrations._items import Codec, Item, _size, _View
+from ctxrelay.integrations._items import Codec, Item, _Lazy, _size
+from ctxrelay.integrations._reconcile import Held, Piece, View, compose, look
 from ctxrelay.store import Row
 
 
 class FrameworkMemory:
-    """The framework-memory half of a run: its own state, and the run's open window
-    rows and stored keys (the run's lists, attached whenever it loads them)."""
+    """The framework-memory half of a run: the keying caches, the :class:`Held` state,
+    and the run's open window rows and stored keys (the run's lists, attached whenever
+    it loads them)."""
 
     def __init__(self, codec: Codec) -> None:
         self.codec = codec
-        self._rows: list[Row] = []
-        self._keys: list[str] = []
+        self.attach([], [])
         self.reset()
 
     def attach(self, rows: list[Row], keys: list[str]) -> None:
-        """Follow the run's lists (after it loaded them from the store)."""
+        """Follow the run's lists (after it loaded them from the store); the run only
+        appends to them until it loads them again."""
         self._rows = rows
         self._keys = keys
+        # Their keys as a set and a list, kept as they grow (a dispatch reads the new
+        # rows only, not the whole history).
+        self._known: set[str] = set()
+        self._known_n = 0
+        self._window: list[str] = []
+        self._window_n = 0
 
     def reset(self) -> None:
-        self.view: _View | None = None
+        self.view: View | None = None
         self.view_items: Sequence[Item] = ()
+        self.processed: Sequence[Item] = ()
         self._before = frozenset(self._keys)  # what the store held when the run began
-        self._known: set[str] = set()
-        self._known_of: tuple[int, int] = (0, 0)
-        self._holds: set[str] | None = None  # the keys the framework held at its last call
-        self._held_sig: tuple[int, str, str] | None = None
-        self._head = 0  # how many items the framework's memory holds ahead of ctxrelay's
-        self._dropped: set[str] = set()
+        self._held = Held()
         self._key_of: dict[int, tuple[Item, str]] = {}
         self._same: dict[int, tuple[Item, bool]] = {}
 
@@ -45,6 +51,8 @@ class FrameworkMemory:
         """Drop the per-object caches' entries of objects the framework no longer hands
         over: what they hold (and pin) is this call's items, never every object of every
         earlier call (the Agents SDK rebuilds its input at each call)."""
+        if len(self._key_of) <= len(items) and len(self._same) <= len(items):
+            return  # nothing to drop yet (the usual call: only new objects were keyed)
         live = {id(i) for i in items}
         for cache in (self._key_of, self._same):
             if len(cache) > len(live):
@@ -64,116 +72,76 @@ class FrameworkMemory:
 
     def stored_keys(self) -> set[str]:
         """The keys of every framework item the session stored (kept as rows are added)."""
-        keys = self._keys
-        if self._known_of[0] != id(keys) or self._known_of[1] > len(keys):
-            self._known = set(keys)
-        else:
-            self._known.update(keys[self._known_of[1] :])
-        self._known_of = (id(keys), len(keys))
+        if self._known_n < len(self._keys):
+            self._known.update(self._keys[self._known_n :])
+            self._known_n = len(self._keys)
         return self._known
 
     def window_keys(self) -> list[str]:
-        """The keys of the open window's framework items, in order."""
-        return [str(k) for r in self._rows for k in r.metadata.get("keys") or ()]
+        """The keys of the open window's framework items, in order (kept as rows are
+        added)."""
+        rows = self._rows
+        for r in rows[self._window_n :]:
+            self._window += [str(k) for k in r.metadata.get("keys") or ()]
+        self._window_n = len(rows)
+        return self._window
 
-    def look(self, items: Sequence[Item], processed: Sequence[Item] | None) -> _View | None:
-        """What the framework's memory and the user's processing change in the open
-        window's request this call (``None``: nothing), the rules of :meth:`prepare`:
-
-        - items the framework held at an earlier call of this run and holds no longer (a
-          history processor or a summarization rewrote its memory), or that come before
-          the first item it holds at the run's start (it resumed from a memory cut short
-          at its head), are not sent; they stay in the store, for ``session_history``;
-        - items of that memory ctxrelay never stored, ahead of the first it did (the
-          summary that replaced them), are sent in their place, while that item is one of
-          the open window's;
-        - ``processed is items``: an item the framework replaced by another object under
-          the same key (a tool return a processor stubbed) is sent as it is now;
-        - another ``processed``: its changes, removals and additions (in their place).
-
-        ctxrelay's own rows (lead-in, advisories, triggering messages) are always sent."""
-        known = self.stored_keys()
-        n = len(items)
-        sig = self._held_sig
-        grew = (
-            sig is not None
-            and n >= sig[0]
-            and self.key(items[0]) == sig[1]
-            and self.key(items[sig[0] - 1]) == sig[2]
+    def look(self, items: Sequence[Item], processed: Sequence[Item] | None) -> None:
+        """Key this call's items and ``processed`` (the user's processing of the request)
+        and keep :func:`~ctxrelay.integrations._reconcile.look`'s view of them for the
+        renders of this call (:meth:`follow`)."""
+        replaced = processed is items
+        keys = None if processed is None or replaced else [self.key(i) for i in processed]
+        self.view, self._held = look(
+            _Lazy(items, self.key),
+            keys,
+            stored=self.stored_keys(),
+            before=self._before,
+            window=self.window_keys(),
+            held=self._held,
+            replaced=replaced,
         )
-        if grew and self._holds is not None and sig is not None:  # it only appended
-            self._holds.update(self.key(i) for i in items[sig[0] :])
-        else:
-            keys = [self.key(i) for i in items]
-            held = set(keys)
-            first = next((j for j, k in enumerate(keys) if k in known), None)
-            window = self.window_keys()
-            self._head = 0
-            if first is not None and keys[first] in window:
-                self._head = first  # the items ahead of it are none of the store's
-                if self._holds is None and keys[first] in self._before:
-                    self._dropped |= set(window[: window.index(keys[first])])
-            if self._holds is not None:
-                self._dropped |= self._holds - held
-            self._holds = held
-        self._held_sig = (n, self.key(items[0]), self.key(items[-1])) if n else None
-        held = self._holds or set()
-        dropped = self._dropped - held
-        anchors: dict[str, list[Item]] = {}
-        if self._head and self._head < n:
-            anchors[self.key(items[self._head])] = list(items[: self._head])
-        if processed is None or processed is items:
-            if not dropped and not anchors and processed is None:
-                return None
-            return _View(dropped, anchors, [], {}, replaced=processed is items)
-        # The user's own processing of this request: what it removed, changed and added.
-        sentkeys = [self.key(i) for i in processed]
-        dropped |= held - set(sentkeys)
-        inwindow = set(self.window_keys())
-        changed = {k: f for k, f in zip(sentkeys, processed, strict=True) if k in inwindow}
-        pending: list[Item] = []
-        for k, f in zip(sentkeys, processed, strict=True):
-            if k not in known and k not in held:
-                pending.append(f)
-            elif k in inwindow and k not in dropped and pending:
-                anchors.setdefault(k, []).extend(pending)
-                pending = []
-        return _View(dropped, anchors, pending, changed, replaced=False)
+        self.view_items = items
+        self.processed = processed if processed is not None else items
 
     def follow(self, out: list[Item], size: int) -> tuple[list[Item], int]:
-        """``out`` (the open window's request, of ``size`` bytes) with this call's
-        :class:`_View` applied, and its size."""
+        """``out`` (the open window's request, of ``size`` bytes) as
+        :func:`~ctxrelay.integrations._reconcile.compose` makes it this call, and its
+        size."""
         view = self.view
         assert view is not None
-        changed = view.changed
+        changed: dict[str, Piece] | None = None
         if view.replaced:  # the framework's objects that are not the ones ctxrelay sends
             items = self.view_items
+            changed = {}
             if len(items) != len(out) or not all(map(operator.is_, items, out)):
                 sent = {id(i) for i in out}
-                changed = {self.key(i): i for i in items if id(i) not in sent}
-        if not view.dropped and not view.anchors and not view.trailing and not changed:
+                changed = {
+                    self.key(i): Piece("items", j) for j, i in enumerate(items) if id(i) not in sent
+                }
+        pieces = compose(view, _Lazy(out, self.key), changed)
+        if pieces is None:
             return out, size
+        sources = {"items": self.view_items, "processed": self.processed}
         result: list[Item] = []
-        last = -1
-        for item in out:
-            k = self.key(item)
-            if k in view.dropped:
-                size -= _size(self.codec.dump(item)) + 1
+        kept: set[int] = set()
+        for p in pieces:
+            if p.source == "request":
+                kept.add(p.at)
+                result.append(out[p.at])
                 continue
-            for extra in view.anchors.get(k, ()):
-                result.append(extra)
-                size += _size(self.codec.dump(extra)) + 1
-            new = changed.get(k)
-            if new is not None and new is not item and not self.equal(new, item):
-                size += _size(self.codec.dump(new)) - _size(self.codec.dump(item))
-                result.append(new)
+            new = sources[p.source][p.at]
+            if p.instead < 0:
+                size += _size(self.codec.dump(new)) + 1
             else:
-                result.append(item)
-            if self._holds is not None and k in self._holds:
-                last = len(result)
-        at = last if last >= 0 else len(result)
-        result[at:at] = view.trailing  # after the last of the window's items it holds
-        size += sum(_size(self.codec.dump(i)) + 1 for i in view.trailing)
+                kept.add(p.instead)
+                old = out[p.instead]
+                if new is old or self.equal(new, old):
+                    new = old
+                else:
+                    size += _size(self.codec.dump(new)) - _size(self.codec.dump(old))
+            result.append(new)
+        size -= sum(_size(self.codec.dump(o)) + 1 for i, o in enumerate(out) if i not in kept)
         return result, size
 
     def equal(self, new: Item, old: Item) -> bool:

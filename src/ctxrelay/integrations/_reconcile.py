@@ -1,10 +1,15 @@
-"""The reconciliation of a framework's items with what the session stored, as a pure
-function (:func:`reconcile`): the framework's items (their keys and what each carries),
-the keys the session stored and the tool calls its open window left unanswered in, what
-to record out (which items, and which calls to answer as interrupted). No I/O: the run
-(``_run.py``) reads the store, builds the rows and appends them.
+"""The reconciliation of a framework's items with what the session stored, as pure
+functions on keys. What to record (:func:`reconcile`): the framework's items (their keys
+and what each carries), the keys the session stored and the tool calls its open window
+left unanswered in, what to record out (which items, and which calls to answer as
+interrupted). What to send (:func:`look`, then :func:`compose` for each render of the
+window): the framework's items' keys, the user's processed items' keys, the stored keys
+and the window's, what the run knew of the framework's memory at its earlier calls in,
+the pieces of the request out (see :func:`look` for its rules; data cases in
+``tests/integrations/test_send.py``). No I/O: the run (``_run.py``) reads the store,
+builds the rows and appends them; ``_memory.py`` keys the objects and sends the pieces.
 
-The rules, each pinned by ``tests/integrations/test_reconcile.py`` as data:
+The recording rules, each pinned by ``tests/integrations/test_reconcile.py`` as data:
 
 - the items after the last stored item (its last occurrence) are new: the usual case;
 - when it is absent but the items open with the session's first stored item, the
@@ -26,7 +31,8 @@ The rules, each pinned by ``tests/integrations/test_reconcile.py`` as data:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -105,3 +111,146 @@ def reconcile(
     answered = {p.call_id for i in new for p in parts[i] if p.kind == "tool_result"}
     interrupted = tuple(c for c in pending if c.call_id not in answered)
     return Reconciled(tuple(new), interrupted)
+
+
+# -- what to send ---------------------------------------------------------------------
+
+
+class Piece(NamedTuple):
+    """One item of the request sent: the open window's rendered request's item ``at``
+    (``source`` ``request``), or the framework's item ``at`` (``items``) or the user's
+    processed item ``at`` (``processed``); ``instead``: the index of the window's item it
+    replaces (``-1``: none), sent only when the two differ as JSON."""
+
+    source: str
+    at: int
+    instead: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a run knows of the framework's memory from its earlier calls: the keys it
+    held at its last call (``None``: no call yet), the window's items it no longer holds,
+    how many items it holds ahead of the store's (``head``), and the shape of its last
+    items (their number, first and last key: a memory that only grew is not re-read)."""
+
+    keys: frozenset[str] | None = None
+    dropped: frozenset[str] = frozenset()
+    head: int = 0
+    shape: tuple[int, str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one call's framework memory and user processing change in the open window's
+    request: keys not to send, items to send before a key's item, items to send after
+    the window's last item the framework holds, items to send instead of the window's
+    item of their key; ``replaced``: the framework's current objects replace the
+    window's of the same key (a processor that changed them in place); ``held``: the
+    keys the framework holds."""
+
+    dropped: frozenset[str]
+    anchors: Mapping[str, tuple[Piece, ...]]
+    trailing: tuple[Piece, ...]
+    changed: Mapping[str, Piece]
+    replaced: bool
+    held: frozenset[str]
+
+
+def look(
+    items: Sequence[str],
+    processed: Sequence[str] | None,
+    *,
+    stored: AbstractSet[str],
+    before: AbstractSet[str],
+    window: Sequence[str],
+    held: Held,
+    replaced: bool = False,
+) -> tuple[View | None, Held]:
+    """What the framework's memory and the user's processing change in the open
+    window's request this call (``None``: nothing), and what the run knows after it.
+
+    ``items``: the keys of the framework's items (read only where needed when its memory
+    only grew); ``processed``: the keys of the request after the user's processing
+    (``None``: none, or ``replaced``: the same list, some objects changed); ``stored``:
+    every key the session stored; ``before``: those stored when the run began;
+    ``window``: the open window's framework items' keys, in order. The rules:
+
+    - items the framework held at an earlier call of this run and holds no longer (a
+      history processor or a summarization rewrote its memory), or that come before the
+      first item it holds at the run's start (it resumed from a memory cut short at its
+      head), are not sent; they stay in the store, for ``session_history``;
+    - items of that memory ctxrelay never stored, ahead of the first it did (the summary
+      that replaced them), are sent in their place, while that item is one of the open
+      window's;
+    - ``replaced``: an item the framework replaced by another object under the same key
+      (a tool return a processor stubbed) is sent as it is now;
+    - another ``processed``: its changes, removals and additions (in their place).
+
+    ctxrelay's own rows (lead-in, advisories, triggering messages) are always sent."""
+    n = len(items)
+    shape = held.shape
+    if (
+        held.keys is not None
+        and shape is not None
+        and n >= shape[0]
+        and items[0] == shape[1]
+        and items[shape[0] - 1] == shape[2]
+    ):  # it only appended: nothing it held went, the head is the same
+        now = held.keys.union(items[j] for j in range(shape[0], n))
+        dropped, head = held.dropped, held.head
+    else:
+        keys = list(items)
+        now = frozenset(keys)
+        first = next((j for j, k in enumerate(keys) if k in stored), None)
+        dropped, head = held.dropped, 0
+        if first is not None and keys[first] in window:
+            head = first  # the items ahead of it are none of the store's
+            if held.keys is None and keys[first] in before:
+                dropped |= frozenset(window[: list(window).index(keys[first])])
+        if held.keys is not None:
+            dropped |= held.keys - now
+    after = Held(now, dropped, head, (n, items[0], items[-1]) if n else None)
+    gone = dropped - now
+    anchors: dict[str, tuple[Piece, ...]] = {}
+    if head and head < n:
+        anchors[items[head]] = tuple(Piece("items", j) for j in range(head))
+    if processed is None or replaced:
+        if not gone and not anchors and not replaced:
+            return None, after
+        return View(gone, anchors, (), {}, replaced, now), after
+    gone |= now - frozenset(processed)
+    inwindow = frozenset(window)
+    changed = {k: Piece("processed", j) for j, k in enumerate(processed) if k in inwindow}
+    pending: list[Piece] = []
+    for j, k in enumerate(processed):
+        if k not in stored and k not in now:
+            pending.append(Piece("processed", j))
+        elif k in inwindow and k not in gone and pending:
+            anchors[k] = (*anchors.get(k, ()), *pending)
+            pending = []
+    return View(gone, anchors, tuple(pending), changed, False, now), after
+
+
+def compose(
+    view: View, request: Sequence[str], changed: Mapping[str, Piece] | None = None
+) -> tuple[Piece, ...] | None:
+    """The request to send: the open window's rendered request (``request``: its items'
+    keys) with ``view`` applied (``None``: as rendered). ``changed`` stands for the
+    view's when ``replaced`` (the framework's items that are not the objects rendered)."""
+    swap = view.changed if changed is None else changed
+    if not view.dropped and not view.anchors and not view.trailing and not swap:
+        return None
+    out: list[Piece] = []
+    last = -1
+    for i, k in enumerate(request):
+        if k in view.dropped:
+            continue
+        out += view.anchors.get(k, ())
+        new = swap.get(k)
+        out.append(Piece(new.source, new.at, i) if new is not None else Piece("request", i))
+        if k in view.held:
+            last = len(out)
+    at = last if last >= 0 else len(out)
+    out[at:at] = view.trailing  # after the last of the window's items it holds
+    return tuple(out)

@@ -8,8 +8,8 @@ import contextlib
 import functools
 import json
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import (
     ConversationError,
@@ -28,6 +28,7 @@ from ctxrelay.integrations._items import (
     Sealing,
     SentRequest,
     _last_response_at,
+    _Lazy,
     _list_size,
     _size,
 )
@@ -52,6 +53,7 @@ from ctxrelay.runtime.plan import (
     estimate_request,
     guard_request,
 )
+from ctxrelay.runtime.tools.context import sealing_text
 from ctxrelay.runtime.windows import lead_in_text, seal_window, window_opening
 from ctxrelay.store import (
     Lease,
@@ -87,30 +89,6 @@ def _call_ended(ref: weakref.ref[Run], task: asyncio.Task[Any]) -> None:
     run = ref()
     if run is not None and run._calling is task:
         run.release()
-
-
-_T = TypeVar("_T")
-
-
-class _Lazy(Sequence[_T]):
-    """``items`` seen through ``f``, each computed when read (the reconciliation reads
-    the newest few)."""
-
-    def __init__(self, items: Sequence[Item], f: Callable[[Item], _T]) -> None:
-        self._items = items
-        self._f = f
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, i: int) -> _T: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[_T]: ...
-    def __getitem__(self, i: int | slice) -> _T | Sequence[_T]:
-        if isinstance(i, slice):
-            return [self._f(x) for x in self._items[i]]
-        return self._f(self._items[i])
 
 
 class Run:
@@ -413,29 +391,37 @@ class Run:
         self._fresh[key] = (item, size)
         return key, raw, size
 
-    def _rows_for(self, item: Item, calls: Mapping[str, str]) -> list[NewRow]:
-        """The rows of one item: the first carries the item (and is what is sent); the
-        others (the further parts of a message that holds several) are its parts, for
-        ``session_history`` and ``sessions show``, and send nothing themselves."""
+    def _rows_for(
+        self, item: Item, calls: Mapping[str, str], described: Sequence[ItemRow] | None = None
+    ) -> list[NewRow]:
+        """The rows of one item (``described``: its codec's description, when already
+        made): the first carries the item (and is what is sent); the others (the further
+        parts of a message that holds several) are its parts, for ``session_history`` and
+        ``sessions show``, and send nothing themselves."""
         key, raw, _ = self._remember(item)
         rows: list[NewRow] = []
-        for i, d in enumerate(self.codec.describe(item)):
+        for i, d in enumerate(self.codec.describe(item) if described is None else described):
             meta: dict[str, Any] = {"items": [raw], "keys": [key]} if i == 0 else {"part_of": key}
             rows.append(self._part_row(d, meta, calls))
         return rows
 
     def _interrupted(self, call: Call) -> NewRow:
         """The answer to a tool call a dead process left without its result: the model is
-        told, as by the runtime."""
-        text = interrupted_text(call.name)
+        told, as by the runtime; a ``new_context`` whose outcome was kept (it ran and
+        succeeded, the process died before its result was stored) is answered with that
+        outcome, and seals the window as if its result had been stored."""
+        sealed = call.name == NEW_CONTEXT and self._sealing(call.name, call.call_id)
+        text = sealing_text(self.window.index) if sealed else interrupted_text(call.name)
         item = self.codec.tool_output(call.call_id, call.name, text)
-        meta = {
+        meta: dict[str, Any] = {
             "items": [self.codec.dump(item)],
             "keys": [self.codec.key(item)],
             "tool_call_id": call.call_id,
             "name": call.name,
-            "is_error": True,
+            "is_error": not sealed,
         }
+        if sealed:
+            meta["new_context"] = True
         return NewRow("tool_result", text, meta)
 
     def _record_input(self, items: Sequence[Item]) -> None:
@@ -503,7 +489,7 @@ class Run:
             described = self.codec.describe(item)
             head = described[0] if described else ItemRow("assistant", "")
             if head.kind == "tool_call":
-                rows = self._rows_for(item, {})
+                rows = self._rows_for(item, {}, described)
                 carried += self._fresh[rows[0].metadata["keys"][0]][1] + 2
                 parts += rows
             else:
@@ -717,8 +703,7 @@ class Run:
                 self._check_conversation(conversation)
             self.start()
         self._record_input(items)
-        self.memory.view_items = items
-        self.memory.view = self.memory.look(items, processed)
+        self.memory.look(items, processed)
         if self._pending_new_context():
             self._rollover("new_context")
         planned = self._dispatch()

@@ -39,7 +39,7 @@ import dataclasses
 import inspect
 import json
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxrelay.errors import ConfigError, ConversationError, ServerStateError
@@ -195,7 +195,7 @@ class _AgentsRun:
 
         run = await self._current()
         model_data = data.model_data
-        held = self._server_held(model_data.input)
+        held = self._server_held(model_data.input, run.memory.key)
         if held is not None:
             run.release()  # nothing is sent: the run ends here
             raise ServerStateError(held)
@@ -227,14 +227,17 @@ class _AgentsRun:
 
         return get_default_model()
 
-    def _server_held(self, items: Sequence[Any]) -> str | None:
+    def _server_held(
+        self, items: Sequence[Any], key: Callable[[Any], str] | None = None
+    ) -> str | None:
         """What makes the run keep its conversation on the server, from the input the
         SDK is about to send (``None``: the history is all here). A compaction item is
         opaque history; a tool output without its call means the SDK left the call out
         because the server holds it (it drops such orphans from a session's history
         itself, so nothing else sends one). Only the items after those an earlier call
-        of the run checked are looked at."""
-        key = self.relay.codec.key
+        of the run checked are looked at; ``key``: the run's (each object keyed once),
+        else the codec's."""
+        key = key or self.relay.codec.key
         seen, start = self._seen, 0
         if (
             seen is not None

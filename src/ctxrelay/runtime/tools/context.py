@@ -17,7 +17,7 @@ from ctxrelay.errors import StoreError
 from ctxrelay.runtime.tools._base import ToolContext, ToolResult, object_schema, string
 from ctxrelay.store import HISTORY_RESULT_MAX_BYTES, HISTORY_ROWS_MAX, Row
 
-__all__ = ["NewContext", "SessionHistory", "format_row"]
+__all__ = ["NewContext", "SessionHistory", "format_row", "sealing_text"]
 
 _ROW_PREVIEW_BYTES = 2_000
 """A row's text shown by ``read``/``search`` is cut here, so one huge row cannot take the
@@ -43,11 +43,17 @@ class NewContext:
         return object_schema({})
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(
-            f"window {ctx.window_index} will be sealed once the other tool calls of this "
-            f"step have finished; you continue in window {ctx.window_index + 1}",
-            metadata={"new_context": True},
-        )
+        return ToolResult(sealing_text(ctx.window_index), metadata={"new_context": True})
+
+
+def sealing_text(window_index: int) -> str:
+    """``new_context``'s answer when it succeeded in window ``window_index`` (also the
+    answer an integration records for a call whose outcome was kept but whose result a
+    crash lost)."""
+    return (
+        f"window {window_index} will be sealed once the other tool calls of this step "
+        f"have finished; you continue in window {window_index + 1}"
+    )
 
 
 def _cut(text: str, limit: int) -> str:
