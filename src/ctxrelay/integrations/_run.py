@@ -36,7 +36,7 @@ from ctxrelay.integrations._memory import FrameworkMemory
 from ctxrelay.integrations._reconcile import Call, Part, Reconciled, reconcile
 from ctxrelay.integrations._support import warn_once
 from ctxrelay.runtime._tools import interrupted_text
-from ctxrelay.runtime.dispatch import dispatch_step
+from ctxrelay.runtime.dispatch import DispatchTarget, dispatch_step
 from ctxrelay.runtime.estimate import BytesPerTokenEstimator
 from ctxrelay.runtime.events import (
     DispatchEvent,
@@ -651,23 +651,29 @@ class Run:
         even the fresh window would hold its first request."""
         cut = _last_response_at(self._rows)
         usable = self.budget.usable_limit
-        lead, trigger = window_opening(
-            self.window,
-            reason,
-            workspace=self.workspace,
-            notes_file=self.notes_file,
-            history_available=True,
-            usable_limit=usable,
-            unseen=self._rows[cut + 1 :],
-        )
-        fresh = [
-            Row(0, self.id, self.window.id, 0, r.kind, r.text, r.metadata, 0.0)
-            for r in (lead, trigger)
-        ]
-        needed = self._estimate(self._render(fresh)[1], fresh)
-        if needed > usable:
-            self._emit(DispatchEvent(self.window.index, needed, "block", None, reason="too_large"))
-            raise DispatchBlockedError(str(RequestTooLargeError(needed, usable)))
+
+        def measure(opening: tuple[NewRow, NewRow]) -> int:
+            fresh = [
+                Row(0, self.id, self.window.id, 0, r.kind, r.text, r.metadata, 0.0) for r in opening
+            ]
+            return self._estimate(self._render(fresh)[1], fresh)
+
+        try:
+            lead, trigger = window_opening(
+                self.window,
+                reason,
+                workspace=self.workspace,
+                notes_file=self.notes_file,
+                history_available=True,
+                usable_limit=usable,
+                unseen=self._rows[cut + 1 :],
+                measure=measure,
+            )
+        except RequestTooLargeError as exc:
+            self._emit(
+                DispatchEvent(self.window.index, exc.tokens, "block", None, reason="too_large")
+            )
+            raise DispatchBlockedError(str(exc)) from None
         old = self.window
         if any(r.metadata.get("system") for r in self._rows):
             warn_once(self.relay.warned, "instructions", _INSTRUCTIONS_LOST)
@@ -732,17 +738,10 @@ class Run:
         planned = self._render(self._rows, without_pending=pending)
         tokens = self._estimate(planned[1], self._rows)
         index = self.window.index
-        step = dispatch_step(
-            self.budget,
-            tokens,
-            store=self.store,
-            session_id=self.id,
-            window=self._state(),
-            capability=self.capability,
-            emit=self._emit,
-            notes_file=self.notes_file,
-            estimate_text=self._estimator.estimate,
+        target = DispatchTarget(
+            self.store, self.id, self._emit, self.notes_file, self._estimator.estimate
         )
+        step = dispatch_step(self.budget, tokens, target, self._state(), self.capability)
         if step.action == "rollover":
             reason = step.reason or "forced"
             self._emit(DispatchEvent(index, tokens, "rollover", None, reason=reason))

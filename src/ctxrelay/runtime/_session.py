@@ -49,7 +49,7 @@ from ctxrelay.runtime._stop import (
 from ctxrelay.runtime._tools import Call, Refusal, result_row, run_calls
 from ctxrelay.runtime._totals import Totals, usage_of
 from ctxrelay.runtime.cost import Pricer, default_pricer
-from ctxrelay.runtime.dispatch import dispatch_step
+from ctxrelay.runtime.dispatch import DispatchTarget, dispatch_step
 from ctxrelay.runtime.estimate import (
     BytesPerTokenEstimator,
     message_bytes,
@@ -428,20 +428,20 @@ class Session:
             final = self._estimate(sent)
         # Claims derive from the durable advisory rows of the window (this process
         # holds the dispatch lock, so the rows it has are the rows the store has).
+        state = WindowState(
+            window.id, window.index, frozenset(self._view.claims), self._view.max_context
+        )
+        target = DispatchTarget(
+            self._store, self.id, self._emit, cfg.notes_file, self._estimator.estimate
+        )
         step = dispatch_step(
             budget,
             tokens,
-            store=self._store,
-            session_id=self.id,
-            window=WindowState(
-                window.id, window.index, frozenset(self._view.claims), self._view.max_context
-            ),
-            capability=capability,
-            emit=self._emit,
+            target,
+            state,
+            capability,
             history_available=self._history_available,
-            notes_file=cfg.notes_file,
             active=cfg.active,
-            estimate_text=self._estimator.estimate,
         )
         if step.action == "rollover":
             reason = step.reason or "forced"
@@ -620,23 +620,26 @@ class Session:
         ``None`` (with the message set) when even that fresh window could not hold its
         first request."""
         cfg = self.config
-        usable = cfg.budget.usable_limit
-        lead, trigger = window_opening(
-            self.window,
-            reason,
-            workspace=cfg.workspace,
-            notes_file=cfg.notes_file,
-            history_available=self._history_available,
-            usable_limit=usable,
-            unseen=unseen_rows(self._rows),
-        )
-        fresh = WindowView(self._fake_rows([lead, trigger]))
-        _, size = self._request(offer=self._offer_new_context(), view=fresh)
-        needed = self._estimate(size, fresh)
-        if needed > usable:
-            self._message = str(RequestTooLargeError(needed, usable))
+
+        def measure(opening: tuple[NewRow, NewRow]) -> int:
+            fresh = WindowView(self._fake_rows(list(opening)))
+            _, size = self._request(offer=self._offer_new_context(), view=fresh)
+            return self._estimate(size, fresh)
+
+        try:
+            return window_opening(
+                self.window,
+                reason,
+                workspace=cfg.workspace,
+                notes_file=cfg.notes_file,
+                history_available=self._history_available,
+                usable_limit=cfg.budget.usable_limit,
+                unseen=unseen_rows(self._rows),
+                measure=measure,
+            )
+        except RequestTooLargeError as exc:
+            self._message = str(exc)
             return None
-        return lead, trigger
 
     def _repair_boundary(self, boundary: Row) -> _Outcome | None:
         """An older history appended a boundary without sealing (a torn batch): finish

@@ -21,7 +21,20 @@ from ctxrelay.runtime.plan import DispatchPlan, WindowState, plan_dispatch
 from ctxrelay.runtime.windows import publish_advisory
 from ctxrelay.store import Row, SealReason, Store
 
-__all__ = ["Dispatched", "dispatch_step"]
+__all__ = ["DispatchTarget", "Dispatched", "dispatch_step"]
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchTarget:
+    """Where a host's dispatch steps act, the same for each step of a session: the store
+    and session an advisory is published to, the sink of the step's events, the notes
+    file its advisories name and the host's text estimator (``None``: the policy's)."""
+
+    store: Store
+    session_id: str
+    emit: Callable[[Event], None]
+    notes_file: str = DEFAULT_NOTES_FILE
+    estimate_text: Callable[[str], int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +54,12 @@ class Dispatched:
 def dispatch_step(
     budget: Budget,
     tokens: int,
-    *,
-    store: Store,
-    session_id: str,
+    target: DispatchTarget,
     window: WindowState,
     capability: Capability,
-    emit: Callable[[Event], None],
+    *,
     history_available: bool = True,
-    notes_file: str = DEFAULT_NOTES_FILE,
     active: bool = True,
-    estimate_text: Callable[[str], int] | None = None,
 ) -> Dispatched:
     """Plan the request of ``tokens`` in ``window`` and act on the plan (see the module
     docstring). A ``rollover`` emits nothing: the host emits the rollover (or, when
@@ -61,11 +70,11 @@ def dispatch_step(
         window=window,
         capability=capability,
         history_available=history_available,
-        notes_file=notes_file,
+        notes_file=target.notes_file,
         active=active,
-        **({} if estimate_text is None else {"estimate_text": estimate_text}),
+        **({} if target.estimate_text is None else {"estimate_text": target.estimate_text}),
     )
-    index = window.window_index
+    index, emit = window.window_index, target.emit
     if plan.action is Action.ROLLOVER:
         return Dispatched("rollover", plan, reason=plan.seal_reason or "forced")
     if plan.action is Action.BLOCK:
@@ -73,7 +82,7 @@ def dispatch_step(
         return Dispatched("block", plan)
     if plan.stage is not None and plan.advisory_text is not None:
         stage = plan.stage.value
-        added = publish_advisory(store, session_id, window.window_id, plan)
+        added = publish_advisory(target.store, target.session_id, window.window_id, plan)
         if added is None:  # claimed by an earlier attempt: the advisory exists once
             emit(DispatchEvent(index, tokens, "continue", None))
             return Dispatched("send", plan)

@@ -18,11 +18,12 @@ worded and an advisory claimed the same way whichever host runs the agent:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ctxrelay.budget import DEFAULT_NOTES_FILE
+from ctxrelay.errors import RequestTooLargeError
 from ctxrelay.runtime.plan import WindowState
 from ctxrelay.runtime.tools.files import NOTES_MAX_BYTES, WorkspaceError, resolve_in_workspace
 from ctxrelay.store import NewRow, Row, SealReason, Store, WindowInfo
@@ -228,14 +229,17 @@ def window_opening(
     history_available: bool,
     usable_limit: int,
     unseen: Sequence[Row] = (),
+    measure: Callable[[tuple[NewRow, NewRow]], int] | None = None,
 ) -> tuple[NewRow, NewRow]:
     """The lead-in and the triggering message of the window that sealing ``window`` with
     ``reason`` opens. ``unseen`` are the sealed window's rows after its last model
     response (see ``unseen_rows``): the user messages and tool results among them are
     carried (each cut at ``CARRY_MAX_BYTES``), except the ``new_context`` result itself.
 
-    Estimate the request these two rows make before sealing: when even that fresh window
-    would not hold it, pause instead (nothing sealed)."""
+    ``measure`` is the host's estimate, in tokens, of the first request of the fresh
+    window these two rows open: when even that is over ``usable_limit``,
+    :class:`~ctxrelay.errors.RequestTooLargeError` is raised before anything is sealed
+    (the host pauses or blocks instead)."""
     lead = lead_in_row(
         window_index=window.index + 1,
         previous_window_id=window.id,
@@ -250,6 +254,8 @@ def window_opening(
         usable_limit=usable_limit,
         unseen=unseen,
     )
+    if measure is not None and (needed := measure((lead, trigger))) > usable_limit:
+        raise RequestTooLargeError(needed, usable_limit)
     return lead, trigger
 
 
