@@ -648,10 +648,8 @@ def analyze_transcript(
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
     touched = _touched(chain, assumptions, policies, sweep, touches)
-
-    def files_again() -> tuple[tuple[FileTouch, ...], ...] | None:
-        return _touched(chain, assumptions, policies, sweep, touches).files
-
+    # a function and its arguments, not a closure: a report crosses processes
+    files_again = partial(_touched_files, chain, assumptions, policies, sweep, touches)
     replays = tuple(
         replay(
             transcript.responses,
@@ -752,6 +750,17 @@ def _touched(
         file_touches(found, ids, chain.context, outputs, chain.segments) if restarts else None,
         result_tokens(found, ids, chain.context, outputs, chain.segments) if masks else None,
     )
+
+
+def _touched_files(
+    chain: Chain,
+    assumptions: Assumptions,
+    policies: Sequence[Policy],
+    sweep: Sweep | None,
+    touches: Callable[[], Touches] | None,
+) -> tuple[tuple[FileTouch, ...], ...] | None:
+    """The chain's file touches, read again (a replay's rows, when someone reads them)."""
+    return _touched(chain, assumptions, policies, sweep, touches).files
 
 
 def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[str, Any]:
