@@ -805,9 +805,11 @@ def replay(
     low = run(edits)
     if files_again is not None:
         # The replay's sums are kept, not its rows (a fifth of a run's peak memory at
-        # 1 GB, with the touches they rest on): replayed again when someone reads them.
+        # 1 GB, with the touches they rest on): replayed again, unpriced, when someone
+        # reads them.
+        rows = partial(replay_end, chain, assumptions, policy, None, compactions, results)
         low = replace(
-            low, rows=_Rows((), low.rows.count, partial(_low_rows, chain, run, files_again))
+            low, rows=_Rows((), low.rows.count, partial(_low_rows, chain, rows, files_again))
         )
     if files is None or edits is None or not edits.differs:
         return low  # the high end would have read nothing more: it is this replay
