@@ -286,12 +286,18 @@ def test_a_read_given_up_stops_its_workers() -> None:
     reading = _parallel.Reading(
         discover([corpus_path("corpora/claude-code-transcripts")]), workers=2
     )
+    sessions = reading.each(_parallel_work)
+    assert next(sessions)  # the workers started with the first session
     pool = reading._pool
     assert pool is not None
-    reading.close()
+    sessions.close()  # the caller gave up
     assert reading._pool is None
     with pytest.raises(RuntimeError):
         pool.submit(print)  # shut down
+
+
+def _parallel_work(session: str, files: list[tuple[str, bool]], read: Any) -> str:
+    return session
 
 
 def test_a_1m_sonnet_session_is_replayed_in_its_window_at_its_long_prompt_rates(

@@ -9,7 +9,7 @@ results as they come (``docs/analyze.md``, "How it reads").
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from ctxrelay.analyze._discover import discover, session_files
 from ctxrelay.errors import TranscriptError
@@ -17,8 +17,8 @@ from ctxrelay.transcripts._formats import read_file, transcript_from
 from ctxrelay.transcripts._opencode_paths import is_database
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
-    from concurrent.futures import ProcessPoolExecutor
+    from collections.abc import Callable, Generator, Iterable, Sequence
+    from concurrent.futures import Future, ProcessPoolExecutor
 
     from ctxrelay.transcripts._scan import Transcript
 
@@ -130,31 +130,56 @@ class Reading:
             big = len(self.files) > 1 and sum(self._sizes.values()) >= MIN_PARALLEL_BYTES
             workers = cores() if big else 1
         workers = max(1, min(workers, len(self.files)))
+        self._workers = workers - 1  # this process is one of them
         self._pool: ProcessPoolExecutor | None = None
-        if workers > 1:
-            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415 — multiprocessing (~20 ms): a run in one process needs none
 
-            self._pool = ProcessPoolExecutor(max_workers=workers)
+    def each(self, work: Callable[[str, Files, Reader], R]) -> Generator[R, None, None]:
+        """``work(session, its files, read)`` for every session but the databases, the
+        results in the order they come; ``work`` must pickle when there are workers (a
+        module's function, or a ``partial`` of one).
 
-    def each(self, work: Callable[[str, Files, Reader], R]) -> Iterator[R]:
-        """``work(session, its files, read)`` for every session but the databases: on
-        the workers the largest sessions first, each handed to the next free process,
-        the results in the order they come; here in the order of the sessions. ``work``
-        must pickle when there are workers (a module's function, or a ``partial`` of one)."""
-        pool = self._pool
-        if pool is None:
+        In one process, in the order of the sessions. With workers, the sessions by
+        size: the workers take the largest first, this process the smallest, until
+        they meet; a worker has the next session waiting whenever it finishes one, and
+        this process hands out more between its own (small, so it is soon back). What
+        this process does itself never crosses a process boundary."""
+        if not self._workers:
             for session, files in self.files.items():
                 yield work(session, files, self.read)
             return
-        # Largest first: the last to finish is a small one, whichever process takes it.
-        order = sorted(self.files, key=lambda s: -self._sizes[s])
-        from concurrent.futures import as_completed  # noqa: PLC0415 — loaded with the pool
+        from concurrent.futures import (  # noqa: PLC0415 — multiprocessing (~20 ms): a run in one process needs none
+            FIRST_COMPLETED,
+            ProcessPoolExecutor,
+            wait,
+        )
 
-        # The executor hands the calls, in this order, each to the first free process.
-        futures = [pool.submit(work, s, self.files[s], self.read) for s in order]
+        # The work and the reader are handed to each worker once, not with every session.
+        pool = self._pool = ProcessPoolExecutor(
+            self._workers, initializer=_hold, initargs=(work, self.read)
+        )
+
+        order = sorted(self.files, key=lambda s: -self._sizes[s])
+        first, last = 0, len(order)  # order[first:last] is left to do
+        running: set[Future[Any]] = set()  # each an R: _held returns what work does
         try:
-            for future in as_completed(futures):
-                yield future.result()
+            while True:
+                # one running and one waiting per worker: none waits for this process
+                while first < last and len(running) < 2 * self._workers:
+                    session = order[first]
+                    running.add(pool.submit(_held, session, self.files[session]))
+                    first += 1
+                for future in [f for f in running if f.done()]:
+                    running.discard(future)
+                    yield future.result()
+                if first < last:
+                    last -= 1
+                    yield work(order[last], self.files[order[last]], self.read)
+                elif running:
+                    done, running = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+                else:
+                    return
         finally:
             self.close()
 
@@ -163,6 +188,22 @@ class Reading:
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+_work: Callable[[str, Files, Reader], object] | None = None
+_read: Reader = read_transcript
+
+
+def _hold(work: Callable[[str, Files, Reader], object], read: Reader) -> None:
+    """A worker's start: the work it does for every session, and how it reads a file."""
+    global _work, _read  # one worker process's own, set once at its start
+    _work, _read = work, read
+
+
+def _held(session: str, files: Files) -> object:
+    """One session's work in a worker (:func:`_hold`)."""
+    assert _work is not None, "the worker was started without its work"
+    return _work(session, files, _read)
 
 
 def start_reading(
