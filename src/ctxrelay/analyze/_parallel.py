@@ -163,14 +163,14 @@ class Reading:
         running: set[Future[Any]] = set()  # each an R: _held returns what work does
         try:
             while True:
+                for future in [f for f in running if f.done()]:
+                    running.discard(future)
+                    yield future.result()
                 # one running and one waiting per worker: none waits for this process
                 while first < last and len(running) < 2 * self._workers:
                     session = order[first]
                     running.add(pool.submit(_held, session, self.files[session]))
                     first += 1
-                for future in [f for f in running if f.done()]:
-                    running.discard(future)
-                    yield future.result()
                 if first < last:
                     last -= 1
                     yield work(order[last], self.files[order[last]], self.read)
