@@ -43,11 +43,11 @@ def _prepared(projects: str, sweep_spec: str | None) -> tuple[Any, Any, list[Any
     return the read, the sweep and the responses."""
     import ctxrelay.analyze._report  # noqa: F401 - imported here, not in the timed phase
     from ctxrelay.analyze._discover import discover, files_of
-    from ctxrelay.analyze._parallel import ReadAlready, Reading, scan_all
+    from ctxrelay.analyze._parallel import ReadAlready, Reading, read_session
     from ctxrelay.analyze._policies import parse_sweep
 
     sessions = discover([projects])
-    scanned, failed = scan_all(files_of(sessions))
+    scanned, failed = read_session(files_of(sessions))
 
     def read() -> Reading:
         """A read already done, as ``analyze_paths`` takes a started one."""

@@ -1,8 +1,9 @@
 """Reading and analysing many sessions on every core: a session's read is CPU-bound
 (decoding) and so is its analysis (pricing, replays), and a corpus is many sessions, so
 from :data:`MIN_PARALLEL_BYTES` on each session (its file with its agent files) is read
-and analysed whole in a worker process (:class:`concurrent.futures.ProcessPoolExecutor`),
-the largest first, each handed to the next process that is free; this process takes the
+and analysed whole in one process: the workers of a
+:class:`concurrent.futures.ProcessPoolExecutor` take the largest first, each the next
+one when it is free, this process the smallest, until they meet; it takes the workers'
 results as they come (``docs/analyze.md``, "How it reads").
 """
 
@@ -34,7 +35,6 @@ __all__ = [
     "cores",
     "read_session",
     "read_transcript",
-    "scan_all",
     "start_reading",
 ]
 
@@ -68,13 +68,8 @@ def read_session(files: Files, read: Reader = read_transcript) -> Result:
     return done, failed
 
 
-def scan_all(files: Files) -> Result:
-    """Every file read once here: ``(transcripts by path, errors by path)``."""
-    return read_session(files)
-
-
 class ReadAlready:
-    """A :class:`Reader` of files read already (:func:`scan_all`): the analysis after
+    """A :class:`Reader` of files read already (:func:`read_session`): the analysis after
     the read, timed alone (``bench/analyze_phase.py``)."""
 
     __slots__ = ("result",)
@@ -118,11 +113,9 @@ class Reading:
         sessions: Sequence[str],
         *,
         workers: int | None = None,
-        paths: Sequence[str] = (),
         read: Reader = read_transcript,
     ) -> None:
         self.sessions = list(sessions)
-        self.paths = list(paths)
         self.read = read
         self.files = {s: session_files(s) for s in self.sessions if not is_database(s)}
         self._sizes = {s: sum(_size(f) for f, _ in files) for s, files in self.files.items()}
@@ -209,8 +202,7 @@ def _held(session: str, files: Files) -> object:
 def start_reading(
     paths: Iterable[str | os.PathLike[str]], *, workers: int | None = None
 ) -> Reading:
-    """The sessions under ``paths`` (:func:`~ctxrelay.analyze._discover.discover`), the
-    workers started when they are worth some; :func:`~ctxrelay.analyze.analyze_paths`
-    reads and analyses them."""
-    named = [os.fspath(p) for p in paths]
-    return Reading(discover(named), workers=workers, paths=named)
+    """The sessions under ``paths`` (:func:`~ctxrelay.analyze._discover.discover`), with
+    their files and how many processes they are worth;
+    :func:`~ctxrelay.analyze.analyze_paths` reads and analyses them."""
+    return Reading(discover(paths), workers=workers)

@@ -964,9 +964,10 @@ def analyze_paths(
     """Every session under ``paths`` that sent a request (and every file in ``named``,
     even one that did not), in order of their first response.
 
-    Each session is read and analysed whole (in worker processes when the run is big
-    enough; ``workers`` overrides; ``reading`` is :func:`~ctxrelay.analyze._parallel.start_reading`
-    of ``paths``), as if no other session held its responses; then, oldest first, a
+    Each session is read and analysed whole (on every core when the run is big enough;
+    ``workers`` overrides; ``reading`` is
+    :func:`~ctxrelay.analyze._parallel.start_reading` of ``paths``), as if no other
+    session held its responses; then, oldest first, a
     session that holds a response an earlier one counted is analysed again here
     without it, so a response present in several files counts in the earliest session
     that holds it.
