@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -243,8 +244,10 @@ def test_msgspec_orjson_and_json_read_the_same_records(monkeypatch: pytest.Monke
 
 def test_analysing_on_every_core_gives_what_one_process_gives() -> None:
     root = corpus_path("corpora/claude-code-transcripts")
+    interval = sys.getswitchinterval()
     serial = analyze_paths([root], workers=1)
     spread = analyze_paths([root], workers=2)
+    assert sys.getswitchinterval() == interval  # as it was before the workers
     assert report_json(spread) == report_json(serial)
     assert spread == serial  # every replay's rows too
     assert gc.isenabled()  # the collector, paused for the run, runs again
