@@ -17,12 +17,14 @@ from ctxrelay.analyze import (
     parse_sweep,
     report_json,
 )
+from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.errors import ConfigError, TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, cost
 from tests.conftest import corpus_path
 from tests.transcripts._lines import assistant, user, write
 
 SPOTTER = "corpora/claude-code-transcripts/spotter"
+PRICER = Pricer(DEFAULT_PRICES)
 
 SESSION_KEYS = {
     "session_id", "name", "kind", "format", "parent_session_id", "project", "path",
@@ -212,3 +214,7 @@ def test_a_report_crosses_processes_whole() -> None:
         assert back.chain is not None
         assert back.chain.responses is back.transcript.responses
         assert [r.requests for r in back.replays] == [r.requests for r in report.replays]
+        # the rows written later (unpriced: the sums are known) are the priced replay's
+        for result in back.replays:
+            assert total_usage(q.usage for q in result.requests) == result.usage
+            assert PRICER.total((q.model, q.usage) for q in result.requests) == result.cost_usd
