@@ -226,15 +226,13 @@ c0, t0 = time.process_time(), time.perf_counter()
 import ctxrelay.cli.analyze, ctxrelay.analyze, ctxrelay.analyze._parallel
 c1, t1 = time.process_time(), time.perf_counter()
 from ctxrelay.analyze import analyze_paths, report_json
-from ctxrelay.analyze._parallel import start_reading
-reading = start_reading([sys.argv[1]])
-done = reading.result()
+from ctxrelay.analyze._parallel import ReadAlready, Reading, read_session, start_reading
+started = start_reading([sys.argv[1]], workers=1)
+files = [f for session in started.files.values() for f in session]
+done = read_session(files)
 c2, t2 = time.process_time(), time.perf_counter()
-class Read:
-    sessions = reading.sessions
-    def result(self):
-        return done
-reports = analyze_paths([sys.argv[1]], reading=Read())
+read = Reading(started.sessions, workers=1, read=ReadAlready(done))
+reports = analyze_paths([sys.argv[1]], reading=read)
 c3, t3 = time.process_time(), time.perf_counter()
 text = json.dumps(report_json(reports))
 c4, t4 = time.process_time(), time.perf_counter()

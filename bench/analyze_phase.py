@@ -43,24 +43,19 @@ def _prepared(projects: str, sweep_spec: str | None) -> tuple[Any, Any, list[Any
     return the read, the sweep and the responses."""
     import ctxrelay.analyze._report  # noqa: F401 - imported here, not in the timed phase
     from ctxrelay.analyze._discover import discover, files_of
-    from ctxrelay.analyze._parallel import scan_all
+    from ctxrelay.analyze._parallel import ReadAlready, Reading, read_session
     from ctxrelay.analyze._policies import parse_sweep
 
     sessions = discover([projects])
-    scanned, failed = scan_all(files_of(sessions), workers=1)
+    scanned, failed = read_session(files_of(sessions))
 
-    class Read:
+    def read() -> Reading:
         """A read already done, as ``analyze_paths`` takes a started one."""
-
-        def __init__(self) -> None:
-            self.sessions = sessions
-
-        def result(self) -> tuple[Any, Any]:
-            return scanned, failed
+        return Reading(sessions, workers=1, read=ReadAlready((scanned, failed)))
 
     responses = [r for t in scanned.values() for r in (*t.responses, *t.sidechain_responses)]
     sweep = parse_sweep(sweep_spec) if sweep_spec else None
-    return Read, sweep, responses
+    return read, sweep, responses
 
 
 def _phase(projects: str, read: Any, sweep: Any) -> dict[str, float]:

@@ -107,6 +107,9 @@ def test_codex_and_claude_files_in_one_run(tmp_path: Path) -> None:
     claude.mkdir(parents=True)
     write(claude / "s.jsonl", [assistant("m1", read=5_000, output=50)])
     doc = report_json(analyze_paths([home / "sessions", tmp_path / "projects"]))
+    # the same on workers: each rollout read and analysed in the process that takes it
+    spread = analyze_paths([home / "sessions", tmp_path / "projects"], workers=3)
+    assert report_json(spread) == doc
     formats = sorted(s["format"] for s in doc["sessions"])
     assert formats == ["claude", "codex", "codex", "codex"]
     (mine,) = (s for s in doc["sessions"] if s["format"] == "claude")

@@ -4,7 +4,9 @@ sidechain-only files, dedupe across files, synthetic lines, unknown models, and 
 
 from __future__ import annotations
 
+import gc
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,6 @@ import pytest
 
 from ctxrelay.analyze import Policy, analyze_paths, analyze_session, report_json
 from ctxrelay.analyze._discover import files_of as _files_of
-from ctxrelay.analyze._parallel import scan_all
 from ctxrelay.pricing import DEFAULT_PRICES, Prices, cost
 from ctxrelay.transcripts import Usage, scan
 from tests.conftest import corpus_path
@@ -119,25 +120,33 @@ def test_orphan_subagent_folders_and_sidechain_only_files_are_priced_rows(tmp_pa
     assert sidechain.cost_usd == pytest.approx(cost(sidechain.subagents[0].usage, _prices(OPUS)))
 
 
-def test_a_response_in_several_files_counts_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("names", [("first", "second"), ("b-first", "a-second")])
+def test_a_response_in_several_files_counts_once(
+    tmp_path: Path, workers: int, names: tuple[str, str]
+) -> None:
+    # Each session is analysed alone (on two workers too, and whichever file is listed
+    # first), then the later one again without the earlier one's responses.
+    first, second = (f"{name}.jsonl" for name in names)
     shared = [
         _line(f"m{i}", OPUS, read=20_000 + i, stamp=f"2026-02-10T10:0{i}:00Z") for i in (1, 2)
     ]
     # A resumed session's file starts with a copy of the earlier one's responses.
-    write(tmp_path / "first.jsonl", shared)
+    write(tmp_path / first, [_line("m0", OPUS, read=9_000, stamp="2026-02-10T09:00:00Z"), *shared])
     later = [*shared, _line("m3", OPUS, read=25_000, stamp="2026-02-10T11:00:00Z")]
-    write(tmp_path / "second.jsonl", later)
-    reports = analyze_paths([tmp_path])
+    write(tmp_path / second, later)
+    reports = analyze_paths([tmp_path], workers=workers)
     assert [(Path(r.transcript.path).name, r.transcript.requests) for r in reports] == [
-        ("first.jsonl", 2),
-        ("second.jsonl", 1),
+        (first, 3),
+        (second, 1),
     ]
     assert [r.duplicate_responses for r in reports] == [0, 2]
     totals = report_json(reports)["totals"]
-    assert (totals["total"]["requests"], totals["duplicate_responses"]) == (3, 2)
+    assert (totals["total"]["requests"], totals["duplicate_responses"]) == (4, 2)
     # A different request id is a different response, even with the same message id.
     write(tmp_path / "third.jsonl", [_line("m1", OPUS, read=1, requestId="req-other")])
-    assert report_json(analyze_paths([tmp_path]))["totals"]["total"]["requests"] == 4
+    doc = report_json(analyze_paths([tmp_path], workers=workers))
+    assert doc["totals"]["total"]["requests"] == 5
 
 
 def test_synthetic_responses_are_skipped_and_counted(tmp_path: Path) -> None:
@@ -233,14 +242,15 @@ def test_msgspec_orjson_and_json_read_the_same_records(monkeypatch: pytest.Monke
     assert [scan(p, agent=a) for p, a in files] == default
 
 
-def test_reading_on_every_core_gives_what_one_reads() -> None:
+def test_analysing_on_every_core_gives_what_one_process_gives() -> None:
     root = corpus_path("corpora/claude-code-transcripts")
-    from ctxrelay.analyze import discover
-
-    files = _files_of(discover([root]))
-    assert scan_all(files, workers=2) == scan_all(files, workers=1)
-    serial = report_json(analyze_paths([root], workers=1))
-    assert report_json(analyze_paths([root], workers=2)) == serial
+    interval = sys.getswitchinterval()
+    serial = analyze_paths([root], workers=1)
+    spread = analyze_paths([root], workers=2)
+    assert sys.getswitchinterval() == interval  # as it was before the workers
+    assert report_json(spread) == report_json(serial)
+    assert spread == serial  # every replay's rows too
+    assert gc.isenabled()  # the collector, paused for the run, runs again
 
 
 def test_summed_pricing_equals_pricing_each_request() -> None:
@@ -264,11 +274,10 @@ def test_a_started_read_gives_what_one_reader_gives(monkeypatch: pytest.MonkeyPa
     from ctxrelay.analyze._discover import discover
 
     root = str(corpus_path("corpora/claude-code-transcripts"))
-    files = _files_of(discover([root]))
-    serial = scan_all(files, workers=1)
     started = _parallel.start_reading([root])
     assert started.sessions == discover([root])
-    assert started.result() == serial
+    assert [f for files in started.files.values() for f in files] == _files_of(discover([root]))
+    started.close()
     monkeypatch.setattr(_parallel, "MIN_PARALLEL_BYTES", 0)  # workers even on a small corpus
     assert report_json(analyze_paths([root], reading=_parallel.start_reading([root]))) == (
         report_json(analyze_paths([root], workers=1))
@@ -279,14 +288,21 @@ def test_a_read_given_up_stops_its_workers() -> None:
     from ctxrelay.analyze import _parallel
     from ctxrelay.analyze._discover import discover
 
-    files = _files_of(discover([str(corpus_path("corpora/claude-code-transcripts"))]))
-    reading = _parallel.Reading(files, workers=2)
+    reading = _parallel.Reading(
+        discover([corpus_path("corpora/claude-code-transcripts")]), workers=2
+    )
+    sessions = reading.each(_parallel_work)
+    assert next(sessions)  # the workers started with the first session
     pool = reading._pool
     assert pool is not None
-    reading.close()
+    sessions.close()  # the caller gave up
     assert reading._pool is None
     with pytest.raises(RuntimeError):
         pool.submit(print)  # shut down
+
+
+def _parallel_work(session: str, files: list[tuple[str, bool]], read: Any) -> str:
+    return session
 
 
 def test_a_1m_sonnet_session_is_replayed_in_its_window_at_its_long_prompt_rates(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxrelay.analyze import analyze_session
+from ctxrelay.analyze import analyze_paths, analyze_session
 from ctxrelay.budget.bounds import GEMINI_COMPRESSION_KEEP, GEMINI_DEFAULT_COMPRESSION_THRESHOLD
 from tests.gemini._session import SessionFile
 
@@ -57,3 +57,16 @@ def test_a_gemini_session_under_half_the_window_never_compresses(tmp_path: Path)
     none = next(r for r in report.replays if r.policy.kind == "none")
     assert compact.compactions == 0
     assert [r.tokens for r in compact.requests] == [r.tokens for r in none.requests]
+
+
+def test_gemini_sessions_on_workers_are_what_one_process_gives(tmp_path: Path) -> None:
+    # Read and analysed in the process that takes each, sent back whole. The three files
+    # are one made-up chat at three lengths, its responses' ids alike: the earliest (by
+    # time, then path) holds them all, and the others, analysed alone on the workers,
+    # are analysed again without them and left empty.
+    for n, requests in enumerate((40, 20, 5)):
+        (tmp_path / str(n)).mkdir()
+        session(tmp_path / str(n), requests)
+    serial = analyze_paths([tmp_path], workers=1)
+    assert [(r.transcript.format, r.transcript.requests) for r in serial] == [("gemini", 40)]
+    assert analyze_paths([tmp_path], workers=3) == serial

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
 from pathlib import Path
 
 import pytest
 
-from ctxrelay.analyze import analyze_paths, analyze_session, discover, parse_sweep, report_json
+from ctxrelay.analyze import (
+    analyze_paths,
+    analyze_session,
+    discover,
+    parse_policies,
+    parse_sweep,
+    report_json,
+)
+from ctxrelay.analyze._bill import Pricer, total_usage
 from ctxrelay.errors import ConfigError, TranscriptError
 from ctxrelay.pricing import DEFAULT_PRICES, cost
 from tests.conftest import corpus_path
 from tests.transcripts._lines import assistant, user, write
 
 SPOTTER = "corpora/claude-code-transcripts/spotter"
+PRICER = Pricer(DEFAULT_PRICES)
 
 SESSION_KEYS = {
     "session_id", "name", "kind", "format", "parent_session_id", "project", "path",
@@ -187,3 +197,24 @@ def test_a_copied_session_keeps_its_subagents(tmp_path: Path) -> None:
     shutil.copytree(src / name, tmp_path / name)
     (report,) = analyze_paths([tmp_path])
     assert [a.agent_id for a in report.subagents] == ["a881341"]
+
+
+def test_a_report_crosses_processes_whole() -> None:
+    # The workers send reports back pickled: a replay's rows not yet written (a function
+    # and its arguments, not a closure) are written on the other side, the same.
+    policies = parse_policies(["none", "compact", "handoff:40", "handoff:60+mask:10"])
+    sweep = parse_sweep("30..90")
+    reports = analyze_paths([corpus_path(SPOTTER)], policies=policies, sweep=sweep, workers=1)
+    lazy = [r for report in reports for r in report.replays if r.rows._build is not None]
+    assert {str(r.policy) for r in lazy} == {str(p) for p in policies}
+    for report in reports:
+        back = pickle.loads(pickle.dumps(report))
+        assert back.as_json() == report.as_json()
+        assert back.transcript == report.transcript
+        assert back.chain is not None
+        assert back.chain.responses is back.transcript.responses
+        assert [r.requests for r in back.replays] == [r.requests for r in report.replays]
+        # the rows written later (unpriced: the sums are known) are the priced replay's
+        for result in back.replays:
+            assert total_usage(q.usage for q in result.requests) == result.usage
+            assert PRICER.total((q.model, q.usage) for q in result.requests) == result.cost_usd

@@ -23,6 +23,7 @@ __all__ = [
     "default_projects_dir",
     "discover",
     "files_of",
+    "session_files",
 ]
 
 
@@ -111,15 +112,14 @@ def agent_files(session: str) -> list[str]:
     return sorted((f for f in files if not _is_folder(f)), key=_path_order)
 
 
+def session_files(session: str) -> list[tuple[str, bool]]:
+    """A session's files to read: its session file (none for an orphan folder) and its
+    agent files, with whether each is an agent's own file."""
+    own = [] if _is_folder(session) else [(session, False)]
+    return own + [(f, True) for f in agent_files(session)]
+
+
 def files_of(sessions: Sequence[str]) -> list[tuple[str, bool]]:
-    """Every file to read: each session file (or none, for an orphan folder) and its
-    agent files, with whether it is an agent's own file. An OpenCode database is read
-    apart (:func:`~ctxrelay.transcripts.read_opencode`), not here."""
-    files: list[tuple[str, bool]] = []
-    for session in sessions:
-        if is_database(session):
-            continue
-        if not _is_folder(session):
-            files.append((session, False))
-        files.extend((f, True) for f in agent_files(session))
-    return files
+    """Every file to read of ``sessions`` (:func:`session_files`). An OpenCode database
+    is read apart (:func:`~ctxrelay.transcripts.read_opencode`), not here."""
+    return [f for s in sessions if not is_database(s) for f in session_files(s)]

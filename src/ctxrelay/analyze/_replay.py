@@ -47,6 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -353,6 +354,11 @@ class Chain:
         if found is None:
             found = self._expired[ttl] = [g is not None and g >= ttl for g in self.gaps]
         return found
+
+    def __reduce__(self) -> tuple[type[Chain], tuple[Sequence[Response]]]:
+        """Pickled as its responses (a report crosses processes), and read again on the
+        other side: faster than its columns are unpickled."""
+        return Chain, (self.responses,)
 
 
 def _seconds(stamp: str | None) -> float | None:
@@ -794,26 +800,17 @@ def replay(
     chain = _chain_of(responses, chain)
     if policy.kind == "none":
         return _replay_none(chain, policy, pricer, compactions, summarizer)
-
-    def run(rereads: Rereads | None) -> ReplayResult:
-        return replay_end(chain, assumptions, policy, pricer, compactions, results, rereads)
-
-    def low_end(
-        files: Sequence[tuple[FileTouch, ...]] | None,
-    ) -> tuple[ReplayResult, Rereads | None]:
-        edits = None if files is None else Rereads(files, chain.segments, "edits")
-        return run(edits), edits
-
-    low, edits = low_end(files)
+    run = partial(replay_end, chain, assumptions, policy, pricer, compactions, results)
+    edits = _edits(chain, files)
+    low = run(edits)
     if files_again is not None:
         # The replay's sums are kept, not its rows (a fifth of a run's peak memory at
-        # 1 GB, with the touches they rest on): replayed again when someone reads them.
-        again = files_again
-
-        def rows() -> tuple[_Row, ...]:
-            return low_end(again())[0].rows.rows
-
-        low = replace(low, rows=_Rows((), low.rows.count, rows))
+        # 1 GB, with the touches they rest on): replayed again, unpriced, when someone
+        # reads them.
+        rows = partial(replay_end, chain, assumptions, policy, None, compactions, results)
+        low = replace(
+            low, rows=_Rows((), low.rows.count, partial(_low_rows, chain, rows, files_again))
+        )
     if files is None or edits is None or not edits.differs:
         return low  # the high end would have read nothing more: it is this replay
     high = run(Rereads(files, chain.segments, "touches"))
@@ -823,6 +820,22 @@ def replay(
         high_rereads=high.rereads,
         high_reread_tokens=high.reread_tokens,
     )
+
+
+def _edits(chain: Chain, files: Sequence[tuple[FileTouch, ...]] | None) -> Rereads | None:
+    """The re-reads of the range's low end (on edits), when the touches are known."""
+    return None if files is None else Rereads(files, chain.segments, "edits")
+
+
+def _low_rows(
+    chain: Chain,
+    run: Callable[[Rereads | None], ReplayResult],
+    files_again: Callable[[], Sequence[tuple[FileTouch, ...]] | None],
+) -> tuple[_Row, ...]:
+    """A replay's rows at its low end, replayed again (``run``: :func:`replay_end` with
+    all but its re-reads). Functions and their arguments, not closures: a report crosses
+    processes."""
+    return run(_edits(chain, files_again())).rows.rows
 
 
 def replay_end(  # noqa: PLR0917 - the replay's inputs
@@ -872,45 +885,7 @@ def _replay_none(
         peak = max(peak, *(s.context_tokens for s in summaries))
         models = models | {s.model for s in summaries}
 
-    def build() -> tuple[_Row, ...]:
-        rows: list[_Row] = []
-        segments = chain.segments
-        for i, c in enumerate(chain.counts):
-            for s in placed.get(i, ()):
-                u = s.usage
-                rows.append(
-                    _Row(
-                        u.context_tokens,
-                        u.input_tokens,
-                        u.cache_creation_input_tokens,
-                        u.cache_read_input_tokens,
-                        u.output_tokens,
-                        u.cache_creation_1h_tokens,
-                        segments[i],
-                        "summary",
-                        None,
-                        s.model,
-                        s.timestamp,
-                    )
-                )
-            rows.append(
-                _Row(
-                    c.fresh + c.written + c.read,
-                    c.fresh,
-                    c.written,
-                    c.read,
-                    c.output,
-                    c.one_hour,
-                    segments[i] + 1,
-                    "recorded",
-                    i,
-                    c.model,
-                    c.timestamp,
-                )
-            )
-        return tuple(rows)
-
-    held = _Rows((), len(chain.counts) + len(summaries), build)
+    held = _Rows((), len(chain.counts) + len(summaries), partial(_none_rows, chain, placed))
     cost = None if prices is None else prices.total_of(models, usage, held.items())
     return ReplayResult(
         policy,
@@ -922,6 +897,47 @@ def _replay_none(
         peak_context_tokens=peak,
         added_requests=len(summaries),
     )
+
+
+def _none_rows(chain: Chain, placed: dict[int, Sequence[Response]]) -> tuple[_Row, ...]:
+    """``none``'s rows: the recording, each placed summary before the request it
+    follows."""
+    rows: list[_Row] = []
+    segments = chain.segments
+    for i, c in enumerate(chain.counts):
+        for s in placed.get(i, ()):
+            u = s.usage
+            rows.append(
+                _Row(
+                    u.context_tokens,
+                    u.input_tokens,
+                    u.cache_creation_input_tokens,
+                    u.cache_read_input_tokens,
+                    u.output_tokens,
+                    u.cache_creation_1h_tokens,
+                    segments[i],
+                    "summary",
+                    None,
+                    s.model,
+                    s.timestamp,
+                )
+            )
+        rows.append(
+            _Row(
+                c.fresh + c.written + c.read,
+                c.fresh,
+                c.written,
+                c.read,
+                c.output,
+                c.one_hour,
+                segments[i] + 1,
+                "recorded",
+                i,
+                c.model,
+                c.timestamp,
+            )
+        )
+    return tuple(rows)
 
 
 def _reread_row(

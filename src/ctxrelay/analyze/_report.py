@@ -23,19 +23,21 @@ What is counted where (``docs/analyze.md`` has the same in words):
 
 from __future__ import annotations
 
+import gc
 import heapq
 import os
 import re
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple
 
 from ctxrelay import transcripts
 from ctxrelay.analyze._bill import Bill, Pricer, total_usage
-from ctxrelay.analyze._discover import agent_files, discover, files_of
+from ctxrelay.analyze._discover import agent_files
 from ctxrelay.analyze._mask import result_tokens
-from ctxrelay.analyze._parallel import Reading, scan_all
+from ctxrelay.analyze._parallel import Files, Reader, Reading, read_session, start_reading
 from ctxrelay.analyze._policies import DEFAULT_POLICIES, Policy, Sweep
 from ctxrelay.analyze._replay import (
     Assumptions,
@@ -63,7 +65,7 @@ from ctxrelay.transcripts import (
 from ctxrelay.transcripts._opencode_paths import is_database
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence, Set
     from typing import Any, Literal
 
     SessionKind = Literal["session", "orphan_subagents", "sidechain_only"]
@@ -648,10 +650,8 @@ def analyze_transcript(
     if warm_prefix:
         assumptions = replace(assumptions, warm_prefix_tokens=assumptions.prefix_measured)
     touched = _touched(chain, assumptions, policies, sweep, touches)
-
-    def files_again() -> tuple[tuple[FileTouch, ...], ...] | None:
-        return _touched(chain, assumptions, policies, sweep, touches).files
-
+    # a function and its arguments, not a closure: a report crosses processes
+    files_again = partial(_touched_files, chain, assumptions, policies, sweep, touches)
     replays = tuple(
         replay(
             transcript.responses,
@@ -752,6 +752,17 @@ def _touched(
         file_touches(found, ids, chain.context, outputs, chain.segments) if restarts else None,
         result_tokens(found, ids, chain.context, outputs, chain.segments) if masks else None,
     )
+
+
+def _touched_files(
+    chain: Chain,
+    assumptions: Assumptions,
+    policies: Sequence[Policy],
+    sweep: Sweep | None,
+    touches: Callable[[], Touches] | None,
+) -> tuple[tuple[FileTouch, ...], ...] | None:
+    """The chain's file touches, read again (a replay's rows, when someone reads them)."""
+    return _touched(chain, assumptions, policies, sweep, touches).files
 
 
 def totals_json(reports: Sequence[SessionReport], sweep: Sweep | None) -> dict[str, Any]:
@@ -865,6 +876,77 @@ def _first_time(session: str, agents: Sequence[str], scanned: dict[str, Transcri
     return min(stamps, default="")
 
 
+class _Options(NamedTuple):
+    """What every session of a run is analysed with."""
+
+    policies: Sequence[Policy]
+    sweep: Sweep | None
+    prices: PriceTable
+    limit: int | None
+    warm_prefix: bool
+
+
+class _Analysed(NamedTuple):
+    """One session read and analysed whole, as if no earlier session of the run held its
+    responses (what a worker sends back)."""
+
+    session: str
+    failed: dict[str, TranscriptError]
+    """Its files that could not be read."""
+    skips: list[TranscriptError]
+    """The lines skipped in the files read (:func:`~ctxrelay.analyze._skips.line_skips`)."""
+    first: str = ""
+    """Its earliest response time: the run's order."""
+    report: SessionReport | TranscriptError | None = None
+    """Its report, or what stopped it (an agent file gone since the listing); ``None``
+    when its session file could not be read."""
+    keys: Set[str] = frozenset()
+    """The responses it counted (:class:`_Seen`'s keys)."""
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused, as it was after: a run's values (the
+    transcripts, the reports) hold no cycles, and at 1 GB the collector's passes over
+    them, as they are made and received, were about 7% of the run's CPU time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _analyse(options: _Options, session: str, files: Files, read: Reader) -> _Analysed:
+    """Read one session's files and analyse it (in a worker: a module's function, so
+    that it pickles)."""
+    with _collector_paused():
+        return _analysed(options, session, files, read)
+
+
+def _analysed(options: _Options, session: str, files: Files, read: Reader) -> _Analysed:
+    scanned, failed = read_session(files, read)
+    skips = line_skips(scanned.values())
+    if session in failed:
+        return _Analysed(session, failed, skips)
+    agents = [path for path, agent in files if agent]
+    first = _first_time(session, agents, scanned)
+    seen = _Seen()
+    try:
+        report = analyze_session(
+            session,
+            **options._asdict(),
+            scanned=scanned,
+            seen=seen,
+            skip=frozenset(failed),
+            agents=agents,
+        )
+    except TranscriptError as exc:  # an agent file gone since the listing
+        return _Analysed(session, failed, skips, first, exc)
+    return _Analysed(session, failed, skips, first, report, seen.keys)
+
+
 def analyze_paths(
     paths: Iterable[str | os.PathLike[str]],
     *,
@@ -882,62 +964,56 @@ def analyze_paths(
     """Every session under ``paths`` that sent a request (and every file in ``named``,
     even one that did not), in order of their first response.
 
-    The files are read first (in parallel when there are several and more than one
-    core; ``workers`` overrides; ``reading`` is a read of ``paths`` already started by
-    :func:`~ctxrelay.analyze._parallel.start_reading`), then the sessions are built
-    oldest first, so a response present in several files counts in the earliest session
+    Each session is read and analysed whole (on every core when the run is big enough;
+    ``workers`` overrides; ``reading`` is
+    :func:`~ctxrelay.analyze._parallel.start_reading` of ``paths``), as if no other
+    session held its responses; then, oldest first, a
+    session that holds a response an earlier one counted is analysed again here
+    without it, so a response present in several files counts in the earliest session
     that holds it.
     A file that cannot be read is passed to ``on_skip`` (raised when there is none or
     when it is in ``named``), and so is each file read with lines over the line cap or
     not JSON (:func:`~ctxrelay.analyze._skips.line_skips`)."""
+    options = _Options(policies, sweep, prices, limit, warm_prefix)
     if reading is None:
-        sessions = discover(paths)
-        scanned, failed = scan_all(files_of(sessions), workers=workers)
-    else:
-        sessions = reading.sessions
-        scanned, failed = reading.result()
+        reading = start_reading(paths, workers=workers)
+    try:
+        with _collector_paused():
+            found = {a.session: a for a in reading.each(partial(_analyse, options))}
+    finally:
+        reading.close()
+    sessions = [found[s] for s in reading.files]  # in the order of the files
     keep = set(named)
-    for path, exc in failed.items():
+    for path, exc in ((p, e) for a in sessions for p, e in a.failed.items()):
         if path in keep or on_skip is None:
             raise exc
         on_skip(path, exc)
     if on_skip is not None:
-        for skip in line_skips(scanned.values()):
+        for skip in (skip for a in sessions for skip in a.skips):
             on_skip(skip.path, skip)
-    skipped = frozenset(failed)
-    databases = [s for s in sessions if is_database(s)]
-    # Each session's agent files, listed once for the ordering and the session.
-    agents = {s: agent_files(s) for s in sessions if s not in failed and not is_database(s)}
-    order = sorted(agents, key=lambda s: (_first_time(s, agents[s], scanned), os.fspath(s)))
+    read = [a for a in sessions if a.session not in a.failed]
     pricer = Pricer(prices)
     seen = _Seen()
     reports = []
-    for session in order:
-        try:
-            report = analyze_session(
-                session,
-                policies=policies,
-                sweep=sweep,
-                prices=prices,
-                limit=limit,
-                warm_prefix=warm_prefix,
-                scanned=scanned,
-                seen=seen,
-                pricer=pricer,
-                skip=skipped,
-                agents=agents[session],
-            )
-        except TranscriptError as exc:  # an agent file gone since the listing
+    for analysed in sorted(read, key=lambda a: (a.first, a.session)):
+        session, report = analysed.session, analysed.report
+        if isinstance(report, SessionReport):
+            if seen.keys.isdisjoint(analysed.keys):
+                seen.keys |= analysed.keys
+            else:
+                # An earlier session holds some of its responses (a resumed session that
+                # copied them): analysed again here without them, its files read again.
+                report = _again(analysed, reading.files[session], options, seen, pricer)
+        if isinstance(report, TranscriptError):
             if session in keep or on_skip is None:
-                raise
-            on_skip(session, exc)
+                raise report
+            on_skip(session, report)
             continue
-        finally:
-            scanned.pop(session, None)  # read once, its report holds what it needs
-        if not report.empty or session in keep:
+        if report is not None and (not report.empty or session in keep):
             reports.append(report)
         if progress is not None:
             progress(session)
+    databases = [s for s in reading.sessions if is_database(s)]
     opencode = _opencode_reports(
         databases,
         on_skip=on_skip,
@@ -951,6 +1027,23 @@ def analyze_paths(
     if opencode:
         reports = list(heapq.merge(reports, opencode, key=_first_stamp))
     return named_apart(reports)
+
+
+def _again(
+    analysed: _Analysed, files: Files, options: _Options, seen: _Seen, pricer: Pricer
+) -> SessionReport | TranscriptError:
+    """A session analysed again without the responses earlier sessions counted."""
+    try:
+        return analyze_session(
+            analysed.session,
+            **options._asdict(),
+            seen=seen,
+            pricer=pricer,
+            skip=frozenset(analysed.failed),
+            agents=[path for path, agent in files if agent],
+        )
+    except TranscriptError as exc:  # a file gone since
+        return exc
 
 
 def _first_stamp(report: SessionReport) -> str:
