@@ -4,10 +4,12 @@ which path, and how many bytes each call's result carried.
 The what-if replay reads this to price what a restart it simulates costs beyond the
 reload (``docs/analyze.md``, "Re-reads after a restart"): a file the recording still
 held in its context and touched again must be read again after a restart the recording
-did not make. It is a second pass over a file, made only for a session whose replay
-restarts somewhere the recording did not, on the block reader and line cap of
-:mod:`ctxrelay.transcripts._scan`; it decodes only the lines naming a tool call or its
-result, and of those only the keys below (a result's content is measured, not built).
+did not make. :class:`Calls` holds the rules; the bill's reader
+(:func:`ctxrelay.transcripts._scan.read_raw`) hands it, in the same pass and from the
+same decode, every response line it reads (each line of a response carries the usage
+object) and the tool result lines :class:`Calls` asks for (:attr:`Calls.wanted`): the
+calls' blocks are decoded only to the keys below, and a result's content is measured,
+not built.
 """
 
 from __future__ import annotations
@@ -19,17 +21,16 @@ from typing import Any, Literal, NamedTuple, TypedDict
 
 import msgspec
 
-from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
-from ctxrelay.transcripts._scan import LineSink, read_file, spans
-
 __all__ = [
     "FILE_TOOLS",
+    "RESULT",
+    "Block",
+    "Calls",
     "Touch",
     "TouchKind",
-    "TouchReader",
     "Touches",
     "pack_touches",
-    "read_touches",
+    "result_needle",
     "unpack_touches",
 ]
 
@@ -91,7 +92,10 @@ class _Input(TypedDict, total=False):
     path: Any
 
 
-class _Block(TypedDict, total=False):
+class Block(TypedDict, total=False):
+    """The keys of a content block the touches read: a call's name and input, a result's
+    call id and its content's bytes, undecoded."""
+
     type: Any
     id: Any
     name: Any
@@ -100,91 +104,76 @@ class _Block(TypedDict, total=False):
     content: msgspec.Raw
 
 
-class _Message(TypedDict, total=False):
-    id: Any
-    content: list[_Block] | str
+RESULT = b'"tool_result"'
+"""Every tool result line has it: a line naming a wanted call without it is none."""
 
 
-class _Line(TypedDict, total=False):
-    type: Any
-    isSidechain: Any
-    message: _Message
+def result_needle(call: str) -> bytes:
+    """How a result line names the call it answers, as Claude Code writes its lines
+    (``JSON.stringify``'s: no spaces); a progress line names the call too, by another
+    key, and is not searched for."""
+    return b'"tool_use_id":"' + call.encode() + b'"'
 
 
-_decode = msgspec.json.Decoder(_Line).decode
-_NEEDLE = b'"tool_use'  # a call ("tool_use") and a result ("tool_use_id")
-_RESULT = b'"tool_result"'
-
-
-class TouchReader(LineSink):
+class Calls:
     """The calls of each response, and the sizes of the results the replay needs: those
     of a response with several calls, whose growth the results share (the growth of a
     one-call response is its result's). A result line (most of a transcript's bytes,
-    the result twice over) is decoded only when it answers such a call of the newest
-    response (the next response comes after all its results); a result written before
-    the response's second call is not known then, and its size is not read."""
+    the result twice over) is read only when it answers such a call of the newest
+    response (:attr:`wanted`; the next response comes after all its results); a result
+    written before the response's second call is not known then, and its size is not
+    read."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path)
+    def __init__(self) -> None:
         self.calls: dict[str, list[tuple[str, TouchKind, str, str]]] = {}  # message: calls
         self.results: dict[str, int] = {}  # call id: result bytes
         self.any_calls: dict[str, set[str]] = {}  # message: the ids of its tool calls
-        self.wanted: set[bytes] = set()  # the newest response's calls, results not read
+        # the result needles of the newest response's calls whose results were not read
+        self.wanted: set[bytes] = set()
         self.newest: str | None = None
 
-    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
-        self.check_start(data, lo, hi)
-        wanted = self.wanted
-        find = data.find
-        for start, end in spans(data, _NEEDLE, lo, hi):
-            # A result line is searched in place for the calls wanted, never copied.
-            if find(_RESULT, start, end) != -1 and not (
-                wanted and any(find(call, start, end) != -1 for call in wanted)
-            ):
+    def take_calls(self, line: Mapping[str, Any]) -> None:
+        """Take the calls of a response line (decoded, its content blocks as
+        :class:`Block`)."""
+        message = _main_message(line, "assistant")
+        if message is None:
+            return
+        message_id = message.get("id")
+        if not isinstance(message_id, str):
+            return
+        for block in message["content"]:
+            if block.get("type") != "tool_use":
                 continue
-            try:
-                line = _decode(data[start:end])
-            except (ValueError, RecursionError):
-                continue  # a cut or odd line: the bill's reader reports it
-            self._take(line)
+            if message_id != self.newest:
+                self.newest = message_id
+                self.wanted.clear()
+            touched = _touch_of(block)
+            if touched is not None:
+                self.calls.setdefault(message_id, []).append(touched)
+            call = block.get("id")
+            if isinstance(call, str):  # a block's lines repeat: count each call once
+                ids = self.any_calls.setdefault(message_id, set())
+                ids.add(call)
+                if len(ids) > 1:
+                    self._want(ids)
 
-    def _take(self, line: _Line) -> None:
-        message = line.get("message")
-        if line.get("isSidechain") is True or not isinstance(message, dict):
-            return
-        blocks = message.get("content")
-        if not isinstance(blocks, list):
-            return
-        kind = line.get("type")
-        for block in blocks:
-            if kind == "assistant" and block.get("type") == "tool_use":
-                message_id = message.get("id")
-                if not isinstance(message_id, str):
-                    continue
-                if message_id != self.newest:
-                    self.newest = message_id
-                    self.wanted.clear()
-                touched = _touch_of(block)
-                if touched is not None:
-                    self.calls.setdefault(message_id, []).append(touched)
-                call = block.get("id")
-                if isinstance(call, str):  # a block's lines repeat: count each call once
-                    ids = self.any_calls.setdefault(message_id, set())
-                    ids.add(call)
-                    if len(ids) > 1:
-                        self._want(ids)
-            elif kind == "user" and block.get("type") == "tool_result":
+    def take_results(self, line: Mapping[str, Any]) -> None:
+        """Take the results of a line that names a call in :attr:`wanted` and
+        :data:`RESULT` (decoded as :meth:`take_calls`'s)."""
+        message = _main_message(line, "user")
+        for block in message["content"] if message is not None else ():
+            if block.get("type") == "tool_result":
                 call = block.get("tool_use_id")
                 content = block.get("content")
                 if isinstance(call, str) and content is not None:
                     self.results[call] = len(content)
-                    self.wanted.discard(call.encode())
+                    self.wanted.discard(result_needle(call))
 
     def _want(self, ids: set[str]) -> None:
-        self.wanted.update(c.encode() for c in ids if c not in self.results)
+        self.wanted.update(result_needle(c) for c in ids if c not in self.results)
 
     def touches(self) -> Touches:
-        """What the lines handed over so far found."""
+        """What the lines taken so far found."""
         results = self.results
         shared = {
             message: sum(results[c] for c in ids)
@@ -204,7 +193,17 @@ class TouchReader(LineSink):
         )
 
 
-def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
+def _main_message(line: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+    """The ``message`` of a main-chain line of ``kind`` whose content is a list."""
+    message = line.get("message")
+    if line.get("type") != kind or line.get("isSidechain") is True:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return None
+    return message
+
+
+def _touch_of(block: Block) -> tuple[str, TouchKind, str, str] | None:
     """``(call id, kind, path, command)`` of a file tool call."""
     name = block.get("name")
     kind = FILE_TOOLS.get(name) if isinstance(name, str) else None
@@ -236,13 +235,3 @@ def pack_touches(touches: Touches) -> bytes:
 def unpack_touches(data: bytes) -> Touches:
     """The :class:`Touches` :func:`pack_touches` packed."""
     return _unpack(data)
-
-
-def read_touches(
-    path: str | os.PathLike[str], line_cap: int = TRANSCRIPT_LINE_MAX_BYTES
-) -> Touches:
-    """The file tool calls of the main chain of the transcript at ``path``. Raises
-    :class:`~ctxrelay.errors.TranscriptError` as the bill's reader does."""
-    reading = TouchReader(os.fspath(path))
-    read_file(reading.path, reading, line_cap)
-    return reading.touches()
