@@ -10,9 +10,9 @@ How it reads (``docs/analyze.md``, "How it reads"):
   as it is read and counted in ``long_lines``, so memory stays bounded on any file.
 * A line with a usage object is decoded by msgspec into a ``dict`` of the keys the rules
   read (:class:`_Line`); the text, most of its bytes, is skipped unbuilt. The other
-  candidates, a compact summary (its content is read) and whatever msgspec refuses are
-  decoded whole with orjson, and a line orjson refuses again with ``json`` (integers
-  over 64 bits, ``NaN``, lone surrogates), so the records are ``json``'s
+  candidates, a compact summary (its content is read) and whatever the typed decode
+  refuses are decoded whole with msgspec, and a line it refuses again with ``json``
+  (``NaN``, lone surrogates), so the records are ``json``'s
   (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line one).
 * A session file's tool calls (:class:`~ctxrelay.transcripts._touches.Calls`) come from
   the same search and the same decode: a response's calls are in its lines' content
@@ -27,10 +27,9 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
-import orjson
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.errors import TranscriptError
@@ -40,6 +39,7 @@ from ctxrelay.transcripts._pass import (
     USAGE,
     Pass,
     RawTranscript,
+    RawUsage,
     first_line_problem,
     open_fd,
 )
@@ -74,51 +74,109 @@ BLOCK_BYTES = 1024 * 1024
 equally fast, within the shared machine's noise; ``docs/analyze.md``)."""
 
 
-class _Message(TypedDict, total=False):
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A token count as the rules read it plainly (:func:`~ctxrelay.transcripts.as_count` of
+anything else is decoded whole, and read by the rules)."""
+
+
+class _Split(msgspec.Struct):
+    ephemeral_1h_input_tokens: _Count = 0
+
+
+class _Usage(msgspec.Struct):
+    input_tokens: _Count = 0
+    cache_creation_input_tokens: _Count = 0
+    cache_read_input_tokens: _Count = 0
+    output_tokens: _Count = 0
+    cache_creation: _Split | None = None
+
+
+class _Message(msgspec.Struct):
     """The keys of a ``message`` that :class:`Pass` and the touches read; of its content
     blocks, only the keys of :class:`~ctxrelay.transcripts._touches.Block`."""
 
-    id: Any
-    model: Any
-    usage: Any
-    content: list[Block] | str
+    id: Any = None
+    model: Any = None
+    usage: _Usage | None = None
+    content: list[Block] | str | None = None
 
 
-class _Line(TypedDict, total=False):
+class _Line(msgspec.Struct):
     """The keys of a line that :class:`Pass` and the touches read. msgspec decodes a line
-    into a plain ``dict`` of these keys alone, skipping the others without building them
-    (a block's text, a call's other input, a result's content: most of a line's bytes)."""
+    into these keys alone, skipping the others without building them (a block's text, a
+    call's other input, a result's content: most of a line's bytes), and the counts
+    straight into ints."""
 
-    type: Any
-    sessionId: Any
-    version: Any
-    isSidechain: Any
-    timestamp: Any
-    agentId: Any
-    requestId: Any
-    subtype: Any
-    compactMetadata: Any
-    isCompactSummary: Any
-    message: _Message | None
+    type: Any = None
+    sessionId: Any = None
+    version: Any = None
+    isSidechain: Any = None
+    timestamp: Any = None
+    agentId: Any = None
+    requestId: Any = None
+    isCompactSummary: Any = msgspec.UNSET
+    message: _Message | None = None
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
+def _usage(usage: _Usage | None) -> RawUsage | None:
+    """:func:`~ctxrelay.transcripts._pass.usage_tuple` of a usage object decoded as
+    :class:`_Usage` (``tests/transcripts/test_fuzz.py`` holds the two to one result)."""
+    if usage is None:
+        return None
+    created = usage.cache_creation_input_tokens
+    split = usage.cache_creation
+    return (
+        usage.input_tokens,
+        created,
+        usage.cache_read_input_tokens,
+        usage.output_tokens,
+        0 if split is None else min(split.ephemeral_1h_input_tokens, created),
+    )
+
+
+def _take(rules: Pass, line: _Line) -> bool:
+    """Hand ``rules`` a response line decoded as :class:`_Line`; False when it is a line
+    they read whole (a compact summary, whose content they read; a system line)."""
+    kind = line.type
+    if kind == "system" or line.isCompactSummary is not msgspec.UNSET:
+        return False
+    rules.identify(line.sessionId, line.version)
+    message = line.message
+    if kind == "assistant" and message is not None:
+        rules.response(
+            message.id,
+            message.model,
+            _usage(message.usage),
+            sidechain=not rules.agent and line.isSidechain is True,
+            timestamp=line.timestamp,
+            agent_id=line.agentId,
+            request_id=line.requestId,
+        )
+    return True
+
+
+_decode_whole = msgspec.json.Decoder().decode
+
+
 def loads(line: bytes | bytearray) -> Any:
-    """A line decoded whole: orjson, or ``json`` for what orjson refuses."""
+    """A line decoded whole: msgspec, or ``json`` for what msgspec refuses (``NaN``, a
+    lone surrogate, a number past a float's range). Not orjson: it reads an integer over
+    64 bits as a float, where ``json`` keeps it whole."""
     try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
+        return _decode_whole(line)
+    except msgspec.DecodeError:
         return json.loads(line)
 
 
-def _fields(line: bytes | bytearray) -> dict[str, Any] | None:
-    """The record of ``line`` with only the keys of :class:`_Line`; ``None`` when msgspec
-    refuses the line (a value out of its range, ``NaN``, a lone surrogate, a key or a
-    block of the wrong type): the rules then read it decoded whole."""
+def _fields(line: bytes | bytearray) -> _Line | None:
+    """``line`` decoded as :class:`_Line`; ``None`` when msgspec refuses it (a count that
+    is not a whole number from 0, ``NaN``, a lone surrogate, a key or a block of another
+    type): the rules then read it decoded whole."""
     try:
-        return cast("dict[str, Any]", _decode_line(line))
+        return _decode_line(line)
     except (ValueError, RecursionError):
         return None
 
@@ -230,20 +288,19 @@ class _Read(LineSink):
             if not (line.endswith(b"}") or line.rstrip().endswith(b"}")):
                 self.malformed += 1  # a line cut short (the usual malformed line)
                 continue
-            record = _fields(line) if usage else None
-            if record is not None:
+            typed = _fields(line) if usage else None
+            if typed is not None:
                 if calls is not None:
-                    calls.take_calls(record)
+                    calls.take_calls(typed)
                 if not _utf8(line):
                     self.malformed += 1
                     continue
-                if "isCompactSummary" in record:  # its content is read: decode it whole
-                    record = None
-            if record is None:
-                record = _whole(line)
-                if record is None:
-                    self.malformed += 1
+                if _take(rules, typed):
                     continue
+            record = _whole(line)
+            if record is None:
+                self.malformed += 1
+                continue
             rules.feed(record)
         if calls is not None and calls.wanted:
             self._results(calls, data, done, hi)

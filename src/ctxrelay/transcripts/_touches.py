@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping  # msgspec reads Touches' annotations at run time
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, Protocol
 
 import msgspec
 
@@ -26,6 +26,8 @@ __all__ = [
     "RESULT",
     "Block",
     "Calls",
+    "ToolLine",
+    "ToolMessage",
     "Touch",
     "TouchKind",
     "Touches",
@@ -51,8 +53,6 @@ FILE_TOOLS: Mapping[str, TouchKind] = {
     "Bash": "command",
 }
 """Claude Code's file tools and what each does to the file its input names."""
-
-_PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
 class Touch(NamedTuple):
@@ -85,23 +85,44 @@ class Touches:
         return self.by_response.get(message_id, ())
 
 
-class _Input(TypedDict, total=False):
-    command: Any
-    file_path: Any
-    notebook_path: Any
-    path: Any
+class _Input(msgspec.Struct):
+    command: Any = None
+    file_path: Any = None
+    notebook_path: Any = None
+    path: Any = None
 
 
-class Block(TypedDict, total=False):
+class Block(msgspec.Struct):
     """The keys of a content block the touches read: a call's name and input, a result's
-    call id and its content's bytes, undecoded."""
+    call id and its content's bytes, undecoded (empty when it has none: a JSON value is
+    never empty)."""
 
-    type: Any
-    id: Any
-    name: Any
-    input: _Input
-    tool_use_id: Any
-    content: msgspec.Raw
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: _Input | None = None
+    tool_use_id: Any = None
+    content: msgspec.Raw = msgspec.Raw()
+
+
+class ToolMessage(Protocol):
+    """What the touches read of a line's ``message``."""
+
+    @property
+    def id(self) -> Any: ...
+    @property
+    def content(self) -> list[Block] | str | None: ...
+
+
+class ToolLine(Protocol):
+    """What the touches read of a decoded line (the bill's reader decodes it)."""
+
+    @property
+    def type(self) -> Any: ...
+    @property
+    def isSidechain(self) -> Any: ...
+    @property
+    def message(self) -> ToolMessage | None: ...
 
 
 RESULT = b'"tool_result"'
@@ -132,17 +153,14 @@ class Calls:
         self.wanted: set[bytes] = set()
         self.newest: str | None = None
 
-    def take_calls(self, line: Mapping[str, Any]) -> None:
-        """Take the calls of a response line (decoded, its content blocks as
-        :class:`Block`)."""
-        message = _main_message(line, "assistant")
-        if message is None:
-            return
-        message_id = message.get("id")
+    def take_calls(self, line: ToolLine) -> None:
+        """Take the calls of a response line."""
+        blocks = _main_blocks(line, "assistant")
+        message_id = line.message.id if blocks and line.message is not None else None
         if not isinstance(message_id, str):
             return
-        for block in message["content"]:
-            if block.get("type") != "tool_use":
+        for block in blocks:
+            if block.type != "tool_use":
                 continue
             if message_id != self.newest:
                 self.newest = message_id
@@ -150,23 +168,21 @@ class Calls:
             touched = _touch_of(block)
             if touched is not None:
                 self.calls.setdefault(message_id, []).append(touched)
-            call = block.get("id")
+            call = block.id
             if isinstance(call, str):  # a block's lines repeat: count each call once
                 ids = self.any_calls.setdefault(message_id, set())
                 ids.add(call)
                 if len(ids) > 1:
                     self._want(ids)
 
-    def take_results(self, line: Mapping[str, Any]) -> None:
+    def take_results(self, line: ToolLine) -> None:
         """Take the results of a line that names a call in :attr:`wanted` and
-        :data:`RESULT` (decoded as :meth:`take_calls`'s)."""
-        message = _main_message(line, "user")
-        for block in message["content"] if message is not None else ():
-            if block.get("type") == "tool_result":
-                call = block.get("tool_use_id")
-                content = block.get("content")
-                if isinstance(call, str) and content is not None:
-                    self.results[call] = len(content)
+        :data:`RESULT`."""
+        for block in _main_blocks(line, "user"):
+            if block.type == "tool_result":
+                call = block.tool_use_id
+                if isinstance(call, str) and block.content:
+                    self.results[call] = len(block.content)
                     self.wanted.discard(result_needle(call))
 
     def _want(self, ids: set[str]) -> None:
@@ -193,29 +209,28 @@ class Calls:
         )
 
 
-def _main_message(line: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
-    """The ``message`` of a main-chain line of ``kind`` whose content is a list."""
-    message = line.get("message")
-    if line.get("type") != kind or line.get("isSidechain") is True:
-        return None
-    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
-        return None
-    return message
+def _main_blocks(line: ToolLine, kind: str) -> list[Block]:
+    """The content blocks of a main-chain line of ``kind`` (none when its content is
+    text)."""
+    message = line.message
+    if line.type != kind or line.isSidechain is True or message is None:
+        return []
+    blocks = message.content
+    return blocks if isinstance(blocks, list) else []
 
 
 def _touch_of(block: Block) -> tuple[str, TouchKind, str, str] | None:
     """``(call id, kind, path, command)`` of a file tool call."""
-    name = block.get("name")
+    name = block.name
     kind = FILE_TOOLS.get(name) if isinstance(name, str) else None
-    args = block.get("input")
-    call = block.get("id")
-    if kind is None or not isinstance(args, dict) or not isinstance(call, str):
+    args = block.input
+    call = block.id
+    if kind is None or args is None or not isinstance(call, str):
         return None
     if kind == "command":
-        command = args.get("command")
+        command = args.command
         return (call, kind, "", command) if isinstance(command, str) and command else None
-    for key in _PATH_KEYS:
-        value = args.get(key)
+    for value in (args.file_path, args.notebook_path, args.path):
         if isinstance(value, str) and value:
             return call, kind, os.path.normpath(value), ""
     return None
