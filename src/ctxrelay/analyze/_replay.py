@@ -1047,16 +1047,18 @@ def _replay_compact(
                 masking.restart()
         if at_point:
             since_point = False
-        if pending or masking is not None:
-            tokens, added, cached, rebuilt = _carry(
+        # Most requests carry nothing: what the cache holds, without a call.
+        tokens, added, cached, rebuilt = (
+            _carry(
                 _Before(i, tokens, prev, prev_out, pending, window, restarted[i]),
                 rows,
                 chain,
                 masking,
                 one_hour_default,
             )
-        else:  # nothing carried (most requests): what the cache holds, without a call
-            added, cached, rebuilt = 0, prev or 0, restarted[i]
+            if pending or masking is not None
+            else (tokens, 0, prev or 0, restarted[i])
+        )
         if tokens > usable:
             tokens, clamped = usable, clamped + 1
         late = expired_at[i]
@@ -1163,16 +1165,18 @@ def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
                     new_window()
         tokens = (start if prev is None else prev) + growth[i]
         tokens = tokens if tokens > start else start
-        if pending or masking is not None:
-            tokens, added, cached, rebuilt = _carry(
+        # Most requests carry nothing: what the cache holds, without a call.
+        tokens, added, cached, rebuilt = (
+            _carry(
                 _Before(i, tokens, prev, prev_out, pending, window, restarted[i]),
                 rows,
                 chain,
                 masking,
                 one_hour_default,
             )
-        else:  # nothing carried (most requests): what the cache holds, without a call
-            added, cached, rebuilt = 0, prev or 0, restarted[i]
+            if pending or masking is not None
+            else (tokens, 0, prev or 0, restarted[i])
+        )
         decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         if decision.action is _ROLLOVER:
             forced += 1

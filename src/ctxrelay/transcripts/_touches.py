@@ -6,10 +6,10 @@ reload (``docs/analyze.md``, "Re-reads after a restart"): a file the recording s
 held in its context and touched again must be read again after a restart the recording
 did not make. :class:`Calls` holds the rules; the bill's reader
 (:func:`ctxrelay.transcripts._scan.read_raw`) hands it, in the same pass and from the
-same decode, every response line it reads (each line of a response carries the usage
-object) and the tool result lines :class:`Calls` asks for (:attr:`Calls.wanted`): the
-calls' blocks are decoded only to the keys below, and a result's content is measured,
-not built.
+same decode, every line with a usage object it decodes typed (each line of a response
+carries the usage; a line the typed decode refuses gives no calls) and the tool result
+lines :class:`Calls` asks for (:attr:`Calls.wanted`): the calls' blocks are decoded only
+to the keys below, and a result's content is measured, not built.
 """
 
 from __future__ import annotations
