@@ -152,16 +152,16 @@ def usage_tuple(raw: object) -> RawUsage | None:
 def raw_response(message: Mapping[str, Any]) -> tuple[str, str | None, RawUsage] | None:
     """``(message id, model, usage)`` of an assistant line's ``message`` when it reports
     a real request; ``None`` otherwise (no id, no usage, or a synthetic response)."""
-    message_id = message.get("id")
-    if not isinstance(message_id, str) or not message_id:
+    return _real(message.get("id"), message.get("model"), usage_tuple(message.get("usage")))
+
+
+def _real(
+    key: object, model: object, usage: RawUsage | None
+) -> tuple[str, str | None, RawUsage] | None:
+    """:func:`raw_response` of a message's id, model and usage."""
+    if not isinstance(key, str) or not key or model == SYNTHETIC_MODEL or usage is None:
         return None
-    model = message.get("model")
-    if model == SYNTHETIC_MODEL:
-        return None
-    usage = usage_tuple(message.get("usage"))
-    if usage is None:
-        return None
-    return message_id, model if isinstance(model, str) else None, usage
+    return key, model if isinstance(model, str) else None, usage
 
 
 def _str_or_none(value: object) -> str | None:
@@ -266,13 +266,15 @@ class Pass:
             if usage is not None and model != SYNTHETIC_MODEL and usage[3] >= seen[2][3]:
                 seen[2] = usage
             return
-        if not isinstance(key, str) or not key or model == SYNTHETIC_MODEL or usage is None:
+        found = _real(key, model, usage)
+        if found is None:
             if model == SYNTHETIC_MODEL:
                 self.synthetic.add(str(key))
             return
-        self.entries[key] = [
-            key,
-            model if isinstance(model, str) else None,
+        message_id, name, usage = found
+        self.entries[message_id] = [
+            message_id,
+            name,
             usage,
             sidechain,
             self.segment,
