@@ -8,8 +8,9 @@ How it reads (``docs/analyze.md``, "How it reads"):
   goes on past a block is carried into the next one, up to the line cap
   (:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`): a longer line is dropped
   as it is read and counted in ``long_lines``, so memory stays bounded on any file.
-* A line with a usage object is decoded by msgspec into a ``dict`` of the keys the rules
-  read (:class:`_Line`); the text, most of its bytes, is skipped unbuilt. The other
+* A line with a usage object is decoded by msgspec, typed, into the keys the rules read
+  (:class:`_Line`, its counts whole numbers from 0); the text, most of its bytes, is
+  skipped unbuilt. The other
   candidates, a compact summary (its content is read) and whatever the typed decode
   refuses are decoded whole with msgspec, and a line it refuses again with ``json``
   (``NaN``, lone surrogates), so the records are ``json``'s
