@@ -113,7 +113,9 @@ class Session:
 
     def write(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        # as Claude Code writes its lines (``JSON.stringify``: no spaces)
+        text = "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in self.lines)
+        self.path.write_text(text)
         return self.path
 
 

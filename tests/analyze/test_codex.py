@@ -131,7 +131,7 @@ def test_the_default_reads_codex_home(
     assert "/home/u/lib" in out
 
 
-def test_msgspec_orjson_and_json_read_the_same_rollouts(
+def test_msgspec_typed_whole_and_json_read_the_same_rollouts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import msgspec

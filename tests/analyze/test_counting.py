@@ -227,9 +227,11 @@ def test_json_totals_reconcile_on_the_real_corpus() -> None:
     assert models["8463c716"] == {OPUS, HAIKU}
 
 
-def test_msgspec_orjson_and_json_read_the_same_records(monkeypatch: pytest.MonkeyPatch) -> None:
-    """msgspec (the keys the rules read), orjson and the standard ``json`` (whole lines)
-    give the same transcripts on the real corpus."""
+def test_msgspec_typed_whole_and_json_read_the_same_records(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """msgspec (typed, the keys the rules read; or whole lines) and the standard ``json``
+    (whole lines) give the same transcripts on the real corpus."""
     import ctxrelay.transcripts._scan as reader
 
     root = corpus_path("corpora/claude-code-transcripts")

@@ -229,3 +229,49 @@ def test_a_last_line_cut_inside_a_string_is_malformed() -> None:
         path.write_bytes(data)
         raw = read_raw(str(path))
     assert (raw.lines, raw.malformed) == (2, 1)
+
+
+_ODD = st.one_of(
+    st.integers(-3, 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=2),
+    st.just([1]),
+)
+
+
+@st.composite
+def odd_responses(draw: st.DrawFn) -> bytes:
+    """A response line whose keys hold values of any JSON type (the typed decode takes
+    the plain ones, the rest is decoded whole)."""
+    line = assistant(draw(st.sampled_from(["m1", "m2", "m3"])))
+    usage = line["message"]["usage"]
+    for key in list(usage):
+        if draw(st.booleans()):
+            usage[key] = draw(_ODD)
+    split = draw(st.sampled_from(["none", "odd", "dict", "missing"]))
+    if split == "odd":
+        usage["cache_creation"] = draw(_ODD)
+    elif split == "dict":
+        usage["cache_creation"] = {"ephemeral_1h_input_tokens": draw(_ODD)}
+    for record, key, values in [
+        (line["message"], "id", _ODD),
+        (line["message"], "model", st.sampled_from([None, 5, "<synthetic>", "claude-x"])),
+        (line, "isSidechain", _ODD),
+        (line, "type", st.sampled_from(["assistant", "user", "system", "progress", None])),
+        (line, "timestamp", _ODD),
+        (line, "sessionId", _ODD),
+        (line, "requestId", _ODD),
+        (line["message"], "usage", st.sampled_from([None, 3, "u"])),
+        (line, "message", st.sampled_from([None, "m"])),
+    ]:
+        if draw(st.integers(0, 9)) == 0:
+            record[key] = draw(values)
+    return dumps(line)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lines=st.lists(odd_responses(), max_size=8), agent=st.booleans())
+def test_odd_values_in_responses_read_as_the_rules_say(lines: list[bytes], agent: bool) -> None:
+    check(b"\n".join([dumps(user("start")), *lines]) + b"\n", agent=agent)

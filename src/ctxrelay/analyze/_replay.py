@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from itertools import pairwise
+from operator import ne
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from ctxrelay.analyze._bill import Pricer, total_usage
@@ -952,7 +953,7 @@ def _reread_row(
 class _Before(NamedTuple):
     """A recorded request about to be replayed: its index, its context so far, the
     previous request's context and output (``prev`` ``None`` at a window's start), the
-    tokens to read again first, its window."""
+    tokens to read again first, its window, whether the recording restarted before it."""
 
     i: int
     tokens: int
@@ -960,6 +961,12 @@ class _Before(NamedTuple):
     prev_out: int
     pending: int
     window: int
+    restarted: bool
+
+
+def _restarts(segments: Sequence[int]) -> list[bool]:
+    """Whether the recording restarted before each request (a new segment)."""
+    return [False, *map(ne, segments[1:], segments[:-1])] if segments else []
 
 
 def _carry(
@@ -976,9 +983,7 @@ def _carry(
         rows.append(_reread_row(prev, b.prev_out, one_hour_default, b.window, chain.counts[i - 1]))
         added = b.pending + REREAD_CALL_TOKENS
         tokens += added
-    cached = prev or 0
-    segments = chain.segments
-    rebuilt = bool(i) and segments[i] != segments[i - 1]
+    cached, rebuilt = prev or 0, b.restarted
     if masking is not None and prev is not None and (masked := masking.batch(i)):
         tokens -= masked.saved
         cached, rebuilt = min(cached, masked.prefix), True
@@ -997,6 +1002,7 @@ def _replay_compact(
 ) -> ReplayResult:
     growth = chain.growth
     counts = chain.counts
+    restarted = _restarts(chain.segments)
     expired_at = chain.expired(a.cache_ttl_seconds)
     usable = a.compact_limit
     compact_at = a.compact_at
@@ -1057,12 +1063,17 @@ def _replay_compact(
                 masking.restart()
         if at_point:
             since_point = False
-        tokens, added, cached, rebuilt = _carry(
-            _Before(i, tokens, prev, prev_out, pending, window),
-            rows,
-            chain,
-            masking,
-            one_hour_default,
+        # Most requests carry nothing: what the cache holds, without a call.
+        tokens, added, cached, rebuilt = (
+            _carry(
+                _Before(i, tokens, prev, prev_out, pending, window, restarted[i]),
+                rows,
+                chain,
+                masking,
+                one_hour_default,
+            )
+            if pending or masking is not None
+            else (tokens, 0, prev or 0, restarted[i])
         )
         if tokens > usable:
             tokens, clamped = usable, clamped + 1
@@ -1106,6 +1117,7 @@ def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
     budget = Budget(a.limit, a.output_reserve, policy.threshold)
     growth = chain.growth
     counts = chain.counts
+    restarted = _restarts(chain.segments)
     expired_at = chain.expired(a.cache_ttl_seconds)
     usable = a.usable_limit
     advisory = a.advisory_tokens
@@ -1169,12 +1181,17 @@ def _replay_handoff(  # noqa: PLR0917 - the replay's inputs, one call per policy
                     new_window()
         tokens = (start if prev is None else prev) + growth[i]
         tokens = tokens if tokens > start else start
-        tokens, added, cached, rebuilt = _carry(
-            _Before(i, tokens, prev, prev_out, pending, window),
-            rows,
-            chain,
-            masking,
-            one_hour_default,
+        # Most requests carry nothing: what the cache holds, without a call.
+        tokens, added, cached, rebuilt = (
+            _carry(
+                _Before(i, tokens, prev, prev_out, pending, window, restarted[i]),
+                rows,
+                chain,
+                masking,
+                one_hour_default,
+            )
+            if pending or masking is not None
+            else (tokens, 0, prev or 0, restarted[i])
         )
         decision = evaluate(budget, tokens, advisory_tokens=advisory, claimed=claimed)
         if decision.action is _ROLLOVER:

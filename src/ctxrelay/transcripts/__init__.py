@@ -104,6 +104,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._records import UsageDict as UsageDict
     from ctxrelay.transcripts._records import usage_of as usage_of
     from ctxrelay.transcripts._scan import Transcript as Transcript
+    from ctxrelay.transcripts._scan import read_touches as read_touches
     from ctxrelay.transcripts._scan import scan as scan
     from ctxrelay.transcripts._since import SINCE_MAX_BYTES as SINCE_MAX_BYTES
     from ctxrelay.transcripts._since import call_in_rollout as call_in_rollout
@@ -118,7 +119,6 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._touches import FILE_TOOLS as FILE_TOOLS
     from ctxrelay.transcripts._touches import Touch as Touch
     from ctxrelay.transcripts._touches import Touches as Touches
-    from ctxrelay.transcripts._touches import read_touches as read_touches
     from ctxrelay.transcripts._touches import unpack_touches as unpack_touches
     from ctxrelay.transcripts._turn import TURN_MAX_BYTES as TURN_MAX_BYTES
     from ctxrelay.transcripts._turn import TurnFacts as TurnFacts
@@ -168,7 +168,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "UsageDict",
         "usage_of",
     ),
-    "_scan": ("Transcript", "scan"),
+    "_scan": ("Transcript", "read_touches", "scan"),
     "_since": ("SINCE_MAX_BYTES", "call_in_rollout", "read_result_since"),
     "_started": (
         "STARTED_RULES",
@@ -178,7 +178,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
         "started",
     ),
     "_tail": ("agent_stats", "latest_context"),
-    "_touches": ("FILE_TOOLS", "Touch", "Touches", "read_touches", "unpack_touches"),
+    "_touches": ("FILE_TOOLS", "Touch", "Touches", "unpack_touches"),
     "_turn": ("TURN_MAX_BYTES", "TurnFacts", "last_turn", "turn_tool_calls"),
 }
 _HOME = {name: module for module, names in _NAMES.items() for name in names}

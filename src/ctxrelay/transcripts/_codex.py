@@ -31,7 +31,7 @@ The rules (``docs/codex-facts.md``, "The rollout file"; ``docs/analyze.md``, "Co
 
 It reads as the Claude Code reader does (:mod:`ctxrelay.transcripts._scan`): in blocks,
 lines over the cap skipped and counted, only the lines that name one of those types
-decoded (msgspec into the keys read, orjson or ``json`` when msgspec refuses), a line
+decoded (msgspec into the keys read, whole or with ``json`` when that refuses), a line
 that does not decode counted as malformed.
 """
 

@@ -23,7 +23,6 @@ from ctxrelay.transcripts._codex import (
 )
 from ctxrelay.transcripts._gemini import is_gemini_session, read_gemini
 from ctxrelay.transcripts._scan import Transcript, read_raw, transcript_of
-from ctxrelay.transcripts._touches import TouchReader, pack_touches
 
 if TYPE_CHECKING:
     from ctxrelay.transcripts._pass import RawTranscript
@@ -50,13 +49,8 @@ def read_file(path: str, *, agent: bool = False) -> RawFile:
     if shape is None and is_gemini_session(path):
         return read_gemini(path)
     codex = shape == "codex" or (shape is None and codex_place(path))
-    raw: RawFile
-    if codex:
-        raw = read_rollout_raw(path)
-    else:  # a session file's file tool calls, which the replays read, in the same pass
-        touches = TouchReader(path)
-        raw = read_raw(path, also=touches)
-        raw = raw._replace(touches=pack_touches(touches.touches()))
+    # a session file's file tool calls, which the replays read, in the same pass
+    raw: RawFile = read_rollout_raw(path) if codex else read_raw(path, touches=True)
     if shape is None and not (raw.responses or raw.compactions):
         raise TranscriptError(path, UNKNOWN_SHAPE)
     return raw

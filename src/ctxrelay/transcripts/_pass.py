@@ -130,7 +130,9 @@ def usage_tuple(raw: object) -> RawUsage | None:
     """``(input, cache writes, cache reads, output, 1-hour cache writes)`` of a
     ``message.usage`` object, ``None`` when it is not one. The one rule for reading a
     usage object (:func:`ctxrelay.transcripts.usage_of` builds its ``Usage`` from it):
-    writes without a time-to-live split count as 5-minute writes."""
+    writes without a time-to-live split count as 5-minute writes. The analyzer's reader
+    takes a plain usage object (every count a whole number from 0) decoded typed, by the
+    same rule (``tests/transcripts/test_fuzz.py`` holds it to this one)."""
     if not isinstance(raw, dict):
         return None
     created = as_count(raw.get("cache_creation_input_tokens"))
@@ -150,16 +152,16 @@ def usage_tuple(raw: object) -> RawUsage | None:
 def raw_response(message: Mapping[str, Any]) -> tuple[str, str | None, RawUsage] | None:
     """``(message id, model, usage)`` of an assistant line's ``message`` when it reports
     a real request; ``None`` otherwise (no id, no usage, or a synthetic response)."""
-    message_id = message.get("id")
-    if not isinstance(message_id, str) or not message_id:
+    return _real(message.get("id"), message.get("model"), usage_tuple(message.get("usage")))
+
+
+def _real(
+    key: object, model: object, usage: RawUsage | None
+) -> tuple[str, str | None, RawUsage] | None:
+    """:func:`raw_response` of a message's id, model and usage."""
+    if not isinstance(key, str) or not key or model == SYNTHETIC_MODEL or usage is None:
         return None
-    model = message.get("model")
-    if model == SYNTHETIC_MODEL:
-        return None
-    usage = usage_tuple(message.get("usage"))
-    if usage is None:
-        return None
-    return message_id, model if isinstance(model, str) else None, usage
+    return key, model if isinstance(model, str) else None, usage
 
 
 def _str_or_none(value: object) -> str | None:
@@ -199,11 +201,15 @@ class Pass:
         summary counts only after a boundary, once)."""
         return self.awaiting_summary or BOUNDARY in line
 
+    def identify(self, session_id: object, version: object) -> None:
+        """Take a line's session id and version, until a line has a session id."""
+        if self.session_id is None:
+            self.session_id = _str_or_none(session_id)
+            self.version = _str_or_none(version)
+
     def feed(self, record: dict[str, Any]) -> None:
         """Take one decoded candidate line."""
-        if self.session_id is None:
-            self.session_id = _str_or_none(record.get("sessionId"))
-            self.version = _str_or_none(record.get("version"))
+        self.identify(record.get("sessionId"), record.get("version"))
         sidechain = not self.agent and record.get("isSidechain") is True
         kind = record.get("type")
         if kind == "assistant":
@@ -231,33 +237,50 @@ class Pass:
         message = record.get("message")
         if not isinstance(message, dict):
             return
-        key = message.get("id")
+        self.response(
+            message.get("id"),
+            message.get("model"),
+            usage_tuple(message.get("usage")),
+            sidechain=sidechain,
+            timestamp=record.get("timestamp"),
+            agent_id=record.get("agentId"),
+            request_id=record.get("requestId"),
+        )
+
+    def response(
+        self,
+        key: object,
+        model: object,
+        usage: RawUsage | None,
+        *,
+        sidechain: bool,
+        timestamp: object,
+        agent_id: object,
+        request_id: object,
+    ) -> None:
+        """Take an ``assistant`` line's response: its ``message``'s id, model and usage
+        (:func:`usage_tuple`), whether it is a sidechain's, and the line's keys."""
         seen = self.entries.get(key) if isinstance(key, str) else None
         if seen is not None:
             # A later line of a response already read: only a larger output count changes it.
-            raw = message.get("usage")
-            if (
-                isinstance(raw, dict)
-                and message.get("model") != SYNTHETIC_MODEL
-                and as_count(raw.get("output_tokens")) >= seen[2][3]
-            ):
-                seen[2] = usage_tuple(raw) or seen[2]
+            if usage is not None and model != SYNTHETIC_MODEL and usage[3] >= seen[2][3]:
+                seen[2] = usage
             return
-        found = raw_response(message)
+        found = _real(key, model, usage)
         if found is None:
-            if message.get("model") == SYNTHETIC_MODEL:
+            if model == SYNTHETIC_MODEL:
                 self.synthetic.add(str(key))
             return
-        message_id, model, usage = found
+        message_id, name, usage = found
         self.entries[message_id] = [
             message_id,
-            model,
+            name,
             usage,
             sidechain,
             self.segment,
-            _str_or_none(record.get("timestamp")),
-            _str_or_none(record.get("agentId")),
-            _str_or_none(record.get("requestId")),
+            _str_or_none(timestamp),
+            _str_or_none(agent_id),
+            _str_or_none(request_id),
         ]
         if not sidechain:
             self.main_count += 1

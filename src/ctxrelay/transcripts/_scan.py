@@ -8,12 +8,18 @@ How it reads (``docs/analyze.md``, "How it reads"):
   goes on past a block is carried into the next one, up to the line cap
   (:data:`~ctxrelay.budget.bounds.TRANSCRIPT_LINE_MAX_BYTES`): a longer line is dropped
   as it is read and counted in ``long_lines``, so memory stays bounded on any file.
-* A line with a usage object is decoded by msgspec into a ``dict`` of the keys the rules
-  read (:class:`_Line`); the content, most of its bytes, is skipped unbuilt. The other
-  candidates, a compact summary (its content is read) and whatever msgspec refuses are
-  decoded whole with orjson, and a line orjson refuses again with ``json`` (integers
-  over 64 bits, ``NaN``, lone surrogates), so the records are ``json``'s
+* A line with a usage object is decoded by msgspec, typed, into the keys the rules read
+  (:class:`_Line`, its counts whole numbers from 0); the text, most of its bytes, is
+  skipped unbuilt. The other
+  candidates, a compact summary (its content is read) and whatever the typed decode
+  refuses are decoded whole with msgspec, and a line it refuses again with ``json``
+  (``NaN``, lone surrogates), so the records are ``json``'s
   (``tests/transcripts/test_fuzz.py`` holds the read to a line-by-line one).
+* A session file's tool calls (:class:`~ctxrelay.transcripts._touches.Calls`) come from
+  the same search and the same decode: a response's calls are in its lines' content
+  blocks, and the few result lines whose sizes are wanted are found by their call's id
+  between the candidates (``tests/transcripts/test_touches.py`` holds that to a
+  line-by-line read).
 """
 
 from __future__ import annotations
@@ -22,10 +28,9 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
-import orjson
 
 from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
 from ctxrelay.errors import TranscriptError
@@ -35,10 +40,18 @@ from ctxrelay.transcripts._pass import (
     USAGE,
     Pass,
     RawTranscript,
+    RawUsage,
     first_line_problem,
     open_fd,
 )
 from ctxrelay.transcripts._records import Compaction, Response, Usage
+from ctxrelay.transcripts._touches import (
+    RESULT,
+    Block,
+    Calls,
+    Touches,
+    pack_touches,
+)
 
 if TYPE_CHECKING:
     from io import FileIO
@@ -51,6 +64,7 @@ __all__ = [
     "read_blocks",
     "read_file",
     "read_raw",
+    "read_touches",
     "scan",
     "spans",
     "transcript_of",
@@ -61,72 +75,132 @@ BLOCK_BYTES = 1024 * 1024
 equally fast, within the shared machine's noise; ``docs/analyze.md``)."""
 
 
-class _Message(TypedDict, total=False):
-    """The keys of a ``message`` that :class:`Pass` reads, but for its content."""
-
-    id: Any
-    model: Any
-    usage: Any
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+"""A token count as the rules read it plainly (:func:`~ctxrelay.transcripts.as_count` of
+anything else is decoded whole, and read by the rules)."""
 
 
-class _Line(TypedDict, total=False):
-    """The keys of a line that :class:`Pass` reads, but for ``message.content`` (read
-    only for a compact summary's length). msgspec decodes a line into a plain ``dict`` of
-    these keys alone, skipping the others without building them (the content is most of
-    a response's bytes)."""
+class _Split(msgspec.Struct):
+    ephemeral_1h_input_tokens: _Count = 0
 
-    type: Any
-    sessionId: Any
-    version: Any
-    isSidechain: Any
-    timestamp: Any
-    agentId: Any
-    requestId: Any
-    subtype: Any
-    compactMetadata: Any
-    isCompactSummary: Any
-    message: _Message | None
+
+class _Usage(msgspec.Struct):
+    input_tokens: _Count = 0
+    cache_creation_input_tokens: _Count = 0
+    cache_read_input_tokens: _Count = 0
+    output_tokens: _Count = 0
+    cache_creation: _Split | None = None
+
+
+class _Message(msgspec.Struct):
+    """The keys of a ``message`` that :class:`Pass` and the touches read; of its content
+    blocks, only the keys of :class:`~ctxrelay.transcripts._touches.Block`."""
+
+    id: Any = None
+    model: Any = None
+    usage: _Usage | None = None
+    content: list[Block] | str | None = None
+
+
+class _Line(msgspec.Struct):
+    """The keys of a line that :class:`Pass` and the touches read. msgspec decodes a line
+    into these keys alone, skipping the others without building them (a block's text, a
+    call's other input, a result's content: most of a line's bytes), and the counts
+    straight into ints."""
+
+    type: Any = None
+    sessionId: Any = None
+    version: Any = None
+    isSidechain: Any = None
+    timestamp: Any = None
+    agentId: Any = None
+    requestId: Any = None
+    isCompactSummary: Any = msgspec.UNSET
+    message: _Message | None = None
 
 
 _decode_line = msgspec.json.Decoder(_Line).decode
 
 
+def _usage(usage: _Usage | None) -> RawUsage | None:
+    """:func:`~ctxrelay.transcripts._pass.usage_tuple` of a usage object decoded as
+    :class:`_Usage` (``tests/transcripts/test_fuzz.py`` holds the two to one result)."""
+    if usage is None:
+        return None
+    created = usage.cache_creation_input_tokens
+    split = usage.cache_creation
+    return (
+        usage.input_tokens,
+        created,
+        usage.cache_read_input_tokens,
+        usage.output_tokens,
+        0 if split is None else min(split.ephemeral_1h_input_tokens, created),
+    )
+
+
+def _take(rules: Pass, line: _Line) -> bool:
+    """Hand ``rules`` a response line decoded as :class:`_Line`; False when it is a line
+    they read whole (a compact summary, whose content they read; a system line)."""
+    kind = line.type
+    if kind == "system" or line.isCompactSummary is not msgspec.UNSET:
+        return False
+    rules.identify(line.sessionId, line.version)
+    message = line.message
+    if kind == "assistant" and message is not None:
+        rules.response(
+            message.id,
+            message.model,
+            _usage(message.usage),
+            sidechain=not rules.agent and line.isSidechain is True,
+            timestamp=line.timestamp,
+            agent_id=line.agentId,
+            request_id=line.requestId,
+        )
+    return True
+
+
+_decode_whole = msgspec.json.Decoder().decode
+
+
 def loads(line: bytes | bytearray) -> Any:
-    """A line decoded whole: orjson, or ``json`` for what orjson refuses."""
+    """A line decoded whole: msgspec, or ``json`` for what msgspec refuses (``NaN``, a
+    lone surrogate, a number past a float's range). Not orjson: it reads an integer over
+    64 bits as a float, where ``json`` keeps it whole."""
     try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
+        return _decode_whole(line)
+    except msgspec.DecodeError:
         return json.loads(line)
 
 
-def _fields(line: bytes | bytearray) -> dict[str, Any] | None:
-    """The record of ``line`` with only the keys :class:`Pass` reads; ``None`` when
-    msgspec refuses the line (a value out of its range, ``NaN``, a lone surrogate, a key
-    of the wrong type) or it is marked as a compact summary: then it is decoded whole."""
+def _fields(line: bytes | bytearray) -> _Line | None:
+    """``line`` decoded as :class:`_Line`; ``None`` when msgspec refuses it (a count that
+    is not a whole number from 0, ``NaN``, a lone surrogate, a key or a block of another
+    type): the rules then read it decoded whole."""
     try:
-        record = _decode_line(line)
+        return _decode_line(line)
     except (ValueError, RecursionError):
         return None
-    if "isCompactSummary" in record:
-        return None
-    # msgspec does not check that the strings it skips are UTF-8; json refuses them
-    if not line.isascii():
-        line.decode("utf-8")
-    return cast("dict[str, Any]", record)
 
 
-def _decoded(line: bytes | bytearray, usage: bool) -> dict[str, Any] | None:
-    """The record of ``line``, or ``None`` when it is not a JSON object. ``usage``: the
-    line has a usage object (it is most likely a response)."""
-    if not (line.endswith(b"}") or line.rstrip().endswith(b"}")):
-        return None  # a line cut short (the usual malformed line): nothing to decode
+def _whole(line: bytes | bytearray) -> dict[str, Any] | None:
+    """``line`` decoded whole, or ``None`` when it is not a JSON object."""
     try:
-        record = _fields(line) if usage else None
-        if record is None:
-            record = loads(line)
+        record = loads(line)
     except (ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
+
+
+def _utf8(line: bytes | bytearray) -> bool:
+    """Whether ``line`` is UTF-8 (msgspec does not check the strings it skips; json
+    refuses them)."""
+    if line.isascii():
+        return True
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 class LineSink:
@@ -176,24 +250,18 @@ def spans(data: bytes | bytearray, needle: bytes, lo: int, hi: int) -> Iterator[
 
 
 class _Read(LineSink):
-    """One file's read in progress: the rules' state and the counts; ``also`` is another
-    format's reader handed the same lines (the file is read once for both)."""
+    """One file's read in progress: the rules' state and the counts; ``calls`` (``None``
+    when they are not read) takes the session's tool calls from the same lines and the
+    same decode, and asks for the result lines it needs."""
 
-    def __init__(self, path: str, agent: bool, also: LineSink | None = None) -> None:
+    def __init__(self, path: str, agent: bool, calls: Calls | None = None) -> None:
         super().__init__(path)
         self.rules = Pass(agent)
         self.boundary_seen = False
-        self.also = also
-
-    def skipped_long_line(self) -> None:
-        super().skipped_long_line()
-        if self.also is not None:
-            self.also.skipped_long_line()
+        self.calls = calls
 
     def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
         self.check_start(data, lo, hi)
-        if self.also is not None:
-            self.also.lines_of(data, lo, hi, final)
         found: dict[int, tuple[int, bool]] = {}  # start: (end, has a usage object)
         for start, end in spans(data, USAGE, lo, hi):
             found[start] = (end, True)
@@ -205,20 +273,60 @@ class _Read(LineSink):
                     found.setdefault(max(data.rfind(b"\n", lo, start) + 1, lo), (end, False))
         if final:  # the unterminated last line is decoded whatever it holds
             found.setdefault(max(data.rfind(b"\n", lo, hi) + 1, lo), (hi, False))
-        rules = self.rules
+        rules, calls = self.rules, self.calls
+        done = lo  # where the lines read so far end
         for start in sorted(found):
             end, usage = found[start]
+            if calls is not None and calls.wanted:  # the results before it, or in it
+                self._results(calls, data, done, end)
+            done = end
             line = data[start:end]
             # found for a boundary's name or a summary mark alone: a summary is read only
             # after a boundary
             if not usage and not (final and end == hi) and not rules.wants(line):
                 continue
             self.lines += 1
-            record = _decoded(line, usage)
+            if not (line.endswith(b"}") or line.rstrip().endswith(b"}")):
+                self.malformed += 1  # a line cut short (the usual malformed line)
+                continue
+            typed = _fields(line) if usage else None
+            if typed is not None:
+                if calls is not None:
+                    calls.take_calls(typed)
+                if not _utf8(line):
+                    self.malformed += 1
+                    continue
+                if _take(rules, typed):
+                    continue
+            record = _whole(line)
             if record is None:
                 self.malformed += 1
                 continue
             rules.feed(record)
+        if calls is not None and calls.wanted:
+            self._results(calls, data, done, hi)
+
+    @staticmethod
+    def _results(calls: Calls, data: bytes | bytearray, lo: int, hi: int) -> None:
+        """Hand ``calls`` the result lines of ``data[lo:hi]`` that answer a call it
+        wants, in order (each line found by the call's id, searched in place)."""
+        find, wanted = data.find, calls.wanted
+        at = {call: find(call, lo, hi) for call in wanted}  # where each is named next
+        while wanted:
+            start = min((a for c, a in at.items() if a != -1 and c in wanted), default=-1)
+            if start == -1:
+                return
+            start = max(data.rfind(b"\n", lo, start) + 1, lo)
+            end = find(b"\n", start, hi)
+            if end == -1:
+                end = hi
+            if find(RESULT, start, end) != -1:
+                record = _fields(data[start:end])
+                if record is not None:  # a cut or odd line: the bill's reader reports it
+                    calls.take_results(record)
+            for call, a in at.items():
+                if start <= a < end and call in wanted:
+                    at[call] = find(call, end, hi)
 
 
 def read_blocks(read: LineSink, f: FileIO, cap: int, block: int) -> int:
@@ -295,19 +403,34 @@ def read_raw(
     *,
     agent: bool = False,
     line_cap: int = TRANSCRIPT_LINE_MAX_BYTES,
-    also: LineSink | None = None,
+    touches: bool = False,
 ) -> RawTranscript:
     """Read a whole transcript once (:class:`~ctxrelay.transcripts._pass.RawTranscript`).
     ``agent=True`` for a subagent's own file; ``line_cap`` is the longest line read;
-    ``also`` reads the same lines in the same pass.
+    ``touches``: read the session's file tool calls in the same pass, packed
+    (:func:`~ctxrelay.transcripts._touches.pack_touches`).
 
     Raises :class:`~ctxrelay.errors.TranscriptError` when the file is missing, is not a
     readable regular file, is empty or is not JSON lines."""
-    read = _Read(path, agent, also)
+    read = _Read(path, agent, Calls() if touches else None)
     size = read_file(path, read, line_cap)
-    return read.rules.result(
+    raw = read.rules.result(
         path, lines=read.lines, malformed=read.malformed, size=size, long_lines=read.long_lines
     )
+    if read.calls is None:
+        return raw
+    return raw._replace(touches=pack_touches(read.calls.touches()))
+
+
+def read_touches(
+    path: str | os.PathLike[str], line_cap: int = TRANSCRIPT_LINE_MAX_BYTES
+) -> Touches:
+    """The file tool calls of the main chain of the transcript at ``path`` (a whole
+    read of it). Raises :class:`~ctxrelay.errors.TranscriptError` as :func:`read_raw`
+    does."""
+    read = _Read(os.fspath(path), False, Calls())
+    read_file(read.path, read, line_cap)
+    return read.calls.touches() if read.calls is not None else Touches({})
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,12 @@ which path, and how many bytes each call's result carried.
 The what-if replay reads this to price what a restart it simulates costs beyond the
 reload (``docs/analyze.md``, "Re-reads after a restart"): a file the recording still
 held in its context and touched again must be read again after a restart the recording
-did not make. It is a second pass over a file, made only for a session whose replay
-restarts somewhere the recording did not, on the block reader and line cap of
-:mod:`ctxrelay.transcripts._scan`; it decodes only the lines naming a tool call or its
-result, and of those only the keys below (a result's content is measured, not built).
+did not make. :class:`Calls` holds the rules; the bill's reader
+(:func:`ctxrelay.transcripts._scan.read_raw`) hands it, in the same pass and from the
+same decode, every line with a usage object it decodes typed (each line of a response
+carries the usage; a line the typed decode refuses gives no calls) and the tool result
+lines :class:`Calls` asks for (:attr:`Calls.wanted`): the calls' blocks are decoded only
+to the keys below, and a result's content is measured, not built.
 """
 
 from __future__ import annotations
@@ -15,21 +17,22 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping  # msgspec reads Touches' annotations at run time
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypedDict
+from typing import Any, Literal, NamedTuple, Protocol
 
 import msgspec
 
-from ctxrelay.budget.bounds import TRANSCRIPT_LINE_MAX_BYTES
-from ctxrelay.transcripts._scan import LineSink, read_file, spans
-
 __all__ = [
     "FILE_TOOLS",
+    "RESULT",
+    "Block",
+    "Calls",
+    "ToolLine",
+    "ToolMessage",
     "Touch",
     "TouchKind",
-    "TouchReader",
     "Touches",
     "pack_touches",
-    "read_touches",
+    "result_needle",
     "unpack_touches",
 ]
 
@@ -50,8 +53,6 @@ FILE_TOOLS: Mapping[str, TouchKind] = {
     "Bash": "command",
 }
 """Claude Code's file tools and what each does to the file its input names."""
-
-_PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
 class Touch(NamedTuple):
@@ -84,107 +85,111 @@ class Touches:
         return self.by_response.get(message_id, ())
 
 
-class _Input(TypedDict, total=False):
-    command: Any
-    file_path: Any
-    notebook_path: Any
-    path: Any
+class _Input(msgspec.Struct):
+    command: Any = None
+    file_path: Any = None
+    notebook_path: Any = None
+    path: Any = None
 
 
-class _Block(TypedDict, total=False):
-    type: Any
-    id: Any
-    name: Any
-    input: _Input
-    tool_use_id: Any
-    content: msgspec.Raw
+class Block(msgspec.Struct):
+    """The keys of a content block the touches read: a call's name and input, a result's
+    call id and its content's bytes, undecoded (empty when it has none: a JSON value is
+    never empty)."""
+
+    type: Any = None
+    id: Any = None
+    name: Any = None
+    input: _Input | None = None
+    tool_use_id: Any = None
+    content: msgspec.Raw = msgspec.Raw()
 
 
-class _Message(TypedDict, total=False):
-    id: Any
-    content: list[_Block] | str
+class ToolMessage(Protocol):
+    """What the touches read of a line's ``message``."""
+
+    @property
+    def id(self) -> Any: ...
+    @property
+    def content(self) -> list[Block] | str | None: ...
 
 
-class _Line(TypedDict, total=False):
-    type: Any
-    isSidechain: Any
-    message: _Message
+class ToolLine(Protocol):
+    """What the touches read of a decoded line (the bill's reader decodes it)."""
+
+    @property
+    def type(self) -> Any: ...
+    @property
+    def isSidechain(self) -> Any: ...
+    @property
+    def message(self) -> ToolMessage | None: ...
 
 
-_decode = msgspec.json.Decoder(_Line).decode
-_NEEDLE = b'"tool_use'  # a call ("tool_use") and a result ("tool_use_id")
-_RESULT = b'"tool_result"'
+RESULT = b'"tool_result"'
+"""Every tool result line has it: a line naming a wanted call without it is none."""
 
 
-class TouchReader(LineSink):
+def result_needle(call: str) -> bytes:
+    """How a result line names the call it answers, as Claude Code writes its lines
+    (``JSON.stringify``'s: no spaces); a progress line names the call too, by another
+    key, and is not searched for."""
+    return b'"tool_use_id":"' + call.encode() + b'"'
+
+
+class Calls:
     """The calls of each response, and the sizes of the results the replay needs: those
     of a response with several calls, whose growth the results share (the growth of a
     one-call response is its result's). A result line (most of a transcript's bytes,
-    the result twice over) is decoded only when it answers such a call of the newest
-    response (the next response comes after all its results); a result written before
-    the response's second call is not known then, and its size is not read."""
+    the result twice over) is read only when it answers such a call of the newest
+    response (:attr:`wanted`; the next response comes after all its results); a result
+    written before the response's second call is not known then, and its size is not
+    read."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path)
+    def __init__(self) -> None:
         self.calls: dict[str, list[tuple[str, TouchKind, str, str]]] = {}  # message: calls
         self.results: dict[str, int] = {}  # call id: result bytes
         self.any_calls: dict[str, set[str]] = {}  # message: the ids of its tool calls
-        self.wanted: set[bytes] = set()  # the newest response's calls, results not read
+        # the result needles of the newest response's calls whose results were not read
+        self.wanted: set[bytes] = set()
         self.newest: str | None = None
 
-    def lines_of(self, data: bytes | bytearray, lo: int, hi: int, final: bool = False) -> None:
-        self.check_start(data, lo, hi)
-        wanted = self.wanted
-        find = data.find
-        for start, end in spans(data, _NEEDLE, lo, hi):
-            # A result line is searched in place for the calls wanted, never copied.
-            if find(_RESULT, start, end) != -1 and not (
-                wanted and any(find(call, start, end) != -1 for call in wanted)
-            ):
-                continue
-            try:
-                line = _decode(data[start:end])
-            except (ValueError, RecursionError):
-                continue  # a cut or odd line: the bill's reader reports it
-            self._take(line)
-
-    def _take(self, line: _Line) -> None:
-        message = line.get("message")
-        if line.get("isSidechain") is True or not isinstance(message, dict):
+    def take_calls(self, line: ToolLine) -> None:
+        """Take the calls of a response line."""
+        blocks = _main_blocks(line, "assistant")
+        message_id = line.message.id if blocks and line.message is not None else None
+        if not isinstance(message_id, str):
             return
-        blocks = message.get("content")
-        if not isinstance(blocks, list):
-            return
-        kind = line.get("type")
         for block in blocks:
-            if kind == "assistant" and block.get("type") == "tool_use":
-                message_id = message.get("id")
-                if not isinstance(message_id, str):
-                    continue
-                if message_id != self.newest:
-                    self.newest = message_id
-                    self.wanted.clear()
-                touched = _touch_of(block)
-                if touched is not None:
-                    self.calls.setdefault(message_id, []).append(touched)
-                call = block.get("id")
-                if isinstance(call, str):  # a block's lines repeat: count each call once
-                    ids = self.any_calls.setdefault(message_id, set())
-                    ids.add(call)
-                    if len(ids) > 1:
-                        self._want(ids)
-            elif kind == "user" and block.get("type") == "tool_result":
-                call = block.get("tool_use_id")
-                content = block.get("content")
-                if isinstance(call, str) and content is not None:
-                    self.results[call] = len(content)
-                    self.wanted.discard(call.encode())
+            if block.type != "tool_use":
+                continue
+            if message_id != self.newest:
+                self.newest = message_id
+                self.wanted.clear()
+            touched = _touch_of(block)
+            if touched is not None:
+                self.calls.setdefault(message_id, []).append(touched)
+            call = block.id
+            if isinstance(call, str):  # a block's lines repeat: count each call once
+                ids = self.any_calls.setdefault(message_id, set())
+                ids.add(call)
+                if len(ids) > 1:
+                    self._want(ids)
+
+    def take_results(self, line: ToolLine) -> None:
+        """Take the results of a line that names a call in :attr:`wanted` and
+        :data:`RESULT`."""
+        for block in _main_blocks(line, "user"):
+            if block.type == "tool_result":
+                call = block.tool_use_id
+                if isinstance(call, str) and block.content:
+                    self.results[call] = len(block.content)
+                    self.wanted.discard(result_needle(call))
 
     def _want(self, ids: set[str]) -> None:
-        self.wanted.update(c.encode() for c in ids if c not in self.results)
+        self.wanted.update(result_needle(c) for c in ids if c not in self.results)
 
     def touches(self) -> Touches:
-        """What the lines handed over so far found."""
+        """What the lines taken so far found."""
         results = self.results
         shared = {
             message: sum(results[c] for c in ids)
@@ -204,19 +209,28 @@ class TouchReader(LineSink):
         )
 
 
-def _touch_of(block: _Block) -> tuple[str, TouchKind, str, str] | None:
+def _main_blocks(line: ToolLine, kind: str) -> list[Block]:
+    """The content blocks of a main-chain line of ``kind`` (none when its content is
+    text)."""
+    message = line.message
+    if line.type != kind or line.isSidechain is True or message is None:
+        return []
+    blocks = message.content
+    return blocks if isinstance(blocks, list) else []
+
+
+def _touch_of(block: Block) -> tuple[str, TouchKind, str, str] | None:
     """``(call id, kind, path, command)`` of a file tool call."""
-    name = block.get("name")
+    name = block.name
     kind = FILE_TOOLS.get(name) if isinstance(name, str) else None
-    args = block.get("input")
-    call = block.get("id")
-    if kind is None or not isinstance(args, dict) or not isinstance(call, str):
+    args = block.input
+    call = block.id
+    if kind is None or args is None or not isinstance(call, str):
         return None
     if kind == "command":
-        command = args.get("command")
+        command = args.command
         return (call, kind, "", command) if isinstance(command, str) and command else None
-    for key in _PATH_KEYS:
-        value = args.get(key)
+    for value in (args.file_path, args.notebook_path, args.path):
         if isinstance(value, str) and value:
             return call, kind, os.path.normpath(value), ""
     return None
@@ -236,13 +250,3 @@ def pack_touches(touches: Touches) -> bytes:
 def unpack_touches(data: bytes) -> Touches:
     """The :class:`Touches` :func:`pack_touches` packed."""
     return _unpack(data)
-
-
-def read_touches(
-    path: str | os.PathLike[str], line_cap: int = TRANSCRIPT_LINE_MAX_BYTES
-) -> Touches:
-    """The file tool calls of the main chain of the transcript at ``path``. Raises
-    :class:`~ctxrelay.errors.TranscriptError` as the bill's reader does."""
-    reading = TouchReader(os.fspath(path))
-    read_file(reading.path, reading, line_cap)
-    return reading.touches()
