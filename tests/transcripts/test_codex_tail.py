@@ -116,7 +116,7 @@ def test_reads_the_tail_not_the_file(tmp_path: Path) -> None:
 
 
 def test_the_hook_reader_needs_only_the_standard_library() -> None:
-    heavy = ("msgspec", "orjson", "ctxrelay.transcripts._scan")
+    heavy = ("msgspec", "ctxrelay.transcripts._scan")
     code = (
         "import sys, ctxrelay.transcripts as t; t.codex_context; "
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))"
