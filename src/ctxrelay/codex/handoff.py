@@ -147,9 +147,8 @@ def handoff_request(payload: Mapping[str, object], *, mid_turn: bool = False) ->
 
     if not session_state(session).update(claim):
         return None
-    path = files.new_handoff_path(project)
+    path = files.reserve(project, ChainLink(HOST, session, transcript))
     session_state(session).set("path", str(path))
-    files.record_reserved(project, path, ChainLink(HOST, session, transcript))
     percent = 100 * now.context_tokens / window
     return ask_text(path, percent, now.context_tokens, window, mid_turn=mid_turn)
 
@@ -173,11 +172,8 @@ def after_turn(payload: Mapping[str, object]) -> None:
         return
     doc = session_state(me.session_id)
     data = doc.read()
-    injected, asked = data.get("injected"), data.get("path")
-    if isinstance(injected, str):
-        settle(project)
-        if files.consumed(project, injected):
-            doc.reset("injected")
+    asked = data.get("path")
+    files.settle_injected(project, doc, data.get("injected"), settle)
     if isinstance(asked, str) and not data.get("written"):
         path = Path(asked)
         try:

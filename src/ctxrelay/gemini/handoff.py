@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
+from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.gemini._state import HOST, forget_reads, session_state
 from ctxrelay.gemini.config import load
 from ctxrelay.gemini.host import GEMINI
@@ -92,7 +92,7 @@ def settle(project: Path) -> None:
     files.settle(project, HOST, GEMINI.started)
 
 
-def _reading(payload: Mapping[str, object], project: Path) -> tuple[str, bool] | None:
+def _reading(payload: Mapping[str, object], project: Path) -> files.SliderReading | None:
     """The context's numbers as a phrase, and whether they are at the slider."""
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str):
@@ -101,19 +101,11 @@ def _reading(payload: Mapping[str, object], project: Path) -> tuple[str, bool] |
     if now is None:
         return None
     window = context_window_for(now.model)
-    target = main_budget(window, load(project).threshold).handoff_target
-    due = bool(main_triggers(now.context_tokens, target, task_completed=False))
-    percent = 100 * now.context_tokens / window
-    return (
-        f"the context is {now.context_tokens:,} tokens, {percent:.0f}% of the "
-        f"{window:,}-token window",
-        due,
-    )
+    return files.reading(now.context_tokens, window, load(project).threshold)
 
 
 def _reserve(project: Path, me: ChainLink, data: dict[str, Any]) -> Path:
-    path = files.new_handoff_path(project)
-    files.record_reserved(project, path, me)
+    path = files.reserve(project, me)
     data["path"] = str(path)
     data["asked"] = int(data.get("window") or 0)
     return path
@@ -127,10 +119,7 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
         return None
     doc = session_state(me.session_id)
     data = doc.read()
-    if isinstance(data.get("injected"), str):
-        settle(project)
-        if files.consumed(project, data["injected"]):
-            doc.reset("injected")
+    files.settle_injected(project, doc, data.get("injected"), settle)
     window = int(data.get("window") or 0)
     asked = data.get("path")
     if isinstance(asked, str) and data.get("asked") == window:
@@ -152,7 +141,7 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
         note = f"ctxrelay: handed off to a fresh context from {files.display(project, path)}"
         return Answer(prompt=prompt, clear=True, notice=note)
     reading = _reading(payload, project)
-    if reading is None or not reading[1]:
+    if reading is None or not reading.due:
         return None
     if load(project).mode == "auto":
 
@@ -163,7 +152,7 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
             return _reserve(project, me, d)
 
         reserved = doc.update(claim)
-        return None if reserved is None else Answer(prompt=ask_text(reserved, reading[0]))
+        return None if reserved is None else Answer(prompt=ask_text(reserved, reading.phrase))
 
     def notice_once(d: dict[str, Any]) -> bool:
         if d.get("noticed") == window:
@@ -173,10 +162,7 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
 
     if not doc.update(notice_once):
         return None
-    return Answer(
-        notice=f"ctxrelay: {reading[0]}. Type handoff to have the agent write a handoff "
-        "file and continue in a fresh context."
-    )
+    return Answer(notice=files.manual_notice(reading.phrase, "context"))
 
 
 def before_agent(payload: Mapping[str, object]) -> Answer | None:
@@ -191,7 +177,7 @@ def before_agent(payload: Mapping[str, object]) -> Answer | None:
     if words in HANDOFF_WORDS:
         reserved = doc.update(lambda d: _reserve(project, me, d))
         reading = _reading(payload, project)
-        return Answer(context=ask_text(reserved, reading[0] if reading else "the person asked"))
+        return Answer(context=ask_text(reserved, reading.phrase if reading else "the person asked"))
     data = doc.read()
     if not data.get("seen"):
         doc.update(lambda d: d.update(seen=True))

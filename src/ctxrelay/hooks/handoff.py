@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_AGE_S
+from ctxrelay.budget.triggers import main_budget, main_triggers
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.hooks import state as _state
 from ctxrelay.transcripts import started as _started
@@ -42,6 +43,7 @@ __all__ = [
     "SECTIONS",
     "Handoff",
     "HandoffInfo",
+    "SliderReading",
     "StartedCheck",
     "consumed",
     "continue_text",
@@ -56,15 +58,19 @@ __all__ = [
     "is_written",
     "latest_unconsumed",
     "list_handoffs",
+    "manual_notice",
     "mark_consumed",
     "new_handoff_path",
     "read_handoff",
+    "reading",
     "record_injected",
     "record_reserved",
+    "reserve",
     "reserved_by",
     "resume_prompt",
     "resume_text",
     "settle",
+    "settle_injected",
     "writer_of",
 ]
 
@@ -350,6 +356,14 @@ def record_reserved(project_dir: str | os.PathLike[str], path: Path, by: _chain.
     _state.project_state(project_dir).update(change)
 
 
+def reserve(project_dir: str | os.PathLike[str], by: _chain.ChainLink) -> Path:
+    """A new handoff path (:func:`new_handoff_path`), recorded as reserved by ``by``: what
+    a host asks its agent to write."""
+    path = new_handoff_path(project_dir)
+    record_reserved(project_dir, path, by)
+    return path
+
+
 def reserved_by(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLink | None:
     """The session asked to write the handoff ``name`` (see :func:`record_reserved`)."""
     links = _state.project_state(project_dir).get("reserved_by")
@@ -441,6 +455,21 @@ def settle(
 
     _state.project_state(project_dir).update(prune)
     return done
+
+
+def settle_injected(
+    project_dir: Path,
+    doc: _state.StateFile,
+    injected: object,
+    settle: Callable[[Path], object],
+) -> None:
+    """When this session was given a handoff at its start (``injected``: its name, from
+    the session's document ``doc``): settle the project's handoffs by the host's own
+    ``settle`` (:func:`settle` with its rule) and, once that one is consumed, forget it."""
+    if isinstance(injected, str) and injected:
+        settle(project_dir)
+        if consumed(project_dir, injected):
+            doc.reset("injected")
 
 
 def writer_of(project_dir: str | os.PathLike[str], name: str) -> _chain.ChainLink | None:
@@ -558,6 +587,33 @@ MANUAL_NOTE = (
     "will be asked to write a handoff file; until then carry on, keeping your steps small."
 )
 """The note a host in manual mode gives the model at the prompt after the slider."""
+
+
+class SliderReading(NamedTuple):
+    """A main session's context now, as the phrase a host says it in, and whether it is
+    at the handoff slider."""
+
+    phrase: str
+    due: bool
+
+
+def reading(tokens: int, window: int, threshold: float) -> SliderReading:
+    """``tokens`` of context in a ``window``-token window against the slider at
+    ``threshold`` percent (the policy core's handoff target)."""
+    target = main_budget(window, threshold).handoff_target
+    due = bool(main_triggers(tokens, target, task_completed=False))
+    percent = 100 * tokens / window
+    phrase = f"the context is {tokens:,} tokens, {percent:.0f}% of the {window:,}-token window"
+    return SliderReading(phrase, due)
+
+
+def manual_notice(phrase: str, fresh: str) -> str:
+    """The one line a host in manual mode shows the person at the slider; ``fresh`` is
+    what the work continues in (``session``, ``context``)."""
+    return (
+        f"ctxrelay: {phrase}. Type handoff to have the agent write a handoff file and "
+        f"continue in a fresh {fresh}."
+    )
 
 
 def is_written(path: Path) -> bool:

@@ -41,9 +41,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from ctxrelay.budget.triggers import context_window_for, main_budget, main_triggers
+from ctxrelay.budget.triggers import context_window_for
 from ctxrelay.hooks import chain
 from ctxrelay.hooks import handoff as files
 from ctxrelay.hooks.chain import ChainLink
@@ -70,13 +70,6 @@ HANDOFF_WORDS = ("handoff", "/handoff", "hand off")
 
 WRITE_TOOLS = ("write", "edit")
 """OpenCode's tools that write a file (``filePath``)."""
-
-
-class Reading(NamedTuple):
-    """The context now, as a phrase, and whether it is at the slider."""
-
-    phrase: str
-    due: bool
 
 
 def _project(payload: Mapping[str, object]) -> Path | None:
@@ -130,7 +123,7 @@ def _step_context(step: object) -> tuple[int, str | None] | None:
     return (prompt, model if isinstance(model, str) else None) if prompt else None
 
 
-def _reading(payload: Mapping[str, object], project: Path) -> Reading | None:
+def _reading(payload: Mapping[str, object], project: Path) -> files.SliderReading | None:
     now = _step_context(payload.get("step"))
     if now is None:
         return None  # no finished step seen yet: nothing to measure
@@ -138,17 +131,11 @@ def _reading(payload: Mapping[str, object], project: Path) -> Reading | None:
     model = payload.get("model")
     limit = model.get("context_limit") if isinstance(model, dict) else None
     window = context_window_for(model_id, limit if isinstance(limit, int) else None)
-    target = main_budget(window, load(project).threshold).handoff_target
-    due = bool(main_triggers(tokens, target, task_completed=False))
-    percent = 100 * tokens / window
-    return Reading(
-        f"the context is {tokens:,} tokens, {percent:.0f}% of the {window:,}-token window", due
-    )
+    return files.reading(tokens, window, load(project).threshold)
 
 
 def _reserve(project: Path, me: ChainLink, data: dict[str, Any]) -> Path:
-    path = files.new_handoff_path(project)
-    files.record_reserved(project, path, me)
+    path = files.reserve(project, me)
     data["path"] = str(path)
     data["asked"] = True
     return path
@@ -205,10 +192,7 @@ def _at_slider(payload: Mapping[str, object], me: ChainLink, project: Path) -> A
 
     if not doc.update(notice_once):
         return None
-    return Answer(
-        notice=f"ctxrelay: {reading.phrase}. Type handoff to have the agent write a handoff "
-        "file and continue in a fresh session."
-    )
+    return Answer(notice=files.manual_notice(reading.phrase, "session"))
 
 
 def _is_asked_path(payload: Mapping[str, object], project: Path, asked: object) -> bool:
@@ -244,10 +228,7 @@ def session_idle(payload: Mapping[str, object]) -> Answer | None:
         return None
     doc = session_state(me.session_id)
     data = doc.read()
-    if isinstance(data.get("injected"), str):
-        settle(project)
-        if files.consumed(project, data["injected"]):
-            doc.reset("injected")
+    files.settle_injected(project, doc, data.get("injected"), settle)
     if data.get("handed") or data.get("sub"):
         return None
     if data.get("asked"):

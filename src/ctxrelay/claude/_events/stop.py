@@ -58,9 +58,10 @@ from ctxrelay.claude._state import HOST, notice_possible
 from ctxrelay.claude.config import ClaudeConfig, load, project_dir_of
 from ctxrelay.hooks import chain
 from ctxrelay.hooks.chain import ChainLink
+from ctxrelay.hooks.handoff import settle_injected
 from ctxrelay.hooks.host import Answer
 from ctxrelay.hooks.job import HandoffJob
-from ctxrelay.hooks.state import ONCE, StateFile, claim
+from ctxrelay.hooks.state import ONCE, claim
 from ctxrelay.transcripts import last_turn
 from ctxrelay.transcripts._hot import reply_written
 
@@ -191,7 +192,7 @@ def _with_notice(answer: Answer | None, notice: str | None) -> Answer | None:
 # -- the turn's reading, then one locked decision -----------------------------------------
 #
 # ``_handover`` reads the turn (:func:`_read_turn`), settles the handoff this session was
-# started with (:func:`_settle_injected`), and decides under the session document's lock
+# started with (`settle_injected`), and decides under the session document's lock
 # (:func:`_decide`): the running handoff job's next step (:func:`_wait_for_file`), a
 # handoff written this turn (:func:`_found`), else the triggers (:func:`_on_triggers`:
 # a hint, or a new job, :func:`_start_job`). The auto-handoff mod's part is added in the
@@ -228,7 +229,7 @@ def _handover(payload: StopPayload) -> Answer | None:
         doc.set("mode", "off")  # the usable-limit check reads it on every tool call
         return None
     turn = _read_turn(cfg, project, session_id, transcript)
-    _settle_injected(doc, project)
+    settle_injected(project, doc, doc.get("injected"), handoff.settle)
     # The auto-handoff mod, where it runs, carries out what this decided.
     return doc.update(lambda data: _mod_channel.relay(data, _decide(data, turn), turn.mode))
 
@@ -259,16 +260,6 @@ def _read_turn(cfg: ClaudeConfig, project: Path, session_id: str, transcript: st
         fired=fired,
         written=_wrote_handoff(project, facts.tool_calls),
     )
-
-
-def _settle_injected(doc: StateFile, project: Path) -> None:
-    """A fresh session: whether its first request went out with the handoff injected at
-    its start (which consumes the file)."""
-
-    if doc.get("injected"):
-        handoff.settle(project)
-        if handoff.consumed(project, str(doc.get("injected"))):
-            doc.reset("injected")
 
 
 def _decide(data: dict[str, Any], turn: _Turn) -> Answer | None:
