@@ -16,6 +16,7 @@ import pytest
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.gemini import hook
 from ctxrelay.gemini.config import load, set_values
+from ctxrelay.gemini.handoff import settle
 from ctxrelay.hooks import chain
 from ctxrelay.hooks.handoff import RESUME_ENV, consumed, list_handoffs
 from ctxrelay.transcripts import gemini_context, gemini_started
@@ -71,6 +72,26 @@ def test_the_session_file_gives_the_context_of_the_current_window(tmp_path: Path
     assert gemini_context(path) == (300, MODEL, chat.lines[-1]["id"], 2)
 
 
+def test_only_the_window_after_the_clear_can_start_from_the_handoff(tmp_path: Path) -> None:
+    # The window that wrote the file names it in the ask and in its write's result, both
+    # answered; the clear's prompt is not in the file yet (a kill after the clear, or a
+    # request the CLI failed before recording it): no session has started from it.
+    name = "handoff-x.md"
+    chat = SessionFile().user("hi").gemini(700_000)
+    chat.user(f"Hand off now: write {name}").gemini(705_000)
+    chat.call("write_file", {"file_path": name}, f"Successfully wrote to {name}")
+    chat.gemini(706_000)
+    path = chat.write(tmp_path / "s.jsonl")
+    assert gemini_started(path, name)  # by itself, a prompt naming it then a response
+    chat.clear()  # but only the window after the clear is searched
+    assert not gemini_started(chat.write(path), name)
+    chat.user(f"Resume from {name}")
+    assert not gemini_started(chat.write(path), name)
+    # a read of the file answered after the prompt: started, whatever the result says
+    chat.call("read_file", {"file_path": name}, f"The content of {name}", tokens=900)
+    assert gemini_started(chat.write(path), name)
+
+
 def test_below_the_slider_nothing_is_said(project: Path) -> None:
     chat = SessionFile().user("hi").gemini(TARGET - 1).write(project.parent / "s.jsonl")
     assert after(project, chat) is None
@@ -88,13 +109,15 @@ def test_manual_tells_the_person_once_and_the_model_at_the_next_prompt(project: 
 
 
 def test_handoff_typed_asks_for_the_file_then_the_turn_end_clears(project: Path) -> None:
-    chat = SessionFile().user("hi").gemini(TARGET + 1).write(project.parent / "s.jsonl")
+    session = SessionFile().user("hi").gemini(TARGET + 1)
+    chat = session.write(project.parent / "s.jsonl")
     before(project, chat, "start")  # the session's first prompt
     asked = before(project, chat, "handoff")
     text = asked["hookSpecificOutput"]["additionalContext"]
     assert "Hand off now" in text
     (reserved,) = [line.split()[-1] for line in text.splitlines() if line.startswith("    /")]
     Path(reserved).write_text("# Handoff\n\n## Next step\nRun the tests.\n")
+    session.user(f"handoff <hook_context>{text}</hook_context>").gemini(TARGET + 2).write(chat)
     cleared = after(project, chat)
     assert cleared["decision"] == "deny"
     assert cleared["hookSpecificOutput"] == {"hookEventName": "AfterAgent", "clearContext": True}
@@ -102,9 +125,15 @@ def test_handoff_typed_asks_for_the_file_then_the_turn_end_clears(project: Path)
     assert "systemMessage" in cleared
     (path,) = list_handoffs(project)
     assert not consumed(project, path.name)
-    SessionFile().user("x").gemini(TARGET + 1).clear().user(cleared["reason"]).gemini(900).write(
-        chat
-    )
+    # A kill -9 before the CLI cleared, or after it before it recorded the prompt: the
+    # file holds only the window that wrote the handoff (its ask names it, answered), and
+    # any host's next start settles first. Nothing has started from it.
+    settle(project)
+    assert not consumed(project, path.name)
+    session.clear().write(chat)
+    settle(project)
+    assert not consumed(project, path.name)
+    session.user(cleared["reason"]).gemini(900).write(chat)
     assert after(project, chat) is None  # a small context now
     assert consumed(project, path.name)
 
@@ -124,12 +153,16 @@ def test_a_fresh_session_is_offered_the_handoff_until_one_started_from_it(projec
     folder = project / ".ctxrelay" / "handoff"
     folder.mkdir(parents=True)
     (folder / "handoff-20261203T060000Z.md").write_text("# Handoff\n\n## Next step\nGo.\n")
-    chat = SessionFile("s-2").user("hi").write(project.parent / "s2.jsonl")
+    # BeforeAgent runs before the CLI records the prompt (with the hook's context in it)
+    chat = SessionFile("s-2").write(project.parent / "s2.jsonl")
     offered = before(project, chat, "hi", session="s-2")
     assert "handoff-20261203T060000Z.md" in offered["hookSpecificOutput"]["additionalContext"]
-    again = before(project, chat, "hi", session="s-3")  # s-2 died before its response
+    SessionFile("s-2").user("hi handoff-20261203T060000Z.md").write(chat)  # then died
+    fresh = SessionFile("s-3")
+    chat = fresh.write(project.parent / "s3.jsonl")
+    again = before(project, chat, "hi", session="s-3")
     assert "handoff-20261203T060000Z.md" in again["hookSpecificOutput"]["additionalContext"]
-    SessionFile("s-3").user("hi handoff-20261203T060000Z.md").gemini(800).write(chat)
+    fresh.user("hi handoff-20261203T060000Z.md").gemini(800).write(chat)
     after(project, chat, session="s-3")
     assert consumed(project, "handoff-20261203T060000Z.md")
     assert before(project, chat, "hi", session="s-4") is None

@@ -71,6 +71,6 @@ def test_the_started_rule_is_the_hosts(tmp_path: Path) -> None:
     handoff = tmp_path / "handoff-1.md"
     session = SessionFile().user(f"resume from {handoff.name}")
     path = session.write(tmp_path / "s.jsonl")
-    assert not STARTED_RULES["gemini"](str(path), handoff)  # no response yet
+    assert not STARTED_RULES["gemini"](str(path), handoff, None)  # no response yet
     session.gemini(40, said="on it").write(path)
-    assert STARTED_RULES["gemini"](str(path), handoff)
+    assert STARTED_RULES["gemini"](str(path), handoff, None)

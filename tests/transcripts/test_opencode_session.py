@@ -151,7 +151,7 @@ def test_started_once_a_response_follows_the_prompt_naming_the_file(tmp_path: Pa
     assert not opencode_started(waiting, handoff)  # killed before its first response
     done = _session(db, "ses_d")
     assert opencode_started(done, handoff)
-    assert STARTED_RULES["opencode"](done, handoff)
+    assert STARTED_RULES["opencode"](done, handoff, None)
     assert started("opencode", done, handoff)
     assert not started("opencode", done, tmp_path / "handoff-20261203T111111Z.md")
 

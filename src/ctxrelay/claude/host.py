@@ -55,7 +55,7 @@ class ClaudeHost:
             out["systemMessage"] = answer.notice
         return out or None
 
-    def started(self, transcript_path: str, handoff: Path) -> bool:
+    def started(self, transcript_path: str, handoff: Path, since: int | None = None) -> bool:
         """:func:`started_in`: the transcript holds the injection
         of the file, then an ``api-request`` line."""
         return started_in(transcript_path, handoff)

@@ -51,7 +51,7 @@ class CodexHost:
             }
         return None
 
-    def started(self, transcript_path: str, handoff: Path) -> bool:
+    def started(self, transcript_path: str, handoff: Path, since: int | None = None) -> bool:
         """A thread has started once its rollout holds a response (or a compaction), as
         :func:`ctxrelay.transcripts.codex_context` reads it; a missing rollout, or one
         with no response yet (killed before it), has not. The thread was injected with

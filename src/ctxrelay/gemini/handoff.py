@@ -26,8 +26,10 @@ made no tool call.
 A fresh session (a new ``gemini``, or ``/clear``, which makes a new session id and
 ignores ``SessionStart``'s context) is offered the project's newest unused handoff at
 its first prompt (``BeforeAgent``'s ``additionalContext``). Either way the injection is
-recorded, not consumed: the handoff is used up once the session file shows a response
-after the user message naming it (:meth:`ctxrelay.gemini.host.GeminiHost.started`),
+recorded with the session file's length then, not consumed: the handoff is used up once
+the session file shows, after that length and before another clear, a response after the
+user message naming it (:meth:`ctxrelay.gemini.host.GeminiHost.started`; the window that
+wrote the file names it too, in the same file),
 checked at every ``AfterAgent`` and before every offer (:func:`settle`); a crash before
 that response leaves it to be offered again.
 """
@@ -71,6 +73,15 @@ def _link(payload: Mapping[str, object]) -> ChainLink | None:
     if not isinstance(session, str) or not session or not isinstance(transcript, str):
         return None
     return ChainLink(HOST, session, transcript)
+
+
+def _length(link: ChainLink) -> int:
+    """The session file's length now: where the window given a handoff begins (the clear
+    this hook asks for, or the prompt this hook adds to, is written after it)."""
+    try:
+        return os.stat(link.transcript_path).st_size
+    except OSError:
+        return 0  # not written yet: the window is the whole file
 
 
 def ask_text(path: Path, reading: str) -> str:
@@ -136,7 +147,7 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
             d.update(window=window + 1, injected=path.name, path=None, asked=None)
 
         doc.update(cleared)
-        files.record_injected(project, path, me)
+        files.record_injected(project, path, me, since=_length(me))
         forget_reads(me.session_id)
         note = f"ctxrelay: handed off to a fresh context from {files.display(project, path)}"
         return Answer(prompt=prompt, clear=True, notice=note)
@@ -193,7 +204,7 @@ def before_agent(payload: Mapping[str, object]) -> Answer | None:
             else files.resume_prompt(project, offered, files.writer_of(project, offered.name))
         )
         if offered is not None and text is not None:
-            files.record_injected(project, offered, me)
+            files.record_injected(project, offered, me, since=_length(me))
             doc.set("injected", offered.name)
             return Answer(context=text)
     if data.get("note"):

@@ -52,11 +52,11 @@ class GeminiHost:
             out["systemMessage"] = answer.notice
         return out or None
 
-    def started(self, transcript_path: str, handoff: Path) -> bool:
-        """A session has started from ``handoff`` once its session file holds, after a
-        user message naming the file, a model response
-        (:func:`ctxrelay.transcripts.gemini_started`)."""
-        return gemini_started(transcript_path, handoff.name)
+    def started(self, transcript_path: str, handoff: Path, since: int | None = None) -> bool:
+        """A session has started from ``handoff`` once its session file holds, in the
+        window given the file (after ``since``), a user message naming the file and a
+        model response after it (:func:`ctxrelay.transcripts.gemini_started`)."""
+        return gemini_started(transcript_path, handoff.name, since=since)
 
 
 GEMINI = GeminiHost()

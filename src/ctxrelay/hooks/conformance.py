@@ -150,5 +150,5 @@ class FakeHost:
         said = {key: value for key, value in parts.items() if value is not None}
         return {"event": str(event), "name": name, **said} if said else None
 
-    def started(self, transcript_path: str, handoff: Path) -> bool:
+    def started(self, transcript_path: str, handoff: Path, since: int | None = None) -> bool:
         return transcript_path in self.started_by

@@ -43,6 +43,7 @@ __all__ = [
     "SECTIONS",
     "Handoff",
     "HandoffInfo",
+    "Injection",
     "SliderReading",
     "StartedCheck",
     "consumed",
@@ -54,6 +55,7 @@ __all__ = [
     "dropped",
     "handoff_dir",
     "injected_into",
+    "injections",
     "is_handoff_path",
     "is_written",
     "latest_unconsumed",
@@ -379,13 +381,17 @@ def record_injected(
     into: _chain.ChainLink,
     *,
     pid: int | None = None,
+    since: int | None = None,
 ) -> bool:
     """A start injected ``path`` into session ``into`` (run by the host's process
-    ``pid``); whether its first request went out with it is read off its transcript later
+    ``pid``; ``since``: its transcript's length then, where the host's rule reads from);
+    whether its first request went out with it is read off its transcript later
     (:func:`settle`). ``False``, recording nothing, when another session holds it: given
     it at its start and not started from it yet while its process still runs it
     (:func:`ctxrelay.hooks.chain.holds`). Two starts at once, of any hosts: one takes it."""
     entry = {**into.to_json(), **_chain.process_stamp(pid)}
+    if since is not None:
+        entry["since"] = since
 
     def change(data: dict[str, Any]) -> bool:
         table = data.get("injected")
@@ -404,17 +410,37 @@ def record_injected(
     return _state.project_state(project_dir).update(change)
 
 
-def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain.ChainLink]:
-    """The sessions ``SessionStart`` injected the handoff ``name`` into, oldest first."""
+class Injection(NamedTuple):
+    """A session a start gave a handoff to (:func:`record_injected`)."""
+
+    link: _chain.ChainLink
+    since: int | None
+    """Its transcript's length then, where recorded."""
+
+
+def injections(project_dir: str | os.PathLike[str], name: str) -> list[Injection]:
+    """The sessions a start gave the handoff ``name`` to, oldest first."""
     table = _state.project_state(project_dir).get("injected")
-    links = table.get(name) if isinstance(table, dict) else None
-    out = [_chain.ChainLink.from_json(x) for x in links] if isinstance(links, list) else []
-    return [x for x in out if x is not None]
+    entries = table.get(name) if isinstance(table, dict) else None
+    out: list[Injection] = []
+    for value in entries if isinstance(entries, list) else ():
+        link = _chain.ChainLink.from_json(value)
+        since = value.get("since") if isinstance(value, dict) else None
+        if link is not None:
+            known = isinstance(since, int) and not isinstance(since, bool) and since >= 0
+            out.append(Injection(link, since if known else None))
+    return out
 
 
-StartedCheck = Callable[[str, Path], bool]
+def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain.ChainLink]:
+    """The sessions a start gave the handoff ``name`` to, oldest first."""
+    return [x.link for x in injections(project_dir, name)]
+
+
+StartedCheck = Callable[[str, Path, int | None], bool]
 """A host's test of whether the session of a transcript has started from a handoff file:
-its first exchange went out with the file (the host's own transcript rule)."""
+its first exchange went out with the file (the host's own transcript rule), given where
+the transcript stood when the file was given (``None``: not recorded)."""
 
 
 def settle(
@@ -435,12 +461,12 @@ def settle(
     for name in list(table):
         if not isinstance(name, str) or consumed(project_dir, name):
             continue
-        for link in injected_into(project_dir, name):
+        for link, since in injections(project_dir, name):
             file = folder / name
             if (
-                started(link.transcript_path, file)
+                started(link.transcript_path, file, since)
                 if link.host == host
-                else _started(link.host, link.transcript_path, file)
+                else _started(link.host, link.transcript_path, file, since)
             ):
                 if mark_consumed(project_dir, folder / name):
                     _chain.record_started(project_dir, name, link)

@@ -35,6 +35,7 @@ The MCP SDK (the ``mcp`` package, in the ``claude`` extra) is imported only by
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -240,7 +241,7 @@ async def history_call(
     project = Path(_chain.current_project(host, process) or project)
     # The hooks record that a session started from a handoff at its next Stop; a call in
     # the fresh session's first turn (its request went out with the file) must see it now.
-    handoff.settle(project, host, lambda path, file: started(host, path, file))
+    handoff.settle(project, host, functools.partial(started, host))
     return await history.call(args, _chain.chain(project, link))
 
 

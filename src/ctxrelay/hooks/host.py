@@ -98,8 +98,10 @@ class Host(Protocol):
         ``None`` when nothing of it can be said there."""
         ...
 
-    def started(self, transcript_path: str, handoff: Path) -> bool:
+    def started(self, transcript_path: str, handoff: Path, since: int | None = None) -> bool:
         """Whether the session of ``transcript_path`` (one of this host's) has started
-        from the handoff file ``handoff``: its first exchange went out with it. The
-        core's once-only rule asks it (:func:`ctxrelay.hooks.handoff.settle`)."""
+        from the handoff file ``handoff``: its first exchange went out with it. ``since``:
+        the transcript's length when the file was given to it, where the host's start
+        recorded it (:func:`ctxrelay.hooks.handoff.record_injected`). The core's
+        once-only rule asks it (:func:`ctxrelay.hooks.handoff.settle`)."""
         ...

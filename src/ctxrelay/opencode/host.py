@@ -57,7 +57,7 @@ class OpenCodeHost:
             out["notice"] = answer.notice
         return out or None
 
-    def started(self, transcript_path: str, handoff: Path) -> bool:
+    def started(self, transcript_path: str, handoff: Path, since: int | None = None) -> bool:
         """A session has started from ``handoff`` once OpenCode's database holds, after
         its user message naming the file, a finished model response
         (:func:`ctxrelay.transcripts.opencode_started`; ``transcript_path`` is

@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import NamedTuple
+from collections.abc import Iterable, Iterator
+from typing import IO, NamedTuple
 
 from ctxrelay.transcripts._hot import (
     FIRST_CHUNK_BYTES,
@@ -97,7 +98,7 @@ def gemini_context(
         for line in lines_backwards(f, first_chunk=first_chunk, max_bytes=max_bytes):
             if found is None and line.startswith(_SET_MESSAGES):
                 return None  # history replaced and no response since
-            if _HEADER in line and line.startswith(b'{"sessionId"'):
+            if _header(line):
                 headers += 1
                 continue
             if found is not None or _GEMINI not in line:
@@ -119,24 +120,71 @@ def gemini_context(
 
 
 def gemini_started(
-    path: str | os.PathLike[str], name: str, *, max_bytes: int = TAIL_MAX_BYTES
+    path: str | os.PathLike[str],
+    name: str,
+    *,
+    since: int | None = None,
+    max_bytes: int = TAIL_MAX_BYTES,
 ) -> bool:
-    """Whether the session file holds a user message naming ``name`` (a handoff file: the
-    prompt a clear continued with, or the context a start hook added, both recorded in
-    the user message) followed by a model response: the session's first exchange with
-    the handoff went out. A missing file, or one killed before that response, has not."""
+    """Whether the window given the handoff ``name`` holds a user message naming the file
+    (the prompt a clear continued with, or the context a start hook added, both recorded
+    in the user message) followed by a model response: its first exchange with the
+    handoff went out. ``since`` is the file's length when the hook gave the file: the
+    window that follows it (up to its next clear) is the one given it. ``None`` (not
+    recorded), or past the file's end (rewritten): the last window. The window before a
+    clear is never the given one: it wrote the file, and its ask and its ``write_file``
+    result name the file too (a tool's result is no prompt). A missing file, or one
+    killed before that response (or after the clear, before the prompt was recorded),
+    has not started. Reads at most ``max_bytes``."""
     fd = open_regular(os.fspath(path))
     if fd is None:
         return False
-    needle = name.encode()
-    answered = False
     with os.fdopen(fd, "rb") as f:
-        for line in lines_backwards(f, max_bytes=max_bytes):
-            if _GEMINI in line and _tokens(json_record(line) or {}) is not None:
-                answered = True
-            elif needle in line and (_USER in line or line.startswith(_SET_MESSAGES)):
-                return answered
+        if since is None or since > os.fstat(f.fileno()).st_size:
+            last: list[bytes] = []
+            for line in lines_backwards(f, max_bytes=max_bytes):
+                last.append(line)
+                if _header(line):
+                    break
+            return _answered(reversed(last), name.encode())
+        f.seek(max(since - 1, 0))
+        if since > 0 and f.read(1) != b"\n":
+            f.readline()  # ``since`` cut a line: its rest
+        return _answered(_lines_upto(f, max_bytes), name.encode())
+
+
+def _lines_upto(f: IO[bytes], max_bytes: int) -> Iterator[bytes]:
+    """The lines of ``f`` from where it stands, up to ``max_bytes`` of them."""
+    for line in f:
+        max_bytes -= len(line)
+        if max_bytes < 0:
+            return
+        yield line
+
+
+def _answered(lines: Iterable[bytes], needle: bytes) -> bool:
+    """Whether ``lines`` (from where a window was given a handoff) hold, within that
+    window, a user message naming it (``needle``) and then a response."""
+    named = False
+    clears = 0
+    for line in lines:
+        if _header(line):
+            clears += 1
+            if clears > 1:
+                return False  # past the window given the file
+            named = False  # the window it was given starts here
+        elif needle in line and (
+            line.startswith(_SET_MESSAGES) or (_USER in line and _RESPONSE not in line)
+        ):
+            named = True
+        elif named and _GEMINI in line and _tokens(json_record(line) or {}) is not None:
+            return True
     return False
+
+
+def _header(line: bytes) -> bool:
+    """Whether a line is a header: a session's start, or a clear."""
+    return line.startswith(_HEADER_START) and _HEADER in line
 
 
 def _results(record: dict[str, object]) -> bool:

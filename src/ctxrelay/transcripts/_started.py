@@ -68,16 +68,23 @@ def _opencode_started(transcript_path: str, path: Path) -> bool:
     return started(transcript_path, path)
 
 
-STARTED_RULES: Mapping[str, Callable[[str, Path], bool]] = {
-    "claude": claude_started,
-    "codex": codex_started,
-    "gemini": lambda transcript_path, path: gemini_started(transcript_path, path.name),
-    "opencode": _opencode_started,
+StartedRule = Callable[[str, Path, int | None], bool]
+"""A host's rule: the transcript, the handoff file, and the transcript's length when the
+file was given to it where the start recorded it (only Gemini's rule needs it: the
+window that wrote the file names it too, in the same session file)."""
+
+STARTED_RULES: Mapping[str, StartedRule] = {
+    "claude": lambda transcript_path, path, since: claude_started(transcript_path, path),
+    "codex": lambda transcript_path, path, since: codex_started(transcript_path, path),
+    "gemini": lambda transcript_path, path, since: gemini_started(
+        transcript_path, path.name, since=since
+    ),
+    "opencode": lambda transcript_path, path, since: _opencode_started(transcript_path, path),
 }
 """Each host's rule by its name (a new host adds its entry)."""
 
 
-def started(host: str, transcript_path: str, path: Path) -> bool:
+def started(host: str, transcript_path: str, path: Path, since: int | None = None) -> bool:
     """:data:`STARTED_RULES` of ``host``; ``False`` for a host it has no rule for."""
     rule = STARTED_RULES.get(host)
-    return rule is not None and rule(transcript_path, path)
+    return rule is not None and rule(transcript_path, path, since)
