@@ -24,7 +24,7 @@ import pytest
 from ctxrelay.budget.triggers import context_window_for, main_budget
 from ctxrelay.cli import main as ctxrelay
 from ctxrelay.hooks import chain, handoff
-from ctxrelay.hooks.state import owner
+from ctxrelay.hooks.state import owner, project_state
 from ctxrelay.testing import AnthropicServer, Fault, GeminiServer, OpenAIServer, Step, ToolUse
 from ctxrelay.transcripts import injection_mark
 from tests.e2e._claude import bodies, claude_home, run_cli, skip_first_run_dialogs
@@ -164,13 +164,23 @@ def test_a_handoff_a_gemini_session_wrote_is_taken_up_in_codex(
         assert ctxrelay(argv) == 0
         first = codex_texts(oai.requests_to("/v1/responses")[0].body)
         note = [t for t in first if t.startswith(RESUME)]
-        assert len(note) == 1
+        assert len(note) == 1, records(project, tmp_path)
         assert str(path) in note[0]
         assert "Gemini CLI" in note[0]
         assert "Run the parser tests." in "\n".join(first)  # the file's content
     assert handoff.consumed(project, path.name)
     assert used_by(project, path.name) == "codex"
     capsys.readouterr()
+
+
+def records(project: Path, tmp_path: Path) -> str:
+    """What a failure should show: the project's handoff records and the Gemini session
+    files' lines (each cut to its start)."""
+    lines = [json.dumps(project_state(project).read(), indent=1)]
+    for chat in sorted(tmp_path.glob("gemini-home/.gemini/tmp/*/chats/*.jsonl")):
+        lines.append(str(chat))
+        lines.extend(f"  {line[:160]}" for line in chat.read_text().splitlines())
+    return "\n".join(lines)
 
 
 def two_agents(
