@@ -31,6 +31,7 @@ from ctxrelay.budget.bounds import HANDOFF_INJECT_MAX_BYTES, HANDOFF_RESUME_MAX_
 from ctxrelay.budget.triggers import main_budget, main_triggers
 from ctxrelay.hooks import chain as _chain
 from ctxrelay.hooks import state as _state
+from ctxrelay.transcripts import StartedRule
 from ctxrelay.transcripts import started as _started
 
 __all__ = [
@@ -437,7 +438,7 @@ def injected_into(project_dir: str | os.PathLike[str], name: str) -> list[_chain
     return [x.link for x in injections(project_dir, name)]
 
 
-StartedCheck = Callable[[str, Path, int | None], bool]
+StartedCheck = StartedRule
 """A host's test of whether the session of a transcript has started from a handoff file:
 its first exchange went out with the file (the host's own transcript rule), given where
 the transcript stood when the file was given (``None``: not recorded)."""

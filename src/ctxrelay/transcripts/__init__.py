@@ -110,6 +110,7 @@ if TYPE_CHECKING:  # the same names, for type checkers
     from ctxrelay.transcripts._since import call_in_rollout as call_in_rollout
     from ctxrelay.transcripts._since import read_result_since as read_result_since
     from ctxrelay.transcripts._started import STARTED_RULES as STARTED_RULES
+    from ctxrelay.transcripts._started import StartedRule as StartedRule
     from ctxrelay.transcripts._started import claude_started as claude_started
     from ctxrelay.transcripts._started import codex_started as codex_started
     from ctxrelay.transcripts._started import injection_mark as injection_mark
@@ -172,6 +173,7 @@ _NAMES: dict[str, tuple[str, ...]] = {
     "_since": ("SINCE_MAX_BYTES", "call_in_rollout", "read_result_since"),
     "_started": (
         "STARTED_RULES",
+        "StartedRule",
         "claude_started",
         "codex_started",
         "injection_mark",

@@ -26,7 +26,14 @@ import ctxrelay.transcripts as _package
 from ctxrelay.transcripts._codex_tail import codex_context
 from ctxrelay.transcripts._gemini_tail import gemini_started
 
-__all__ = ["STARTED_RULES", "claude_started", "codex_started", "injection_mark", "started"]
+__all__ = [
+    "STARTED_RULES",
+    "StartedRule",
+    "claude_started",
+    "codex_started",
+    "injection_mark",
+    "started",
+]
 
 
 def injection_mark(path: Path) -> str:
