@@ -149,6 +149,27 @@ def test_auto_asks_once_in_the_same_turn(project: Path) -> None:
     assert after(project, chat) is None  # no file written: not asked again in this window
 
 
+def test_a_clear_into_a_new_session_file_still_uses_up_the_handoff(project: Path) -> None:
+    # The CLI names a session file by the minute: a clear in a later minute continues the
+    # same session in a new file, whose first window is the one given the handoff.
+    session = SessionFile().user("hi").gemini(TARGET + 1)
+    chat = session.write(project.parent / "session-06-02.jsonl")
+    asked = before(project, chat, "handoff")
+    text = asked["hookSpecificOutput"]["additionalContext"]
+    (reserved,) = [line.split()[-1] for line in text.splitlines() if line.startswith("    /")]
+    Path(reserved).write_text("# Handoff\n\n## Next step\nRun the tests.\n")
+    session.user(f"handoff <hook_context>{text}</hook_context>").gemini(TARGET + 2).write(chat)
+    cleared = after(project, chat)
+    assert cleared["hookSpecificOutput"]["clearContext"] is True
+    (path,) = list_handoffs(project)
+    moved = SessionFile().user(cleared["reason"]).gemini(900)
+    later = moved.write(project.parent / "session-06-03.jsonl")
+    settle(project)  # read in the file it was given in: nothing after the clear there
+    assert not consumed(project, path.name)
+    assert after(project, later) is None
+    assert consumed(project, path.name)
+
+
 def test_a_fresh_session_is_offered_the_handoff_until_one_started_from_it(project: Path) -> None:
     folder = project / ".ctxrelay" / "handoff"
     folder.mkdir(parents=True)

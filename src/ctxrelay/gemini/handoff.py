@@ -84,6 +84,19 @@ def _length(link: ChainLink) -> int:
         return 0  # not written yet: the window is the whole file
 
 
+def _follow(project: Path, injected: object, me: ChainLink) -> None:
+    """When the CLI moved this session to another file since it was given a handoff: the
+    injection follows it, read from that file's start. A clear in another minute than
+    the session file's name starts a new file (``session-<minute>-<id>.jsonl``), with the
+    same session id, whose first window is the one given the handoff."""
+    if not isinstance(injected, str) or not injected:
+        return
+    for link, _ in files.injections(project, injected):
+        if link.session_id == me.session_id and link.transcript_path != me.transcript_path:
+            files.record_injected(project, files.handoff_dir(project) / injected, me, since=0)
+            return
+
+
 def ask_text(path: Path, reading: str) -> str:
     """What the model is asked (``reading``: the context's numbers, or why now)."""
     return (
@@ -130,6 +143,7 @@ def after_agent(payload: Mapping[str, object]) -> Answer | None:
         return None
     doc = session_state(me.session_id)
     data = doc.read()
+    _follow(project, data.get("injected"), me)
     files.settle_injected(project, doc, data.get("injected"), settle)
     window = int(data.get("window") or 0)
     asked = data.get("path")
